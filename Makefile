@@ -1,0 +1,29 @@
+# Task runner: each target is a thin wrapper over scripts/ (which also work without make).
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install lint test bench schemas rego
+
+install:
+	./scripts/install --with-opa
+
+lint:
+	$(BIN)/ruff check service tests bench
+	$(BIN)/ruff format --check service tests bench
+	$(BIN)/mypy
+
+rego:
+	PATH="$$(go env GOPATH)/bin:$$PATH" opa fmt --fail --list policies
+	PATH="$$(go env GOPATH)/bin:$$PATH" opa check --strict policies
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python scripts/rego_coverage.py policies --min 95
+
+test:
+	./scripts/test
+
+schemas:
+	$(BIN)/python -m service.manifests.schema --write
+
+bench:
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_engine
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_opa
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_check

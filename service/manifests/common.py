@@ -1,0 +1,135 @@
+"""Building blocks shared by the manifest and matrix Structs.
+
+Every contract Struct derives from `Contract`: unknown fields are refused, instances are
+immutable, and optional fields default to `None` (or an empty tuple) so that the canonical
+form (`msgspec.to_builtins`) omits them instead of writing `null`.
+
+Validation that a JSON Schema pattern cannot express lives in `__post_init__` and raises
+`FieldError`, which names the offending field so that the decoder reports the full JSON path
+(`$.spec.accelerator.arch`, not just `$.spec.accelerator`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Final, Literal, get_args
+
+import msgspec
+
+END_GUARD: Final = r"(?!\n)"
+"""Appended to each `$`-terminated pattern: Python's `$` also matches before a trailing
+newline ("sm90\n"); this closes the gap. JSON Schema (ECMA-262) `$` needs no guard."""
+
+PATTERNS: dict[str, str] = {}
+"""Each string pattern in the Structs, as msgspec quotes it in errors, to what it means."""
+
+
+def pattern(regex: str, description: str) -> msgspec.Meta:
+    """A string constraint; `description` (a noun phrase) goes into the schema and errors."""
+    full = regex + END_GUARD
+    PATTERNS[repr(full)] = description
+    return msgspec.Meta(pattern=full, description=description)
+
+
+DNS_LABEL_RE: Final = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+VERSION_RE: Final = r"^[0-9]+(\.[0-9]+){0,3}$"
+VENDOR_RE: Final = r"^[a-z][a-z0-9-]*$"
+ARCH_RE: Final = r"^[a-z0-9]+$"
+NVIDIA_ARCH_RE: Final = r"^sm[0-9]+[a-z]?$"
+
+DnsLabel = Annotated[
+    str,
+    pattern(
+        DNS_LABEL_RE, "a DNS label: at most 63 of a-z, 0-9 and '-', not starting or ending in '-'"
+    ),
+]
+Version = Annotated[
+    str,
+    pattern(
+        VERSION_RE, 'a version: dotted numbers of 1 to 4 parts, as a string ("12.8", "560.35.03")'
+    ),
+]
+Vendor = Annotated[str, pattern(VENDOR_RE, "a vendor in lower case (nvidia, ascend, amd)")]
+Arch = Annotated[
+    str,
+    pattern(ARCH_RE, "an arch: `sm` + compute capability for NVIDIA (sm90), else e.g. 910b or 950"),
+]
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+UtcDateTime = Annotated[
+    datetime, msgspec.Meta(tz=True, description="RFC 3339 time with an offset; stored in UTC.")
+]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+NonNegativeNumber = Annotated[float, msgspec.Meta(ge=0)]
+
+Component = Literal[
+    "kv_cache",
+    "pd_orchestration",
+    "load_balancing",
+    "authentication",
+    "http_transport",
+    "api_compatibility",
+]
+COMPONENTS: Final[tuple[Component, ...]] = get_args(Component)
+
+_NVIDIA_ARCH = re.compile(NVIDIA_ARCH_RE.removesuffix("$") + r"\Z")
+
+
+class FieldError(ValueError):
+    """A `__post_init__` check failed on `field` (a dotted path relative to the Struct)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(message)
+
+
+class Contract(
+    msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True, omit_defaults=True
+):
+    """Base of the contract Structs (CONTRACT.md sections 1 and 2).
+
+    Subclasses repeat `frozen=True` (mypy's dataclass_transform does not inherit it), and
+    those listing a required field after an optional one, to keep the contract's field order,
+    pass `kw_only=True` (msgspec does not inherit it).
+    """
+
+
+def check_arch(vendor: str, arch: str) -> None:
+    """NVIDIA architectures are `sm` + compute capability digits (sm80, sm90, sm100, sm90a)."""
+    if vendor == "nvidia" and not _NVIDIA_ARCH.match(arch):
+        raise FieldError(
+            "arch",
+            f"an NVIDIA arch is `sm` followed by the compute capability (sm90), not {arch!r}",
+        )
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A sortable key for a Version: four integer parts, missing parts read as 0."""
+    parts = [int(part) for part in version.split(".")]
+    return tuple(parts + [0] * (4 - len(parts)))
+
+
+def check_range(low: str | None, below: str | None) -> None:
+    """A range `min <= v < below` must not be empty (the error names `below`)."""
+    if low is not None and below is not None and version_key(low) >= version_key(below):
+        raise FieldError("below", f"the range is empty: min {low!r} is not below {below!r}")
+
+
+def set_utc(struct: msgspec.Struct, name: str) -> None:
+    """Convert a (frozen) Struct's optional datetime field to UTC, from `__post_init__`.
+
+    The canonical form then always writes the time in UTC with a `Z`.
+    """
+    moment: datetime | None = getattr(struct, name)
+    if moment is not None:
+        msgspec.structs.force_setattr(struct, name, moment.astimezone(UTC))
+
+
+class Metadata(Contract, frozen=True):
+    """Identity of a manifest: `(kind, name)` is unique among tracked manifests."""
+
+    name: DnsLabel
+    owner: str | None = None
+    labels: dict[str, str] | None = None

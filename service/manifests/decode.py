@@ -1,0 +1,135 @@
+"""Safe decoding of manifests and matrices from YAML or JSON, and their canonical form.
+
+    decode_manifest(data, fmt=..., source=...)   one HardwareManifest or DeploymentManifest
+    decode_manifests(data, fmt=..., source=...)  every manifest of a YAML stream (`---`) or
+                                                 of a JSON object or array
+    decode_matrix(data, fmt=..., source=...)     one support matrix
+    to_builtins(struct)                          the canonical, JSON-ready dict
+
+Every failure is a `ManifestError` naming the JSON path of the failing field; `source`
+(a file name) is attached when given. Limits, checked before anything recursive runs:
+MAX_BYTES (1 MiB; `DocumentTooLargeError`) and MAX_DEPTH nesting levels. Input must be UTF-8 (a
+leading byte order mark is ignored). YAML rules are in `service.manifests._yaml`; in both
+formats duplicate keys are refused. A number where a string is expected (a version such as
+`9.20`, an arch such as `950`) is read from YAML as the text written, and refused in JSON
+with a message to quote it. Numbers and booleans are never read from strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, cast
+
+import msgspec
+
+from service.errors import ManifestError
+from service.manifests._convert import convert
+from service.manifests._raw import MAX_DEPTH, Raw, parse_json
+from service.manifests._yaml import parse_yaml
+from service.manifests.deployment import DeploymentManifest
+from service.manifests.hardware import HardwareManifest
+from service.manifests.matrix import Matrix
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "DocumentTooLargeError",
+    "Format",
+    "Manifest",
+    "decode_manifest",
+    "decode_manifests",
+    "decode_matrix",
+    "format_of",
+    "to_builtins",
+]
+
+MAX_BYTES: Final = 1024 * 1024
+"""Largest document accepted, in bytes (CONTRACT.md section 4: larger bodies are 413)."""
+
+Format = Literal["json", "yaml"]
+Manifest = HardwareManifest | DeploymentManifest
+
+
+class DocumentTooLargeError(ManifestError):
+    """A document over MAX_BYTES (HTTP 413 rather than 400)."""
+
+
+def format_of(name: str) -> Format:
+    """The format a file name implies: `.json` is JSON, anything else YAML."""
+    return "json" if name.lower().endswith(".json") else "yaml"
+
+
+def _text(data: bytes) -> str:
+    if len(data) > MAX_BYTES:
+        raise DocumentTooLargeError(
+            f"the document is {len(data)} bytes; the limit is {MAX_BYTES} bytes (1 MiB)"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"the document is not UTF-8 (bad byte at offset {exc.start})") from None
+
+
+def _documents(data: bytes, fmt: Format) -> list[Raw]:
+    """The non-empty documents of a YAML stream, or the one JSON document."""
+    text = _text(data)
+    if fmt == "json":
+        return [parse_json(text)]
+    return [doc for doc in parse_yaml(text) if doc is not None]
+
+
+def _single(docs: list[Raw], what: str) -> Raw:
+    if len(docs) != 1:
+        raise ManifestError(f"expected one {what}, found {len(docs)} documents")
+    return docs[0]
+
+
+def _sourced(error: ManifestError, source: str | None) -> ManifestError:
+    return error if source is None else error.with_source(source)
+
+
+def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> Manifest:
+    """One manifest; `kind` selects HardwareManifest or DeploymentManifest."""
+    try:
+        doc = _single(_documents(data, fmt), "manifest")
+        return cast(Manifest, convert(doc, Manifest, numbers_as_text=fmt == "yaml"))
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+
+
+def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
+    """Every manifest in a YAML stream (one per document; empty documents are skipped), or in
+    a JSON document that is one manifest or an array of manifests (paths then start `$[i]`).
+    """
+    try:
+        docs = _documents(data, fmt)
+        if fmt == "json":
+            target = list[Manifest] if isinstance(docs[0], list) else Manifest
+            found = convert(docs[0], target, numbers_as_text=False)
+            return cast(list[Manifest], found if isinstance(found, list) else [found])
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+    manifests: list[Manifest] = []
+    for number, doc in enumerate(docs, start=1):
+        try:
+            manifests.append(cast(Manifest, convert(doc, Manifest, numbers_as_text=True)))
+        except ManifestError as exc:
+            where = f"document {number}" if source is None else f"{source}, document {number}"
+            raise exc.with_source(where) if len(docs) > 1 else _sourced(exc, source) from None
+    return manifests
+
+
+def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:
+    """One support matrix."""
+    try:
+        doc = _single(_documents(data, fmt), "matrix")
+        return cast(Matrix, convert(doc, Matrix, numbers_as_text=fmt == "yaml"))
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+
+
+def to_builtins(struct: msgspec.Struct) -> dict[str, Any]:
+    """The canonical JSON-ready form: absent optional fields omitted (never null), times in UTC
+    with `Z` (the Structs store them in UTC), versions as strings, arrays as lists, numbers of
+    float fields as floats, `kind` included. Exactly what the canonical JSON decodes to.
+    """
+    return cast(dict[str, Any], msgspec.json.decode(msgspec.json.encode(struct)))

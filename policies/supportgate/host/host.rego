@@ -1,0 +1,102 @@
+# The host software the engine requires: operating system, compiler, python.
+#
+# Applies to HardwareManifests (against the matrix's default engine) and to the hardware
+# a deployment runs on (against the deployment's engine). Quiet when the engine is not in
+# the matrix (support.engine) or the hardware is unresolved (manifest.hardware-ref).
+# A missing os, compiler or python fires: it cannot be shown to meet the requirement.
+package supportgate.host
+
+_messages := {
+	"os": "os %v is not among the operating systems %v supports (%v)",
+	"compiler_name": "compiler %v is not %v, which %v requires (%v %v)",
+	"compiler_version": "compiler %v %v is outside the range %v supports (%v)",
+	"python": "python %v is outside the range %v supports (%v)",
+}
+
+# The host concern has no warn rules; the empty set keeps the concern interface uniform.
+warn := set()
+
+# METADATA
+# title: Host operating system
+# description: The hardware's os.name must be one of the engine's host.os entries.
+# custom:
+#   id: host.os
+#   severity: deny
+deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.hardware_path("os.name"), message) if {
+	allowed := data.supportgate.lib.engine.host.os
+	data.supportgate.lib.hardware_known
+	not _os_allowed(allowed)
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.os, [
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["os", "name"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.list_text(allowed),
+	]))
+}
+
+# METADATA
+# title: Host compiler
+# description: >-
+#   The hardware's compiler must have the name the engine requires and a version in its
+#   range (at least min).
+# custom:
+#   id: host.compiler
+#   severity: deny
+deny contains data.supportgate.lib.violation("host.compiler", finding.path, finding.message) if {
+	some finding in _compiler_findings
+}
+
+# METADATA
+# title: Host python
+# description: The hardware's python version must lie in the engine's host.python range.
+# custom:
+#   id: host.python
+#   severity: deny
+deny contains data.supportgate.lib.violation("host.python", data.supportgate.lib.hardware_path("python"), message) if {
+	required := data.supportgate.lib.engine.host.python
+	data.supportgate.lib.hardware_known
+	not _python_in_range(required)
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.python, [
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["python"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.range_text(required),
+	]))
+}
+
+_compiler_findings contains {"path": data.supportgate.lib.hardware_path("compiler.name"), "message": message} if {
+	required := data.supportgate.lib.engine.host.compiler
+	data.supportgate.lib.hardware_known
+	not _compiler_name_matches(required)
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.compiler_name, [
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
+		required.name,
+		data.supportgate.lib.engine_name,
+		required.name,
+		data.supportgate.lib.range_text(required),
+	]))
+}
+
+_compiler_findings contains {"path": data.supportgate.lib.hardware_path("compiler.version"), "message": message} if {
+	required := data.supportgate.lib.engine.host.compiler
+	data.supportgate.lib.hardware_known
+	_compiler_name_matches(required)
+	not _compiler_version_in_range(required)
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.compiler_version, [
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "version"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.range_text(required),
+	]))
+}
+
+# Negated checks go through helpers so that a missing hardware field makes the helper
+# undefined and the negation true on both engines: OPA evaluates `not f(undefined_ref)`
+# and `not undefined_ref in xs` to undefined, regorus to true.
+_os_allowed(allowed) if data.supportgate.lib.hardware.os.name in data.supportgate.lib.members(allowed)
+
+_python_in_range(required) if data.supportgate.lib.in_range(data.supportgate.lib.hardware.python, required)
+
+_compiler_version_in_range(required) if data.supportgate.lib.in_range(data.supportgate.lib.hardware.compiler.version, required)
+
+_compiler_name_matches(required) if not required.name
+
+_compiler_name_matches(required) if data.supportgate.lib.hardware.compiler.name == required.name

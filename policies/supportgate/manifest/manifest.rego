@@ -1,0 +1,39 @@
+# The manifest's references: a deployment must run on hardware that can be resolved.
+#
+# Python resolves spec.hardware.ref among the tracked HardwareManifests and passes the
+# spec as input.hardware; when it names nothing, input.hardware is absent. The decision
+# is then rejected here, and every hardware-dependent rule (host.*, support.platform,
+# support.toolkit, port.consumer-card, topology.*, claims.*, and port.* unless the model
+# alone is unlisted) stays quiet rather than guessing.
+package supportgate.manifest
+
+_messages := {
+	"unresolved_ref": "hardware.ref %v names no tracked HardwareManifest",
+	"no_hardware": "spec.hardware has neither a ref nor an inline spec",
+}
+
+# The manifest concern has no warn rules; the empty set keeps the concern interface uniform.
+warn := set()
+
+# METADATA
+# title: Hardware reference resolves
+# description: A deployment's hardware.ref must name a tracked HardwareManifest at evaluation time.
+# custom:
+#   id: manifest.hardware-ref
+#   severity: deny
+deny contains data.supportgate.lib.violation("manifest.hardware-ref", finding.path, finding.message) if {
+	some finding in _hardware_findings
+}
+
+_hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
+	data.supportgate.lib.is_deployment
+	not data.supportgate.lib.hardware_known
+	data.supportgate.lib.hardware_ref
+	message := sprintf(_messages.unresolved_ref, [data.supportgate.lib.hardware_ref])
+}
+
+_hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
+	data.supportgate.lib.is_deployment
+	not data.supportgate.lib.hardware_known
+	not data.supportgate.lib.hardware_ref
+}

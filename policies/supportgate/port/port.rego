@@ -1,0 +1,136 @@
+# The experimental-port discipline (DOMAIN.md): a deployment on an unlisted platform or
+# model keeps the production stack unchanged, works on an isolated branch with pinned
+# versions, inventories the architecture-dependent dependencies and reaches production
+# only with every evidence item passed.
+#
+# These rules apply to deployments that are provably unlisted (data.supportgate.lib.unlisted): quiet when
+# the engine is not in the matrix (support.engine rejects) and, unless the model alone
+# is unlisted, when the hardware is unresolved (manifest.hardware-ref rejects).
+# port.consumer-card is the exception: it judges the accelerator alone, for
+# HardwareManifests and deployments, whatever the engine.
+# Missing port fields count as not true / not pinned / not inventoried.
+package supportgate.port
+
+_messages := {
+	"production": "stage production on unlisted %v needs every evidence item passed; not passed: %v",
+	"production_stack": "%v is unlisted, so the production model server must keep running unchanged; port.production_stack_unchanged is %v, not true",
+	"isolation": "%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true",
+	"pinning": "%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing",
+	"arch_dependency": "%v is unlisted, so the architecture-dependent dependency %v must be inventoried before compiling; its port status is %v",
+	"consumer_card": "%v (%v) is a consumer card: no consumer card is listed, and a single card or a small pool does not replace the reference topology",
+}
+
+# METADATA
+# title: Production on an unlisted configuration
+# description: >-
+#   Stage production on an unlisted platform or model needs every evidence item passed
+#   (build, numerical_parity, structured_output, long_context, distributed_stability,
+#   performance, workload_improvement).
+# custom:
+#   id: port.production
+#   severity: deny
+deny contains data.supportgate.lib.violation("port.production", "spec.stage", message) if {
+	_port
+	data.supportgate.lib.spec.stage == "production"
+	not_passed := [item | some item in data.supportgate.lib.evidence_items; not data.supportgate.lib.passed(item)]
+	count(not_passed) > 0
+	message := sprintf(_messages.production, [data.supportgate.lib.unlisted_text, data.supportgate.lib.list_text(not_passed)])
+}
+
+# METADATA
+# title: Production stack unchanged
+# description: An unlisted deployment must declare port.production_stack_unchanged true.
+# custom:
+#   id: port.production-stack
+#   severity: deny
+deny contains data.supportgate.lib.violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
+	_port
+	not data.supportgate.lib.spec.port.production_stack_unchanged == true
+	message := sprintf(_messages.production_stack, [
+		data.supportgate.lib.unlisted_text,
+		data.supportgate.lib.text(data.supportgate.lib.spec, ["port", "production_stack_unchanged"]),
+	])
+}
+
+# METADATA
+# title: Isolated branch
+# description: An unlisted deployment must declare port.isolated_branch true.
+# custom:
+#   id: port.isolation
+#   severity: deny
+deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolated_branch", message) if {
+	_port
+	not data.supportgate.lib.spec.port.isolated_branch == true
+	message := sprintf(_messages.isolation, [
+		data.supportgate.lib.unlisted_text,
+		data.supportgate.lib.text(data.supportgate.lib.spec, ["port", "isolated_branch"]),
+	])
+}
+
+# METADATA
+# title: Pinned versions
+# description: >-
+#   An unlisted deployment pins engine, toolkit, driver, compiler and model in
+#   port.pinned; one violation per missing pin.
+# custom:
+#   id: port.pinning
+#   severity: deny
+deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
+	_port
+	some pin in data.supportgate.lib.pins
+	not _pinned(pin)
+	message := sprintf(_messages.pinning, [data.supportgate.lib.unlisted_text, pin, pin])
+}
+
+# METADATA
+# title: Architecture-dependent dependencies inventoried
+# description: >-
+#   An unlisted deployment records a port status for each of the engine's
+#   arch_dependencies; missing or "unknown" fires ("unported" was inventoried and is fine).
+#   One violation per offending dependency.
+# custom:
+#   id: port.arch-dependencies
+#   severity: deny
+deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("spec.port.arch_dependencies.%v", [dependency]), message) if {
+	_port
+	some dependency in data.supportgate.lib.members(data.supportgate.lib.engine.arch_dependencies)
+	not _inventoried(dependency)
+	message := sprintf(_messages.arch_dependency, [
+		data.supportgate.lib.unlisted_text,
+		dependency,
+		data.supportgate.lib.text(data.supportgate.lib.spec, ["port", "arch_dependencies", dependency]),
+	])
+}
+
+# METADATA
+# title: Consumer card
+# description: >-
+#   The accelerator is a consumer card (arch sm89 or sm120, or a model containing RTX): no
+#   consumer card is listed, and it is no replacement for the reference topology.
+# custom:
+#   id: port.consumer-card
+#   severity: warn
+warn contains data.supportgate.lib.violation("port.consumer-card", data.supportgate.lib.hardware_path("accelerator"), message) if {
+	data.supportgate.lib.hardware_known
+	data.supportgate.lib.consumer_card
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.consumer_card, [
+		data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
+		data.supportgate.lib.accelerator_text,
+	]))
+}
+
+# _port: a deployment that is provably unlisted, so the port discipline applies.
+_port if {
+	data.supportgate.lib.is_deployment
+	data.supportgate.lib.unlisted
+}
+
+_pinned(pin) if {
+	value := data.supportgate.lib.spec.port.pinned[pin]
+	not value in {"", null}
+}
+
+_inventoried(dependency) if {
+	status := data.supportgate.lib.spec.port.arch_dependencies[dependency]
+	not status in {"", null, "unknown"}
+}

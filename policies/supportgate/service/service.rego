@@ -1,0 +1,133 @@
+# Service completeness (DOMAIN.md): the engine release is offline inference; an online
+# API needs a KV cache, prefill/decode orchestration, load balancing, authentication, HTTP
+# transport and API compatibility from somewhere.
+#
+# One deny rule per component (service.<component>) for online deployments whose
+# component source is missing (an absent entry counts as missing). service.not-provided,
+# service.recipe-scope and service.external judge every declared component whatever the
+# mode; service.not-provided is quiet when the engine is not in the matrix.
+package supportgate.service
+
+_messages := {
+	"missing": "online serving needs %v, and its source is missing",
+	"not_provided": "%v claims source builtin, but %v does not provide it (it provides: %v)",
+	"recipe_scope": "deepseek-recipe is named as provider of %v; it only translates API formats (api_compatibility), runs no inference and is no production service",
+	"external": "%v comes from external provider %v; its engineering effort belongs in the migration budget",
+}
+
+# METADATA
+# title: KV cache source
+# description: An online deployment needs a kv_cache source (builtin or external).
+# custom:
+#   id: service.kv_cache
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
+	_missing_online("kv_cache")
+}
+
+# METADATA
+# title: Prefill/decode orchestration source
+# description: An online deployment needs a pd_orchestration source (builtin or external).
+# custom:
+#   id: service.pd_orchestration
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.service.pd_orchestration", _missing_message("pd_orchestration")) if {
+	_missing_online("pd_orchestration")
+}
+
+# METADATA
+# title: Load balancing source
+# description: An online deployment needs a load_balancing source (builtin or external).
+# custom:
+#   id: service.load_balancing
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.load_balancing", "spec.service.load_balancing", _missing_message("load_balancing")) if {
+	_missing_online("load_balancing")
+}
+
+# METADATA
+# title: Authentication source
+# description: An online deployment needs an authentication source (builtin or external).
+# custom:
+#   id: service.authentication
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.authentication", "spec.service.authentication", _missing_message("authentication")) if {
+	_missing_online("authentication")
+}
+
+# METADATA
+# title: HTTP transport source
+# description: An online deployment needs an http_transport source (builtin or external).
+# custom:
+#   id: service.http_transport
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.http_transport", "spec.service.http_transport", _missing_message("http_transport")) if {
+	_missing_online("http_transport")
+}
+
+# METADATA
+# title: API compatibility source
+# description: An online deployment needs an api_compatibility source (builtin or external).
+# custom:
+#   id: service.api_compatibility
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.service.api_compatibility", _missing_message("api_compatibility")) if {
+	_missing_online("api_compatibility")
+}
+
+# METADATA
+# title: Builtin component the engine does not provide
+# description: A component claims source builtin, but the engine's provides lacks it.
+# custom:
+#   id: service.not-provided
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
+	some name, component in _components
+	component.source == "builtin"
+	provided := data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.engine, ["provides"], []))
+	not name in provided
+	message := sprintf(_messages.not_provided, [name, data.supportgate.lib.engine_name, _provided_text(provided)])
+}
+
+# METADATA
+# title: deepseek-recipe scope
+# description: >-
+#   deepseek-recipe translates API formats; it may only provide api_compatibility (it runs
+#   no inference and is no production service).
+# custom:
+#   id: service.recipe-scope
+#   severity: deny
+deny contains data.supportgate.lib.violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
+	some name, component in _components
+	name != "api_compatibility"
+	is_string(component.provider)
+	lower(component.provider) == "deepseek-recipe"
+	message := sprintf(_messages.recipe_scope, [name])
+}
+
+# METADATA
+# title: External service component
+# description: >-
+#   A component comes from an external source; the engineering effort belongs in the
+#   migration budget. One warning per external component.
+# custom:
+#   id: service.external
+#   severity: warn
+warn contains data.supportgate.lib.violation("service.external", sprintf("spec.service.%v", [name]), message) if {
+	some name, component in _components
+	component.source == "external"
+	message := sprintf(_messages.external, [name, data.supportgate.lib.text(component, ["provider"])])
+}
+
+_components := data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.spec, ["service"], {})) if data.supportgate.lib.is_deployment
+
+_missing_online(name) if {
+	data.supportgate.lib.online
+	data.supportgate.lib.component_source(name) == "missing"
+}
+
+_missing_message(name) := sprintf(_messages.missing, [name])
+
+_provided_text(provided) := data.supportgate.lib.list_text(provided) if count(provided) > 0
+
+_provided_text(provided) := "nothing" if count(provided) == 0

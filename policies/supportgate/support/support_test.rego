@@ -1,0 +1,129 @@
+package supportgate.support_test
+
+import data.supportgate.fixtures_test as fx
+import data.supportgate.support
+
+# --- support.engine -------------------------------------------------------------------
+
+test_support_engine_fires_on_engine_outside_matrix if {
+	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.h100)
+	fx.rules(denied) == {"support.engine"}
+	fx.paths(denied, "support.engine") == {"spec.engine.name"}
+}
+
+test_support_engine_fires_when_engine_missing if {
+	"support.engine" in fx.rules(support.deny) with input as fx.deployment_input(json.remove(fx.deployment, ["engine"]), fx.b200)
+}
+
+test_support_engine_quiet_on_deepinfer if {
+	not "support.engine" in fx.rules(support.deny) with input as fx.deployment_input(fx.deployment, fx.b200)
+}
+
+test_support_engine_quiet_for_hardware_manifest if {
+	not "support.engine" in fx.rules(support.deny) with input as fx.hardware_input(fx.b200)
+}
+
+test_support_engine_keeps_platform_rules_quiet if {
+	warned := support.warn with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.h100)
+	count(warned) == 0
+}
+
+# --- support.platform ---------------------------------------------------------------------
+
+test_support_platform_fires_on_h100_pool if {
+	warned := support.warn with input as fx.hardware_input(fx.h100)
+	fx.paths(warned, "support.platform") == {"spec.accelerator"}
+}
+
+test_support_platform_fires_on_deployment_hardware if {
+	warned := support.warn with input as fx.inline_input(fx.deployment, fx.h100)
+	fx.paths(warned, "support.platform") == {"spec.hardware.spec.accelerator"}
+}
+
+test_support_platform_fires_against_matrix_default_engine if {
+	matrix := object.union(data.matrix, {
+		"default_engine": "hopper-engine",
+		"engines": {"hopper-engine": {"platforms": [{"vendor": "nvidia", "arch": "sm90"}]}},
+	})
+	"support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200) with data.matrix as matrix
+	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100) with data.matrix as matrix
+}
+
+test_support_platform_quiet_on_listed_platforms if {
+	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200)
+	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.ascend950)
+}
+
+test_support_platform_quiet_when_hardware_unresolved if {
+	not "support.platform" in fx.rules(support.warn) with input as fx.unresolved_input(fx.deployment)
+}
+
+# --- support.toolkit ---------------------------------------------------------------------
+
+test_support_toolkit_fires_below_min if {
+	denied := support.deny with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "12.8"}}))
+	fx.paths(denied, "support.toolkit") == {"spec.toolkit.version"}
+}
+
+test_support_toolkit_fires_at_below_bound if {
+	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "14"}}))
+}
+
+test_support_toolkit_fires_on_other_toolkit if {
+	denied := support.deny with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"name": "rocm", "version": "13.0"}}))
+	fx.paths(denied, "support.toolkit") == {"spec.toolkit.name"}
+}
+
+test_support_toolkit_fires_when_toolkit_missing if {
+	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(json.remove(fx.b200, ["toolkit"]))
+}
+
+test_support_toolkit_fires_on_ascend_outside_range if {
+	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
+}
+
+test_support_toolkit_fires_on_version_when_platform_names_no_toolkit_name if {
+	matrix := json.remove(data.matrix, ["engines/deepinfer/platforms/0/toolkit/name"])
+	hardware := object.union(fx.b200, {"toolkit": {"name": "hip", "version": "12.8"}})
+	denied := support.deny with input as fx.hardware_input(hardware) with data.matrix as matrix
+	fx.paths(denied, "support.toolkit") == {"spec.toolkit.version"}
+}
+
+test_support_toolkit_quiet_in_range if {
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.b200)
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "13"}}))
+}
+
+test_support_toolkit_quiet_on_unlisted_platform if {
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.h100)
+}
+
+test_support_toolkit_quiet_when_platform_names_no_toolkit if {
+	matrix := json.remove(data.matrix, ["engines/deepinfer/platforms/0/toolkit"])
+	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware) with data.matrix as matrix
+}
+
+test_support_toolkit_quiet_when_any_listed_entry_accepts if {
+	matrix := object.union(data.matrix, {"engines": {"deepinfer": {"platforms": array.concat(
+		data.matrix.engines.deepinfer.platforms,
+		[{"vendor": "nvidia", "arch": "sm100", "toolkit": {"name": "cuda", "min": "12.8"}}],
+	)}}})
+	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware) with data.matrix as matrix
+}
+
+# --- support.model ---------------------------------------------------------------------------
+
+test_support_model_fires_on_unlisted_model if {
+	warned := support.warn with input as fx.deployment_input(fx.with_spec({"model": {"name": "Llama-4"}}), fx.b200)
+	fx.paths(warned, "support.model") == {"spec.model.name"}
+}
+
+test_support_model_quiet_on_listed_model if {
+	not "support.model" in fx.rules(support.warn) with input as fx.deployment_input(fx.deployment, fx.b200)
+}
+
+test_support_model_quiet_for_hardware_manifest if {
+	not "support.model" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200)
+}

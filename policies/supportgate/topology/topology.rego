@@ -1,0 +1,82 @@
+# The planned GPU topology of a deployment against its hardware pool and the engine's
+# reference topology.
+#
+# Quiet when the hardware is unresolved (manifest.hardware-ref rejects);
+# topology.scale-up-domain is also quiet when the engine is not in the matrix. Missing
+# prefill_gpus / decode_gpus count as 0; a pool without numeric nodes and per_node has
+# no capacity to compare against. When the reference topology wants one scale-up domain
+# and the hardware does not state interconnect.scale_up_domain, topology.scale-up-domain
+# warns on that field: the planned topology cannot be shown to fit.
+package supportgate.topology
+
+_messages := {
+	"capacity": "the topology plans %v GPUs (%v prefill + %v decode), more than the %v the hardware has (%v nodes x %v per node)",
+	"scale_up_domain": "%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference topology runs inside one scale-up domain",
+	"scale_up_domain_unknown": "interconnect.scale_up_domain is not stated; %v's reference topology runs inside one scale-up domain",
+}
+
+# METADATA
+# title: Pool capacity
+# description: prefill_gpus + decode_gpus must not exceed nodes * per_node of the hardware.
+# custom:
+#   id: topology.capacity
+#   severity: deny
+deny contains data.supportgate.lib.violation("topology.capacity", "spec.topology", message) if {
+	data.supportgate.lib.is_deployment
+	nodes := data.supportgate.lib.hardware.nodes
+	per_node := data.supportgate.lib.accelerator.per_node
+	is_number(nodes)
+	is_number(per_node)
+	planned := _gpus("prefill_gpus") + _gpus("decode_gpus")
+	planned > nodes * per_node
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.capacity, [
+		planned,
+		_gpus("prefill_gpus"),
+		_gpus("decode_gpus"),
+		nodes * per_node,
+		nodes,
+		per_node,
+	]))
+}
+
+# METADATA
+# title: Scale-up domain
+# description: >-
+#   The engine's reference topology wants one scale-up domain, and prefill_gpus or
+#   decode_gpus exceeds the hardware's interconnect.scale_up_domain.
+# custom:
+#   id: topology.scale-up-domain
+#   severity: warn
+warn contains data.supportgate.lib.violation("topology.scale-up-domain", finding.path, finding.message) if {
+	some finding in _scale_up_findings
+}
+
+_gpus(role) := gpus if {
+	gpus := data.supportgate.lib.spec.topology[role]
+	is_number(gpus)
+} else := 0
+
+_single_domain if {
+	data.supportgate.lib.is_deployment
+	data.supportgate.lib.hardware_known
+	data.supportgate.lib.engine.reference_topology.single_scale_up_domain == true
+}
+
+_scale_up_findings contains {"path": sprintf("spec.topology.%v", [role]), "message": message} if {
+	_single_domain
+	domain := data.supportgate.lib.hardware.interconnect.scale_up_domain
+	is_number(domain)
+	some role in ["prefill_gpus", "decode_gpus"]
+	_gpus(role) > domain
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain, [role, _gpus(role), domain, data.supportgate.lib.engine_name]))
+}
+
+_scale_up_findings contains {"path": data.supportgate.lib.hardware_path("interconnect.scale_up_domain"), "message": message} if {
+	_single_domain
+	not _domain_stated
+	_gpus("prefill_gpus") + _gpus("decode_gpus") > 0
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain_unknown, [data.supportgate.lib.engine_name]))
+}
+
+# A helper, not `not is_number(ref)`: OPA leaves the negation undefined when the ref is.
+_domain_stated if is_number(data.supportgate.lib.hardware.interconnect.scale_up_domain)

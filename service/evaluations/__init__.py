@@ -1,0 +1,1 @@
+"""Evaluating manifests: resolving hardware, building policy inputs, assembling decisions."""

@@ -1,0 +1,56 @@
+"""The policy input document (docs/policy-interface.md) and its canonical form and digest."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+_encoder = msgspec.json.Encoder(order="sorted")
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyInput:
+    """One manifest's input: the document, its canonical JSON and `sha256:` digest."""
+
+    document: Mapping[str, Any]
+    canonical: bytes
+    digest: str
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
+        canonical = _encoder.encode(document)
+        return cls(document=document, canonical=canonical, digest=canonical_digest(canonical))
+
+
+def canonical_digest(canonical: bytes) -> str:
+    return f"sha256:{hashlib.sha256(canonical).hexdigest()}"
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 in UTC with a `Z`; refuses naive datetimes."""
+    if moment.tzinfo is None:
+        raise ValueError("evaluation time must carry a time zone")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def build_input(
+    manifest: Mapping[str, Any],
+    *,
+    evaluated_at: datetime,
+    hardware: Mapping[str, Any] | None = None,
+    waivers: Sequence[Mapping[str, Any]] = (),
+) -> PolicyInput:
+    """Assemble the input for one manifest given as canonical builtins (see the interface doc)."""
+    document: dict[str, Any] = {
+        "manifest": manifest,
+        "evaluated_at": format_time(evaluated_at),
+        "waivers": list(waivers),
+    }
+    if hardware is not None:
+        document["hardware"] = hardware
+    return PolicyInput.from_document(document)

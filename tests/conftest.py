@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.config import DEFAULT_POLICY_DIR
+from service.db.migrate import upgrade
+from service.policy.bundle import PolicyBundle
+
+from .services import (
+    PostgresUnavailableError,
+    find_opa,
+    postgres_admin_url,
+    require_or_skip,
+    running_opa,
+    temporary_database,
+)
+
+SHARED_EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
+
+
+@pytest.fixture(scope="session")
+def policy_bundle() -> PolicyBundle:
+    return PolicyBundle.load(DEFAULT_POLICY_DIR)
+
+
+@pytest.fixture(scope="session")
+def opa_binary() -> str:
+    opa = find_opa()
+    if opa is None:
+        require_or_skip(
+            "SUPPORTGATE_REQUIRE_OPA", "no `opa` binary on PATH or in $(go env GOPATH)/bin"
+        )
+    assert opa is not None
+    return opa
+
+
+@pytest.fixture(scope="session")
+def opa_url(opa_binary: str) -> Iterator[str]:
+    with running_opa(opa_binary) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def shared_examples() -> Path:
+    if not SHARED_EXAMPLES.is_dir():
+        pytest.fail(f"the shared examples are missing at {SHARED_EXAMPLES}")
+    return SHARED_EXAMPLES
+
+
+@pytest.fixture(params=["embedded", "opa"])
+def engine_kind(request: pytest.FixtureRequest) -> str:
+    """Run a test against both engines; the OPA run needs (or in CI requires) an opa binary."""
+    kind = str(request.param)
+    if kind == "opa":
+        request.getfixturevalue("opa_url")
+    return kind
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """A PostgreSQL server URL (a role that may CREATE DATABASE); skips, or fails in CI, without."""
+    try:
+        return postgres_admin_url()
+    except PostgresUnavailableError as exc:
+        require_or_skip("SUPPORTGATE_REQUIRE_POSTGRES", str(exc))
+        raise  # not reached: require_or_skip skips or fails
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database for one test: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'supportgate.db'}"
+        return
+    with temporary_database(request.getfixturevalue("postgres_url")) as url:
+        yield url
+
+
+@pytest.fixture
+def migrated_db_url(db_url: str) -> str:
+    """`db_url` with the schema upgraded to head."""
+    upgrade(db_url)
+    return db_url

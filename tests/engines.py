@@ -1,0 +1,28 @@
+"""Building the engines and evaluators the integration tests run against."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from service.evaluations.evaluator import Evaluator
+from service.matrix import load_matrix_file, prepare
+from service.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
+from service.policy.engine import LoadedMatrix
+from service.policy.opa import OpaEngine
+
+EXAMPLE_TIME = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def default_matrix(bundle: PolicyBundle) -> LoadedMatrix:
+    return prepare(load_matrix_file(bundle.default_matrix_path))
+
+
+def make_engine(kind: str, bundle: PolicyBundle, opa_url: str | None) -> PolicyEngine:
+    if kind == "opa":
+        assert opa_url is not None
+        return OpaEngine(opa_url, bundle)
+    return EmbeddedEngine(bundle)
+
+
+def make_evaluator(engine: PolicyEngine, bundle: PolicyBundle) -> Evaluator:
+    return Evaluator(engine, default_matrix(bundle))

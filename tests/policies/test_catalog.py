@@ -1,0 +1,90 @@
+"""Every rule id of CONTRACT.md section 3 is in the policies with METADATA that matches its
+rule head, and has Rego tests where it fires and where it stays quiet."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from service.config import DEFAULT_POLICY_DIR
+from service.errors import UsageError
+from service.policy import PolicyBundle
+from service.policy.catalog import RuleInfo, read_catalog
+
+CONTRACT_DENY = {
+    "host.os",
+    "host.compiler",
+    "host.python",
+    "support.toolkit",
+    "support.engine",
+    "port.production",
+    "port.production-stack",
+    "port.isolation",
+    "port.pinning",
+    "port.arch-dependencies",
+    "service.kv_cache",
+    "service.pd_orchestration",
+    "service.load_balancing",
+    "service.authentication",
+    "service.http_transport",
+    "service.api_compatibility",
+    "service.not-provided",
+    "service.recipe-scope",
+    "topology.capacity",
+    "manifest.hardware-ref",
+}
+CONTRACT_WARN = {
+    "support.platform",
+    "support.model",
+    "claims.correctness",
+    "claims.performance",
+    "service.external",
+    "evidence.stale",
+    "port.consumer-card",
+    "topology.scale-up-domain",
+}
+
+
+@pytest.fixture(scope="module")
+def catalog(policy_bundle: PolicyBundle) -> dict[str, RuleInfo]:
+    return read_catalog(policy_bundle.modules)
+
+
+@pytest.fixture(scope="module")
+def rego_test_names() -> set[str]:
+    names: set[str] = set()
+    for path in DEFAULT_POLICY_DIR.rglob("*_test.rego"):
+        names.update(re.findall(r"^(test_\w+)\b", path.read_text(), flags=re.MULTILINE))
+    return names
+
+
+def test_catalog_holds_exactly_the_contract_rules(catalog: dict[str, RuleInfo]) -> None:
+    assert {i for i, r in catalog.items() if r.severity == "deny"} == CONTRACT_DENY
+    assert {i for i, r in catalog.items() if r.severity == "warn"} == CONTRACT_WARN
+
+
+def test_metadata_matches_the_rule_head(catalog: dict[str, RuleInfo]) -> None:
+    for rule_id, rule in catalog.items():
+        assert rule.head_id == rule_id, rule
+        assert rule.head_set == rule.severity, rule
+        assert rule.title, rule_id
+        assert rule.description, rule_id
+
+
+@pytest.mark.parametrize("rule_id", sorted(CONTRACT_DENY | CONTRACT_WARN))
+def test_every_rule_has_a_firing_and_a_quiet_rego_test(
+    rule_id: str, rego_test_names: set[str]
+) -> None:
+    prefix = "test_" + re.sub(r"[.-]", "_", rule_id) + "_"
+    tests = {name for name in rego_test_names if name.startswith(prefix)}
+    assert any("_fires" in name for name in tests), (rule_id, sorted(tests))
+    assert any("_quiet" in name for name in tests), (rule_id, sorted(tests))
+
+
+def test_ids_are_not_declared_twice(policy_bundle: PolicyBundle) -> None:
+    host = next(m for m in policy_bundle.modules if m[0].endswith("host/host.rego"))
+    with pytest.raises(
+        UsageError, match=r"host\.os is also declared in supportgate/host/host\.rego"
+    ):
+        read_catalog([host, ("copy.rego", host[1])])

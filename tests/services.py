@@ -1,0 +1,164 @@
+"""Real services for tests: an OPA server on a loopback port, and PostgreSQL.
+
+Locally a missing service skips its tests with the reason printed; with
+SUPPORTGATE_REQUIRE_OPA=1 or SUPPORTGATE_REQUIRE_POSTGRES=1 (set by .ci/run) a missing
+OPA or PostgreSQL fails them instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from service.db.engine import database_url
+
+OPA_START_TIMEOUT_S = 20.0
+POSTGRES_START_TIMEOUT_S = 300.0
+START_POSTGRES = Path(__file__).resolve().parents[1] / "scripts" / "start-postgres"
+
+
+def find_opa() -> str | None:
+    found = shutil.which("opa")
+    if found:
+        return found
+    go = shutil.which("go")
+    gopath = (
+        subprocess.run(
+            [go, "env", "GOPATH"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        if go
+        else ""
+    )
+    candidate = Path(gopath) / "bin" / "opa" if gopath else None
+    return str(candidate) if candidate and candidate.is_file() else None
+
+
+def require_or_skip(env_flag: str, reason: str) -> None:
+    if os.environ.get(env_flag) == "1":
+        pytest.fail(f"{reason} ({env_flag}=1 requires it)")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_opa(opa: str) -> Iterator[str]:
+    """`opa run --server` on a free loopback port, with nothing loaded; yields its URL."""
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [opa, "run", "--server", "--addr", address, "--log-level", "error"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://{address}"
+    try:
+        _wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + OPA_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            stderr = process.stderr.read().decode() if process.stderr else ""
+            raise RuntimeError(f"opa exited with {process.returncode}: {stderr}")
+        try:
+            if requests.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"opa at {url} did not become healthy in {OPA_START_TIMEOUT_S}s")
+
+
+class PostgresUnavailableError(RuntimeError):
+    """No PostgreSQL server could be had; the message says why."""
+
+
+def postgres_admin_url() -> str:
+    """A URL to a PostgreSQL database as a role that may CREATE DATABASE.
+
+    SUPPORTGATE_TEST_POSTGRES_URL when set; otherwise the local cluster, started (and its
+    `supportgate` role created) by scripts/start-postgres. Raises PostgresUnavailableError.
+    """
+    url = os.environ.get("SUPPORTGATE_TEST_POSTGRES_URL") or _start_local_postgres()
+    try:
+        engine = create_engine(database_url(url), poolclass=NullPool)
+        try:
+            with engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+        finally:
+            engine.dispose()
+    except SQLAlchemyError as exc:
+        shown = make_url(url).render_as_string(hide_password=True)
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise PostgresUnavailableError(
+            f"cannot connect to PostgreSQL at {shown}: {reason}"
+        ) from exc
+    return url
+
+
+@contextmanager
+def temporary_database(admin_url: str) -> Iterator[str]:
+    """A new, empty database on the server of `admin_url`; yields its URL, drops it after."""
+    name = f"supportgate_test_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(database_url(admin_url), poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as connection:
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+def _start_local_postgres() -> str:
+    if not START_POSTGRES.is_file():
+        raise PostgresUnavailableError(
+            f"SUPPORTGATE_TEST_POSTGRES_URL is unset and {START_POSTGRES} is missing"
+        )
+    try:
+        result = subprocess.run(
+            [str(START_POSTGRES), "--no-install"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=POSTGRES_START_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PostgresUnavailableError(f"scripts/start-postgres failed: {exc}") from exc
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not lines:
+        detail = result.stderr.strip().splitlines()[-1:] or [f"exit {result.returncode}"]
+        raise PostgresUnavailableError(
+            f"SUPPORTGATE_TEST_POSTGRES_URL is unset and scripts/start-postgres could not "
+            f"start a local PostgreSQL: {detail[0]}"
+        )
+    return lines[-1]

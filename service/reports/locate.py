@@ -1,0 +1,102 @@
+"""Find the line of a dotted manifest path (`spec.service.kv_cache`) in YAML or JSON text.
+
+Only node marks are read (`yaml.compose_all` with the safe loader): nothing is constructed,
+so the lookup cannot execute or expand anything. A path that does not exist in the text
+(a rule about a missing field) resolves to its nearest existing ancestor, down to the
+document itself; `None` means the text gives no line at all (not YAML, no such document).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+_PART = re.compile(r"([^\[\]]*)((?:\[\d+\])*)")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def locate(text: str | None, dotted_path: str, document_index: int = 0) -> int | None:
+    """The 1-based line of `dotted_path` in document `document_index` of `text`.
+
+    Accepts `spec.evidence.build`, a leading `$.`, and list indices as `items.0` or
+    `items[0]`. Falls back to the nearest existing ancestor's line.
+    """
+    if text is None or document_index < 0:
+        return None
+    root = _document(text, document_index)
+    if root is None:
+        return None
+    return _walk(root, _segments(dotted_path))
+
+
+@lru_cache(maxsize=32)
+def _document(text: str, document_index: int) -> Node | None:
+    if text.lstrip().startswith(("{", "[")):
+        # JSON allows tabs as whitespace, YAML does not; a tab is never inside a valid JSON
+        # string, and replacing it with a space moves no line.
+        text = text.replace("\t", " ")
+    try:
+        for index, node in enumerate(yaml.compose_all(text, Loader=yaml.SafeLoader)):
+            if index == document_index:
+                return node
+    except (yaml.YAMLError, RecursionError):
+        return None
+    return None
+
+
+def _segments(dotted_path: str) -> list[str]:
+    path = dotted_path.strip()
+    if path.startswith("$"):
+        path = path[1:]
+    segments: list[str] = []
+    for part in path.split("."):
+        if not part:
+            continue
+        match = _PART.fullmatch(part)
+        if match is None:
+            segments.append(part)
+            continue
+        if match.group(1):
+            segments.append(match.group(1))
+        segments.extend(_INDEX.findall(match.group(2)))
+    return segments
+
+
+def _walk(root: Node, segments: list[str]) -> int:
+    node = root
+    line = root.start_mark.line + 1
+    i = 0
+    while i < len(segments):
+        if isinstance(node, MappingNode):
+            entry = _entry(node, segments, i)
+            if entry is None:
+                return line
+            key, node, i = entry
+            line = key.start_mark.line + 1
+        elif isinstance(node, SequenceNode) and segments[i].isdigit():
+            index = int(segments[i])
+            if index >= len(node.value):
+                return line
+            node = node.value[index]
+            line = node.start_mark.line + 1
+            i += 1
+        else:
+            return line
+    return line
+
+
+def _entry(node: MappingNode, segments: list[str], start: int) -> tuple[Node, Node, int] | None:
+    """The mapping entry matching the longest run of segments from `start`.
+
+    The longest run first, so a key that itself contains dots (a label such as
+    `app.kubernetes.io/name`) is still found.
+    """
+    for end in range(len(segments), start, -1):
+        wanted = ".".join(segments[start:end])
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == wanted:
+                return key, value, end
+    return None

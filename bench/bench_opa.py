@@ -1,0 +1,82 @@
+"""OPA engine: decisions/s one at a time and batched, beside a bare HTTP POST to OPA.
+
+Run: python -m bench.bench_opa [--loops N] [--batch N]
+Starts `opa run --server` on a loopback port. Baseline: a bare POST of pre-serialised input
+to OPA's data API (`/v1/data/supportgate/decision/result`) over one keep-alive session.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+
+import requests
+
+from bench.common import EXAMPLE_TIME, Measurement, example_manifests, measure, table
+from service.config import DEFAULT_POLICY_DIR
+from service.evaluations.evaluator import Evaluator, Subject
+from service.manifests import HardwareManifest
+from service.matrix import load_matrix_file, prepare
+from service.policy import PolicyBundle
+from service.policy.opa import OpaEngine
+from tests.services import find_opa, running_opa
+
+
+def run(url: str, loops: int, batch: int) -> list[Measurement]:
+    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
+    matrix = prepare(load_matrix_file(bundle.default_matrix_path))
+    engine = OpaEngine(url, bundle)
+    evaluator = Evaluator(engine, matrix)
+    hardware, deployments = example_manifests()
+    pools = {m.metadata.name: m for m in hardware if isinstance(m, HardwareManifest)}
+    at = datetime.fromisoformat(EXAMPLE_TIME)
+    subjects = [Subject(m) for m in hardware + deployments] * loops
+    bodies = [
+        b'{"input":'
+        + evaluator.policy_input(s, evaluated_at=at, hardware=pools.get).canonical
+        + b"}"
+        for s in subjects
+    ]
+    evaluator.evaluate(subjects[0], evaluated_at=at, hardware=pools.get)  # uploads the policies
+    session = requests.Session()
+    endpoint = f"{url}/v1/data/supportgate/decision/result"
+
+    def bare_posts() -> None:
+        for body in bodies:
+            session.post(
+                endpoint, data=body, headers={"Content-Type": "application/json"}
+            ).raise_for_status()
+
+    def single() -> None:
+        for subject in subjects:
+            evaluator.evaluate(subject, evaluated_at=at, hardware=pools.get)
+
+    def batched() -> None:
+        for start in range(0, len(subjects), batch):
+            evaluator.evaluate_batch(
+                subjects[start : start + batch], evaluated_at=at, hardware=pools.get
+            )
+
+    ops = len(subjects)
+    return [
+        measure("bare HTTP POST to OPA data API (baseline)", bare_posts, ops=ops, repeats=3),
+        measure("OpaEngine, one at a time", single, ops=ops, repeats=3),
+        measure(f"OpaEngine, batches of {batch}", batched, ops=ops, repeats=3),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loops", type=int, default=50)
+    parser.add_argument("--batch", type=int, default=100)
+    args = parser.parse_args()
+    opa = find_opa()
+    if opa is None:
+        raise SystemExit("no opa binary: run scripts/install --with-opa")
+    with running_opa(opa) as url:
+        rows = run(url, args.loops, args.batch)
+    print(table("OPA server, shared examples (per manifest)", rows, rows[0]))
+
+
+if __name__ == "__main__":
+    main()

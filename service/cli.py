@@ -11,14 +11,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from service.auth import ROLES
 from service.config import Settings
-from service.errors import InputError, PolicyEngineError
+from service.db.migrate import head_revision, upgrade
+from service.errors import DatabaseError, InputError, PolicyEngineError
 from service.evaluations.check import check, read_manifest_files
 from service.evaluations.evaluator import Evaluator
+from service.logging import configure_logging
 from service.matrix import load_matrix_file, prepare
 from service.policy import EmbeddedEngine, PolicyBundle
 from service.policy.catalog import read_catalog
 from service.reports import FAIL_ON, FORMATS
+from service.runtime import Runtime
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -30,9 +34,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except (InputError, PolicyEngineError) as exc:
+    except (InputError, PolicyEngineError, DatabaseError) as exc:
         print(f"supportgate: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415 - only the server needs it
+
+    from service.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
+
+    configure_logging()
+    app = create_app(Settings.from_env(), upgrade_schema=not args.no_upgrade)
+    uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
+    return EXIT_OK
+
+
+def _runtime() -> Runtime:
+    """The service's parts for a CLI command, on a database at the current schema."""
+    runtime = Runtime.build(Settings.from_env())
+    runtime.prepare_database(upgrade_schema=True)
+    return runtime
+
+
+def _db_upgrade(_: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    upgrade(settings.database_url)
+    print(f"database schema is at {head_revision()}")
+    return EXIT_OK
+
+
+def _keys_create(args: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        secret = runtime.keys.create_key(name=args.name, role=args.role)
+    finally:
+        runtime.stop()
+    print(f"created API key {args.name!r} with role {args.role}; it is shown only once:")
+    print(secret)
+    return EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -96,6 +136,31 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluation time (RFC 3339), for replaying a decision; default now",
     )
     check_cmd.set_defaults(run=_check)
+
+    serve_cmd = commands.add_parser("serve", help="run the HTTP service")
+    serve_cmd.add_argument("--host", default="127.0.0.1")
+    serve_cmd.add_argument("--port", type=int, default=8000)
+    serve_cmd.add_argument(
+        "--no-upgrade",
+        action="store_true",
+        help="refuse to start on an out-of-date schema instead of upgrading it",
+    )
+    serve_cmd.set_defaults(run=_serve)
+
+    db_cmd = commands.add_parser("db", help="database schema").add_subparsers(
+        dest="db_command", required=True, parser_class=_Parser
+    )
+    db_cmd.add_parser("upgrade", help="migrate the schema to this version").set_defaults(
+        run=_db_upgrade
+    )
+
+    keys_cmd = commands.add_parser("keys", help="API keys").add_subparsers(
+        dest="keys_command", required=True, parser_class=_Parser
+    )
+    create_cmd = keys_cmd.add_parser("create", help="create a key; prints it on the last line")
+    create_cmd.add_argument("--role", required=True, choices=ROLES)
+    create_cmd.add_argument("--name", required=True)
+    create_cmd.set_defaults(run=_keys_create)
     return parser
 
 

@@ -2,8 +2,11 @@
 
 SupportgateError
 ├── InputError                 bad input from a user (CLI exit 2, HTTP 4xx); names the field
-│   ├── ManifestError          a manifest or matrix that does not decode or validate
-│   └── UsageError             a command line or request that makes no sense
+│   ├── ManifestError          a manifest or matrix that does not decode or validate (HTTP 400,
+│   │                          413 when too large)
+│   ├── UsageError             a command line or request that makes no sense (HTTP 400)
+│   ├── UnsupportedMediaType   a body that is neither JSON nor YAML (HTTP 415)
+│   └── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
 ├── PolicyEngineError          the policy engine could not answer (CLI exit 2, HTTP 503)
 │   ├── PolicyEngineUnavailable    the engine cannot be reached or refused the call
 │   └── PolicyEvaluationError      the engine answered, but not with a decision
@@ -45,6 +48,14 @@ class ManifestError(InputError):
 
 class UsageError(InputError):
     """A command or request that cannot be carried out as asked."""
+
+
+class UnsupportedMediaType(InputError):
+    """A body in a media type supportgate does not read (HTTP 415)."""
+
+
+class ConflictError(InputError):
+    """The request contradicts what is stored (a duplicate version, a reused key)."""
 
 
 class PolicyEngineError(SupportgateError):

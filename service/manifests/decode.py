@@ -21,7 +21,7 @@ from typing import Any, Final, Literal, cast
 
 import msgspec
 
-from service.errors import ManifestError
+from service.errors import ManifestError, UnsupportedMediaType
 from service.manifests._convert import convert
 from service.manifests._raw import MAX_DEPTH, Raw, parse_json
 from service.manifests._yaml import parse_yaml
@@ -56,6 +56,29 @@ class DocumentTooLargeError(ManifestError):
 def format_of(name: str) -> Format:
     """The format a file name implies: `.json` is JSON, anything else YAML."""
     return "json" if name.lower().endswith(".json") else "yaml"
+
+
+_MEDIA_TYPES: dict[str, Format] = {
+    "application/json": "json",
+    "application/yaml": "yaml",
+    "application/x-yaml": "yaml",
+    "text/yaml": "yaml",
+    "text/x-yaml": "yaml",
+}
+
+
+def format_for_media_type(content_type: str | None) -> Format:
+    """The format a Content-Type names (no Content-Type: JSON); others are refused (415)."""
+    if not content_type:
+        return "json"
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in _MEDIA_TYPES:
+        return _MEDIA_TYPES[media_type]
+    if media_type.endswith("+json"):
+        return "json"
+    raise UnsupportedMediaType(
+        f"Content-Type: {media_type!r} is not supported; send application/json or application/yaml"
+    )
 
 
 def _text(data: bytes) -> str:

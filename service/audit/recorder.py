@@ -1,0 +1,300 @@
+"""Durable decisions: one writer thread appends them to the hash chain in group commits.
+
+Requests (and sweeps) hand a `Record` to the recorder and wait for its future. The writer
+takes everything queued (up to MAX_BATCH), and in ONE transaction locks the audit head,
+appends the decisions with consecutive `seq` and chained hashes, the rules they name, the
+tracked-manifest upserts and the idempotency responses, moves the head and commits. The
+future resolves only after the commit, so a 201 always means the decision is durable; a
+database failure fails every future of the batch (the API answers 503). Batching is what
+lets many concurrent requests share one lock and one commit.
+
+If the batch hits a uniqueness conflict (an Idempotency-Key that another process stored
+first), the batch is rolled back and its records are written one transaction each, so only
+the conflicting record fails, with IdempotencyConflict.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from sqlalchemy import Table, insert, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from service.db import AuditHead, DecisionRule, IdempotencyKey, Manifest, transaction
+from service.db import Decision as DecisionRow
+from service.db.audit_head import lock_audit_head
+from service.evaluations.evaluator import Evaluation
+from service.logging import get_logger
+from service.manifests.decision import Decision
+
+from .chain import ChainedFields
+
+MAX_BATCH = 256
+log = get_logger(__name__)
+
+_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
+_rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
+_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
+_idempotency: Table = IdempotencyKey.__table__  # type: ignore[attr-defined]
+_head: Table = AuditHead.__table__  # type: ignore[attr-defined]
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key already holds a stored response (another request stored it first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tracking:
+    """The manifest content to track under (kind, name) with this decision."""
+
+    content: dict[str, Any]
+    content_digest: str
+    owner: str | None
+    hardware_ref: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotentResponse:
+    """The response to store for an Idempotency-Key, in the decision's transaction."""
+
+    api_key_id: int
+    key: str
+    request_digest: str
+    status_code: int
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    evaluation: Evaluation
+    tracking: Tracking | None = None
+    idempotency: IdempotentResponse | None = None
+
+
+@dataclass(slots=True)
+class _Pending:
+    record: Record
+    future: Future[None]
+
+
+class DecisionRecorder:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        max_batch: int = MAX_BATCH,
+        on_recorded: Callable[[Decision], None] = lambda _decision: None,
+    ) -> None:
+        self._sessions = sessions
+        self._max_batch = max_batch
+        self._on_recorded = on_recorded
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="decision-writer", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Write what is queued, then end the writer."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def submit(self, record: Record) -> Future[None]:
+        future: Future[None] = Future()
+        if self._thread is None:
+            future.set_exception(RuntimeError("the decision recorder is not running"))
+            return future
+        self._queue.put(_Pending(record, future))
+        return future
+
+    def write(self, records: Sequence[Record]) -> None:
+        """Append records now, in the caller's thread, in one transaction (for sweeps)."""
+        _append(self._sessions, records)
+        self._recorded(records)
+
+    def _recorded(self, records: Sequence[Record]) -> None:
+        for record in records:
+            self._on_recorded(record.evaluation.decision)
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is None:
+                break
+            batch = [first]
+            while len(batch) < self._max_batch:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+            self._write_batch(batch)
+
+    def _write_batch(self, batch: list[_Pending]) -> None:
+        try:
+            _append(self._sessions, [pending.record for pending in batch])
+        except IntegrityError:
+            for pending in batch:
+                self._write_one(pending)
+            return
+        except Exception as exc:  # every waiting request must hear of it
+            log.exception("decisions_not_recorded", count=len(batch))
+            for pending in batch:
+                pending.future.set_exception(exc)
+            return
+        self._recorded([pending.record for pending in batch])
+        for pending in batch:
+            pending.future.set_result(None)
+
+    def _write_one(self, pending: _Pending) -> None:
+        try:
+            _append(self._sessions, [pending.record])
+        except IntegrityError as exc:
+            pending.future.set_exception(IdempotencyConflict(str(exc.orig)))
+        except Exception as exc:  # the waiting request must hear of it
+            pending.future.set_exception(exc)
+        else:
+            self._recorded([pending.record])
+            pending.future.set_result(None)
+
+
+def _append(sessions: sessionmaker[Session], records: Sequence[Record]) -> None:
+    now = datetime.now(UTC)
+    with transaction(sessions, write=True) as session:
+        head = lock_audit_head(session)
+        seq, prev_hash = head.last_seq, head.last_hash
+        decision_rows: list[dict[str, Any]] = []
+        rule_rows: list[dict[str, Any]] = []
+        manifest_rows: dict[tuple[str, str], dict[str, Any]] = {}
+        idempotency_rows: list[dict[str, Any]] = []
+        for record in records:
+            seq += 1
+            row = _decision_row(record.evaluation, seq, prev_hash, now)
+            prev_hash = row["hash"]
+            decision_rows.append(row)
+            decision = record.evaluation.decision
+            rule_rows.extend(
+                {"decision_seq": seq, "rule": rule, "severity": severity}
+                for rule, severity in sorted({(v.rule, v.severity) for v in decision.violations})
+            )
+            if record.tracking is not None:
+                key = (decision.manifest.kind, decision.manifest.name)
+                manifest_rows[key] = _manifest_row(record, now)
+            if record.idempotency is not None:
+                idempotency_rows.append(_idempotency_row(record.idempotency, now))
+        session.execute(insert(_decisions), decision_rows)
+        if rule_rows:
+            session.execute(insert(_rules), rule_rows)
+        if manifest_rows:
+            session.execute(_upsert_manifests(session, list(manifest_rows.values())))
+        if idempotency_rows:
+            session.execute(insert(_idempotency), idempotency_rows)
+        session.execute(
+            update(_head).where(_head.c.id == head.id).values(last_seq=seq, last_hash=prev_hash)
+        )
+
+
+def _decision_row(
+    evaluation: Evaluation, seq: int, prev_hash: str, now: datetime
+) -> dict[str, Any]:
+    decision = evaluation.decision
+    document = msgspec.to_builtins(
+        {
+            "violations": decision.violations,
+            "claims": decision.claims,
+            "checklist": decision.checklist,
+            "recommendations": decision.recommendations,
+        }
+    )
+    fields = ChainedFields(
+        seq=seq,
+        id=decision.id,
+        kind=decision.manifest.kind,
+        name=decision.manifest.name,
+        verdict=decision.verdict,
+        allowed=decision.allowed,
+        cause=decision.cause,
+        matrix_version=decision.matrix_version,
+        policy_revision=decision.policy_revision,
+        input_digest=decision.input_digest,
+        evaluated_at=decision.evaluated_at,
+        document=document,
+        prev_hash=prev_hash,
+    )
+    return {
+        "seq": seq,
+        "id": decision.id,
+        "kind": fields.kind,
+        "name": fields.name,
+        "verdict": fields.verdict,
+        "allowed": fields.allowed,
+        "cause": fields.cause,
+        "matrix_version": fields.matrix_version,
+        "policy_revision": fields.policy_revision,
+        "input_digest": fields.input_digest,
+        "evaluated_at": fields.evaluated_at,
+        "recorded_at": now,
+        "document": document,
+        "policy_input": evaluation.policy_input.canonical.decode(),
+        "prev_hash": prev_hash,
+        "hash": fields.hash(),
+    }
+
+
+def _manifest_row(record: Record, now: datetime) -> dict[str, Any]:
+    decision = record.evaluation.decision
+    tracking = record.tracking
+    assert tracking is not None  # noqa: S101 - only called for records that track
+    return {
+        "kind": decision.manifest.kind,
+        "name": decision.manifest.name,
+        "owner": tracking.owner,
+        "content": tracking.content,
+        "content_digest": tracking.content_digest,
+        "hardware_ref": tracking.hardware_ref,
+        "latest_decision_id": decision.id,
+        "latest_verdict": decision.verdict,
+        "created_at": now,
+        "updated_at": now,
+        "last_evaluated_at": decision.evaluated_at,
+    }
+
+
+def _idempotency_row(response: IdempotentResponse, now: datetime) -> dict[str, Any]:
+    return {
+        "api_key_id": response.api_key_id,
+        "key": response.key,
+        "request_digest": response.request_digest,
+        "status_code": response.status_code,
+        "response_body": response.body,
+        "created_at": now,
+    }
+
+
+def _upsert_manifests(session: Session, rows: list[dict[str, Any]]) -> Any:
+    dialect = session.get_bind().dialect.name
+    dialect_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = dialect_insert(_manifests).values(rows)
+    keep = {"kind", "name", "created_at"}
+    return statement.on_conflict_do_update(
+        index_elements=["kind", "name"],
+        set_={column: statement.excluded[column] for column in rows[0] if column not in keep},
+    )

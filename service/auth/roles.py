@@ -1,0 +1,24 @@
+"""Roles and the principal a request acts as."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+Role = Literal["ci", "procurement", "admin"]
+ROLES: tuple[Role, ...] = get_args(Role)
+_RANK: dict[str, int] = {role: rank for rank, role in enumerate(ROLES)}
+
+
+def role_allows(have: str, need: Role) -> bool:
+    """Each role has what the roles before it have."""
+    return _RANK.get(have, -1) >= _RANK[need]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the API key's id, name and role (never the key itself)."""
+
+    key_id: int
+    name: str
+    role: Role

@@ -1,0 +1,97 @@
+"""HTTP: POST /v1/evaluations and the tracked-manifest endpoints. One service call each."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio.to_thread
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.params import Parameter
+
+from service.auth.guard import principal_of
+from service.manifests.decode import format_for_media_type
+from service.pagination import DEFAULT_LIMIT
+from service.runtime import Runtime
+
+from .views import DecisionPage, TrackedManifest, TrackedManifestPage
+
+Limit = Annotated[int, Parameter(ge=1, le=500, description="page size")]
+
+
+class EvaluationController(Controller):
+    path = "/v1/evaluations"
+    tags = ["evaluations"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @post("/", opt={"role": "ci"}, summary="Evaluate a manifest, record the decision, track it")
+    async def create(
+        self,
+        request: Request[Any, Any, Any],
+        runtime: Runtime,
+        idempotency_key: Annotated[str | None, Parameter(header="Idempotency-Key")] = None,
+    ) -> Response[bytes]:
+        fmt = format_for_media_type(request.headers.get("content-type"))
+        answer = await runtime.evaluations.submit(
+            body=await request.body(),
+            fmt=fmt,
+            principal=principal_of(request),
+            idempotency_key=idempotency_key,
+        )
+        if answer.evaluation is not None:
+            decision = answer.evaluation.decision
+            request.state["log"] = {
+                "manifest": f"{decision.manifest.kind}/{decision.manifest.name}",
+                "verdict": decision.verdict,
+            }
+        return Response(answer.body, status_code=answer.status, media_type="application/json")
+
+
+class ManifestController(Controller):
+    path = "/v1/manifests"
+    tags = ["manifests"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get("/", opt={"role": "procurement"}, summary="Tracked manifests with their latest decision")
+    async def list_tracked(
+        self,
+        runtime: Runtime,
+        *,
+        kind: str | None = None,
+        verdict: str | None = None,
+        owner: str | None = None,
+        cursor: str | None = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> TrackedManifestPage:
+        return await anyio.to_thread.run_sync(
+            lambda: runtime.tracking.page(
+                kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
+            )
+        )
+
+    @get("/{kind:str}/{name:str}", opt={"role": "procurement"}, summary="One tracked manifest")
+    async def one(self, runtime: Runtime, kind: str, name: str) -> TrackedManifest:
+        return await anyio.to_thread.run_sync(runtime.tracking.one, kind, name)
+
+    @get(
+        "/{kind:str}/{name:str}/history",
+        opt={"role": "procurement"},
+        summary="Every decision for a manifest, newest first",
+    )
+    async def history(
+        self,
+        runtime: Runtime,
+        kind: str,
+        name: str,
+        *,
+        cursor: str | None = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> DecisionPage:
+        return await anyio.to_thread.run_sync(
+            lambda: runtime.tracking.history(kind, name, cursor=cursor, limit=limit)
+        )
+
+    @delete(
+        "/{kind:str}/{name:str}",
+        opt={"role": "admin"},
+        summary="Stop tracking a manifest (its history stays)",
+    )
+    async def untrack(self, runtime: Runtime, kind: str, name: str) -> None:
+        await anyio.to_thread.run_sync(runtime.tracking.untrack, kind, name)

@@ -1,0 +1,109 @@
+"""Tracked manifests: listing, one manifest with its latest decision, history, untracking."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from service.audit.rows import decision_from_row
+from service.db import Decision as DecisionRow
+from service.db import Manifest, transaction
+from service.errors import UsageError
+from service.manifests.decision import Decision
+from service.pagination import check_limit, decode_cursor, encode_cursor
+
+from . import repository
+from .views import DecisionPage, TrackedManifest, TrackedManifestPage
+
+KINDS = ("HardwareManifest", "DeploymentManifest")
+VERDICTS = ("supported", "experimental", "rejected")
+
+
+class NotTracked(UsageError):
+    """No tracked manifest has that kind and name (HTTP 404)."""
+
+
+class TrackingService:
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def page(
+        self,
+        *,
+        kind: str | None,
+        verdict: str | None,
+        owner: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> TrackedManifestPage:
+        _check_choice("kind", kind, KINDS)
+        _check_choice("verdict", verdict, VERDICTS)
+        after = tuple(decode_cursor(cursor, str, str)) if cursor else None
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            rows = repository.tracked_page(
+                session,
+                kind=kind,
+                verdict=verdict,
+                owner=owner,
+                after=after,
+                limit=limit + 1,
+            )
+            decisions = repository.decisions_by_id(
+                session, [row.latest_decision_id for row in rows if row.latest_decision_id]
+            )
+            items = [_view(row, decisions.get(row.latest_decision_id or "")) for row in rows]
+        more = len(items) > limit
+        items = items[:limit]
+        next_cursor = encode_cursor([items[-1].kind, items[-1].name]) if more else None
+        return TrackedManifestPage(items=items, next_cursor=next_cursor)
+
+    def one(self, kind: str, name: str) -> TrackedManifest:
+        with transaction(self._sessions) as session:
+            row = self._tracked(session, kind, name)
+            latest = repository.decisions_by_id(session, [row.latest_decision_id or ""])
+            return _view(row, latest.get(row.latest_decision_id or ""))
+
+    def history(self, kind: str, name: str, *, cursor: str | None, limit: int) -> DecisionPage:
+        before = decode_cursor(cursor, int)[0] if cursor else None
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            rows = repository.history_page(session, kind, name, before_seq=before, limit=limit + 1)
+            if not rows and before is None:
+                self._tracked(session, kind, name)  # 404 for a name never seen
+        more = len(rows) > limit
+        rows = rows[:limit]
+        next_cursor = encode_cursor([rows[-1].seq]) if more else None
+        return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
+
+    def untrack(self, kind: str, name: str) -> None:
+        with transaction(self._sessions, write=True) as session:
+            if not repository.untrack(session, kind, name):
+                raise NotTracked(f"no tracked {kind} named {name!r}")
+
+    @staticmethod
+    def _tracked(session: Session, kind: str, name: str) -> Manifest:
+        _check_choice("kind", kind, KINDS)
+        row = repository.tracked(session, kind, name)
+        if row is None:
+            raise NotTracked(f"no tracked {kind} named {name!r}")
+        return row
+
+
+def _view(row: Manifest, latest: DecisionRow | None) -> TrackedManifest:
+    decision: Decision | None = None if latest is None else decision_from_row(latest)
+    return TrackedManifest(
+        kind=row.kind,
+        name=row.name,
+        owner=row.owner,
+        content=row.content,
+        latest_decision=decision,
+        tracked_since=row.created_at,
+        updated_at=row.updated_at,
+        last_evaluated_at=row.last_evaluated_at,
+    )
+
+
+def _check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")

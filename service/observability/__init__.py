@@ -1,0 +1,1 @@
+"""Health checks, Prometheus metrics and the canonical per-request log event."""

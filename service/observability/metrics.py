@@ -1,0 +1,68 @@
+"""Prometheus metrics, in a registry of the app's own (so tests can build many apps).
+
+- supportgate_http_request_duration_seconds{method,route,status}: request latency
+- supportgate_decisions_total{verdict,cause}: decisions recorded by this process
+- supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
+  database when scraped (so every replica reports the same, current numbers)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from service.db import Manifest, transaction
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_manifests = Manifest.__table__  # type: ignore[attr-defined]
+
+
+class _TrackedManifests(Collector):
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "supportgate_tracked_manifests",
+            "Tracked manifests by their current verdict",
+            labels=["verdict"],
+        )
+        counts = {"supported": 0, "experimental": 0, "rejected": 0}
+        with transaction(self._sessions) as session:
+            statement = select(_manifests.c.latest_verdict, func.count()).group_by(
+                _manifests.c.latest_verdict
+            )
+            for verdict, count in session.execute(statement):
+                if verdict in counts:
+                    counts[verdict] = int(count)
+        for verdict, count in counts.items():
+            family.add_metric([verdict], count)
+        yield family
+
+
+class Metrics:
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.registry = CollectorRegistry()
+        self.request_duration = Histogram(
+            "supportgate_http_request_duration_seconds",
+            "HTTP request latency",
+            ["method", "route", "status"],
+            registry=self.registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        )
+        self.decisions = Counter(
+            "supportgate_decisions_total",
+            "Decisions recorded",
+            ["verdict", "cause"],
+            registry=self.registry,
+        )
+        self.registry.register(_TrackedManifests(sessions))
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

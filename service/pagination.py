@@ -1,0 +1,40 @@
+"""Opaque keyset cursors: the last item's sort key, base64url JSON; a bad cursor is a 400."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import msgspec
+
+from service.errors import UsageError
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+
+
+def encode_cursor(key: list[Any]) -> str:
+    return base64.urlsafe_b64encode(msgspec.json.encode(key)).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *types: type) -> list[Any]:
+    """The key a cursor holds, checked to be values of `types` in order."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        key = msgspec.json.decode(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError, msgspec.DecodeError):
+        key = None
+    if (
+        not isinstance(key, list)
+        or len(key) != len(types)
+        or not all(type(value) is expected for value, expected in zip(key, types, strict=True))
+    ):
+        raise UsageError("cursor: not a cursor this endpoint gave out")
+    return key
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"limit: must be between 1 and {MAX_LIMIT}, got {limit}")
+    return limit

@@ -1,0 +1,92 @@
+"""Everything a running supportgate holds, built once from Settings and shared by the API and
+the CLI: database, policy engine, matrix versions, API keys and the decision recorder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from service.audit.recorder import DecisionRecorder
+from service.auth.services import KeyService
+from service.config import Settings
+from service.db import create_db_engine, session_factory
+from service.db.migrate import ensure_current, upgrade
+from service.evaluations.services import EvaluationService
+from service.evaluations.tracking import TrackingService
+from service.logging import get_logger
+from service.matrix import load_matrix_file
+from service.matrix.services import MatrixService
+from service.observability.metrics import Metrics
+from service.policy import PolicyBundle, PolicyEngine, build_engine
+
+log = get_logger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Engine
+    sessions: sessionmaker[Session]
+    bundle: PolicyBundle
+    engine: PolicyEngine
+    matrices: MatrixService
+    keys: KeyService
+    recorder: DecisionRecorder
+    evaluations: EvaluationService
+    tracking: TrackingService
+    metrics: Metrics
+
+    @classmethod
+    def build(cls, settings: Settings) -> Runtime:
+        """Wire the parts; nothing is read or written until start()."""
+        db = create_db_engine(settings.database_url)
+        sessions = session_factory(db)
+        bundle = PolicyBundle.load(settings.policy_dir)
+        engine = build_engine(bundle, settings.opa_url)
+        matrices = MatrixService(sessions)
+        metrics = Metrics(sessions)
+        recorder = DecisionRecorder(
+            sessions,
+            on_recorded=lambda d: metrics.decisions.labels(d.verdict, d.cause).inc(),
+        )
+        return cls(
+            settings=settings,
+            db=db,
+            sessions=sessions,
+            bundle=bundle,
+            engine=engine,
+            matrices=matrices,
+            keys=KeyService(sessions),
+            recorder=recorder,
+            evaluations=EvaluationService(
+                sessions=sessions, engine=engine, matrices=matrices, recorder=recorder
+            ),
+            tracking=TrackingService(sessions),
+            metrics=metrics,
+        )
+
+    def prepare_database(self, *, upgrade_schema: bool) -> None:
+        """Bring the schema to head (or refuse when it is behind), and seed the default matrix."""
+        if upgrade_schema:
+            upgrade(self.settings.database_url)
+        else:
+            ensure_current(self.db)
+        self.matrices.ensure_default(load_matrix_file(self.bundle.default_matrix_path))
+
+    def start(self, *, upgrade_schema: bool) -> None:
+        self.prepare_database(upgrade_schema=upgrade_schema)
+        self.recorder.start()
+        log.info(
+            "supportgate_started",
+            engine=self.engine.name,
+            policy_revision=self.bundle.revision,
+            matrix_version=self.matrices.current().version,
+        )
+
+    def stop(self) -> None:
+        self.recorder.stop()
+        self.engine.close()
+        self.db.dispose()

@@ -14,6 +14,7 @@ from litestar.openapi.config import OpenAPIConfig
 from service import __version__
 from service.auth.guard import require_key
 from service.config import Settings
+from service.dependencies import RuntimeDep
 from service.evaluations.controllers import EvaluationController, ManifestController
 from service.http_errors import EXCEPTION_HANDLERS
 from service.observability.health import live, ready
@@ -25,7 +26,7 @@ MAX_BODY_BYTES = 1024 * 1024
 
 
 @get("/metrics", opt={"public": True}, tags=["health"], summary="Prometheus metrics")
-async def metrics(runtime: Runtime) -> Response[bytes]:
+async def metrics(runtime: RuntimeDep) -> Response[bytes]:
     body = await anyio.to_thread.run_sync(runtime.metrics.exposition)
     return Response(body, media_type=CONTENT_TYPE)
 

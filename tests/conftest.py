@@ -9,6 +9,7 @@ from service.config import DEFAULT_POLICY_DIR
 from service.db.migrate import upgrade
 from service.policy.bundle import PolicyBundle
 
+from .api import Api, running_api
 from .services import (
     PostgresUnavailableError,
     find_opa,
@@ -84,3 +85,17 @@ def migrated_db_url(db_url: str) -> str:
     """`db_url` with the schema upgraded to head."""
     upgrade(db_url)
     return db_url
+
+
+@pytest.fixture
+def api(db_url: str) -> Iterator[Api]:
+    """The API on a fresh database, once on SQLite and once on PostgreSQL."""
+    with running_api(db_url) as running:
+        yield running
+
+
+@pytest.fixture
+def sqlite_api(tmp_path: Path) -> Iterator[Api]:
+    """The API on a fresh SQLite database only (for tests where the backend does not matter)."""
+    with running_api(f"sqlite:///{tmp_path / 'supportgate.db'}") as running:
+        yield running

@@ -6,16 +6,16 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.params import Parameter
+from litestar.params import FromPath, FromQuery, HeaderParameter, QueryParameter
 
 from service.auth.guard import principal_of
 from service.manifests.decode import format_for_media_type
 from service.pagination import DEFAULT_LIMIT
-from service.runtime import Runtime
+from service.dependencies import RuntimeDep
 
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
 
-Limit = Annotated[int, Parameter(ge=1, le=500, description="page size")]
+Limit = Annotated[int, QueryParameter(ge=1, le=500, description="page size")]
 
 
 class EvaluationController(Controller):
@@ -26,8 +26,8 @@ class EvaluationController(Controller):
     async def create(
         self,
         request: Request[Any, Any, Any],
-        runtime: Runtime,
-        idempotency_key: Annotated[str | None, Parameter(header="Idempotency-Key")] = None,
+        runtime: RuntimeDep,
+        idempotency_key: Annotated[str | None, HeaderParameter(name="Idempotency-Key")] = None,
     ) -> Response[bytes]:
         fmt = format_for_media_type(request.headers.get("content-type"))
         answer = await runtime.evaluations.submit(
@@ -52,12 +52,12 @@ class ManifestController(Controller):
     @get("/", opt={"role": "procurement"}, summary="Tracked manifests with their latest decision")
     async def list_tracked(
         self,
-        runtime: Runtime,
+        runtime: RuntimeDep,
         *,
-        kind: str | None = None,
-        verdict: str | None = None,
-        owner: str | None = None,
-        cursor: str | None = None,
+        kind: FromQuery[str | None] = None,
+        verdict: FromQuery[str | None] = None,
+        owner: FromQuery[str | None] = None,
+        cursor: FromQuery[str | None] = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> TrackedManifestPage:
         return await anyio.to_thread.run_sync(
@@ -67,7 +67,9 @@ class ManifestController(Controller):
         )
 
     @get("/{kind:str}/{name:str}", opt={"role": "procurement"}, summary="One tracked manifest")
-    async def one(self, runtime: Runtime, kind: str, name: str) -> TrackedManifest:
+    async def one(
+        self, runtime: RuntimeDep, kind: FromPath[str], name: FromPath[str]
+    ) -> TrackedManifest:
         return await anyio.to_thread.run_sync(runtime.tracking.one, kind, name)
 
     @get(
@@ -77,11 +79,11 @@ class ManifestController(Controller):
     )
     async def history(
         self,
-        runtime: Runtime,
-        kind: str,
-        name: str,
+        runtime: RuntimeDep,
+        kind: FromPath[str],
+        name: FromPath[str],
         *,
-        cursor: str | None = None,
+        cursor: FromQuery[str | None] = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> DecisionPage:
         return await anyio.to_thread.run_sync(
@@ -93,5 +95,5 @@ class ManifestController(Controller):
         opt={"role": "admin"},
         summary="Stop tracking a manifest (its history stays)",
     )
-    async def untrack(self, runtime: Runtime, kind: str, name: str) -> None:
+    async def untrack(self, runtime: RuntimeDep, kind: FromPath[str], name: FromPath[str]) -> None:
         await anyio.to_thread.run_sync(runtime.tracking.untrack, kind, name)

@@ -9,7 +9,7 @@ from litestar import Response, get
 
 from service.db import ping
 from service.errors import SupportgateError
-from service.runtime import Runtime
+from service.dependencies import RuntimeDep
 
 
 @get("/health/live", opt={"public": True}, tags=["health"], summary="The process is up")
@@ -23,7 +23,7 @@ async def live() -> dict[str, str]:
     tags=["health"],
     summary="The database and the policy engine can serve",
 )
-async def ready(runtime: Runtime) -> Response[dict[str, Any]]:
+async def ready(runtime: RuntimeDep) -> Response[dict[str, Any]]:
     checks: dict[str, str] = {}
     for name, check in (
         ("database", lambda: ping(runtime.db)),

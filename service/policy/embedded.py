@@ -1,7 +1,8 @@
 """The in-process engine: regorus (PyPI `gordon-to-regorus`), compiled once per thread and matrix.
 
-A regorus Engine is "unsendable": PyO3 panics when one is used from any thread but the one that
-created it (tests/integration/test_engines.py shows it). So each thread compiles its own engine
+A regorus Engine is "unsendable": PyO3 panics when one is used (or dropped) from any thread but
+the one that created it (tests/integration/test_engines.py shows it). So each thread compiles its
+own engine
 per (policy revision, matrix content) on first use (about 5 ms) and reuses it for every later
 evaluation; no engine ever crosses a thread. Batches run on one engine, item after item:
 regorus evaluates `with input as` inside a comprehension to an empty collection, so the Rego
@@ -23,7 +24,12 @@ from .bundle import PolicyBundle
 from .engine import RESULT_RULE, LoadedMatrix, decode_result
 from .inputs import PolicyInput
 
-MAX_CACHED_MATRICES = 8
+MAX_CACHED_ENGINES = 8
+
+# Per thread: (policy revision, matrix key) -> compiled engine. Module-level and never
+# replaced, because an engine may only be dropped by its own thread as well: the cache is
+# emptied when its thread ends, or one entry at a time by eviction, in that thread.
+_THREAD_ENGINES = threading.local()
 
 
 class EmbeddedEngine:
@@ -31,7 +37,6 @@ class EmbeddedEngine:
 
     def __init__(self, bundle: PolicyBundle) -> None:
         self._bundle = bundle
-        self._local = threading.local()
 
     @property
     def policy_revision(self) -> str:
@@ -51,17 +56,18 @@ class EmbeddedEngine:
         self._compile(None)
 
     def close(self) -> None:
-        self._local = threading.local()
+        """Nothing to release: compiled engines belong to their threads (see above)."""
 
     def _engine(self, matrix: LoadedMatrix) -> Any:
-        engines: dict[str, Any] | None = getattr(self._local, "engines", None)
+        engines: dict[tuple[str, str], Any] | None = getattr(_THREAD_ENGINES, "engines", None)
         if engines is None:
-            engines = self._local.engines = {}
-        engine = engines.get(matrix.key)
+            engines = _THREAD_ENGINES.engines = {}
+        key = (self._bundle.revision, matrix.key)
+        engine = engines.get(key)
         if engine is None:
-            if len(engines) >= MAX_CACHED_MATRICES:
+            if len(engines) >= MAX_CACHED_ENGINES:
                 engines.pop(next(iter(engines)))
-            engine = engines[matrix.key] = self._compile(matrix)
+            engine = engines[key] = self._compile(matrix)
         return engine
 
     def _compile(self, matrix: LoadedMatrix | None) -> Any:

@@ -9,9 +9,9 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.params import FromPath, FromQuery, HeaderParameter, QueryParameter
 
 from service.auth.guard import principal_of
+from service.dependencies import RuntimeDep
 from service.manifests.decode import format_for_media_type
 from service.pagination import DEFAULT_LIMIT
-from service.dependencies import RuntimeDep
 
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
 

@@ -8,8 +8,8 @@ import anyio.to_thread
 from litestar import Response, get
 
 from service.db import ping
-from service.errors import SupportgateError
 from service.dependencies import RuntimeDep
+from service.errors import SupportgateError
 
 
 @get("/health/live", opt={"public": True}, tags=["health"], summary="The process is up")

@@ -45,7 +45,17 @@ def _serve(args: argparse.Namespace) -> int:
     from service.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
 
     configure_logging()
-    app = create_app(Settings.from_env(), upgrade_schema=not args.no_upgrade)
+    settings = Settings.from_env()
+    if args.bootstrap_admin_key:
+        runtime = _runtime()
+        try:
+            secret = runtime.keys.bootstrap_admin()
+        finally:
+            runtime.stop()
+        if secret is not None:
+            print("no API key existed: created admin key 'admin'; it is shown only once:")
+            print(secret, flush=True)
+    app = create_app(settings, upgrade_schema=not args.no_upgrade)
     uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
     return EXIT_OK
 
@@ -144,6 +154,11 @@ def _parser() -> argparse.ArgumentParser:
         "--no-upgrade",
         action="store_true",
         help="refuse to start on an out-of-date schema instead of upgrading it",
+    )
+    serve_cmd.add_argument(
+        "--bootstrap-admin-key",
+        action="store_true",
+        help="when the database has no API key yet, create an admin key and print it",
     )
     serve_cmd.set_defaults(run=_serve)
 

@@ -15,6 +15,7 @@ the conflicting record fails, with IdempotencyConflict.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -240,21 +241,9 @@ def _decision_row(
         prev_hash=prev_hash,
     )
     return {
-        "seq": seq,
-        "id": decision.id,
-        "kind": fields.kind,
-        "name": fields.name,
-        "verdict": fields.verdict,
-        "allowed": fields.allowed,
-        "cause": fields.cause,
-        "matrix_version": fields.matrix_version,
-        "policy_revision": fields.policy_revision,
-        "input_digest": fields.input_digest,
-        "evaluated_at": fields.evaluated_at,
+        **dataclasses.asdict(fields),
         "recorded_at": now,
-        "document": document,
         "policy_input": evaluation.policy_input.canonical.decode(),
-        "prev_hash": prev_hash,
         "hash": fields.hash(),
     }
 

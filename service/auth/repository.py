@@ -26,6 +26,10 @@ def insert_key(
     return row
 
 
+def any_key(session: Session) -> bool:
+    return session.execute(select(ApiKey.__table__.c.id).limit(1)).first() is not None  # type: ignore[attr-defined]
+
+
 def find_active_by_hash(session: Session, key_hash: str) -> ApiKey | None:
     table = ApiKey.__table__  # type: ignore[attr-defined]
     statement = select(ApiKey).where(table.c.key_hash == key_hash, table.c.revoked_at.is_(None))

@@ -15,7 +15,7 @@ from service.db import transaction
 from service.errors import UsageError
 
 from .keys import display_prefix, generate_key, hash_key
-from .repository import find_active_by_hash, insert_key
+from .repository import any_key, find_active_by_hash, insert_key
 from .roles import ROLES, Principal, Role
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -57,6 +57,13 @@ class KeyService:
                 now=datetime.now(UTC),
             )
         return secret
+
+    def bootstrap_admin(self) -> str | None:
+        """A first admin key named `admin` when no key exists at all; None otherwise."""
+        with transaction(self._sessions) as session:
+            if any_key(session):
+                return None
+        return self.create_key(name="admin", role="admin")
 
     def cached(self, secret: str) -> Principal | None:
         """The principal for a key seen in the last few seconds, without touching the database."""

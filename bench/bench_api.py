@@ -1,0 +1,171 @@
+"""Sustained POST /v1/evaluations on PostgreSQL against the same server's JSON echo endpoint.
+
+Run: python -m bench.bench_api [--seconds 10] [--connections 64]
+Needs wrk (Debian package) and vegeta (go install github.com/tsenart/vegeta/v12@v12.12.0), and
+PostgreSQL (started like the tests start it; a scratch database is made and dropped).
+
+1. wrk, 64 connections: the echo endpoint (baseline), then evaluations of 1,000 distinct
+   HardwareManifests in turn (each a decision committed to the hash chain and a tracked-manifest
+   upsert) — decisions/s as a share of echo req/s.
+2. vegeta at half the measured evaluation peak, constant rate: p50/p99 latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import msgspec
+import yaml
+
+from bench.common import EXAMPLES
+from bench.server import running_server
+from tests.services import postgres_admin_url, temporary_database
+
+MANIFESTS = 1000
+
+
+def _bodies() -> list[bytes]:
+    template = yaml.safe_load((EXAMPLES / "hw-h100-pool-a.yaml").read_text())
+    template["spec"]["toolkit"]["version"] = "12.8"  # YAML read it as a float
+    bodies = []
+    for index in range(MANIFESTS):
+        template["metadata"]["name"] = f"bench-pool-{index:04d}"
+        bodies.append(msgspec.json.encode(template))
+    return bodies
+
+
+def _lua(path: Path, key: str | None, bodies: list[bytes]) -> Path:
+    lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"']
+    if key:
+        lines.append(f'wrk.headers["Authorization"] = "Bearer {key}"')
+    lines.append("local bodies = {")
+    lines.extend(f"  {json.dumps(body.decode())}," for body in bodies)
+    lines += [
+        "}",
+        "local i = 0",
+        "request = function()",
+        "  i = i % #bodies + 1",
+        "  return wrk.format(nil, nil, nil, bodies[i])",
+        "end",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
+    finished = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = finished.stdout
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "rps": float(_find(r"Requests/sec:\s+([\d.]+)", out)),
+        "errors": float(non2xx.group(1)) if non2xx else 0.0,
+        "p99_ms": _wrk_ms(_find(r"99%\s+([\d.]+\w+)", out)),
+    }
+
+
+def _find(pattern: str, text: str) -> str:
+    found = re.search(pattern, text)
+    if found is None:
+        raise RuntimeError(f"no {pattern!r} in the output:\n{text}")
+    return found.group(1)
+
+
+def _wrk_ms(text: str) -> float:
+    value, unit = _find(r"^([\d.]+\w+)$", text), re.sub(r"[\d.]", "", text)
+    return float(value[: -len(unit)]) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+
+def _vegeta(url: str, key: str, body: bytes, rate: int, seconds: int) -> dict[str, float]:
+    vegeta = shutil.which("vegeta") or str(Path.home() / "go" / "bin" / "vegeta")
+    with tempfile.NamedTemporaryFile(suffix=".json") as body_file:
+        body_file.write(body)
+        body_file.flush()
+        attack = subprocess.run(
+            [
+                vegeta,
+                "attack",
+                f"-rate={rate}/s",
+                f"-duration={seconds}s",
+                f"-body={body_file.name}",
+                "-header=Content-Type: application/json",
+                f"-header=Authorization: Bearer {key}",
+            ],
+            input=f"POST {url}\n".encode(),
+            capture_output=True,
+            check=True,
+        )
+    report = json.loads(
+        subprocess.run(
+            [vegeta, "report", "-type=json"], input=attack.stdout, capture_output=True, check=True
+        ).stdout
+    )
+    return {
+        "p50_ms": report["latencies"]["50th"] / 1e6,
+        "p99_ms": report["latencies"]["99th"] / 1e6,
+        "success": report["success"],
+        "rate": report["rate"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    args = parser.parse_args()
+    bodies = _bodies()
+    with (
+        temporary_database(postgres_admin_url()) as database_url,
+        running_server(database_url) as server,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        echo = _wrk(
+            f"{server.url}/bench/echo",
+            _lua(Path(tmp) / "echo.lua", None, bodies),
+            args.seconds,
+            args.connections,
+        )
+        evaluations = _wrk(
+            f"{server.url}/v1/evaluations",
+            _lua(Path(tmp) / "eval.lua", server.admin_key, bodies),
+            args.seconds,
+            args.connections,
+        )
+        half = max(1, int(evaluations["rps"] / 2))
+        steady = _vegeta(
+            f"{server.url}/v1/evaluations", server.admin_key, bodies[0], half, args.seconds
+        )
+    print(
+        "### HTTP API on PostgreSQL, one uvicorn worker, "
+        f"{args.connections} connections ({args.seconds} s each)\n"
+    )
+    print("| case | req/s | p99 | non-2xx | share of echo |")
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| JSON echo endpoint (baseline) | {echo['rps']:,.0f} | {echo['p99_ms']:.1f} ms "
+        f"| {echo['errors']:.0f} | 100% |"
+    )
+    print(
+        f"| POST /v1/evaluations, decision committed | {evaluations['rps']:,.0f} | "
+        f"{evaluations['p99_ms']:.1f} ms | {evaluations['errors']:.0f} | "
+        f"{evaluations['rps'] / echo['rps']:.0%} |"
+    )
+    print(
+        f"| POST /v1/evaluations at half that peak ({half}/s, vegeta) | {steady['rate']:,.0f} | "
+        f"{steady['p99_ms']:.1f} ms (p50 {steady['p50_ms']:.1f} ms) | "
+        f"{(1 - steady['success']) * 100:.1f}% | |"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""A real supportgate server process for benchmarks: uvicorn on a loopback port, keys made."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+
+from tests.services import free_port
+
+START_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    url: str
+    admin_key: str
+
+
+def create_key(database_url: str, role: str, name: str) -> str:
+    finished = subprocess.run(
+        [sys.executable, "-m", "service.cli", "keys", "create", "--role", role, "--name", name],
+        env={**os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return finished.stdout.strip().splitlines()[-1]
+
+
+@contextmanager
+def running_server(database_url: str, *, app: str = "bench.echo_app:app") -> Iterator[Server]:
+    """One uvicorn worker (the production default) serving `app` on `database_url`."""
+    admin_key = create_key(database_url, "admin", f"bench-{os.getpid()}-{time.monotonic_ns()}")
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            app,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        env={**os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(process.stderr.read().decode() if process.stderr else "exited")
+            try:
+                if httpx.get(f"{url}/health/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not become ready")
+            time.sleep(0.2)
+        yield Server(url=url, admin_key=admin_key)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()

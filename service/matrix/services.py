@@ -10,6 +10,7 @@ publish and every RELOAD_SECONDS (another replica may have published).
 from __future__ import annotations
 
 import contextlib
+import getpass
 import threading
 import time
 from collections.abc import Callable
@@ -22,11 +23,15 @@ from sqlmodel import Session
 
 from service.db import MatrixVersion, transaction
 from service.errors import ConflictError, PolicyEngineUnavailable
-from service.manifests import Matrix, decode_matrix
+from service.logging import get_logger
+from service.manifests import Format, Matrix, decode_matrix
 from service.policy.engine import LoadedMatrix
 
 from . import prepare
 from .repository import all_versions, insert_version
+from .views import MatrixVersionDetail, MatrixVersionList, MatrixVersionSummary
+
+log = get_logger(__name__)
 
 RELOAD_SECONDS = 5.0
 DEFAULT_PUBLISHER = "supportgate (default matrix)"
@@ -89,14 +94,94 @@ class MatrixService:
             return list(self._versions)
 
     def current(self, at: datetime | None = None) -> PublishedMatrix:
-        moment = at or datetime.now(UTC)
-        effective = [v for v in self.versions() if v.effective_at <= moment]
-        if not effective:
+        found = _in_effect(self.versions(), at or datetime.now(UTC))
+        if found is None:
             raise PolicyEngineUnavailable("no support matrix is in effect yet")
-        return effective[-1]
+        return found
 
     def get(self, version: str) -> PublishedMatrix | None:
         return next((v for v in self.versions() if v.version == version), None)
+
+    # The HTTP views: what the matrix endpoints answer.
+
+    def publish_document(
+        self, data: bytes, *, fmt: Format, published_by: str | None
+    ) -> MatrixVersionDetail:
+        """Decode and publish a matrix document (ManifestError naming the field when invalid)."""
+        view = self.publish_view(decode_matrix(data, fmt=fmt), published_by=published_by)
+        log.info(
+            "matrix_published",
+            matrix_version=view.version,
+            effective_from=view.effective_from,
+            published_by=view.published_by,
+            current=view.current,
+            pending=view.pending,
+        )
+        return view
+
+    def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
+        """Publish, and say whether the new version is current, pending or never applied."""
+        return self._detail(self.publish(matrix, published_by=published_by), datetime.now(UTC))
+
+    def current_view(self) -> MatrixVersionDetail:
+        now = datetime.now(UTC)
+        return self._detail(self.current(now), now)
+
+    def version_view(self, version: str) -> MatrixVersionDetail | None:
+        found = self.get(version)
+        return None if found is None else self._detail(found, datetime.now(UTC))
+
+    def version_list(self) -> MatrixVersionList:
+        """Every version, newest effective first (pending versions lead)."""
+        now = datetime.now(UTC)
+        versions = self.versions()
+        current = _in_effect(versions, now)
+        return MatrixVersionList(items=[_summary(v, now, current) for v in reversed(versions)])
+
+    def _detail(self, published: PublishedMatrix, now: datetime) -> MatrixVersionDetail:
+        summary = _summary(published, now, _in_effect(self.versions(), now))
+        return MatrixVersionDetail(
+            **msgspec.structs.asdict(summary), document=dict(published.loaded.document)
+        )
+
+
+def describe(view: MatrixVersionSummary) -> str:
+    """One line for people: the version and whether it applies now."""
+    if view.current:
+        state = "current now"
+    elif view.pending and view.effective_from is not None:
+        state = f"pending, takes effect {view.effective_from.isoformat().replace('+00:00', 'Z')}"
+    else:
+        state = "never applied: a version with a later effective_from is current"
+    return f"published matrix version {view.version} ({state})"
+
+
+def cli_publisher() -> str:
+    """`published_by` for a version published from the command line."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name in this environment
+        return "supportgate cli"
+    return f"supportgate cli ({user})"
+
+
+def _in_effect(versions: list[PublishedMatrix], moment: datetime) -> PublishedMatrix | None:
+    """The version applied at `moment`: `versions` are sorted oldest effective first."""
+    effective = [v for v in versions if v.effective_at <= moment]
+    return effective[-1] if effective else None
+
+
+def _summary(
+    published: PublishedMatrix, now: datetime, current: PublishedMatrix | None
+) -> MatrixVersionSummary:
+    return MatrixVersionSummary(
+        version=published.version,
+        effective_from=published.effective_from,
+        published_at=published.published_at,
+        published_by=published.published_by,
+        current=current is not None and published.version == current.version,
+        pending=published.effective_at > now,
+    )
 
 
 def _load(row: MatrixVersion) -> LoadedMatrix:

@@ -1,0 +1,33 @@
+"""Response bodies of the matrix endpoints.
+
+A version is `current` when it is the one applied now, `pending` when its `effective_from`
+is still ahead; a version that is neither has been superseded (or was published with an
+`effective_from` earlier than the current version's, and so never applied).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+
+class MatrixVersionSummary(msgspec.Struct, frozen=True, kw_only=True):
+    version: str
+    effective_from: datetime | None
+    published_at: datetime
+    published_by: str | None
+    current: bool
+    pending: bool
+
+
+class MatrixVersionDetail(MatrixVersionSummary, frozen=True, kw_only=True):
+    document: dict[str, Any]
+
+
+class MatrixVersionList(msgspec.Struct, frozen=True, kw_only=True):
+    """Every published version, newest effective first; one page (`next_cursor` is null)."""
+
+    items: list[MatrixVersionSummary]
+    next_cursor: str | None = None

@@ -1,0 +1,218 @@
+"""`check --server` on an unreliable network: the real app behind a transport that fails.
+
+The transport forwards each request to the in-process API (SQLite and PostgreSQL), after or
+instead of failing as a network or an overloaded server would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from service.errors import PolicyEngineUnavailable, UsageError
+from service.evaluations.check import read_manifest_files
+from service.evaluations.remote import RetryPolicy, Server, check_remote
+
+from ..api import Api
+
+Handler = Callable[[httpx.Request], httpx.Response]
+FAKE_KEY = "sg_" + "fake"
+
+
+def forward(api: Api) -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = api.client.post(
+            request.url.path,
+            content=request.content,
+            headers={
+                name: request.headers[name]
+                for name in ("authorization", "content-type", "idempotency-key")
+            },
+        )
+        return httpx.Response(answer.status_code, content=answer.content, headers=answer.headers)
+
+    return handler
+
+
+def run(
+    files: list[Path], handler: Handler, *, token: str = FAKE_KEY, fmt: str = "json"
+) -> tuple[bool, Any, list[float]]:
+    sleeps: list[float] = []
+    outcome = check_remote(
+        read_manifest_files([str(path) for path in files]),
+        Server(url="http://supportgate.test/", token=token, idempotency_scope="test"),
+        fmt=fmt,
+        fail_on="rejected",
+        rule_titles={},
+        transport=httpx.MockTransport(handler),
+        sleep=sleeps.append,
+    )
+    return outcome.failed, json.loads(outcome.output) if fmt == "json" else outcome.output, sleeps
+
+
+def history(api: Api, kind: str, name: str) -> list[dict[str, Any]]:
+    response = api.client.get(
+        f"/v1/manifests/{kind}/{name}/history", headers=api.headers("procurement")
+    )
+    assert response.status_code == 200, response.text
+    items: list[dict[str, Any]] = response.json()["items"]
+    return items
+
+
+def test_a_lost_response_is_retried_and_recorded_once(api: Api, shared_examples: Path) -> None:
+    """The server recorded the decision, the answer was lost: the retry gets the same one."""
+    app = forward(api)
+    seen: list[httpx.Request] = []
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        answer = app(request)
+        if len(seen) == 1:
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return answer
+
+    failed, report, sleeps = run(
+        [shared_examples / "hw-b200-pool.yaml"], flaky, token=api.keys["ci"]
+    )
+    assert not failed
+    assert sleeps == [0.5]
+    assert len({request.headers["idempotency-key"] for request in seen}) == 1
+    recorded = history(api, "HardwareManifest", "b200-pool")
+    assert [item["id"] for item in recorded] == [report["results"][0]["decision"]["id"]]
+
+
+def test_hardware_goes_first_and_each_document_is_sent_alone(
+    api: Api, shared_examples: Path, tmp_path: Path
+) -> None:
+    deployment = shared_examples / "dep-h100-port-trial.yaml"
+    bundle = tmp_path / "pool-and-offline.yaml"
+    bundle.write_text(
+        (shared_examples / "dep-b200-offline.yaml").read_text()
+        + "---\n"
+        + (shared_examples / "hw-b200-pool.yaml").read_text()
+    )
+    pool = shared_examples / "hw-h100-pool-a.yaml"
+    app = forward(api)
+    seen: list[httpx.Request] = []
+
+    def recording(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return app(request)
+
+    failed, report, _ = run([deployment, bundle, pool], recording, token=api.keys["ci"])
+    assert not failed
+    assert [Path(r["source"]).name for r in report["results"]] == [
+        "dep-h100-port-trial.yaml",
+        "pool-and-offline.yaml",
+        "pool-and-offline.yaml",
+        "hw-h100-pool-a.yaml",
+    ]
+    assert [r["decision"]["verdict"] for r in report["results"]] == [
+        "experimental",  # its hardware.ref resolved on the server: the pool was sent first
+        "supported",
+        "supported",
+        "experimental",
+    ]
+    kinds = [yaml.safe_load(request.content)["kind"] for request in seen]  # JSON is YAML
+    assert kinds == ["HardwareManifest"] * 2 + ["DeploymentManifest"] * 2
+    single = next(r for r in seen if r.headers["content-type"] == "application/yaml")
+    assert single.content == pool.read_bytes()  # a one-manifest file goes as written
+    assert sum(r.headers["content-type"] == "application/json" for r in seen) == 2
+    assert len({r.headers["idempotency-key"] for r in seen}) == 4
+
+
+def test_503_is_retried_with_retry_after_then_gives_up(shared_examples: Path) -> None:
+    calls: list[httpx.Request] = []
+
+    def overloaded(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(
+            503, json={"status_code": 503, "detail": "busy"}, headers={"Retry-After": "5"}
+        )
+
+    with pytest.raises(PolicyEngineUnavailable, match=r"could not evaluate it \(503\): busy"):
+        run([shared_examples / "hw-b200-pool.yaml"], overloaded)
+    assert len(calls) == RetryPolicy().attempts
+
+
+def test_503_then_success(sqlite_api: Api, shared_examples: Path) -> None:
+    app = forward(sqlite_api)
+    calls: list[int] = []
+
+    def recovering(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            return httpx.Response(503, json={"detail": "busy"}, headers={"Retry-After": "60"})
+        return app(request)
+
+    failed, _, sleeps = run(
+        [shared_examples / "hw-b200-pool.yaml"], recovering, token=sqlite_api.keys["ci"]
+    )
+    assert not failed
+    assert sleeps == [RetryPolicy().max_delay]  # Retry-After, capped
+
+
+def test_a_4xx_names_file_manifest_and_field(shared_examples: Path) -> None:
+    def refusing(_: httpx.Request) -> httpx.Response:
+        body = {"status_code": 400, "detail": "Expected `int` >= 1", "field": "$.spec.nodes"}
+        return httpx.Response(400, json=body)
+
+    pool = shared_examples / "hw-b200-pool.yaml"
+    with pytest.raises(UsageError) as caught:
+        run([pool], refusing)
+    message = str(caught.value)
+    assert str(pool) in message
+    assert "HardwareManifest 'b200-pool'" in message
+    assert "Expected `int` >= 1 (field $.spec.nodes)" in message
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_refused_key(shared_examples: Path, status: int) -> None:
+    def refusing(_: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json={"status_code": status, "detail": "unknown API key"})
+
+    with pytest.raises(UsageError, match="the server refused the key: unknown API key"):
+        run([shared_examples / "hw-b200-pool.yaml"], refusing)
+
+
+def test_not_a_supportgate_server(shared_examples: Path) -> None:
+    def teapot(_: httpx.Request) -> httpx.Response:
+        return httpx.Response(201, text="<html>hello</html>")
+
+    with pytest.raises(PolicyEngineUnavailable, match="not a supportgate decision"):
+        run([shared_examples / "hw-b200-pool.yaml"], teapot)
+
+
+def test_server_options() -> None:
+    env = {"SUPPORTGATE_TOKEN": FAKE_KEY}
+    assert Server.from_options("http://h", None, env).token == FAKE_KEY
+    flag = FAKE_KEY + "-flag"
+    assert Server.from_options("http://h", flag, env).token == flag
+    with pytest.raises(UsageError, match="--server: needs an API key"):
+        Server.from_options("http://h", None, {})
+    with pytest.raises(UsageError, match="--token: needs --server"):
+        Server.from_options(None, "sg_flag", {})
+    with pytest.raises(UsageError, match="--at: applies to in-process checks only"):
+        Server.from_options("http://h", "k", {}, in_process_only={"--matrix": None, "--at": 1})
+    for bad in ("h:80", "file:///x", "http://"):
+        with pytest.raises(UsageError, match="--server"):
+            Server.from_options(bad, "k", {})
+
+
+def test_idempotency_scope() -> None:
+    github = {"GITHUB_RUN_ID": "7", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_JOB": "gate"}
+    scope = Server.from_options("http://h", "k", github).idempotency_scope
+    assert scope == Server.from_options("http://h", "k", github).idempotency_scope
+    rerun = {**github, "GITHUB_RUN_ATTEMPT": "3"}
+    assert scope != Server.from_options("http://h", "k", rerun).idempotency_scope
+    explicit = {**github, "SUPPORTGATE_IDEMPOTENCY_SCOPE": "mine"}
+    assert Server.from_options("http://h", "k", explicit).idempotency_scope == "mine"
+    assert Server.from_options("http://h", "k", {"CI_JOB_ID": "9"}).idempotency_scope.endswith("9")
+    random = {Server.from_options("http://h", "k", {}).idempotency_scope for _ in range(2)}
+    assert len(random) == 2  # outside CI: one scope per invocation

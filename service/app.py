@@ -9,26 +9,48 @@ import anyio.to_thread
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.logging.config import LoggingConfig
 from litestar.openapi.config import OpenAPIConfig
 
 from service import __version__
+from service.audit.controllers import AuditController
 from service.auth.guard import require_key
 from service.config import Settings
 from service.dependencies import RuntimeDep
 from service.evaluations.controllers import EvaluationController, ManifestController
-from service.http_errors import EXCEPTION_HANDLERS
+from service.http_errors import EXCEPTION_HANDLERS, log_unexpected
+from service.http_input import refuse_nul_characters
+from service.matrix.controllers import MatrixController
 from service.observability.health import live, ready
-from service.observability.metrics import CONTENT_TYPE
+from service.observability.metrics import MEDIA_TYPE
 from service.observability.requests import RequestObserver
+from service.openapi import components, document
 from service.runtime import Runtime
 
 MAX_BODY_BYTES = 1024 * 1024
 
 
-@get("/metrics", opt={"public": True}, tags=["health"], summary="Prometheus metrics")
+def _logging_config() -> LoggingConfig:
+    """Litestar's loggers go to the root logger, which service.logging configures (JSON on
+    stdout); Litestar's default would replace its handler with text on stderr. Its exception
+    log is off: it would log every 4xx with a traceback; `log_unexpected` logs the 500s."""
+    return LoggingConfig(
+        configure_root_logger=False,
+        loggers={"litestar": {"level": "INFO", "propagate": True}},
+        log_exceptions="never",
+    )
+
+
+@get(
+    "/metrics",
+    opt={"public": True},
+    tags=["health"],
+    summary="Prometheus metrics",
+    media_type=MEDIA_TYPE,
+)
 async def metrics(runtime: RuntimeDep) -> Response[bytes]:
     body = await anyio.to_thread.run_sync(runtime.metrics.exposition)
-    return Response(body, media_type=CONTENT_TYPE)
+    return Response(body, media_type=MEDIA_TYPE)
 
 
 def create_app(
@@ -49,14 +71,31 @@ def create_app(
     def provide_runtime() -> Runtime:
         return built
 
-    return Litestar(
-        route_handlers=[EvaluationController, ManifestController, live, ready, metrics],
+    app = Litestar(
+        route_handlers=[
+            EvaluationController,
+            ManifestController,
+            MatrixController,
+            AuditController,
+            live,
+            ready,
+            metrics,
+        ],
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False)},
         guards=[require_key],
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[RequestObserver()],
+        after_exception=[log_unexpected],
         lifespan=[lifespan],
+        before_request=refuse_nul_characters,
+        logging_config=_logging_config(),
         request_max_body_size=MAX_BODY_BYTES,
-        openapi_config=OpenAPIConfig(title="supportgate", version=__version__, path="/schema"),
+        openapi_config=OpenAPIConfig(
+            title="supportgate", version=__version__, path="/schema", components=components()
+        ),
         state=State({"runtime": built}),
     )
+    document(app)
+    # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
+    # sees a request no route matches (404, 405), and every request gets its event.
+    app.asgi_handler = RequestObserver()(app.asgi_handler)
+    return app

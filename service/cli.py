@@ -6,19 +6,23 @@ Exit codes: 0 the gate passed, 1 a manifest failed the gate, 2 usage, input or e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from service.audit.verify import verify_chain
 from service.auth import ROLES
 from service.config import Settings
-from service.db.migrate import head_revision, upgrade
+from service.db.migrate import ensure_current, head_revision, upgrade
 from service.errors import DatabaseError, InputError, PolicyEngineError
 from service.evaluations.check import check, read_manifest_files
 from service.evaluations.evaluator import Evaluator
+from service.evaluations.remote import Server, check_remote
 from service.logging import configure_logging
 from service.matrix import load_matrix_file, prepare
+from service.matrix.services import cli_publisher, describe
 from service.policy import EmbeddedEngine, PolicyBundle
 from service.policy.catalog import read_catalog
 from service.reports import FAIL_ON, FORMATS
@@ -55,6 +59,8 @@ def _serve(args: argparse.Namespace) -> int:
         if secret is not None:
             print("no API key existed: created admin key 'admin'; it is shown only once:")
             print(secret, flush=True)
+    if args.no_upgrade:  # refuse now, in one line naming the fix, not in uvicorn's lifespan
+        ensure_current(settings.database_url)
     app = create_app(settings, upgrade_schema=not args.no_upgrade)
     uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
     return EXIT_OK
@@ -85,23 +91,59 @@ def _keys_create(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _audit_verify(_: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        report = verify_chain(runtime.sessions)
+    finally:
+        runtime.stop()
+    print(report.summary())
+    return EXIT_OK if report.intact else EXIT_GATE_FAILED
+
+
 def _check(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     bundle = PolicyBundle.load(settings.policy_dir)
-    matrix = load_matrix_file(args.matrix or bundle.default_matrix_path)
-    items = read_manifest_files(args.files)
-    evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
     titles = {rule_id: rule.title for rule_id, rule in read_catalog(bundle.modules).items()}
-    outcome = check(
-        items,
-        evaluator,
-        evaluated_at=args.at,
-        fmt=args.format,
-        fail_on=args.fail_on,
-        rule_titles=titles,
-    )
+    if args.server is not None or args.token is not None:
+        server = Server.from_options(
+            args.server,
+            args.token,
+            os.environ,
+            in_process_only={"--matrix": args.matrix, "--at": args.at},
+        )
+        outcome = check_remote(
+            read_manifest_files(args.files),
+            server,
+            fmt=args.format,
+            fail_on=args.fail_on,
+            rule_titles=titles,
+        )
+    else:
+        matrix = load_matrix_file(args.matrix or bundle.default_matrix_path)
+        items = read_manifest_files(args.files)
+        evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
+        outcome = check(
+            items,
+            evaluator,
+            evaluated_at=args.at or datetime.now(UTC),
+            fmt=args.format,
+            fail_on=args.fail_on,
+            rule_titles=titles,
+        )
     sys.stdout.write(outcome.output if outcome.output.endswith("\n") else outcome.output + "\n")
     return EXIT_GATE_FAILED if outcome.failed else EXIT_OK
+
+
+def _matrix_publish(args: argparse.Namespace) -> int:
+    matrix = load_matrix_file(args.file)
+    runtime = _runtime()
+    try:
+        published = runtime.matrices.publish_view(matrix, published_by=cli_publisher())
+    finally:
+        runtime.stop()
+    print(describe(published))
+    return EXIT_OK
 
 
 def _timestamp(text: str) -> datetime:
@@ -142,8 +184,13 @@ def _parser() -> argparse.ArgumentParser:
     check_cmd.add_argument(
         "--at",
         type=_timestamp,
-        default=datetime.now(UTC),
         help="evaluation time (RFC 3339), for replaying a decision; default now",
+    )
+    check_cmd.add_argument(
+        "--server", metavar="URL", help="evaluate on this supportgate server (records and tracks)"
+    )
+    check_cmd.add_argument(
+        "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
     )
     check_cmd.set_defaults(run=_check)
 
@@ -176,6 +223,20 @@ def _parser() -> argparse.ArgumentParser:
     create_cmd.add_argument("--role", required=True, choices=ROLES)
     create_cmd.add_argument("--name", required=True)
     create_cmd.set_defaults(run=_keys_create)
+
+    matrix_cmd = commands.add_parser("matrix", help="the support matrix").add_subparsers(
+        dest="matrix_command", required=True, parser_class=_Parser
+    )
+    publish_cmd = matrix_cmd.add_parser("publish", help="publish a new matrix version")
+    publish_cmd.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
+    publish_cmd.set_defaults(run=_matrix_publish)
+
+    audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
+        dest="audit_command", required=True, parser_class=_Parser
+    )
+    audit_cmd.add_parser(
+        "verify", help="check the decision hash chain; exit 1 naming the first bad record"
+    ).set_defaults(run=_audit_verify)
     return parser
 
 

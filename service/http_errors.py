@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response
-from litestar.types import ExceptionHandlersMap
+from litestar.exceptions import HTTPException
+from litestar.types import ExceptionHandlersMap, Scope
 from sqlalchemy.exc import DBAPIError
 
 from service.errors import (
@@ -20,6 +21,7 @@ from service.errors import (
     InputError,
     ManifestError,
     PolicyEngineError,
+    SupportgateError,
     UnsupportedMediaType,
 )
 from service.evaluations.tracking import NotTracked
@@ -27,6 +29,7 @@ from service.logging import get_logger
 from service.manifests import DocumentTooLargeError
 
 log = get_logger(__name__)
+HTTP_500 = 500
 
 _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (DocumentTooLargeError, 413),
@@ -69,6 +72,16 @@ def handle_unavailable(
         status_code=503,
         headers={"Retry-After": "5"},
     )
+
+
+async def log_unexpected(exc: Exception, scope: Scope) -> None:
+    """Log, with its traceback, an error that becomes a 500 (an `after_exception` hook): the
+    errors above are answered on purpose and say enough in the request event."""
+    answered = isinstance(exc, SupportgateError | DBAPIError) or (
+        isinstance(exc, HTTPException) and exc.status_code < HTTP_500
+    )
+    if not answered:
+        log.error("unexpected_error", path=scope.get("path"), exc_info=exc)
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {

@@ -1,4 +1,8 @@
-"""Opaque keyset cursors: the last item's sort key, base64url JSON; a bad cursor is a 400."""
+"""Opaque keyset cursors: the last item's sort key, base64url JSON; a bad cursor is a 400.
+
+A forged cursor is refused here too when the databases could not compare its values (an
+integer beyond 64 bits: SQLite raises OverflowError; text with NUL: PostgreSQL refuses it).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from service.errors import UsageError
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def encode_cursor(key: list[Any]) -> str:
@@ -29,9 +34,17 @@ def decode_cursor(cursor: str, *types: type) -> list[Any]:
         not isinstance(key, list)
         or len(key) != len(types)
         or not all(type(value) is expected for value, expected in zip(key, types, strict=True))
+        or not all(map(_storable, key))
     ):
         raise UsageError("cursor: not a cursor this endpoint gave out")
     return key
+
+
+def _storable(value: object) -> bool:
+    """A value the databases can compare: a 64-bit integer, text without NUL characters."""
+    if isinstance(value, int):
+        return _INT64_MIN <= value <= _INT64_MAX
+    return not isinstance(value, str) or "\x00" not in value
 
 
 def check_limit(limit: int) -> int:

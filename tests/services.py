@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 import requests
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ProgrammingError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from service.db.engine import database_url
@@ -133,10 +133,28 @@ def temporary_database(admin_url: str) -> Iterator[str]:
         try:
             yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
         finally:
-            with admin.connect() as connection:
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            _drop_database(admin, name)
     finally:
         admin.dispose()
+
+
+def _drop_database(admin: Engine, name: str) -> None:
+    """Drop `name`, ending its connections. WITH (FORCE) fails when an autovacuum worker is on
+    the database (no role of ours owns it); a plain DROP cancels autovacuum itself, once our
+    own connections are gone."""
+    with admin.connect() as connection:
+        try:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        except ProgrammingError:
+            connection.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = :name AND usename = current_user"
+                    " AND pid <> pg_backend_pid()"
+                ),
+                {"name": name},
+            )
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
 
 
 def _start_local_postgres() -> str:

@@ -1,8 +1,9 @@
 """The one guard every route passes: `Authorization: Bearer <key>`, then the route's role.
 
 Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
-`opt={"public": True}` for health and metrics. No or an unknown key is 401; a key whose role
-is too small is 403.
+`opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
+under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
+No or an unknown key is 401; a key whose role is too small is 403.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ from litestar.params import FromPath, FromQuery, HeaderParameter, QueryParameter
 
 from service.auth.guard import principal_of
 from service.dependencies import RuntimeDep
+from service.manifests.decision import Decision, ManifestKind, Verdict
 from service.manifests.decode import format_for_media_type
+from service.openapi import ManifestBody, body, error
 from service.pagination import DEFAULT_LIMIT
 
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
@@ -22,7 +24,16 @@ class EvaluationController(Controller):
     path = "/v1/evaluations"
     tags = ["evaluations"]  # noqa: RUF012 - Litestar reads class attributes
 
-    @post("/", opt={"role": "ci"}, summary="Evaluate a manifest, record the decision, track it")
+    @post(
+        "/",
+        opt={"role": "ci"},
+        summary="Evaluate a manifest, record the decision, track it",
+        operation_class=ManifestBody,
+        responses={
+            201: body(Decision, "The decision, recorded (or the first answer to this key)"),
+            409: error(409),
+        },
+    )
     async def create(
         self,
         request: Request[Any, Any, Any],
@@ -54,8 +65,8 @@ class ManifestController(Controller):
         self,
         runtime: RuntimeDep,
         *,
-        kind: FromQuery[str | None] = None,
-        verdict: FromQuery[str | None] = None,
+        kind: FromQuery[ManifestKind | None] = None,
+        verdict: FromQuery[Verdict | None] = None,
         owner: FromQuery[str | None] = None,
         cursor: FromQuery[str | None] = None,
         limit: Limit = DEFAULT_LIMIT,
@@ -68,7 +79,7 @@ class ManifestController(Controller):
 
     @get("/{kind:str}/{name:str}", opt={"role": "procurement"}, summary="One tracked manifest")
     async def one(
-        self, runtime: RuntimeDep, kind: FromPath[str], name: FromPath[str]
+        self, runtime: RuntimeDep, kind: FromPath[ManifestKind], name: FromPath[str]
     ) -> TrackedManifest:
         return await anyio.to_thread.run_sync(runtime.tracking.one, kind, name)
 
@@ -80,7 +91,7 @@ class ManifestController(Controller):
     async def history(
         self,
         runtime: RuntimeDep,
-        kind: FromPath[str],
+        kind: FromPath[ManifestKind],
         name: FromPath[str],
         *,
         cursor: FromQuery[str | None] = None,
@@ -95,5 +106,7 @@ class ManifestController(Controller):
         opt={"role": "admin"},
         summary="Stop tracking a manifest (its history stays)",
     )
-    async def untrack(self, runtime: RuntimeDep, kind: FromPath[str], name: FromPath[str]) -> None:
+    async def untrack(
+        self, runtime: RuntimeDep, kind: FromPath[ManifestKind], name: FromPath[str]
+    ) -> None:
         await anyio.to_thread.run_sync(runtime.tracking.untrack, kind, name)

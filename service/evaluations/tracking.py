@@ -77,6 +77,7 @@ class TrackingService:
         return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
 
     def untrack(self, kind: str, name: str) -> None:
+        _check_choice("kind", kind, KINDS)
         with transaction(self._sessions, write=True) as session:
             if not repository.untrack(session, kind, name):
                 raise NotTracked(f"no tracked {kind} named {name!r}")

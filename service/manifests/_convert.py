@@ -6,6 +6,10 @@ string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: q
 `validate` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
 a ValidationError into a ManifestError whose path names the failing field, dict keys included
 (msgspec itself writes `$.engines[...]`).
+
+Every string, keys included, must be storable text: a NUL character (JSON `\u0000`, YAML
+`"\0"`; PostgreSQL's text and jsonb refuse it) or an unpaired surrogate (JSON `"\ud800"`; not
+encodable as UTF-8) is refused with its path.
 """
 
 from __future__ import annotations
@@ -83,8 +87,23 @@ def _item_type(kind: mi.Type | None) -> mi.Type | None:
     return arrays[0].item_type if len(arrays) == 1 else None
 
 
+def _storable(text: str, path: str) -> str:
+    """`text` unless it holds a NUL character or an unpaired surrogate (not storable text)."""
+    if "\x00" in text:
+        raise ManifestError("NUL characters (\\u0000) are not accepted in text", path=path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ManifestError(
+            "unpaired UTF-16 surrogates (e.g. \\ud800) are not accepted in text", path=path
+        ) from None
+    return text
+
+
 def plain(node: Raw, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
     """`node` as builtins, read as the type `kind` wants (None: no type known there)."""
+    if isinstance(node, str):
+        return _storable(node, path)
     if isinstance(node, Number):
         if not _wants_text(kind):
             return node.value
@@ -105,7 +124,7 @@ def plain(node: Raw, kind: mi.Type | None, path: str, *, numbers_as_text: bool) 
         value_type = _value_types(kind, node)
         out: dict[str, object] = {}
         for index, (key, value) in enumerate(node.pairs):
-            here = join(path, key)
+            here = join(path, _storable(key, path))
             if key in out:
                 line = f" (line {node.lines[index]})" if node.lines else ""
                 raise ManifestError(f"duplicate key `{key}`{line}", path=here)

@@ -124,7 +124,11 @@ def set_utc(struct: msgspec.Struct, name: str) -> None:
     """
     moment: datetime | None = getattr(struct, name)
     if moment is not None:
-        msgspec.structs.force_setattr(struct, name, moment.astimezone(UTC))
+        try:
+            in_utc = moment.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
+            raise FieldError(name, f"{moment.isoformat()} is out of range in UTC") from None
+        msgspec.structs.force_setattr(struct, name, in_utc)
 
 
 class Metadata(Contract, frozen=True):

@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio.to_thread
 from litestar import Response, get
+from litestar.openapi.datastructures import ResponseSpec
 
 from service.db import ping
 from service.dependencies import RuntimeDep
@@ -22,6 +23,13 @@ async def live() -> dict[str, str]:
     opt={"public": True},
     tags=["health"],
     summary="The database and the policy engine can serve",
+    responses={
+        503: ResponseSpec(
+            data_container=dict[str, Any],
+            description="The database or the policy engine cannot serve; `checks` says which",
+            generate_examples=False,
+        )
+    },
 )
 async def ready(runtime: RuntimeDep) -> Response[dict[str, Any]]:
     checks: dict[str, str] = {}

@@ -3,7 +3,8 @@
 - supportgate_http_request_duration_seconds{method,route,status}: request latency
 - supportgate_decisions_total{verdict,cause}: decisions recorded by this process
 - supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
-  database when scraped (so every replica reports the same, current numbers)
+  database when scraped (so every replica reports the same, current numbers); left out of a
+  scrape while the database cannot answer, so the others are still served
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from service.db import Manifest, transaction
+from service.logging import get_logger
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MEDIA_TYPE = "text/plain; version=0.0.4"
+"""Prometheus text format; the HTTP layer adds `; charset=utf-8` to every text/ type."""
 _manifests = Manifest.__table__  # type: ignore[attr-defined]
+log = get_logger(__name__)
 
 
 class _TrackedManifests(Collector):
@@ -34,13 +39,17 @@ class _TrackedManifests(Collector):
             labels=["verdict"],
         )
         counts = {"supported": 0, "experimental": 0, "rejected": 0}
-        with transaction(self._sessions) as session:
-            statement = select(_manifests.c.latest_verdict, func.count()).group_by(
-                _manifests.c.latest_verdict
-            )
-            for verdict, count in session.execute(statement):
-                if verdict in counts:
-                    counts[verdict] = int(count)
+        try:
+            with transaction(self._sessions) as session:
+                statement = select(_manifests.c.latest_verdict, func.count()).group_by(
+                    _manifests.c.latest_verdict
+                )
+                for verdict, count in session.execute(statement):
+                    if verdict in counts:
+                        counts[verdict] = int(count)
+        except DBAPIError as exc:  # the other metrics still matter (most of all now)
+            log.warning("tracked_manifests_unavailable", error=type(exc.orig).__name__)
+            return
         for verdict, count in counts.items():
             family.add_metric([verdict], count)
         yield family

@@ -1,0 +1,131 @@
+"""/metrics after real traffic, on SQLite and PostgreSQL: the latency histogram by route and
+status, decisions by verdict, and tracked manifests by their current verdict."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from structlog.testing import capture_logs
+
+from ..api import Api
+from .support import created, deployment, example, hardware, post
+
+
+def _samples(api: Api) -> dict[str, dict[frozenset[tuple[str, str]], float]]:
+    """metric sample name -> {labels: value}, from an anonymous scrape."""
+    response = api.client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    found: dict[str, dict[frozenset[tuple[str, str]], float]] = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            labels = frozenset(sample.labels.items())
+            found.setdefault(sample.name, {})[labels] = sample.value
+    return found
+
+
+def _value(
+    samples: dict[str, dict[frozenset[tuple[str, str]], float]], name: str, **labels: str
+) -> float:
+    wanted = set(labels.items())
+    return sum(value for found, value in samples.get(name, {}).items() if wanted <= found)
+
+
+def test_metrics_count_requests_decisions_and_tracked_manifests(api: Api) -> None:
+    verdicts = Counter(
+        created(api, example(name))["verdict"]
+        for name in (
+            "hw-b200-pool.yaml",
+            "hw-h100-pool-a.yaml",
+            "hw-rtx4090-workstation.yaml",
+            "dep-h100-port-trial.yaml",
+            "dep-h100-production.yaml",
+        )
+    )
+    assert verdicts == {"supported": 1, "experimental": 2, "rejected": 2}
+    assert post(api, b"{", content_type="application/json").status_code == 400
+    assert api.client.get("/v1/manifests", headers=api.headers("ci")).status_code == 403
+
+    samples = _samples(api)
+    duration = "supportgate_http_request_duration_seconds"
+    evaluations = {"method": "POST", "route": "/v1/evaluations"}
+    assert _value(samples, duration + "_count", **evaluations, status="201") == 5
+    assert _value(samples, duration + "_count", **evaluations, status="400") == 1
+    assert _value(samples, duration + "_count", method="GET", route="/v1/manifests") == 1
+    assert _value(samples, duration + "_sum", **evaluations, status="201") > 0
+    buckets = {dict(labels)["le"] for labels in samples[duration + "_bucket"]}
+    assert {"0.005", "0.1", "1.0", "+Inf"} <= buckets
+    every = _value(samples, duration + "_bucket", **evaluations, status="201", le="+Inf")
+    assert every == 5
+
+    for verdict, count in verdicts.items():
+        decided = _value(samples, "supportgate_decisions_total", verdict=verdict)
+        assert decided == count, verdict
+        submitted = _value(
+            samples, "supportgate_decisions_total", verdict=verdict, cause="submission"
+        )
+        assert submitted == count, verdict
+        assert _value(samples, "supportgate_tracked_manifests", verdict=verdict) == count
+
+
+def test_the_tracked_gauge_follows_the_current_verdicts(api: Api) -> None:
+    created(api, deployment("trial", ref="pool-a"))  # no hardware yet: rejected
+    gauge = "supportgate_tracked_manifests"
+    samples = _samples(api)
+    assert _value(samples, gauge, verdict="rejected") == 1
+    assert _value(samples, gauge, verdict="experimental") == 0
+
+    created(api, hardware("pool-a"))
+    created(api, deployment("trial", ref="pool-a"))  # now experimental: moves, not adds
+    samples = _samples(api)
+    assert _value(samples, gauge, verdict="rejected") == 0
+    assert _value(samples, gauge, verdict="experimental") == 2
+    assert _value(samples, "supportgate_decisions_total", verdict="rejected") == 1
+    assert _value(samples, "supportgate_decisions_total", verdict="experimental") == 2
+
+    untracked = api.client.delete(
+        "/v1/manifests/DeploymentManifest/trial", headers=api.headers("admin")
+    )
+    assert untracked.status_code == 204
+    assert _value(_samples(api), gauge, verdict="experimental") == 1
+
+
+def test_every_response_carries_a_request_id(api: Api) -> None:
+    chosen = api.client.get("/health/live", headers={"X-Request-ID": "ci-build-812"})
+    assert chosen.headers["x-request-id"] == "ci-build-812"
+    made = api.client.get("/v1/manifests", headers=api.headers("procurement"))
+    assert len(made.headers["x-request-id"]) == 32
+    refused = api.client.get("/v1/manifests")
+    assert refused.status_code == 401
+    assert refused.headers["x-request-id"] != made.headers["x-request-id"]
+    unrouted = api.client.get("/no/such/route", headers={"X-Request-ID": "scanner-1"})
+    assert unrouted.status_code == 404
+    assert unrouted.headers["x-request-id"] == "scanner-1"
+    samples = _samples(api)
+    duration = "supportgate_http_request_duration_seconds_count"
+    assert _value(samples, duration, route="unmatched", status="404") == 1
+    assert _value(samples, duration, route="/v1/manifests", status="401") == 1
+
+
+def test_an_unexpected_error_is_a_bare_500_logged_with_its_traceback(
+    sqlite_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(**_: object) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(sqlite_api.runtime.tracking, "page", broken)
+    with capture_logs() as logs:
+        failed = sqlite_api.client.get("/v1/manifests", headers=sqlite_api.headers("procurement"))
+        refused = sqlite_api.client.get("/v1/manifests/Gpu/x", headers=sqlite_api.headers("admin"))
+    assert failed.status_code == 500
+    assert failed.json() == {"status_code": 500, "detail": "Internal Server Error"}
+    assert refused.status_code == 400
+    unexpected = [event for event in logs if event["event"] == "unexpected_error"]
+    assert len(unexpected) == 1, "only the 500 is logged as unexpected, not the 400"
+    assert unexpected[0]["path"] == "/v1/manifests"
+    assert isinstance(unexpected[0]["exc_info"], RuntimeError)
+    assert unexpected[0]["log_level"] == "error"
+    statuses = [event["status"] for event in logs if event["event"] == "request"]
+    assert statuses == [500, 400]

@@ -21,7 +21,7 @@ from service.policy.engine import LoadedMatrix, PolicyEngine
 from service.policy.inputs import PolicyInput, build_input
 
 HardwareLookup = Callable[[str], HardwareManifest | None]
-_id_source = random.Random(random.SystemRandom().getrandbits(256))  # seeded from the OS
+_id_source = random.Random(random.SystemRandom().getrandbits(256))  # noqa: S311 - ids are not secrets
 os.register_at_fork(after_in_child=lambda: _id_source.seed(random.SystemRandom().getrandbits(256)))
 
 

@@ -13,7 +13,6 @@ from service.errors import ManifestError
 from service.manifests import decode, decode_manifest, to_builtins
 from service.manifests._convert import convert
 from service.manifests._raw import parse_json
-
 from tests import strategies
 
 

@@ -201,16 +201,35 @@ def _append(sessions: sessionmaker[Session], records: Sequence[Record]) -> None:
                 manifest_rows[key] = _manifest_row(record, now)
             if record.idempotency is not None:
                 idempotency_rows.append(_idempotency_row(record.idempotency, now))
-        session.execute(insert(_decisions), decision_rows)
-        if rule_rows:
-            session.execute(insert(_rules), rule_rows)
+        _bulk_insert(session, _decisions, decision_rows)
+        _bulk_insert(session, _rules, rule_rows)
         if manifest_rows:
-            session.execute(_upsert_manifests(session, list(manifest_rows.values())))
+            session.execute(_upsert_manifests(session), list(manifest_rows.values()))
         if idempotency_rows:
             session.execute(insert(_idempotency), idempotency_rows)
         session.execute(
             update(_head).where(_head.c.id == head.id).values(last_seq=seq, last_hash=prev_hash)
         )
+
+
+def _bulk_insert(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Append rows: COPY on PostgreSQL (a fraction of the CPU of row-by-row INSERTs, which
+    matters because the writer shares the GIL with the request loop), executemany elsewhere."""
+    if not rows:
+        return
+    if session.get_bind().dialect.name != "postgresql":
+        session.execute(insert(table), rows)
+        return
+    columns = list(rows[0])
+    json_columns = {name for name in columns if isinstance(rows[0][name], dict | list)}
+    cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([_json_text(row[c]) if c in json_columns else row[c] for c in columns])
+
+
+def _json_text(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
 
 
 def _decision_row(
@@ -241,7 +260,7 @@ def _decision_row(
         prev_hash=prev_hash,
     )
     return {
-        **dataclasses.asdict(fields),
+        **{field.name: getattr(fields, field.name) for field in dataclasses.fields(fields)},
         "recorded_at": now,
         "policy_input": evaluation.policy_input.canonical.decode(),
         "hash": fields.hash(),
@@ -278,12 +297,25 @@ def _idempotency_row(response: IdempotentResponse, now: datetime) -> dict[str, A
     }
 
 
-def _upsert_manifests(session: Session, rows: list[dict[str, Any]]) -> Any:
+_MANIFEST_COLUMNS = (
+    "owner",
+    "content",
+    "content_digest",
+    "hardware_ref",
+    "latest_decision_id",
+    "latest_verdict",
+    "updated_at",
+    "last_evaluated_at",
+)
+
+
+def _upsert_manifests(session: Session) -> Any:
+    """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once per batch with many rows (an
+    executemany: compiled once and cached, unlike a multi-VALUES statement of varying size)."""
     dialect = session.get_bind().dialect.name
     dialect_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = dialect_insert(_manifests).values(rows)
-    keep = {"kind", "name", "created_at"}
+    statement = dialect_insert(_manifests)
     return statement.on_conflict_do_update(
         index_elements=["kind", "name"],
-        set_={column: statement.excluded[column] for column in rows[0] if column not in keep},
+        set_={column: statement.excluded[column] for column in _MANIFEST_COLUMNS},
     )

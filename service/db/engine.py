@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
@@ -109,6 +110,18 @@ def _absolute_sqlite(url: URL) -> URL:
     return url.set(database=str(path if path.is_absolute() else Path.cwd() / path))
 
 
+def _json_text(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+# JSON columns are written and read with msgspec: several times faster than the json module on
+# the decision documents every request stores, and the same JSON.
+_JSON_CODEC: dict[str, Any] = {
+    "json_serializer": _json_text,
+    "json_deserializer": msgspec.json.decode,
+}
+
+
 def _sqlite_engine(url: URL) -> Engine:
     connect_args: dict[str, Any] = {
         "check_same_thread": False,
@@ -116,7 +129,7 @@ def _sqlite_engine(url: URL) -> Engine:
     }
     if _sqlite_in_memory(url):
         # One shared connection, or every checkout would see its own empty database.
-        engine = create_engine(url, connect_args=connect_args, poolclass=StaticPool)
+        engine = create_engine(url, connect_args=connect_args, poolclass=StaticPool, **_JSON_CODEC)
     else:
         engine = create_engine(
             url,
@@ -124,6 +137,7 @@ def _sqlite_engine(url: URL) -> Engine:
             pool_size=POOL_SIZE,
             max_overflow=MAX_OVERFLOW,
             pool_timeout=POOL_TIMEOUT_S,
+            **_JSON_CODEC,
         )
     event.listen(engine, "connect", _on_sqlite_connect)
     event.listen(engine, "begin", _on_sqlite_begin)
@@ -161,4 +175,5 @@ def _postgres_engine(url: URL) -> Engine:
         pool_timeout=POOL_TIMEOUT_S,
         pool_recycle=POOL_RECYCLE_S,
         pool_pre_ping=True,
+        **_JSON_CODEC,
     )

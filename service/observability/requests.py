@@ -8,7 +8,6 @@ a handler put them in `request.state["log"]`, the manifest and verdict.
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 from litestar.datastructures import MutableScopeHeaders
@@ -16,6 +15,7 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.auth.guard import PRINCIPAL_STATE_KEY
+from service.ids import random_hex
 from service.logging import get_logger
 
 log = get_logger("supportgate.request")
@@ -25,7 +25,7 @@ class RequestObserver(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         started = time.perf_counter()
         headers = dict(scope.get("headers") or [])
-        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:128] or uuid.uuid4().hex
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:128] or random_hex()
         status = 500
 
         async def send_and_watch(message: Message) -> None:

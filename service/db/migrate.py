@@ -87,13 +87,18 @@ def ensure_current(target: str | Engine) -> None:
     )
 
 
+MIGRATION_LOCK = 0x5347_4D49_4752  # "SGMIGR": the advisory lock key of schema migrations
+
+
 @contextmanager
 def migration_connection(engine: Engine) -> Iterator[Connection]:
     """A connection inside one transaction, for running migrations.
 
     On SQLite, foreign keys are off meanwhile (batch mode copies and drops tables that
     others reference; the pragma cannot change inside a transaction) and are checked
-    before commit.
+    before commit. On PostgreSQL the transaction first takes an advisory lock, so replicas
+    (or uvicorn workers) that start together migrate one after the other: the later ones
+    find the schema current and do nothing. SQLite's write lock does the same there.
     """
     with engine.connect() as connection:
         sqlite = connection.dialect.name == "sqlite"
@@ -101,6 +106,8 @@ def migration_connection(engine: Engine) -> Iterator[Connection]:
             _sqlite_pragma(connection, "foreign_keys=OFF")
         try:
             with connection.begin():
+                if connection.dialect.name == "postgresql":
+                    connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
                 yield connection
                 if sqlite:
                     broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()

@@ -122,11 +122,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     args = parser.parse_args()
     bodies = _bodies()
     with (
         temporary_database(postgres_admin_url()) as database_url,
-        running_server(database_url) as server,
+        running_server(database_url, workers=args.workers) as server,
         tempfile.TemporaryDirectory() as tmp,
     ):
         echo = _wrk(
@@ -146,7 +147,7 @@ def main() -> None:
             f"{server.url}/v1/evaluations", server.admin_key, bodies[0], half, args.seconds
         )
     print(
-        "### HTTP API on PostgreSQL, one uvicorn worker, "
+        f"### HTTP API on PostgreSQL, {args.workers} uvicorn worker(s), "
         f"{args.connections} connections ({args.seconds} s each)\n"
     )
     print("| case | req/s | p99 | non-2xx | share of echo |")

@@ -35,8 +35,10 @@ def create_key(database_url: str, role: str, name: str) -> str:
 
 
 @contextmanager
-def running_server(database_url: str, *, app: str = "bench.echo_app:app") -> Iterator[Server]:
-    """One uvicorn worker (the production default) serving `app` on `database_url`."""
+def running_server(
+    database_url: str, *, app: str = "bench.echo_app:app", workers: int = 1
+) -> Iterator[Server]:
+    """uvicorn serving `app` on `database_url` (one worker: `supportgate serve`'s default)."""
     admin_key = create_key(database_url, "admin", f"bench-{os.getpid()}-{time.monotonic_ns()}")
     port = free_port()
     process = subprocess.Popen(
@@ -52,6 +54,8 @@ def running_server(database_url: str, *, app: str = "bench.echo_app:app") -> Ite
             "--no-access-log",
             "--log-level",
             "warning",
+            "--workers",
+            str(workers),
         ],
         env={**os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
         stdout=subprocess.DEVNULL,

@@ -160,8 +160,14 @@ def _page_select(
     if where.matrix_version is not None:
         conditions.append(c.matrix_version == where.matrix_version)
     if where.rule is not None:
+        # The seq bounds inside EXISTS let the (rule, decision_seq) index start at the cursor
+        # instead of reading down from the newest entry on deep pages.
         conditions.append(
-            exists().where(_rules.c.decision_seq == c.seq, _rules.c.rule == where.rule)
+            exists().where(
+                _rules.c.decision_seq == c.seq,
+                _rules.c.rule == where.rule,
+                _rules.c.decision_seq.between(*seqs),
+            )
         )
     return select(*_DECISION_COLUMNS).where(*conditions).order_by(c.seq.desc()).limit(limit)
 

@@ -26,9 +26,11 @@ deny := set()
 #   id: claims.correctness
 #   severity: warn
 warn contains data.supportgate.lib.violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
-	_unlisted_platform
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.facts.platform_unlisted
+	passed := data.supportgate.lib.passed_items
 	some item in data.supportgate.lib.correctness_items
-	not data.supportgate.lib.passed(item)
+	not item in passed
 	message := sprintf(_messages.correctness, [item, data.supportgate.lib.accelerator_text, data.supportgate.lib.evidence_status(item)])
 }
 
@@ -39,8 +41,9 @@ warn contains data.supportgate.lib.violation("claims.correctness", sprintf("spec
 #   id: claims.performance
 #   severity: warn
 warn contains data.supportgate.lib.violation("claims.performance", "spec.evidence.performance", message) if {
-	_unlisted_platform
-	not data.supportgate.lib.passed("performance")
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.facts.platform_unlisted
+	not "performance" in data.supportgate.lib.passed_items
 	message := sprintf(_messages.performance, [data.supportgate.lib.accelerator_text, data.supportgate.lib.evidence_status("performance")])
 }
 
@@ -53,17 +56,33 @@ warn contains data.supportgate.lib.violation("claims.performance", "spec.evidenc
 #   id: evidence.stale
 #   severity: warn
 warn contains data.supportgate.lib.violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
+	some item, record in data.supportgate.lib.members(data.supportgate.lib.spec.evidence)
+	record.at <= _stale_cutoff
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
 	now := data.supportgate.lib.evaluated_at_ns
-	some item, record in data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.spec, ["evidence"], {}))
 	recorded := data.supportgate.lib.timestamp_ns(record.at)
 	age := now - recorded
 	age > max_age_days * data.supportgate.lib.day_ns
 	message := sprintf(_messages.stale, [item, record.at, floor(age / data.supportgate.lib.day_ns), input.evaluated_at, max_age_days])
 }
 
-_unlisted_platform if {
-	data.supportgate.lib.is_deployment
-	data.supportgate.lib.platform_unlisted
-}
+# _stale_cutoff lets evidence.stale skip recent evidence without parsing its time (a regex
+# and a parse per item, the bulk of a deployment's decision): an `at` whose text sorts
+# after the cutoff is no stale time. The cutoff is the text, to the second, of one day and
+# one second after the staleness threshold (evaluated_at minus evidence_max_age_days): the
+# text of a valid RFC 3339 time starts with its local date and time, and its UTC offset is
+# under a day. Everything else (older, odd or not a string: Rego orders numbers, null and
+# booleans below strings) is judged exactly by timestamp_ns. Should the cutoff fall outside
+# the years time.format handles alike on both engines, {} (ordered above every string)
+# lets every item through.
+_stale_cutoff := substring(time.format(cutoff_ns), 0, 19) if {
+	max_age_days := data.matrix.evidence_max_age_days
+	is_number(max_age_days)
+
+	# floor keeps the nanoseconds whole; it can only move the cutoff later.
+	threshold_ns := data.supportgate.lib.evaluated_at_ns - (floor(max_age_days) * data.supportgate.lib.day_ns)
+	cutoff_ns := (threshold_ns + data.supportgate.lib.day_ns) + 1000000000
+	cutoff_ns > -9000000000000000000
+	cutoff_ns < 9000000000000000000
+} else := {}

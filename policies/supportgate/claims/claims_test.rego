@@ -107,3 +107,26 @@ test_evidence_stale_quiet_without_evaluated_at if {
 	inp := json.remove(fx.deployment_input(spec, fx.b200), ["evaluated_at"])
 	not "evidence.stale" in fx.rules(claims.warn) with input as inp
 }
+
+# The cutoff that lets recent evidence skip the time parse never hides a stale item: times
+# with a UTC offset, with fractions of a second, right at the threshold, and matrices whose
+# cutoff falls outside the years time.format renders (every item then parsed).
+test_evidence_stale_around_the_cutoff if {
+	spec := fx.with_spec({"evidence": {
+		"build": {"status": "passed", "at": "2026-09-01T23:30:00+23:59"},
+		"numerical_parity": {"status": "passed", "at": "2026-08-31T23:59:59.999999999Z"},
+		"structured_output": {"status": "passed", "at": "2026-09-01T00:00:00.000000001Z"},
+		"long_context": {"status": "passed", "at": "2026-09-02T00:00:00-23:59"},
+		"performance": {"status": "passed", "at": "2026-09-01T00:00:00Z"},
+	}})
+	warned := claims.warn with input as fx.deployment_input(spec, fx.b200)
+	fx.paths(warned, "evidence.stale") == {"spec.evidence.build", "spec.evidence.numerical_parity"}
+}
+
+test_evidence_stale_with_a_cutoff_out_of_range if {
+	spec := fx.with_spec({"evidence": {"build": {"status": "passed", "at": "1700-01-01T00:00:00Z"}}})
+	"evidence.stale" in fx.rules(claims.warn) with input as fx.deployment_input(spec, fx.b200)
+		with data.matrix.evidence_max_age_days as 100000
+	not "evidence.stale" in fx.rules(claims.warn) with input as fx.deployment_input(spec, fx.b200)
+		with data.matrix.evidence_max_age_days as 200000
+}

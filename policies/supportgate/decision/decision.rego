@@ -5,12 +5,21 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
+# The checklist answers the four pre-migration questions (DOMAIN.md):
+# distributed_performance is answered by the performance evidence (latency, concurrency,
+# memory, recovery). It and the other parts are written into result directly rather than
+# through rules of their own (one rule evaluation less each).
 result := {
 	"verdict": verdict,
-	"allowed": allowed,
+	"allowed": verdict != "rejected",
 	"violations": [entry | some entry in violations],
 	"claims": claims,
-	"checklist": checklist,
+	"checklist": {
+		"official_support": data.supportgate.lib.facts.officially_supported,
+		"kernels_and_correctness": claims.correct,
+		"distributed_performance": claims.performant,
+		"service_completeness": _service_completeness,
+	},
 	"recommendations": [text | some text in recommendations],
 }
 
@@ -23,44 +32,46 @@ batch := [item_result |
 ]
 
 # --- violations and waivers -----------------------------------------------------------
-
+#
+# regorus tries every rule of a deny or warn set it is asked for, a couple of microseconds
+# per rule even when the rule's first condition fails, so the decision asks a concern only
+# for sets that can have members:
+#
+# - port.deny, service, topology and manifest.deny are read only when the package's
+#   `applies` holds, a condition every rule of those sets requires (see each package).
+# - host.warn, claims.deny and manifest.warn are empty by design and not read.
+#
+# A rule added to a concern must keep to this (the parity suite fails on a rule id that no
+# decision reports).
 denies := union({
 	data.supportgate.host.deny,
 	data.supportgate.support.deny,
-	data.supportgate.port.deny,
-	data.supportgate.service.deny,
-	data.supportgate.claims.deny,
-	data.supportgate.topology.deny,
-	data.supportgate.manifest.deny,
+	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
+	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
+	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
+	{found | data.supportgate.manifest.applies; some found in data.supportgate.manifest.deny},
 })
 
 warns := union({
-	data.supportgate.host.warn,
 	data.supportgate.support.warn,
 	data.supportgate.port.warn,
-	data.supportgate.service.warn,
 	data.supportgate.claims.warn,
-	data.supportgate.topology.warn,
-	data.supportgate.manifest.warn,
+	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
+	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
 })
 
-violations contains _entry(found, "warn") if some found in warns
+# Each violation is the concern's {rule, path, message} plus its severity (object.union is a
+# single builtin call; the waiver of every rule is looked up in one object).
+violations contains object.union(found, {"severity": "warn"}) if some found in warns
 
-violations contains _entry(found, "deny") if {
+violations contains object.union(found, {"severity": "deny"}) if {
 	some found in denies
-	not _waiver_id(found.rule)
+	not _waiver_ids[found.rule]
 }
 
-violations contains object.union(_entry(found, "waived"), {"waiver_id": waiver_id}) if {
+violations contains object.union(found, {"severity": "waived", "waiver_id": waiver_id}) if {
 	some found in denies
-	waiver_id := _waiver_id(found.rule)
-}
-
-_entry(found, severity) := {
-	"rule": found.rule,
-	"severity": severity,
-	"message": found.message,
-	"path": found.path,
+	waiver_id := _waiver_ids[found.rule]
 }
 
 # A waiver applies while its expires_at is after evaluated_at. Should several unexpired
@@ -70,84 +81,48 @@ _active_waivers contains waiver if {
 	data.supportgate.lib.timestamp_ns(waiver.expires_at) > data.supportgate.lib.evaluated_at_ns
 }
 
-_waiver_id(rule) := min(ids) if {
-	ids := {waiver.id | some waiver in _active_waivers; waiver.rule == rule}
+# _waiver_ids: the waiver id reported for each waived rule.
+_waiver_ids[rule] := min(ids) if {
+	some waiver in _active_waivers
+	rule := waiver.rule
+	ids := {other.id | some other in _active_waivers; other.rule == rule}
 	count(ids) > 0
 }
 
 # --- verdict ------------------------------------------------------------------------------
 
-_rejected if {
+verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
-}
-
-verdict := "rejected" if {
-	_rejected
 } else := "supported" if {
-	data.supportgate.lib.officially_supported
+	data.supportgate.lib.facts.officially_supported
 } else := "experimental"
 
+# allowed as a rule of its own, for queries; result spells it out.
 allowed := verdict != "rejected"
 
 # --- claims and checklist -------------------------------------------------------------------
 
 # HardwareManifests carry no evidence: their claims are all unproven.
-claims := {
-	"builds": _proof(_builds),
-	"correct": _proof(_correct),
-	"performant": _proof(_performant),
+claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
+	not data.supportgate.lib.facts.deployment
+} else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
+	proof := {true: "proven", false: "unproven"}
+	passed := data.supportgate.lib.passed_items
+	builds := "build" in passed
+	correct := count([item | some item in data.supportgate.lib.correctness_items; not item in passed]) == 0
+	performant := "performance" in passed
 }
-
-default _builds := false
-
-_builds if {
-	data.supportgate.lib.is_deployment
-	data.supportgate.lib.passed("build")
-}
-
-default _correct := false
-
-_correct if {
-	data.supportgate.lib.is_deployment
-	every item in data.supportgate.lib.correctness_items {
-		data.supportgate.lib.passed(item)
-	}
-}
-
-default _performant := false
-
-_performant if {
-	data.supportgate.lib.is_deployment
-	data.supportgate.lib.passed("performance")
-}
-
-_proof(proven) := "proven" if proven
-
-_proof(proven) := "unproven" if not proven
-
-# The four pre-migration questions (DOMAIN.md): distributed_performance is answered by the
-# performance evidence (latency, concurrency, memory, recovery).
-checklist := {
-	"official_support": _official_support,
-	"kernels_and_correctness": claims.correct,
-	"distributed_performance": claims.performant,
-	"service_completeness": _service_completeness,
-}
-
-default _official_support := false
-
-_official_support if data.supportgate.lib.officially_supported
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not data.supportgate.lib.online
+	not data.supportgate.lib.facts.online
 } else := "incomplete" if {
-	some name in data.supportgate.lib.service_components
-	data.supportgate.lib.component_source(name) == "missing"
+	some source in data.supportgate.lib.component_sources
+	source == "missing"
 } else := "external" if {
-	some name in data.supportgate.lib.service_components
-	data.supportgate.lib.component_source(name) == "external"
+	some source in data.supportgate.lib.component_sources
+	source == "external"
 } else := "complete"
 
 # --- recommendations -------------------------------------------------------------------------
@@ -168,10 +143,16 @@ recommendations contains sprintf(_recommendation_templates.alternatives, [
 	data.supportgate.lib.accelerator_text,
 	data.supportgate.lib.engine_name,
 ]) if {
-	data.supportgate.lib.platform_unlisted
+	data.supportgate.lib.facts.platform_unlisted
+	vendor := data.supportgate.lib.accelerator.vendor
+	arch := data.supportgate.lib.accelerator.arch
+
+	# The alternatives that document the accelerator's (vendor, arch), in matrix order.
 	names := [alternative.name |
 		some alternative in data.supportgate.lib.members(data.matrix.alternatives)
-		_documents(alternative, data.supportgate.lib.accelerator)
+		platforms := alternative.platforms
+		type_name(platforms) in {"array", "object", "set"} # members(), inline
+		[1 | some platform in platforms; platform.vendor == vendor; platform.arch == arch] != []
 	]
 	count(names) > 0
 }
@@ -181,30 +162,33 @@ recommendations contains sprintf(_recommendation_templates.experimental_port, [
 	data.supportgate.lib.unlisted_text,
 	_arch_dependencies_text,
 ]) if {
-	data.supportgate.lib.unlisted
+	data.supportgate.lib.facts.unlisted
 }
 
 recommendations contains sprintf(_recommendation_templates.consumer_card, [
 	data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
 	_reference_topology_text,
 ]) if {
-	data.supportgate.lib.hardware_known
-	data.supportgate.lib.consumer_card
+	data.supportgate.lib.facts.hardware_known
+	data.supportgate.lib.facts.consumer_card
 }
 
 recommendations contains sprintf(_recommendation_templates.external, [data.supportgate.lib.list_text(names)]) if {
+	# Without a service section every component counts as missing.
+	data.supportgate.lib.spec.service
 	names := sort([name |
-		some name in data.supportgate.lib.service_components
-		data.supportgate.lib.component_source(name) == "external"
+		some name, source in data.supportgate.lib.component_sources
+		source == "external"
 	])
 	count(names) > 0
 }
 
 recommendations contains sprintf(_recommendation_templates.missing, [data.supportgate.lib.list_text(names)]) if {
-	data.supportgate.lib.online
+	data.supportgate.lib.facts.online
+	sources := data.supportgate.lib.component_sources
 	names := [name |
 		some name in data.supportgate.lib.service_components
-		data.supportgate.lib.component_source(name) == "missing"
+		sources[name] == "missing"
 	]
 	count(names) > 0
 }
@@ -213,25 +197,19 @@ recommendations contains sprintf(_recommendation_templates.engine, [
 	data.supportgate.lib.text(data.supportgate.lib.spec, ["engine", "name"]),
 	data.supportgate.lib.list_text(data.supportgate.lib.known_engines),
 ]) if {
-	data.supportgate.lib.is_deployment
-	not data.supportgate.lib.engine_known
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.facts.engine_known
 }
 
 recommendations contains sprintf(_recommendation_templates.hardware_ref, [data.supportgate.lib.hardware_ref]) if {
-	data.supportgate.lib.is_deployment
-	not data.supportgate.lib.hardware_known
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.facts.hardware_known
 	data.supportgate.lib.hardware_ref
 }
 
 recommendations contains _recommendation_templates.recipe_scope if {
 	some found in denies
 	found.rule == "service.recipe-scope"
-}
-
-_documents(alternative, accelerator) if {
-	some platform in data.supportgate.lib.members(alternative.platforms)
-	platform.vendor == accelerator.vendor
-	platform.arch == accelerator.arch
 }
 
 _arch_dependencies_text := data.supportgate.lib.list_text(data.supportgate.lib.engine.arch_dependencies) if {

@@ -39,6 +39,11 @@ test_verdict_supported_on_listed_deployment if {
 	result.violations == []
 }
 
+test_allowed_is_the_results if {
+	decision.allowed == decision.result.allowed with input as _h100_production
+	decision.allowed == decision.result.allowed with input as fx.hardware_input(fx.b200)
+}
+
 test_verdict_supported_on_listed_hardware if {
 	result := decision.result with input as fx.hardware_input(fx.ascend950)
 	result.verdict == "supported"

@@ -24,8 +24,11 @@ warn := set()
 #   severity: deny
 deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.hardware_path("os.name"), message) if {
 	allowed := data.supportgate.lib.engine.host.os
-	data.supportgate.lib.hardware_known
-	not _os_allowed(allowed)
+	data.supportgate.lib.facts.hardware_known
+
+	# Not `not os.name in allowed`: with the name missing OPA leaves that undefined where
+	# regorus makes it true. The comprehension is empty then on both engines.
+	[1 | data.supportgate.lib.hardware.os.name in allowed] == []
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.os, [
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["os", "name"]),
 		data.supportgate.lib.engine_name,
@@ -42,7 +45,7 @@ deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.har
 #   id: host.compiler
 #   severity: deny
 deny contains data.supportgate.lib.violation("host.compiler", finding.path, finding.message) if {
-	some finding in _compiler_findings
+	finding := _compiler_finding
 }
 
 # METADATA
@@ -53,8 +56,8 @@ deny contains data.supportgate.lib.violation("host.compiler", finding.path, find
 #   severity: deny
 deny contains data.supportgate.lib.violation("host.python", data.supportgate.lib.hardware_path("python"), message) if {
 	required := data.supportgate.lib.engine.host.python
-	data.supportgate.lib.hardware_known
-	not _python_in_range(required)
+	data.supportgate.lib.facts.hardware_known
+	not data.supportgate.lib.version_checks.python
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.python, [
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["python"]),
 		data.supportgate.lib.engine_name,
@@ -62,10 +65,13 @@ deny contains data.supportgate.lib.violation("host.python", data.supportgate.lib
 	]))
 }
 
-_compiler_findings contains {"path": data.supportgate.lib.hardware_path("compiler.name"), "message": message} if {
+# _compiler_finding: the wrong name (a required name the hardware's compiler does not have),
+# or else, the name being right, the version out of range.
+_compiler_finding := {"path": data.supportgate.lib.hardware_path("compiler.name"), "message": message} if {
 	required := data.supportgate.lib.engine.host.compiler
-	data.supportgate.lib.hardware_known
-	not _compiler_name_matches(required)
+	data.supportgate.lib.facts.hardware_known
+	required.name
+	not data.supportgate.lib.hardware.compiler.name == required.name
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.compiler_name, [
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
 		required.name,
@@ -73,13 +79,10 @@ _compiler_findings contains {"path": data.supportgate.lib.hardware_path("compile
 		required.name,
 		data.supportgate.lib.range_text(required),
 	]))
-}
-
-_compiler_findings contains {"path": data.supportgate.lib.hardware_path("compiler.version"), "message": message} if {
+} else := {"path": data.supportgate.lib.hardware_path("compiler.version"), "message": message} if {
 	required := data.supportgate.lib.engine.host.compiler
-	data.supportgate.lib.hardware_known
-	_compiler_name_matches(required)
-	not _compiler_version_in_range(required)
+	data.supportgate.lib.facts.hardware_known
+	not data.supportgate.lib.version_checks.compiler
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.compiler_version, [
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "version"]),
@@ -88,15 +91,5 @@ _compiler_findings contains {"path": data.supportgate.lib.hardware_path("compile
 	]))
 }
 
-# Negated checks go through helpers so that a missing hardware field makes the helper
-# undefined and the negation true on both engines: OPA evaluates `not f(undefined_ref)`
-# and `not undefined_ref in xs` to undefined, regorus to true.
-_os_allowed(allowed) if data.supportgate.lib.hardware.os.name in data.supportgate.lib.members(allowed)
-
-_python_in_range(required) if data.supportgate.lib.in_range(data.supportgate.lib.hardware.python, required)
-
-_compiler_version_in_range(required) if data.supportgate.lib.in_range(data.supportgate.lib.hardware.compiler.version, required)
-
-_compiler_name_matches(required) if not required.name
-
-_compiler_name_matches(required) if data.supportgate.lib.hardware.compiler.name == required.name
+# The version checks come from lib.version_checks (all versions read at once). A missing
+# version fails its check, so the rule fires: it cannot be shown to meet the requirement.

@@ -199,3 +199,161 @@ test_list_text_renders_values if {
 	lib.list_text(["a", 1]) == "a, 1"
 	lib.list_text("abc") == ""
 }
+
+# --- versions: the exact path and the fast paths agree ------------------------------------
+
+test_version_key_of_long_versions if {
+	lib.version_key("1.2.3.4.5") == [1, 2, 3, 4, 5]
+	lib.version_key("1.0.0.0.0") == [1, 0, 0, 0]
+	lib.version_compare("1.0.0.0.0", "1") == 0
+	lib.version_compare("1.0.0.0.1", "1") == 1
+}
+
+# in_range's fast path (one json.unmarshal) and its exact path (version_key) on the inputs
+# the fast path leaves alone: leading zeros, more than four parts, odd bound types.
+test_in_range_exact_path_cases if {
+	lib.in_range("13.01", {"min": "13.1"})
+	not lib.in_range("13.01", {"below": "13.1"})
+	lib.in_range("1.0.0.0.0", {"min": "1", "below": "1.0.0.0.1"})
+	not lib.in_range("1.0.0.0.1", {"below": "1.0.0.0.1"})
+	not lib.in_range("13", {"min": 13})
+	not lib.in_range("13", {"below": ""})
+	lib.in_range("13", {"min": false, "below": false})
+	lib.in_range("13", "no object: no bounds")
+	not lib.in_range(13, {})
+}
+
+_version_samples := ["3.12.7", "3.12", "3.13", "3.13.0.0", "13", "13.0", "13.0.1", "12.99.99.99", "14", "0", "013", "1.2.3.4.5", "", "3.x"]
+
+_range_samples := [
+	{"min": "3.12", "below": "3.13"},
+	{"min": "13.0", "below": "14"},
+	{"min": "13"},
+	{"below": "14"},
+	{},
+	{"min": "03.12"},
+	{"min": "3.12", "below": ""},
+	{"min": 3},
+	"no range",
+]
+
+# version_checks reads all three versions at once; every answer is in_range's.
+test_version_checks_agree_with_in_range if {
+	every version in _version_samples {
+		every range in _range_samples {
+			checks := lib.version_checks with input as fx.hardware_input(object.union(fx.b200, {
+				"python": version,
+				"compiler": {"name": "gcc", "version": version},
+				"toolkit": {"name": "cuda", "version": version},
+			}))
+				with data.matrix as {"engines": {"deepinfer": {
+					"models": [],
+					"host": {"os": ["linux"], "python": range, "compiler": range},
+					"platforms": [{"vendor": "nvidia", "arch": "sm100", "toolkit": range}],
+				}}}
+			checks == {
+				"python": lib.in_range(version, range),
+				"compiler": lib.in_range(version, range),
+				"toolkit": lib.in_range(version, range),
+			}
+		}
+	}
+}
+
+test_version_checks_without_a_hardware_version if {
+	checks := lib.version_checks with input as fx.hardware_input(json.remove(fx.b200, ["python"]))
+	checks == {"python": false, "compiler": true, "toolkit": true}
+}
+
+# --- time: the fast path for UTC times agrees with the pattern ------------------------------
+
+test_timestamp_ns_fast_and_pattern_paths_agree if {
+	every value in [
+		"2026-11-30T00:00:00Z", "2026-11-30T23:59:59.123456789Z", "2026-11-30T23:59:59.1Z",
+		"2028-02-29T12:00:00Z", "2000-02-29T00:00:00Z", "1678-01-01T00:00:00Z", "2261-12-31T23:59:59Z",
+		"2026-11-30T01:00:00+01:00",
+	] {
+		lib.timestamp_ns(value) == time.parse_rfc3339_ns(value)
+	}
+	every value in [
+		"2026-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2026-00-10T00:00:00Z", "2026-10-00T00:00:00Z",
+		"2026-10-32T00:00:00Z", "2026-06-31T00:00:00Z", "2026-10-10T24:00:00Z", "2026-10-10T00:60:00Z",
+		"2026-10-10T00:00:60Z", "1677-12-31T23:59:59Z", "2262-01-01T00:00:00Z", "2026-10-10T00:00:00.Z",
+		"2026-10-10T00:00:00.1234567890Z", "2026-10-10 00:00:00Z", "2026-10-10T00:00:00",
+	] {
+		not lib.timestamp_ns(value)
+	}
+}
+
+# --- messages and facts ----------------------------------------------------------------------
+
+test_list_text_of_strings_and_of_anything_else if {
+	lib.list_text(["a", "b"]) == "a, b"
+	lib.list_text([]) == ""
+	lib.list_text({"b", "a"}) == "a, b"
+	lib.list_text(["a", ["b"]]) == "a, [\"b\"]"
+}
+
+test_text_and_evidence_status_tolerate_non_objects if {
+	lib.text("abc", ["a"]) == "not stated"
+	lib.evidence_status("build") == "absent" with input as {"manifest": {"kind": "DeploymentManifest", "spec": "abc"}}
+	lib.evidence_status("build") == "passed" with input as fx.deployment_input(fx.deployment, fx.b200)
+	lib.passed("build") with input as fx.deployment_input(fx.deployment, fx.b200)
+}
+
+test_accelerator_is_an_object if {
+	lib.accelerator == {} with input as fx.hardware_input(object.union(fx.b200, {"accelerator": "B200"}))
+	lib.accelerator_text == "not stated not stated" with input as fx.hardware_input(object.union(fx.b200, {"accelerator": "B200"}))
+}
+
+test_unlisted_text_names_model_and_platform if {
+	lib.unlisted_text == "model Llama and platform nvidia sm90" with input as fx.deployment_input(fx.with_spec({"model": {"name": "Llama"}}), fx.h100)
+	lib.unlisted_text == "platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
+}
+
+# The named rules are the facts, one by one.
+_named_rule_holds("engine_known") if lib.engine_known
+
+_named_rule_holds("hardware_known") if lib.hardware_known
+
+_named_rule_holds("platform_listed") if lib.platform_listed
+
+_named_rule_holds("model_listed") if lib.model_listed
+
+_named_rule_holds("platform_unlisted") if lib.platform_unlisted
+
+_named_rule_holds("model_unlisted") if lib.model_unlisted
+
+_named_rule_holds("unlisted") if lib.unlisted
+
+_named_rule_holds("officially_supported") if lib.officially_supported
+
+_named_rule_holds("online") if lib.online
+
+_named_rule_holds("consumer_card") if lib.consumer_card
+
+_named_rule_holds("deployment") if lib.is_deployment
+
+_named_rule_holds("hardware_manifest") if lib.is_hardware_manifest
+
+test_named_rules_follow_facts if {
+	every inp in [
+		fx.hardware_input(fx.b200),
+		fx.hardware_input(fx.rtx4090),
+		fx.deployment_input(fx.with_spec({"mode": "online", "model": {"name": "Llama"}}), fx.h100),
+		fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.b200),
+		fx.unresolved_input(fx.deployment),
+		{"manifest": {"kind": "Other"}},
+		{},
+	] {
+		facts := lib.facts with input as inp
+		count(facts) == 12
+		every name, holds in facts {
+			holds == _holds(name, inp)
+		}
+	}
+}
+
+_holds(name, inp) if {
+	_named_rule_holds(name) with input as inp
+} else := false

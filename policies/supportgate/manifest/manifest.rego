@@ -25,15 +25,20 @@ deny contains data.supportgate.lib.violation("manifest.hardware-ref", finding.pa
 	some finding in _hardware_findings
 }
 
+# applies: a deployment whose hardware is unresolved. The rule here requires it, and the
+# decision reads manifest.deny only when it holds.
+applies if {
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.facts.hardware_known
+}
+
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
-	data.supportgate.lib.is_deployment
-	not data.supportgate.lib.hardware_known
+	applies
 	data.supportgate.lib.hardware_ref
 	message := sprintf(_messages.unresolved_ref, [data.supportgate.lib.hardware_ref])
 }
 
 _hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
-	data.supportgate.lib.is_deployment
-	not data.supportgate.lib.hardware_known
+	applies
 	not data.supportgate.lib.hardware_ref
 }

@@ -3,7 +3,7 @@
 # versions, inventories the architecture-dependent dependencies and reaches production
 # only with every evidence item passed.
 #
-# These rules apply to deployments that are provably unlisted (data.supportgate.lib.unlisted): quiet when
+# These rules apply to deployments that are provably unlisted (data.supportgate.lib.facts.unlisted): quiet when
 # the engine is not in the matrix (support.engine rejects) and, unless the model alone
 # is unlisted, when the hardware is unresolved (manifest.hardware-ref rejects).
 # port.consumer-card is the exception: it judges the accelerator alone, for
@@ -30,11 +30,12 @@ _messages := {
 #   id: port.production
 #   severity: deny
 deny contains data.supportgate.lib.violation("port.production", "spec.stage", message) if {
-	_port
+	applies
 	data.supportgate.lib.spec.stage == "production"
-	not_passed := [item | some item in data.supportgate.lib.evidence_items; not data.supportgate.lib.passed(item)]
+	passed := data.supportgate.lib.passed_items
+	not_passed := [item | some item in data.supportgate.lib.evidence_items; not item in passed]
 	count(not_passed) > 0
-	message := sprintf(_messages.production, [data.supportgate.lib.unlisted_text, data.supportgate.lib.list_text(not_passed)])
+	message := sprintf(_messages.production, [data.supportgate.lib.unlisted_text, concat(", ", not_passed)])
 }
 
 # METADATA
@@ -44,7 +45,7 @@ deny contains data.supportgate.lib.violation("port.production", "spec.stage", me
 #   id: port.production-stack
 #   severity: deny
 deny contains data.supportgate.lib.violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
-	_port
+	applies
 	not data.supportgate.lib.spec.port.production_stack_unchanged == true
 	message := sprintf(_messages.production_stack, [
 		data.supportgate.lib.unlisted_text,
@@ -59,7 +60,7 @@ deny contains data.supportgate.lib.violation("port.production-stack", "spec.port
 #   id: port.isolation
 #   severity: deny
 deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolated_branch", message) if {
-	_port
+	applies
 	not data.supportgate.lib.spec.port.isolated_branch == true
 	message := sprintf(_messages.isolation, [
 		data.supportgate.lib.unlisted_text,
@@ -76,9 +77,9 @@ deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolat
 #   id: port.pinning
 #   severity: deny
 deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
-	_port
+	applies
 	some pin in data.supportgate.lib.pins
-	not _pinned(pin)
+	not pin in _pinned
 	message := sprintf(_messages.pinning, [data.supportgate.lib.unlisted_text, pin, pin])
 }
 
@@ -92,9 +93,9 @@ deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.
 #   id: port.arch-dependencies
 #   severity: deny
 deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("spec.port.arch_dependencies.%v", [dependency]), message) if {
-	_port
+	applies
 	some dependency in data.supportgate.lib.members(data.supportgate.lib.engine.arch_dependencies)
-	not _inventoried(dependency)
+	not dependency in _inventoried
 	message := sprintf(_messages.arch_dependency, [
 		data.supportgate.lib.unlisted_text,
 		dependency,
@@ -111,26 +112,29 @@ deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("
 #   id: port.consumer-card
 #   severity: warn
 warn contains data.supportgate.lib.violation("port.consumer-card", data.supportgate.lib.hardware_path("accelerator"), message) if {
-	data.supportgate.lib.hardware_known
-	data.supportgate.lib.consumer_card
+	data.supportgate.lib.facts.hardware_known
+	data.supportgate.lib.facts.consumer_card
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.consumer_card, [
 		data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
 		data.supportgate.lib.accelerator_text,
 	]))
 }
 
-# _port: a deployment that is provably unlisted, so the port discipline applies.
-_port if {
-	data.supportgate.lib.is_deployment
-	data.supportgate.lib.unlisted
+# applies: a deployment that is provably unlisted, so the port discipline applies. Every
+# deny rule here starts with it, and the decision reads port.deny only when it holds.
+applies if {
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.facts.unlisted
 }
 
-_pinned(pin) if {
-	value := data.supportgate.lib.spec.port.pinned[pin]
+# The pins and the inventoried dependencies the port record states, each set computed once
+# (a helper function would run once per pin and dependency).
+_pinned contains pin if {
+	some pin, value in data.supportgate.lib.members(data.supportgate.lib.spec.port.pinned)
 	not value in {"", null}
 }
 
-_inventoried(dependency) if {
-	status := data.supportgate.lib.spec.port.arch_dependencies[dependency]
+_inventoried contains dependency if {
+	some dependency, status in data.supportgate.lib.members(data.supportgate.lib.spec.port.arch_dependencies)
 	not status in {"", null, "unknown"}
 }

@@ -22,7 +22,7 @@ _messages := {
 #   id: service.kv_cache
 #   severity: deny
 deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
-	_missing_online("kv_cache")
+	"kv_cache" in _missing_online
 }
 
 # METADATA
@@ -32,7 +32,7 @@ deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.k
 #   id: service.pd_orchestration
 #   severity: deny
 deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.service.pd_orchestration", _missing_message("pd_orchestration")) if {
-	_missing_online("pd_orchestration")
+	"pd_orchestration" in _missing_online
 }
 
 # METADATA
@@ -42,7 +42,7 @@ deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.s
 #   id: service.load_balancing
 #   severity: deny
 deny contains data.supportgate.lib.violation("service.load_balancing", "spec.service.load_balancing", _missing_message("load_balancing")) if {
-	_missing_online("load_balancing")
+	"load_balancing" in _missing_online
 }
 
 # METADATA
@@ -52,7 +52,7 @@ deny contains data.supportgate.lib.violation("service.load_balancing", "spec.ser
 #   id: service.authentication
 #   severity: deny
 deny contains data.supportgate.lib.violation("service.authentication", "spec.service.authentication", _missing_message("authentication")) if {
-	_missing_online("authentication")
+	"authentication" in _missing_online
 }
 
 # METADATA
@@ -62,7 +62,7 @@ deny contains data.supportgate.lib.violation("service.authentication", "spec.ser
 #   id: service.http_transport
 #   severity: deny
 deny contains data.supportgate.lib.violation("service.http_transport", "spec.service.http_transport", _missing_message("http_transport")) if {
-	_missing_online("http_transport")
+	"http_transport" in _missing_online
 }
 
 # METADATA
@@ -72,7 +72,7 @@ deny contains data.supportgate.lib.violation("service.http_transport", "spec.ser
 #   id: service.api_compatibility
 #   severity: deny
 deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.service.api_compatibility", _missing_message("api_compatibility")) if {
-	_missing_online("api_compatibility")
+	"api_compatibility" in _missing_online
 }
 
 # METADATA
@@ -84,7 +84,7 @@ deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.
 deny contains data.supportgate.lib.violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
 	some name, component in _components
 	component.source == "builtin"
-	provided := data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.engine, ["provides"], []))
+	provided := _provided
 	not name in provided
 	message := sprintf(_messages.not_provided, [name, data.supportgate.lib.engine_name, _provided_text(provided)])
 }
@@ -119,12 +119,28 @@ warn contains data.supportgate.lib.violation("service.external", sprintf("spec.s
 	message := sprintf(_messages.external, [name, data.supportgate.lib.text(component, ["provider"])])
 }
 
-_components := data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.spec, ["service"], {})) if data.supportgate.lib.is_deployment
+# applies: an online deployment, or one that declares service components. Every rule here
+# requires it (the component rules ask for online, the others iterate _components), and the
+# decision reads service.deny and service.warn only when it holds.
+applies if data.supportgate.lib.facts.online
 
-_missing_online(name) if {
-	data.supportgate.lib.online
-	data.supportgate.lib.component_source(name) == "missing"
+applies if {
+	data.supportgate.lib.facts.deployment
+	count(_components) > 0
 }
+
+# _components: the declared service components (undefined without a service section).
+_components := data.supportgate.lib.members(data.supportgate.lib.spec.service) if data.supportgate.lib.facts.deployment
+
+# _missing_online: the components an online deployment lacks, once per evaluation.
+_missing_online contains name if {
+	data.supportgate.lib.facts.online
+	some name, source in data.supportgate.lib.component_sources
+	source == "missing"
+}
+
+# Undefined when the engine is not in the matrix (service.not-provided is quiet then).
+_provided := data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.engine, ["provides"], []))
 
 _missing_message(name) := sprintf(_messages.missing, [name])
 

@@ -22,8 +22,8 @@ _messages := {
 #   id: support.engine
 #   severity: deny
 deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name", message) if {
-	data.supportgate.lib.is_deployment
-	not data.supportgate.lib.engine_known
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.facts.engine_known
 	message := sprintf(_messages.engine, [
 		data.supportgate.lib.text(data.supportgate.lib.spec, ["engine", "name"]),
 		data.supportgate.lib.list_text(data.supportgate.lib.known_engines),
@@ -39,7 +39,7 @@ deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name
 #   id: support.toolkit
 #   severity: deny
 deny contains data.supportgate.lib.violation("support.toolkit", finding.path, finding.message) if {
-	some finding in _toolkit_findings
+	finding := _toolkit_finding
 }
 
 # METADATA
@@ -51,7 +51,7 @@ deny contains data.supportgate.lib.violation("support.toolkit", finding.path, fi
 #   id: support.platform
 #   severity: warn
 warn contains data.supportgate.lib.violation("support.platform", data.supportgate.lib.hardware_path("accelerator"), message) if {
-	data.supportgate.lib.platform_unlisted
+	data.supportgate.lib.facts.platform_unlisted
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.platform, [
 		data.supportgate.lib.accelerator_text,
 		data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
@@ -67,7 +67,7 @@ warn contains data.supportgate.lib.violation("support.platform", data.supportgat
 #   id: support.model
 #   severity: warn
 warn contains data.supportgate.lib.violation("support.model", "spec.model.name", message) if {
-	data.supportgate.lib.model_unlisted
+	data.supportgate.lib.facts.model_unlisted
 	message := sprintf(_messages.model, [
 		data.supportgate.lib.text(data.supportgate.lib.spec, ["model", "name"]),
 		data.supportgate.lib.engine_name,
@@ -75,30 +75,45 @@ warn contains data.supportgate.lib.violation("support.model", "spec.model.name",
 	])
 }
 
-_platforms_text := data.supportgate.lib.list_text([sprintf("%v %v", [p.vendor, p.arch]) | some p in data.supportgate.lib.members(data.supportgate.lib.engine.platforms)])
+_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in data.supportgate.lib.members(data.supportgate.lib.engine.platforms)])
 
-# The platform may be listed more than once; the toolkit is fine if any entry accepts it.
-# Findings describe the first entry.
+# The platform may be listed more than once; the toolkit is fine if any entry accepts it:
+# one without a toolkit requirement, or one whose name matches and whose range holds the
+# version (for the first entry from lib.version_checks, all versions read at once; else
+# from in_range). The first body is the common case of one listed entry naming its toolkit,
+# tried alone before the general ones (an `else` chain stops at the first body that holds).
 _toolkit_accepted if {
+	platforms := data.supportgate.lib.matching_platforms
+	required := platforms[0].toolkit
+	data.supportgate.lib.hardware.toolkit.name == required.name
+	data.supportgate.lib.version_checks.toolkit
+} else if {
 	some platform in data.supportgate.lib.matching_platforms
-	_toolkit_fits(platform)
+	not platform.toolkit
+} else if {
+	some i, platform in data.supportgate.lib.matching_platforms
+	_toolkit_name_matches(platform.toolkit)
+	_toolkit_version_in_range(i)
 }
 
-_toolkit_fits(platform) if not platform.toolkit
-
-_toolkit_fits(platform) if {
-	_toolkit_name_matches(platform.toolkit)
-	data.supportgate.lib.in_range(data.supportgate.lib.hardware.toolkit.version, platform.toolkit)
+_toolkit_version_in_range(i) := data.supportgate.lib.version_checks.toolkit if {
+	i == 0
+} else := data.supportgate.lib.in_range(data.supportgate.lib.hardware.toolkit.version, required) if {
+	platforms := data.supportgate.lib.matching_platforms
+	required := platforms[i].toolkit
 }
 
 _toolkit_name_matches(required) if not required.name
 
 _toolkit_name_matches(required) if data.supportgate.lib.hardware.toolkit.name == required.name
 
-_toolkit_findings contains {"path": data.supportgate.lib.hardware_path("toolkit.name"), "message": message} if {
-	data.supportgate.lib.platform_listed
+# _toolkit_finding: findings describe the first entry: the wrong name, or else (right name)
+# the version out of range.
+_toolkit_finding := {"path": data.supportgate.lib.hardware_path("toolkit.name"), "message": message} if {
+	data.supportgate.lib.facts.platform_listed
 	not _toolkit_accepted
-	required := data.supportgate.lib.matching_platforms[0].toolkit
+	platforms := data.supportgate.lib.matching_platforms
+	required := platforms[0].toolkit
 	not _toolkit_name_matches(required)
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.toolkit_name, [
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
@@ -108,12 +123,11 @@ _toolkit_findings contains {"path": data.supportgate.lib.hardware_path("toolkit.
 		required.name,
 		data.supportgate.lib.range_text(required),
 	]))
-}
-
-_toolkit_findings contains {"path": data.supportgate.lib.hardware_path("toolkit.version"), "message": message} if {
-	data.supportgate.lib.platform_listed
+} else := {"path": data.supportgate.lib.hardware_path("toolkit.version"), "message": message} if {
+	data.supportgate.lib.facts.platform_listed
 	not _toolkit_accepted
-	required := data.supportgate.lib.matching_platforms[0].toolkit
+	platforms := data.supportgate.lib.matching_platforms
+	required := platforms[0].toolkit
 	_toolkit_name_matches(required)
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.toolkit_version, [
 		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),

@@ -22,17 +22,19 @@ _messages := {
 #   id: topology.capacity
 #   severity: deny
 deny contains data.supportgate.lib.violation("topology.capacity", "spec.topology", message) if {
-	data.supportgate.lib.is_deployment
+	applies
 	nodes := data.supportgate.lib.hardware.nodes
 	per_node := data.supportgate.lib.accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
-	planned := _gpus("prefill_gpus") + _gpus("decode_gpus")
+	prefill := _planned.prefill_gpus
+	decode := _planned.decode_gpus
+	planned := prefill + decode
 	planned > nodes * per_node
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.capacity, [
 		planned,
-		_gpus("prefill_gpus"),
-		_gpus("decode_gpus"),
+		prefill,
+		decode,
 		nodes * per_node,
 		nodes,
 		per_node,
@@ -51,14 +53,23 @@ warn contains data.supportgate.lib.violation("topology.scale-up-domain", finding
 	some finding in _scale_up_findings
 }
 
-_gpus(role) := gpus if {
-	gpus := data.supportgate.lib.spec.topology[role]
+# The planned GPUs per role, read once (a missing or non-numeric count is 0).
+_planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
+	topology := data.supportgate.lib.spec.topology
+	some role in ["prefill_gpus", "decode_gpus"]
+	gpus := topology[role]
 	is_number(gpus)
-} else := 0
+})
+
+# applies: a deployment on resolved hardware. Every rule here requires it, and the decision
+# reads topology.deny and topology.warn only when it holds.
+applies if {
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.facts.hardware_known
+}
 
 _single_domain if {
-	data.supportgate.lib.is_deployment
-	data.supportgate.lib.hardware_known
+	applies
 	data.supportgate.lib.engine.reference_topology.single_scale_up_domain == true
 }
 
@@ -66,15 +77,15 @@ _scale_up_findings contains {"path": sprintf("spec.topology.%v", [role]), "messa
 	_single_domain
 	domain := data.supportgate.lib.hardware.interconnect.scale_up_domain
 	is_number(domain)
-	some role in ["prefill_gpus", "decode_gpus"]
-	_gpus(role) > domain
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain, [role, _gpus(role), domain, data.supportgate.lib.engine_name]))
+	some role, gpus in _planned
+	gpus > domain
+	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain, [role, gpus, domain, data.supportgate.lib.engine_name]))
 }
 
 _scale_up_findings contains {"path": data.supportgate.lib.hardware_path("interconnect.scale_up_domain"), "message": message} if {
 	_single_domain
 	not _domain_stated
-	_gpus("prefill_gpus") + _gpus("decode_gpus") > 0
+	_planned.prefill_gpus + _planned.decode_gpus > 0
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain_unknown, [data.supportgate.lib.engine_name]))
 }
 

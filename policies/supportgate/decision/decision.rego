@@ -98,8 +98,10 @@ verdict := "rejected" if {
 	data.supportgate.lib.facts.officially_supported
 } else := "experimental"
 
-# allowed as a rule of its own, for queries; result spells it out.
+# allowed and checklist as rules of their own, for queries; result spells them out.
 allowed := verdict != "rejected"
+
+checklist := result.checklist
 
 # --- claims and checklist -------------------------------------------------------------------
 

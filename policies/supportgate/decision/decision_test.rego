@@ -39,9 +39,10 @@ test_verdict_supported_on_listed_deployment if {
 	result.violations == []
 }
 
-test_allowed_is_the_results if {
+test_allowed_and_checklist_are_the_results if {
 	decision.allowed == decision.result.allowed with input as _h100_production
 	decision.allowed == decision.result.allowed with input as fx.hardware_input(fx.b200)
+	decision.checklist == decision.result.checklist with input as _h100_production
 }
 
 test_verdict_supported_on_listed_hardware if {

@@ -27,3 +27,5 @@ bench:
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_engine
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_opa
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_check
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_api
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_audit

@@ -120,7 +120,11 @@ class EvaluationService:
         )
         pool = await self._hardware(manifest)
         now = datetime.now(UTC)
-        evaluator = Evaluator(self._engine, self._matrices.current(now).loaded)
+        # The matrix cache is reloaded every few seconds; that read must not block the loop.
+        matrix = await self._run_off_loop_if(
+            not self._matrices.cache_is_fresh(), lambda: self._matrices.current(now)
+        )
+        evaluator = Evaluator(self._engine, matrix.loaded)
         evaluation = await self._run(
             lambda: evaluator.evaluate(
                 Subject(manifest), evaluated_at=now, hardware=lambda _n: pool

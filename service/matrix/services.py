@@ -93,6 +93,10 @@ class MatrixService:
         with self._lock:
             return list(self._versions)
 
+    def cache_is_fresh(self) -> bool:
+        """Whether versions() would answer from memory, without reading the database."""
+        return self._clock() - self._loaded_at <= RELOAD_SECONDS
+
     def current(self, at: datetime | None = None) -> PublishedMatrix:
         found = _in_effect(self.versions(), at or datetime.now(UTC))
         if found is None:

@@ -47,6 +47,12 @@ def _storable(value: object) -> bool:
     return not isinstance(value, str) or "\x00" not in value
 
 
+def check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
+    """A query parameter that must be one of `choices` (None: not given)."""
+    if value is not None and value not in choices:
+        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")
+
+
 def check_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_LIMIT:
         raise UsageError(f"limit: must be between 1 and {MAX_LIMIT}, got {limit}")

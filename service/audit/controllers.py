@@ -15,11 +15,13 @@ from litestar.response import Stream
 
 from service.dependencies import RuntimeDep
 from service.evaluations.views import DecisionPage
+from service.manifests.decision import MANIFEST_KINDS as KINDS
+from service.manifests.decision import VERDICTS
 from service.openapi import body
 from service.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
 from .csv_export import CSV_COLUMNS
-from .filters import FORMATS, KINDS, VERDICTS, AuditFilter, parse_format
+from .filters import FORMATS, AuditFilter, parse_format
 from .services import AuditService
 
 Kind = Annotated[str | None, QueryParameter(enum=list(KINDS), description="manifest kind")]

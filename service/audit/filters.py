@@ -5,14 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import get_args
 
 from service.errors import UsageError
-from service.manifests.decision import ManifestKind, Verdict
-from service.pagination import decode_cursor
+from service.manifests.decision import MANIFEST_KINDS as KINDS
+from service.manifests.decision import VERDICTS
+from service.pagination import check_choice, decode_cursor
 
-KINDS: tuple[str, ...] = get_args(ManifestKind)
-VERDICTS: tuple[str, ...] = get_args(Verdict)
 FORMATS = ("json", "csv")
 MAX_SEQ = 2**63 - 1  # a BIGINT; a larger cursor would be a database error, not a 400
 
@@ -50,8 +48,8 @@ class AuditFilter:
         matrix_version: str | None = None,
     ) -> AuditFilter:
         """The filter for the query parameters as given (text), or a UsageError naming one."""
-        _check_choice("kind", kind, KINDS)
-        _check_choice("verdict", verdict, VERDICTS)
+        check_choice("kind", kind, KINDS)
+        check_choice("verdict", verdict, VERDICTS)
         start = parse_time("since", since)
         end = parse_time("until", until)
         if start is not None and end is not None and end < start:
@@ -84,7 +82,7 @@ def parse_time(field: str, text: str | None) -> datetime | None:
 
 
 def parse_format(value: str) -> str:
-    _check_choice("format", value, FORMATS)
+    check_choice("format", value, FORMATS)
     return value
 
 
@@ -96,8 +94,3 @@ def decode_seq_cursor(cursor: str | None) -> int | None:
     if not 1 <= seq <= MAX_SEQ:
         raise UsageError("cursor: not a cursor this endpoint gave out")
     return seq
-
-
-def _check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
-    if value is not None and value not in choices:
-        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")

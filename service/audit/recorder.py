@@ -34,6 +34,7 @@ from sqlmodel import Session
 from service.db import AuditHead, DecisionRule, IdempotencyKey, Manifest, transaction
 from service.db import Decision as DecisionRow
 from service.db.audit_head import lock_audit_head
+from service.db.engine import json_text
 from service.evaluations.evaluator import Evaluation
 from service.logging import get_logger
 from service.manifests.decision import Decision
@@ -225,11 +226,7 @@ def _bulk_insert(session: Session, table: Table, rows: list[dict[str, Any]]) -> 
     cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
     with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
         for row in rows:
-            copy.write_row([_json_text(row[c]) if c in json_columns else row[c] for c in columns])
-
-
-def _json_text(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
+            copy.write_row([json_text(row[c]) if c in json_columns else row[c] for c in columns])
 
 
 def _decision_row(

@@ -33,8 +33,9 @@ from sqlmodel import Session
 
 from service.db import AuditHead, DecisionRule
 from service.db import Decision as DecisionRow
+from service.manifests.decision import MANIFEST_KINDS as KINDS
 
-from .filters import KINDS, MAX_SEQ, AuditFilter
+from .filters import MAX_SEQ, AuditFilter
 from .rows import DECISION_COLUMNS
 
 WINDOW_PROBE = 100_000

@@ -110,14 +110,15 @@ def _absolute_sqlite(url: URL) -> URL:
     return url.set(database=str(path if path.is_absolute() else Path.cwd() / path))
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """JSON text as the database columns store it (msgspec)."""
     return msgspec.json.encode(value).decode()
 
 
 # JSON columns are written and read with msgspec: several times faster than the json module on
 # the decision documents every request stores, and the same JSON.
 _JSON_CODEC: dict[str, Any] = {
-    "json_serializer": _json_text,
+    "json_serializer": json_text,
     "json_deserializer": msgspec.json.decode,
 }
 

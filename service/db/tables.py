@@ -21,11 +21,11 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from service.manifests.decision import CAUSES, VERDICTS
+
 from .types import BigKey, JSONDocument, UTCDateTime
 
-VERDICTS = ("supported", "experimental", "rejected")
 SEVERITIES = ("deny", "warn", "waived")
-CAUSES = ("submission", "hardware", "matrix", "policy", "waiver", "schedule")
 ROLES = ("ci", "procurement", "admin")
 
 AUDIT_HEAD_ID = 1

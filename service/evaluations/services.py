@@ -37,7 +37,6 @@ from service.manifests import (
     HardwareManifest,
     Manifest,
     decode_manifest,
-    to_builtins,
 )
 from service.matrix.services import MatrixService
 from service.policy import PolicyEngine
@@ -131,7 +130,7 @@ class EvaluationService:
             )
         )
         response = _encoder.encode(evaluation.decision)
-        content = to_builtins(manifest)
+        content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
         record = Record(
             evaluation=evaluation,
             tracking=Tracking(

@@ -9,14 +9,12 @@ from service.audit.rows import decision_from_row
 from service.db import Decision as DecisionRow
 from service.db import Manifest, transaction
 from service.errors import UsageError
-from service.manifests.decision import Decision
-from service.pagination import check_limit, decode_cursor, encode_cursor
+from service.manifests.decision import MANIFEST_KINDS as KINDS
+from service.manifests.decision import VERDICTS, Decision
+from service.pagination import check_choice, check_limit, decode_cursor, encode_cursor
 
 from . import repository
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
-
-KINDS = ("HardwareManifest", "DeploymentManifest")
-VERDICTS = ("supported", "experimental", "rejected")
 
 
 class NotTracked(UsageError):
@@ -36,8 +34,8 @@ class TrackingService:
         cursor: str | None,
         limit: int,
     ) -> TrackedManifestPage:
-        _check_choice("kind", kind, KINDS)
-        _check_choice("verdict", verdict, VERDICTS)
+        check_choice("kind", kind, KINDS)
+        check_choice("verdict", verdict, VERDICTS)
         after = tuple(decode_cursor(cursor, str, str)) if cursor else None
         limit = check_limit(limit)
         with transaction(self._sessions) as session:
@@ -77,14 +75,14 @@ class TrackingService:
         return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
 
     def untrack(self, kind: str, name: str) -> None:
-        _check_choice("kind", kind, KINDS)
+        check_choice("kind", kind, KINDS)
         with transaction(self._sessions, write=True) as session:
             if not repository.untrack(session, kind, name):
                 raise NotTracked(f"no tracked {kind} named {name!r}")
 
     @staticmethod
     def _tracked(session: Session, kind: str, name: str) -> Manifest:
-        _check_choice("kind", kind, KINDS)
+        check_choice("kind", kind, KINDS)
         row = repository.tracked(session, kind, name)
         if row is None:
             raise NotTracked(f"no tracked {kind} named {name!r}")
@@ -103,8 +101,3 @@ def _view(row: Manifest, latest: DecisionRow | None) -> TrackedManifest:
         updated_at=row.updated_at,
         last_evaluated_at=row.last_evaluated_at,
     )
-
-
-def _check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
-    if value is not None and value not in choices:
-        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")

@@ -8,7 +8,7 @@ version, policy revision, input digest, time, cause).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
@@ -18,6 +18,10 @@ Proof = Literal["proven", "unproven"]
 ServiceCompleteness = Literal["complete", "external", "incomplete", "not-applicable"]
 Cause = Literal["submission", "hardware", "matrix", "policy", "waiver", "schedule"]
 ManifestKind = Literal["HardwareManifest", "DeploymentManifest"]
+
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+CAUSES: tuple[str, ...] = get_args(Cause)
+MANIFEST_KINDS: tuple[str, ...] = get_args(ManifestKind)
 
 VERDICT_ORDER: dict[str, int] = {"supported": 0, "experimental": 1, "rejected": 2}
 

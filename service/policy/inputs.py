@@ -15,16 +15,47 @@ _encoder = msgspec.json.Encoder(order="sorted")
 
 @dataclass(frozen=True, slots=True)
 class PolicyInput:
-    """One manifest's input: the document, its canonical JSON and `sha256:` digest."""
+    """One manifest's input: the document, its canonical JSON and `sha256:` digest.
+
+    `timeless_key` is set when the decision cannot depend on the evaluation time (see
+    `_time_enters`): the digest of everything but `evaluated_at`. Equal keys under one policy
+    revision and matrix mean equal decisions, which lets service.policy.memo reuse them.
+    """
 
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
+    timeless_key: str | None = None
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
         canonical = _encoder.encode(document)
-        return cls(document=document, canonical=canonical, digest=canonical_digest(canonical))
+        timeless_key = None
+        if not _time_enters(document):
+            timeless = {name: value for name, value in document.items() if name != "evaluated_at"}
+            timeless_key = canonical_digest(_encoder.encode(timeless))
+        return cls(
+            document=document,
+            canonical=canonical,
+            digest=canonical_digest(canonical),
+            timeless_key=timeless_key,
+        )
+
+
+def _time_enters(document: Mapping[str, Any]) -> bool:
+    """Whether the policies may read the evaluation time for this input.
+
+    They do in exactly two places (tests/policies/test_time_inputs.py keeps it so): a waiver
+    applies until its `expires_at`, and an evidence item's `at` may be stale. Without waivers
+    and without any `at` in the manifest's evidence, the decision is the same at every time.
+    """
+    if document.get("waivers"):
+        return True
+    spec = document.get("manifest", {}).get("spec")
+    evidence = spec.get("evidence") if isinstance(spec, Mapping) else None
+    if not isinstance(evidence, Mapping):
+        return evidence is not None  # anything else there: let the policies judge it
+    return any(not isinstance(item, Mapping) or "at" in item for item in evidence.values())
 
 
 def canonical_digest(canonical: bytes) -> str:

@@ -7,9 +7,35 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+import threading
+from typing import Any, TextIO
 
 import structlog
+
+# structlog's events and stdlib records (uvicorn, APScheduler, alembic) go to the same stdout
+# from many threads; one lock around each whole line keeps two lines from interleaving.
+_LINE_LOCK = threading.RLock()
+
+
+class _LineWriter:
+    """structlog's output: each rendered event written as one line under the shared lock."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+
+    def msg(self, message: str) -> None:
+        with _LINE_LOCK:
+            self._file.write(message + "\n")
+            self._file.flush()
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
+class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The stdlib handler, taking the same lock as _LineWriter."""
+
+    def createLock(self) -> None:  # noqa: N802 - logging's name
+        self.lock = _LINE_LOCK
 
 
 def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
@@ -29,10 +55,10 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        logger_factory=lambda *_args: _LineWriter(sys.stdout),
         cache_logger_on_first_use=True,
     )
-    handler = logging.StreamHandler(sys.stdout)
+    handler = _LineHandler(sys.stdout)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

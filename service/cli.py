@@ -14,6 +14,7 @@ from pathlib import Path
 
 from service.audit.verify import verify_chain
 from service.auth import ROLES
+from service.collect import command as collect_command
 from service.config import Settings
 from service.db.migrate import ensure_current, head_revision, upgrade
 from service.errors import DatabaseError, InputError, PolicyEngineError
@@ -208,6 +209,8 @@ def _parser() -> argparse.ArgumentParser:
         help="when the database has no API key yet, create an admin key and print it",
     )
     serve_cmd.set_defaults(run=_serve)
+
+    collect_command.add_parser(commands)
 
     db_cmd = commands.add_parser("db", help="database schema").add_subparsers(
         dest="db_command", required=True, parser_class=_Parser

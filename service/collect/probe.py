@@ -1,0 +1,80 @@
+"""How `collect` looks at the machine: run a command, read a file, read an environment variable.
+
+`Probe` is the seam the tests use: they answer with recorded tool outputs. `SystemProbe` is
+the real machine: commands run without a shell, with a timeout, in the C locale (the parsers
+read English output); a program that is not installed is `None`, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol
+
+TIMEOUT_S: Final = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a command printed and how it exited."""
+
+    returncode: int
+    stdout: str
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def text(self) -> str:
+        """stdout and stderr together (some tools print versions or errors on either)."""
+        return f"{self.stdout}\n{self.stderr}".strip()
+
+
+class Probe(Protocol):
+    def run(self, argv: Sequence[str]) -> Output | None:
+        """Run a program; None when it is not installed (not on PATH, not executable)."""
+
+    def read(self, path: str) -> str | None:
+        """A text file's content; None when it does not exist or cannot be read."""
+
+    def env(self, name: str) -> str | None:
+        """An environment variable, None when unset or empty."""
+
+
+class SystemProbe:
+    """The machine `collect` runs on."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._environ = dict(os.environ if environ is None else environ)
+
+    def run(self, argv: Sequence[str]) -> Output | None:
+        env = {**self._environ, "LC_ALL": "C", "LANG": "C"}
+        try:
+            done = subprocess.run(
+                list(argv),
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=TIMEOUT_S,
+                check=False,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            return None
+        except subprocess.TimeoutExpired:
+            return Output(returncode=-1, stdout="", stderr=f"timed out after {TIMEOUT_S:.0f}s")
+        return Output(done.returncode, done.stdout, done.stderr)
+
+    def read(self, path: str) -> str | None:
+        try:
+            return Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def env(self, name: str) -> str | None:
+        return self._environ.get(name) or None

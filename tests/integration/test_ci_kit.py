@@ -1,0 +1,199 @@
+"""examples/ci: both pipelines parse, every supportgate command in them is a real command line,
+and their `check` step, run as written by bash against a real `supportgate serve`, writes the
+report the CI system uploads and fails the build exactly when a manifest is rejected."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from service.cli import _parser
+
+from ..server import Served, clean_env, make_keys, serving, supportgate_command
+
+ROOT = Path(__file__).resolve().parents[2]
+GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
+GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+SUPPORTGATE = ".supportgate-venv/bin/supportgate"
+SARIF_UPLOAD = "github/codeql-action/upload-sarif@"
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+
+
+def load(path: Path) -> dict[str, Any]:
+    document = yaml.safe_load(path.read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+def github_steps() -> list[dict[str, Any]]:
+    steps = load(GITHUB)["jobs"]["gate"]["steps"]
+    assert isinstance(steps, list)
+    return steps
+
+
+def github_lines() -> list[str]:
+    return [
+        line for step in github_steps() for line in str(step.get("run", "")).splitlines() if line
+    ]
+
+
+def gitlab_job() -> dict[str, Any]:
+    job = load(GITLAB)["supportgate"]
+    assert isinstance(job, dict)
+    return job
+
+
+def gitlab_lines() -> list[str]:
+    job = gitlab_job()
+    return [str(line) for line in [*job["before_script"], *job["script"]]]
+
+
+def supportgate_args(line: str) -> list[str] | None:
+    """The arguments of the supportgate command a shell line runs (up to a redirection)."""
+    words = shlex.split(line)
+    if not words or words[0] != SUPPORTGATE:
+        return None
+    args = words[1:]
+    return args[: args.index(">")] if ">" in args else args
+
+
+def check_line(lines: list[str]) -> str:
+    (line,) = [line for line in lines if (supportgate_args(line) or [""])[0] == "check"]
+    return line
+
+
+@pytest.mark.parametrize("lines", [github_lines, gitlab_lines], ids=["github", "gitlab"])
+def test_every_supportgate_command_is_a_real_command_line(lines: Any) -> None:
+    commands = [args for line in lines() if (args := supportgate_args(line)) is not None]
+    assert [args[0] for args in commands] == ["collect", "check"]
+    for args in commands:
+        parsed = _parser().parse_args(args)  # exits 2 on an unknown command or flag
+        assert callable(parsed.run)
+    check = _parser().parse_args(commands[1])
+    assert check.fail_on == "rejected"
+    assert check.server == "$SUPPORTGATE_URL"
+    assert check.token == "$SUPPORTGATE_TOKEN"  # noqa: S105 - the variable's name, from a secret
+
+
+def test_github_pins_its_actions_and_uploads_sarif_even_when_the_gate_fails() -> None:
+    steps = github_steps()
+    uses = [str(step["uses"]).split(" #")[0] for step in steps if "uses" in step]
+    assert uses
+    assert all(PINNED.match(action) for action in uses), uses
+    (upload,) = [step for step in steps if str(step.get("uses", "")).startswith(SARIF_UPLOAD)]
+    assert upload["if"] == "always()"
+    assert upload["with"]["sarif_file"] == "supportgate.sarif"
+    assert "> supportgate.sarif" in check_line(github_lines())
+    assert _parser().parse_args(supportgate_args(check_line(github_lines()))).format == "sarif"
+    assert load(GITHUB)["permissions"]["security-events"] == "write"
+
+
+def test_gitlab_reports_junit_even_when_the_gate_fails() -> None:
+    job = gitlab_job()
+    assert job["artifacts"]["when"] == "always"
+    assert job["artifacts"]["reports"]["junit"] == "supportgate-junit.xml"
+    assert "> supportgate-junit.xml" in check_line(gitlab_lines())
+    assert _parser().parse_args(supportgate_args(check_line(gitlab_lines()))).format == "junit"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str]]:
+    workdir = tmp_path_factory.mktemp("ci-kit-server")
+    database = f"sqlite:///{workdir / 'supportgate.db'}"
+    keys = make_keys(database)
+    with serving(workdir, env=clean_env(SUPPORTGATE_DATABASE_URL=database)) as served:
+        yield served, keys["ci"]
+
+
+def run_as_ci(line: str, workspace: Path, served: Served, token: str) -> int:
+    """The pipeline's line, run by bash in a workspace laid out as the pipeline expects."""
+    venv_bin = workspace / ".supportgate-venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    launcher = venv_bin / "supportgate"
+    launcher.write_text("#!/bin/sh\nexec " + shlex.join(supportgate_command()) + ' "$@"\n')
+    launcher.chmod(0o755)
+    env = clean_env(
+        SUPPORTGATE_URL=served.url,
+        SUPPORTGATE_TOKEN=token,
+        SUPPORTGATE_IDEMPOTENCY_SCOPE=f"ci-kit-{workspace.name}",
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    )
+    bash = shutil.which("bash")
+    assert bash is not None
+    done = subprocess.run(
+        [bash, "-eo", "pipefail", "-c", line],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "supportgate: error" not in done.stderr, done.stderr
+    return done.returncode
+
+
+def workspace(tmp_path: Path, shared: Path, hardware: str, *deployments: str) -> Path:
+    root = tmp_path / "workspace"
+    (root / "deploy").mkdir(parents=True)
+    shutil.copy(shared / hardware, root / "hardware.yaml")
+    for name in deployments:
+        shutil.copy(shared / name, root / "deploy" / name)
+    return root
+
+
+CASES = [
+    pytest.param(("hw-b200-pool.yaml", "dep-b200-offline.yaml"), 0, id="supported-passes"),
+    pytest.param(
+        ("hw-h100-pool-a.yaml", "dep-h100-port-trial.yaml", "dep-h100-production.yaml"),
+        1,
+        id="rejected-fails",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "exit_code"), CASES)
+def test_github_check_step_writes_sarif_and_gates(
+    server: tuple[Served, str],
+    shared_examples: Path,
+    tmp_path: Path,
+    files: tuple[str, ...],
+    exit_code: int,
+) -> None:
+    served, token = server
+    root = workspace(tmp_path, shared_examples, *files)
+    assert run_as_ci(check_line(github_lines()), root, served, token) == exit_code
+    sarif = json.loads((root / "supportgate.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
+    levels = [result["level"] for run in sarif["runs"] for result in run["results"]]
+    assert ("error" in levels) == (exit_code == 1)
+
+
+@pytest.mark.parametrize(("files", "exit_code"), CASES)
+def test_gitlab_check_line_writes_junit_and_gates(
+    server: tuple[Served, str],
+    shared_examples: Path,
+    tmp_path: Path,
+    files: tuple[str, ...],
+    exit_code: int,
+) -> None:
+    served, token = server
+    root = workspace(tmp_path, shared_examples, *files)
+    assert run_as_ci(check_line(gitlab_lines()), root, served, token) == exit_code
+    tree = ET.parse(root / "supportgate-junit.xml")  # noqa: S314 - our own output
+    cases = tree.getroot().iter("testcase")
+    failed = [case for case in cases if case.find("failure") is not None]
+    assert len(list(tree.getroot().iter("testcase"))) == len(files)
+    assert bool(failed) == (exit_code == 1)

@@ -13,6 +13,7 @@ from litestar.logging.config import LoggingConfig
 from litestar.openapi.config import OpenAPIConfig
 
 from service import __version__
+from service.alerts.controllers import AlertController
 from service.audit.controllers import AuditController
 from service.auth.guard import require_key
 from service.config import Settings
@@ -26,7 +27,10 @@ from service.observability.metrics import MEDIA_TYPE
 from service.observability.requests import RequestObserver
 from service.openapi import components, document
 from service.runtime import Runtime
+from service.reevaluation.controllers import ReevaluationController
 
+from service.waivers.controllers import WaiverController
+from service.webhooks.controllers import WebhookController
 MAX_BODY_BYTES = 1024 * 1024
 
 
@@ -78,6 +82,10 @@ def create_app(
             MatrixController,
             AuditController,
             live,
+            WebhookController,
+            ReevaluationController,
+            AlertController,
+            WaiverController,
             ready,
             metrics,
         ],

@@ -21,6 +21,7 @@ from service.errors import DatabaseError, InputError, PolicyEngineError
 from service.evaluations.check import check, read_manifest_files
 from service.evaluations.evaluator import Evaluator
 from service.evaluations.remote import Server, check_remote
+from service.ids import random_uuid
 from service.logging import configure_logging
 from service.matrix import load_matrix_file, prepare
 from service.matrix.services import cli_publisher, describe
@@ -147,6 +148,20 @@ def _matrix_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _reevaluate(_: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{random_uuid()}")
+    finally:
+        runtime.stop()
+    counts = sweep.counts
+    print(
+        f"sweep {sweep.id} {sweep.status}: evaluated {counts.evaluated}, "
+        f"changed {counts.changed}, failed {counts.failed}"
+    )
+    return EXIT_OK if sweep.status == "finished" else EXIT_ERROR
+
+
 def _timestamp(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
@@ -195,6 +210,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     check_cmd.set_defaults(run=_check)
 
+    collect_command.add_parser(commands)
+
     serve_cmd = commands.add_parser("serve", help="run the HTTP service")
     serve_cmd.add_argument("--host", default="127.0.0.1")
     serve_cmd.add_argument("--port", type=int, default=8000)
@@ -209,8 +226,6 @@ def _parser() -> argparse.ArgumentParser:
         help="when the database has no API key yet, create an admin key and print it",
     )
     serve_cmd.set_defaults(run=_serve)
-
-    collect_command.add_parser(commands)
 
     db_cmd = commands.add_parser("db", help="database schema").add_subparsers(
         dest="db_command", required=True, parser_class=_Parser
@@ -233,6 +248,10 @@ def _parser() -> argparse.ArgumentParser:
     publish_cmd = matrix_cmd.add_parser("publish", help="publish a new matrix version")
     publish_cmd.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
     publish_cmd.set_defaults(run=_matrix_publish)
+
+    commands.add_parser(
+        "reevaluate", help="re-evaluate every tracked manifest now; prints the sweep and counts"
+    ).set_defaults(run=_reevaluate)
 
     audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
         dest="audit_command", required=True, parser_class=_Parser

@@ -95,6 +95,11 @@ class _RawSchema(Schema):
         return dict(self.document or {})
 
 
+def raw_schema(document: dict[str, Any]) -> Schema:
+    """A JSON Schema written as a dict (e.g. `inlined_schema(Struct)`), as it is."""
+    return _RawSchema(document=document)
+
+
 def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
     """`node` with every `{"$ref": "#/$defs/X"}` replaced by X (the manifests do not recurse)."""
     if isinstance(node, dict):

@@ -4,6 +4,7 @@ the CLI: database, policy engine, matrix versions, API keys and the decision rec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
@@ -18,9 +19,14 @@ from service.evaluations.services import EvaluationService
 from service.evaluations.tracking import TrackingService
 from service.logging import get_logger
 from service.matrix import load_matrix_file
+from service.matrix.impact import ImpactAnalysis
 from service.matrix.services import MatrixService
 from service.observability.metrics import Metrics
 from service.policy import PolicyBundle, PolicyEngine, build_engine
+from service.reevaluation.schedule import SweepScheduler
+from service.reevaluation.services import ReevaluationService
+from service.waivers.services import WaiverService, deny_rule_ids
+from service.webhooks.services import WebhookService
 
 log = get_logger(__name__)
 
@@ -38,6 +44,11 @@ class Runtime:
     evaluations: EvaluationService
     tracking: TrackingService
     metrics: Metrics
+    webhooks: WebhookService
+    waivers: WaiverService
+    impact: ImpactAnalysis
+    reevaluation: ReevaluationService
+    sweeps: SweepScheduler
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
@@ -47,11 +58,31 @@ class Runtime:
         bundle = PolicyBundle.load(settings.policy_dir)
         engine = build_engine(bundle, settings.opa_url)
         matrices = MatrixService(sessions)
+        waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules))
         metrics = Metrics(sessions)
         recorder = DecisionRecorder(
             sessions,
             on_recorded=lambda d: metrics.decisions.labels(d.verdict, d.cause).inc(),
         )
+        evaluations = EvaluationService(
+            sessions=sessions,
+            engine=engine,
+            matrices=matrices,
+            recorder=recorder,
+            waivers=waivers,
+        )
+        reevaluation = ReevaluationService(
+            sessions=sessions, db=db, engine=engine, matrices=matrices, recorder=recorder
+        )
+        reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, datetime.now(UTC))
+        waivers.subscribe(reevaluation.waiver_changed)
+        matrices.on_published = reevaluation.matrix_published
+        evaluations.on_hardware_recorded = reevaluation.hardware_recorded
+        sweeps = SweepScheduler(
+            reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers
+        )
+        # A new waiver may expire before the next tick: schedule its expiry now.
+        waivers.subscribe(lambda _change: sweeps.tick())
         return cls(
             settings=settings,
             db=db,
@@ -61,11 +92,16 @@ class Runtime:
             matrices=matrices,
             keys=KeyService(sessions),
             recorder=recorder,
-            evaluations=EvaluationService(
-                sessions=sessions, engine=engine, matrices=matrices, recorder=recorder
-            ),
+            evaluations=evaluations,
             tracking=TrackingService(sessions),
             metrics=metrics,
+            webhooks=WebhookService(sessions),
+            waivers=waivers,
+            impact=ImpactAnalysis(
+                sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers
+            ),
+            reevaluation=reevaluation,
+            sweeps=sweeps,
         )
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:
@@ -79,6 +115,9 @@ class Runtime:
     def start(self, *, upgrade_schema: bool) -> None:
         self.prepare_database(upgrade_schema=upgrade_schema)
         self.recorder.start()
+        self.webhooks.start()
+        self.reevaluation.start()
+        self.sweeps.start()
         log.info(
             "supportgate_started",
             engine=self.engine.name,
@@ -87,6 +126,9 @@ class Runtime:
         )
 
     def stop(self) -> None:
+        self.sweeps.stop()
+        self.reevaluation.stop()
+        self.webhooks.stop()
         self.recorder.stop()
         self.engine.close()
         self.db.dispose()

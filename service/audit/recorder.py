@@ -31,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from service.alerts.services import record_verdict_changes
 from service.db import AuditHead, DecisionRule, IdempotencyKey, Manifest, transaction
 from service.db import Decision as DecisionRow
 from service.db.audit_head import lock_audit_head
@@ -49,6 +50,10 @@ _rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
 _manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
 _idempotency: Table = IdempotencyKey.__table__  # type: ignore[attr-defined]
 _head: Table = AuditHead.__table__  # type: ignore[attr-defined]
+
+
+Admit = Callable[[Session, Sequence["Record"]], Sequence["Record"]]
+Finish = Callable[[Session, Sequence["Record"]], None]
 
 
 class IdempotencyConflict(Exception):
@@ -123,10 +128,22 @@ class DecisionRecorder:
         self._queue.put(_Pending(record, future))
         return future
 
-    def write(self, records: Sequence[Record]) -> None:
-        """Append records now, in the caller's thread, in one transaction (for sweeps)."""
-        _append(self._sessions, records)
-        self._recorded(records)
+    def write(
+        self,
+        records: Sequence[Record],
+        *,
+        admit: Admit | None = None,
+        finish: Finish | None = None,
+    ) -> Sequence[Record]:
+        """Append records now, in the caller's thread, in one transaction (for sweeps).
+
+        `admit(session, records)` runs first under the audit-head lock (so no other writer
+        moves a tracked manifest meanwhile) and returns the records still to append;
+        `finish(session, appended)` runs after the append, in the same transaction (a sweep
+        moves its cursor there). Returns the records appended."""
+        appended = _append(self._sessions, records, admit=admit, finish=finish)
+        self._recorded(appended)
+        return appended
 
     def _recorded(self, records: Sequence[Record]) -> None:
         for record in records:
@@ -178,10 +195,18 @@ class DecisionRecorder:
             pending.future.set_result(None)
 
 
-def _append(sessions: sessionmaker[Session], records: Sequence[Record]) -> None:
+def _append(
+    sessions: sessionmaker[Session],
+    records: Sequence[Record],
+    *,
+    admit: Admit | None = None,
+    finish: Finish | None = None,
+) -> Sequence[Record]:
     now = datetime.now(UTC)
     with transaction(sessions, write=True) as session:
         head = lock_audit_head(session)
+        if admit is not None:
+            records = admit(session, records)
         seq, prev_hash = head.last_seq, head.last_hash
         decision_rows: list[dict[str, Any]] = []
         rule_rows: list[dict[str, Any]] = []
@@ -204,6 +229,8 @@ def _append(sessions: sessionmaker[Session], records: Sequence[Record]) -> None:
                 idempotency_rows.append(_idempotency_row(record.idempotency, now))
         _bulk_insert(session, _decisions, decision_rows)
         _bulk_insert(session, _rules, rule_rows)
+        if records:  # before the tracked verdicts move: an alert needs the verdict before
+            record_verdict_changes(session, [r.evaluation.decision for r in records], now)
         if manifest_rows:
             session.execute(_upsert_manifests(session), list(manifest_rows.values()))
         if idempotency_rows:
@@ -211,6 +238,9 @@ def _append(sessions: sessionmaker[Session], records: Sequence[Record]) -> None:
         session.execute(
             update(_head).where(_head.c.id == head.id).values(last_seq=seq, last_hash=prev_hash)
         )
+        if finish is not None:
+            finish(session, records)
+    return records
 
 
 def _bulk_insert(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:

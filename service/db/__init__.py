@@ -7,6 +7,7 @@ from .engine import create_db_engine, database_url, ping, session_factory, trans
 from .tables import (
     AUDIT_GENESIS_HASH,
     AUDIT_HEAD_ID,
+    Alert,
     ApiKey,
     AuditHead,
     Decision,
@@ -14,11 +15,15 @@ from .tables import (
     IdempotencyKey,
     Manifest,
     MatrixVersion,
+    Sweep,
+    SweepMemo,
+    Waiver,
 )
 
 __all__ = [
     "AUDIT_GENESIS_HASH",
     "AUDIT_HEAD_ID",
+    "Alert",
     "ApiKey",
     "AuditHead",
     "Decision",
@@ -26,6 +31,9 @@ __all__ = [
     "IdempotencyKey",
     "Manifest",
     "MatrixVersion",
+    "Sweep",
+    "SweepMemo",
+    "Waiver",
     "create_db_engine",
     "database_url",
     "lock_audit_head",

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -45,6 +45,9 @@ from service.policy.inputs import canonical_digest
 from . import repository
 from .evaluator import Evaluation, Evaluator, Subject
 
+if TYPE_CHECKING:
+    from service.waivers.services import WaiverService
+
 T = TypeVar("T")
 CREATED = 201
 MAX_IDEMPOTENCY_KEY = 255
@@ -68,12 +71,17 @@ class EvaluationService:
         engine: PolicyEngine,
         matrices: MatrixService,
         recorder: DecisionRecorder,
+        waivers: WaiverService | None = None,
     ) -> None:
         self._sessions = sessions
+        self._waivers = waivers
         self._engine = engine
         self._matrices = matrices
         self._recorder = recorder
         self._in_flight: dict[tuple[int, str], asyncio.Future[None]] = {}
+        self.on_hardware_recorded: Callable[[str, str], None] = lambda _name, _decision: None
+        """Called (without blocking) with a HardwareManifest's name and decision id once
+        recorded: re-evaluation then sweeps the deployments on it (cause `hardware`)."""
 
     async def submit(
         self, *, body: bytes, fmt: Format, principal: Principal, idempotency_key: str | None
@@ -124,10 +132,9 @@ class EvaluationService:
             not self._matrices.cache_is_fresh(), lambda: self._matrices.current(now)
         )
         evaluator = Evaluator(self._engine, matrix.loaded)
+        subject = Subject(manifest, waivers=await self._active_waivers(manifest, now))
         evaluation = await self._run(
-            lambda: evaluator.evaluate(
-                Subject(manifest), evaluated_at=now, hardware=lambda _n: pool
-            )
+            lambda: evaluator.evaluate(subject, evaluated_at=now, hardware=lambda _n: pool)
         )
         response = _encoder.encode(evaluation.decision)
         content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
@@ -142,6 +149,8 @@ class EvaluationService:
             idempotency=None if claim is None else dataclasses.replace(claim, body=response),
         )
         await asyncio.wrap_future(self._recorder.submit(record))
+        if isinstance(manifest, HardwareManifest):
+            self.on_hardware_recorded(manifest.metadata.name, evaluation.decision.id)
         return Answer(status=CREATED, body=response, evaluation=evaluation)
 
     async def _hardware(self, manifest: Manifest) -> HardwareManifest | None:
@@ -155,6 +164,16 @@ class EvaluationService:
                 return None if row is None else msgspec.convert(row.content, HardwareManifest)
 
         return await anyio.to_thread.run_sync(load)
+
+    async def _active_waivers(self, manifest: Manifest, now: datetime) -> list[dict[str, Any]]:
+        """The manifest's waivers in force now: from memory, reloaded off the loop when stale."""
+        waivers = self._waivers
+        if waivers is None:
+            return []
+        return await self._run_off_loop_if(
+            not waivers.cache_is_fresh(),
+            lambda: waivers.active_for(manifest.kind, manifest.metadata.name, now),
+        )
 
     async def _stored(self, api_key_id: int, key: str, digest: str) -> Answer | None:
         def load() -> tuple[str, int, bytes] | None:

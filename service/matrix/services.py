@@ -59,6 +59,8 @@ class MatrixService:
         self._lock = threading.Lock()
         self._versions: list[PublishedMatrix] = []
         self._loaded_at = float("-inf")
+        self.on_published: Callable[[PublishedMatrix], None] = lambda _published: None
+        """Called after publish_view() commits a version (re-evaluation starts its sweep)."""
 
     def ensure_default(self, default: Matrix) -> None:
         """Publish the default matrix when no version exists yet (a new database)."""
@@ -125,7 +127,9 @@ class MatrixService:
 
     def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
         """Publish, and say whether the new version is current, pending or never applied."""
-        return self._detail(self.publish(matrix, published_by=published_by), datetime.now(UTC))
+        published = self.publish(matrix, published_by=published_by)
+        self.on_published(published)
+        return self._detail(published, datetime.now(UTC))
 
     def current_view(self) -> MatrixVersionDetail:
         now = datetime.now(UTC)

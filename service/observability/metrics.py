@@ -5,6 +5,10 @@
 - supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
   database when scraped (so every replica reports the same, current numbers); left out of a
   scrape while the database cannot answer, so the others are still served
+- supportgate_last_sweep_{timestamp_seconds,duration_seconds,changed,evaluated}: the last
+  finished re-evaluation sweep, read from the database when scraped
+- supportgate_webhook_deliveries_pending: webhook deliveries waiting for an attempt, read
+  from the database when scraped (likewise)
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from sqlmodel import Session
 
 from service.db import Manifest, transaction
 from service.logging import get_logger
+from service.reevaluation import repository as sweep_repository
+from service.webhooks import repository as webhook_repository
 
 MEDIA_TYPE = "text/plain; version=0.0.4"
 """Prometheus text format; the HTTP layer adds `; charset=utf-8` to every text/ type."""
@@ -55,6 +61,64 @@ class _TrackedManifests(Collector):
         yield family
 
 
+class _PendingWebhookDeliveries(Collector):
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            with transaction(self._sessions) as session:
+                pending = webhook_repository.pending_total(session)
+        except DBAPIError as exc:
+            log.warning("webhook_deliveries_unavailable", error=type(exc.orig).__name__)
+            return
+        yield GaugeMetricFamily(
+            "supportgate_webhook_deliveries_pending",
+            "Webhook deliveries waiting for a (first or next) attempt",
+            value=pending,
+        )
+
+
+class _LastSweep(Collector):
+    """The last finished re-evaluation sweep, from the database (the same on every replica)."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            with transaction(self._sessions) as session:
+                last = sweep_repository.latest_finished(session)
+        except DBAPIError as exc:
+            log.warning("last_sweep_unavailable", error=type(exc.orig).__name__)
+            return
+        if last is None or last.finished_at is None or last.started_at is None:
+            return
+        for name, help_text, value in (
+            (
+                "supportgate_last_sweep_timestamp_seconds",
+                "When the last re-evaluation sweep finished (Unix time)",
+                last.finished_at.timestamp(),
+            ),
+            (
+                "supportgate_last_sweep_duration_seconds",
+                "How long the last re-evaluation sweep ran",
+                (last.finished_at - last.started_at).total_seconds(),
+            ),
+            (
+                "supportgate_last_sweep_changed",
+                "Decisions the last re-evaluation sweep recorded (decisions that changed)",
+                float(last.changed),
+            ),
+            (
+                "supportgate_last_sweep_evaluated",
+                "Manifests the last re-evaluation sweep evaluated",
+                float(last.evaluated),
+            ),
+        ):
+            yield GaugeMetricFamily(name, help_text, value=value)
+
+
 class Metrics:
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self.registry = CollectorRegistry()
@@ -72,6 +136,8 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_TrackedManifests(sessions))
+        self.registry.register(_PendingWebhookDeliveries(sessions))
+        self.registry.register(_LastSweep(sessions))
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

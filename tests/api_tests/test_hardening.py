@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from ..api import Api
 from .support import EXAMPLES, deployment, hardware, named, post, rows
@@ -343,13 +344,26 @@ def _mutations(seed: int, count: int) -> list[tuple[str, bytes]]:
     return cases
 
 
+def _swept(api: Api, after: int) -> int:
+    """Decisions after the first `after` that sweeps recorded (a pool's deployments)."""
+    with api.runtime.db.connect() as connection:
+        return int(
+            connection.execute(
+                text("SELECT count(*) FROM decisions WHERE seq > :after AND cause <> 'submission'"),
+                {"after": after},
+            ).scalar_one()
+        )
+
+
 def test_no_input_is_a_server_error(api: Api) -> None:
     for content_type, body in _mutations(seed=20261130, count=150):
+        assert api.runtime.reevaluation.wait_idle()  # a pool posted re-evaluates its deployments
         before = rows(api)
         response = post(api, body, content_type=content_type)
         assert response.status_code < 500, (body, response.text)
         if response.status_code == 201:
-            assert rows(api).decisions == before.decisions + 1
+            assert api.runtime.reevaluation.wait_idle()
+            assert rows(api).decisions == before.decisions + 1 + _swept(api, before.decisions)
         else:
             assert 400 <= response.status_code < 500, response.text
             assert rows(api) == before

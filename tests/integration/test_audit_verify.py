@@ -28,6 +28,7 @@ def history(api: Api, shared_examples: Path, monkeypatch: pytest.MonkeyPatch) ->
     for _ in range(3):
         for name in EXAMPLES:
             assert api.post_manifest(shared_examples / name).status_code == 201
+    assert api.runtime.reevaluation.wait_idle()  # the pool's re-posts sweep its deployment
     monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", api.runtime.settings.database_url)
     return api
 

@@ -27,6 +27,7 @@ from service.errors import DatabaseError, SchemaOutdated
 REPO = Path(__file__).resolve().parents[2]
 ALEMBIC = (sys.executable, "-m", "alembic", "-c", str(REPO / "alembic.ini"))
 TABLES = {
+    "alerts",
     "api_keys",
     "audit_head",
     "decision_rules",
@@ -34,6 +35,12 @@ TABLES = {
     "idempotency_keys",
     "manifests",
     "matrix_versions",
+    "sweep_memos",
+    "sweeps",
+    "waivers",
+    "webhook_attempts",
+    "webhook_deliveries",
+    "webhook_subscriptions",
 }
 
 
@@ -123,7 +130,7 @@ def test_migrations_are_found_from_any_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert MIGRATIONS_DIR == REPO / "migrations"
-    assert head_revision() == "0001"
+    assert head_revision() == "0004"
     upgrade("sqlite:///relative.db")
     assert current_revision(f"sqlite:///{tmp_path / 'relative.db'}") == head_revision()
 

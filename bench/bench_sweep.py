@@ -1,0 +1,163 @@
+"""Re-evaluation sweeps on PostgreSQL: a matrix change over a large tracked fleet, end to end,
+against the engine's batch cost over the same subjects; then a no-change scheduled sweep.
+
+Run: python -m bench.bench_sweep [--manifests 100000] [--batch 500]
+Needs PostgreSQL (started like the tests start it; a scratch database is made and dropped).
+
+1. --manifests tracked manifests (bench/sweep_data.py: one pool in ten, H100 / B200 / Ascend
+   pools in turn, deployments referencing them) are COPYed into a migrated database, and a
+   first sweep records their decisions under the default matrix (timed, not compared).
+2. A matrix that makes sm90 official is published (about a third of the verdicts change).
+   Baseline: Evaluator.evaluate_batch over the very subjects the sweep will evaluate, batch by
+   batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
+   batch is committed (decisions, alerts, tracked manifests, cursor), and the growth of the
+   process's resident memory (sampled every 20 ms) over its start.
+3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
+Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
+no-change sweep >= 3x faster than the changing one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from sqlalchemy import text
+
+from bench.sweep_data import insert_fleet, sm90_matrix
+from service.config import Settings
+from service.evaluations.evaluator import Evaluator
+from service.reevaluation.services import SWEEP_BATCH_SIZE
+from service.reevaluation.source import iter_tracked_batches, subjects
+from service.runtime import Runtime
+from tests.services import postgres_admin_url, temporary_database
+
+T = TypeVar("T")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * PAGE
+
+
+@dataclass
+class Run:
+    seconds: float
+    rss_growth: int
+
+
+@contextmanager
+def _watched() -> Iterator[Run]:
+    """Wall time and peak RSS growth of the block (sampled every 20 ms)."""
+    run = Run(seconds=0.0, rss_growth=0)
+    start_rss, stop = _rss(), threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.02):
+            run.rss_growth = max(run.rss_growth, _rss() - start_rss)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.perf_counter()
+    try:
+        yield run
+    finally:
+        run.seconds = time.perf_counter() - started
+        stop.set()
+        sampler.join()
+        run.rss_growth = max(run.rss_growth, _rss() - start_rss)
+
+
+def _timed(work: Callable[[], T]) -> tuple[T, Run]:
+    with _watched() as run:
+        result = work()
+    return result, run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--manifests", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=SWEEP_BATCH_SIZE)
+    args = parser.parse_args()
+    n = args.manifests
+    with temporary_database(postgres_admin_url()) as url:
+        runtime = Runtime.build(replace(Settings.from_env({}), database_url=url))
+        runtime.prepare_database(upgrade_schema=True)
+        sweeps = runtime.reevaluation
+        sweeps.batch_size = args.batch
+        try:
+            _, fill = _timed(lambda: insert_fleet(runtime.db, n))
+            with runtime.db.connect() as connection:
+                connection.execution_options(isolation_level="AUTOCOMMIT").execute(
+                    text("VACUUM ANALYZE manifests")
+                )
+            initial, first = _timed(lambda: sweeps.run_sweep("matrix", trigger="bench:initial"))
+            published = runtime.matrices.publish(sm90_matrix("2026.12.1"), published_by="bench")
+            engine_seconds = _engine_cost(runtime, published.loaded, args.batch)
+            changing, change = _timed(
+                lambda: sweeps.run_sweep("matrix", trigger=f"matrix:{published.version}")
+            )
+            with runtime.db.connect() as connection:
+                alerts = connection.execute(text("SELECT count(*) FROM alerts")).scalar_one()
+            quiet, still = _timed(lambda: sweeps.run_sweep("schedule", trigger="bench:nochange"))
+        finally:
+            runtime.stop()
+    per = change.seconds / changing.counts.evaluated
+    engine_per = engine_seconds / changing.counts.evaluated
+    rows = [
+        ("insert the fleet (COPY)", fill, n, None),
+        (f"first sweep ({initial.counts.changed:,} decisions)", first, n, None),
+        ("engine: Evaluator.evaluate_batch only (baseline)", Run(engine_seconds, 0), n, 1.0),
+        (
+            f"matrix sweep ({changing.counts.changed:,} decisions, {alerts:,} alerts)",
+            change,
+            n,
+            per / engine_per,
+        ),
+        (
+            f"no-change scheduled sweep ({quiet.counts.changed} decisions)",
+            still,
+            n,
+            (still.seconds / n) / engine_per,
+        ),
+    ]
+    print(f"### Sweeps over {n:,} tracked manifests on PostgreSQL (batch {args.batch})\n")
+    print("| case | total | per manifest | manifests/s | RSS growth | ratio to engine |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, run, count, ratio in rows:
+        shown = "" if ratio is None else f"{ratio:.2f}x"
+        growth = f"{run.rss_growth / 2**20:,.0f} MB" if run.rss_growth else ""
+        print(
+            f"| {name} | {run.seconds:,.1f} s | {run.seconds / count * 1e6:,.0f} µs "
+            f"| {count / run.seconds:,.0f} | {growth} | {shown} |"
+        )
+    print(
+        f"\nno-change sweep {change.seconds / still.seconds:.1f}x faster than the matrix "
+        f"sweep; {changing.counts.changed:,} of {n:,} decisions changed under the new matrix "
+        f"(failed: {changing.counts.failed})"
+    )
+
+
+def _engine_cost(runtime: Runtime, matrix: object, batch_size: int) -> float:
+    """Seconds spent in Evaluator.evaluate_batch over every tracked manifest, in batches."""
+    evaluator = Evaluator(runtime.engine, matrix)  # type: ignore[arg-type]
+    spent = 0.0
+    now = datetime.now(UTC)
+    for batch in iter_tracked_batches(runtime.sessions, batch_size=batch_size):
+        batch_subjects = subjects(batch, "matrix")
+        started = time.perf_counter()
+        evaluator.evaluate_batch(batch_subjects, evaluated_at=now, hardware=batch.hardware)
+        spent += time.perf_counter() - started
+    return spent
+
+
+if __name__ == "__main__":
+    main()

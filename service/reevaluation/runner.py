@@ -1,0 +1,242 @@
+"""One sweep, batch by batch: evaluate, compare, append what changed, move the cursor.
+
+Per batch (service.reevaluation.source): manifests whose memo still holds (memo.py) are
+known unchanged and not evaluated; the others go to Evaluator.evaluate_batch. A decision is
+recorded when the verdict, the violations (rule, severity, path, waiver; not the message
+text, which quotes the evaluation time) or the matrix version / policy revision differ from
+the manifest's latest decision. The decisions go through DecisionRecorder.write (the hash
+chain, alerts and webhook deliveries), and in that same transaction the tracked manifests
+move to them, the batch's unchanged manifests get one UPDATE of last_evaluated_at, the memos
+are saved and the sweep's cursor and counts move past the batch. Killed at any point, the
+sweep resumes after the last committed batch: nothing is recorded twice or skipped.
+
+Under the audit-head lock (`admit`), a record is dropped when its manifest changed since the
+batch was read (a submission recorded a newer decision, or it was untracked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from service.audit.recorder import DecisionRecorder, Record
+from service.db import transaction
+from service.evaluations.evaluator import Evaluation, Evaluator
+from service.manifests.decision import Cause, Decision
+
+from . import repository
+from .memo import memo_key, stable_until
+from .source import Key, TrackedBatch, TrackedRow, WaiversFor, subjects
+
+
+@dataclass(frozen=True, slots=True)
+class BatchCounts:
+    evaluated: int
+    changed: int
+    failed: int
+    skipped: int  # known unchanged from the memo (counted in `evaluated` too)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What one batch will write."""
+
+    records: list[Record] = field(default_factory=list)
+    expected: dict[Key, tuple[str, str | None]] = field(default_factory=dict)
+    unchanged: list[Key] = field(default_factory=list)
+    memos: dict[Key, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPlan:
+    batch: TrackedBatch
+    writes: _Plan
+    now: datetime
+    failed: int
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSweeper:
+    sweep_id: str
+    cause: Cause
+    evaluator: Evaluator
+    sessions: sessionmaker[Session]
+    recorder: DecisionRecorder
+    waivers_for: WaiversFor
+
+    def run(self, batch: TrackedBatch) -> BatchCounts:
+        """Evaluate and commit one batch."""
+        return self.commit(self.plan(batch))
+
+    def plan(self, batch: TrackedBatch) -> BatchPlan:
+        """Evaluate the batch and decide what to write (reads only; no lock held)."""
+        now = datetime.now(UTC)
+        waivers = self.waivers_for(batch.keys)
+        with transaction(self.sessions) as session:
+            memos = repository.memos(session, batch.keys)
+        plan = _Plan()
+        keys: dict[Key, str] = {}
+        to_evaluate: list[TrackedRow] = []
+        for row in batch.rows:
+            keys[row.key] = self._key(batch, row, waivers.get(row.key, ()), row.latest_decision_id)
+            memo = memos.get(row.key)
+            if memo is not None and memo[0] == keys[row.key] and _holds(memo[1], now):
+                plan.unchanged.append(row.key)
+            else:
+                to_evaluate.append(row)
+        batch.load_content(self.sessions, to_evaluate)
+        evaluable = [row for row in to_evaluate if row.manifest is not None]
+        evaluations = self.evaluator.evaluate_batch(
+            subjects(batch, self.cause, lambda _keys: waivers, rows=evaluable),
+            evaluated_at=now,
+            hardware=batch.hardware,
+        )
+        with transaction(self.sessions) as session:
+            previous = repository.previous_decisions(
+                session,
+                [row.latest_decision_id for row in evaluable if row.latest_decision_id],
+                matrix_version=self.evaluator.matrix.version,
+                policy_revision=self.evaluator.engine.policy_revision,
+            )
+        max_age = self.evaluator.matrix.document.get("evidence_max_age_days")
+        for row, evaluation in zip(evaluable, evaluations, strict=True):
+            row_waivers = waivers.get(row.key, ())
+            latest = row.latest_decision_id
+            if _differs(evaluation.decision, previous.get(latest or "")):
+                plan.records.append(Record(evaluation=evaluation))
+                plan.expected[row.key] = (row.content_digest, latest)
+                latest = evaluation.decision.id
+                keys[row.key] = self._key(batch, row, row_waivers, latest)
+            else:
+                plan.unchanged.append(row.key)
+            plan.memos[row.key] = {
+                "kind": row.kind,
+                "name": row.name,
+                "key": keys[row.key],
+                "stable_until": stable_until(
+                    row.content or {}, evaluated_at=now, max_age_days=max_age, waivers=row_waivers
+                ),
+            }
+        return BatchPlan(
+            batch=batch,
+            writes=plan,
+            now=now,
+            failed=len(to_evaluate) - len(evaluable),
+            skipped=len(batch.rows) - len(to_evaluate),
+        )
+
+    def commit(self, planned: BatchPlan) -> BatchCounts:
+        """Write a planned batch in one transaction (decisions, alerts, cursor)."""
+        changed = self._write(planned.batch, planned.writes, planned.now, planned.failed)
+        return BatchCounts(
+            evaluated=len(planned.batch.rows) - planned.failed,
+            changed=changed,
+            failed=planned.failed,
+            skipped=planned.skipped,
+        )
+
+    def _key(
+        self,
+        batch: TrackedBatch,
+        row: TrackedRow,
+        waivers: Sequence[Mapping[str, Any]],
+        latest_decision_id: str | None,
+    ) -> str:
+        pool = batch.pools.get(row.hardware_ref) if row.hardware_ref is not None else None
+        return memo_key(
+            content_digest=row.content_digest,
+            pool_digest=None if pool is None else pool.content_digest,
+            matrix_key=self.evaluator.matrix.key,
+            policy_revision=self.evaluator.engine.policy_revision,
+            waivers=waivers,
+            latest_decision_id=latest_decision_id,
+        )
+
+    def _write(self, batch: TrackedBatch, plan: _Plan, now: datetime, failed: int) -> int:
+        dropped: set[Key] = set()
+
+        def admit(session: Session, records: Sequence[Record]) -> Sequence[Record]:
+            heads = repository.current_heads(session, list(plan.expected))
+            kept = []
+            for record in records:
+                key = _key_of(record.evaluation)
+                if heads.get(key) == plan.expected[key]:
+                    kept.append(record)
+                else:
+                    dropped.add(key)
+            return kept
+
+        def finish(session: Session, appended: Sequence[Record]) -> None:
+            repository.move_latest(
+                session,
+                [
+                    {
+                        "k": d.manifest.kind,
+                        "n": d.manifest.name,
+                        "decision_id": d.id,
+                        "verdict": d.verdict,
+                        "at": d.evaluated_at,
+                    }
+                    for d in (record.evaluation.decision for record in appended)
+                ],
+            )
+            repository.touch(session, plan.unchanged, now)
+            repository.save_memos(
+                session, [memo for key, memo in plan.memos.items() if key not in dropped]
+            )
+            repository.advance_sweep(
+                session,
+                self.sweep_id,
+                cursor=batch.last_key,
+                evaluated=len(batch.rows) - failed,
+                changed=len(appended),
+                failed=failed,
+            )
+
+        if plan.records:
+            return len(self.recorder.write(plan.records, admit=admit, finish=finish))
+        with transaction(self.sessions, write=True) as session:
+            finish(session, ())
+        return 0
+
+
+def _holds(until: datetime | None, now: datetime) -> bool:
+    return until is not None and now < until
+
+
+def _key_of(evaluation: Evaluation) -> Key:
+    ref = evaluation.decision.manifest
+    return (ref.kind, ref.name)
+
+
+def _differs(decision: Decision, previous: tuple[Any, ...] | None) -> bool:
+    """Whether `decision` says something the manifest's latest decision did not."""
+    if previous is None:
+        return True
+    verdict, matrix_version, policy_revision, violations = previous
+    if (verdict, matrix_version, policy_revision) != (
+        decision.verdict,
+        decision.matrix_version,
+        decision.policy_revision,
+    ):
+        return True
+    return _violation_keys(decision) != _stored_violation_keys(violations)
+
+
+def _violation_keys(decision: Decision) -> list[tuple[str, str, str, str | None]]:
+    return sorted((v.rule, v.severity, v.path, v.waiver_id) for v in decision.violations)
+
+
+def _stored_violation_keys(violations: Any) -> list[tuple[str, str, str, str | None]] | None:
+    try:
+        return sorted(
+            (v["rule"], v["severity"], v["path"], v.get("waiver_id")) for v in violations or ()
+        )
+    except (AttributeError, KeyError, TypeError):
+        return None

@@ -1,0 +1,65 @@
+"""When to try again, when to give up, when to disable: the delivery policy.
+
+- An attempt succeeds on a 2xx answer; anything else (3xx included: redirects are not
+  followed), a timeout or a connection error is a failure.
+- After a failure the next attempt waits a random time in [0, min(max_delay, base_delay *
+  2**(attempt-1))] ("full jitter"), or the receiver's `Retry-After` (up to max_delay) when
+  longer; after `max_attempts` the delivery is given up (`failed`).
+- `410 Gone` fails the delivery and disables the subscription at once; so do
+  `disable_after_failures` consecutive failed attempts (across its deliveries) spanning at
+  least `disable_after_seconds`. Disabling cancels the subscription's pending deliveries.
+- A claim lasts `lease_seconds` (longer than a request can take): a delivery whose
+  dispatcher died mid-attempt is due again when its claim runs out.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+HTTP_GONE = 410
+_rng = random.Random()  # noqa: S311 - jitter, not secrets
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryPolicy:
+    poll_interval: float = 0.5
+    request_timeout: float = 15.0
+    lease_seconds: float = 60.0
+    concurrency: int = 4
+    base_delay: float = 5.0
+    max_delay: float = 12 * 3600.0
+    max_attempts: int = 18  # with the delays above: about a day and a half, on average
+    disable_after_failures: int = 10
+    disable_after_seconds: float = 24 * 3600.0
+
+    def __post_init__(self) -> None:
+        if self.lease_seconds <= self.request_timeout:
+            raise ValueError("lease_seconds must be longer than request_timeout")
+        if self.concurrency < 1 or self.max_attempts < 1 or self.disable_after_failures < 1:
+            raise ValueError("concurrency, max_attempts, disable_after_failures must be >= 1")
+
+    def retry_delay(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        uniform: Callable[[float, float], float] = _rng.uniform,
+    ) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** min(attempt - 1, 62))
+        delay = uniform(0.0, ceiling)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.max_delay))
+        return delay
+
+
+def succeeded(status_code: int | None) -> bool:
+    return status_code is not None and 200 <= status_code < 300  # noqa: PLR2004
+
+
+def retry_after_seconds(header: str | None) -> float | None:
+    """A `Retry-After` given in seconds (an HTTP date is ignored: the backoff applies)."""
+    if header is None or not header.strip().isdigit():
+        return None
+    return float(header.strip())

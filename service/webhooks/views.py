@@ -1,0 +1,82 @@
+"""Request and response bodies of the webhook endpoints."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+MAX_URL_LENGTH = 2048
+MAX_DESCRIPTION_LENGTH = 500
+
+WebhookState = Literal["active", "disabled"]
+DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
+
+
+class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """POST /v1/webhooks: the URL that receives every alert (http or https)."""
+
+    url: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_URL_LENGTH)]
+    description: Annotated[str, msgspec.Meta(max_length=MAX_DESCRIPTION_LENGTH)] | None = None
+
+
+class Webhook(msgspec.Struct, frozen=True, kw_only=True):
+    """A subscription. `disabled` after a 410 Gone or repeated failures (`disabled_reason`);
+    a disabled subscription gets no new deliveries."""
+
+    id: str
+    url: str
+    description: str | None
+    state: WebhookState
+    created_at: datetime
+    created_by: str | None
+    consecutive_failures: int
+    pending_deliveries: int
+    disabled_at: datetime | None
+    disabled_reason: str | None
+
+
+class WebhookCreated(Webhook, frozen=True, kw_only=True):
+    """The new subscription with its signing secret, shown this once."""
+
+    secret: str
+
+
+class WebhookList(msgspec.Struct, frozen=True, kw_only=True):
+    """Every subscription, oldest first; one page (`next_cursor` is null)."""
+
+    items: list[Webhook]
+    next_cursor: str | None = None
+
+
+class DeliveryAttempt(msgspec.Struct, frozen=True, kw_only=True):
+    """One attempt: its time, the status code answered or the error instead, how long."""
+
+    attempt: int
+    at: datetime
+    status_code: int | None
+    error: str | None
+    duration_ms: float
+
+
+class Delivery(msgspec.Struct, frozen=True, kw_only=True):
+    """One alert for one subscription. `id` is the `webhook-id` header of every attempt;
+    `next_attempt_at` is set while it is pending."""
+
+    id: str
+    alert_id: str
+    status: DeliveryStatus
+    created_at: datetime
+    next_attempt_at: datetime | None
+    finished_at: datetime | None
+    last_status_code: int | None
+    last_error: str | None
+    attempts: list[DeliveryAttempt]
+
+
+class DeliveryPage(msgspec.Struct, frozen=True, kw_only=True):
+    """A subscription's deliveries, newest first; `next_cursor` fetches the next page."""
+
+    items: list[Delivery]
+    next_cursor: str | None

@@ -1,0 +1,306 @@
+"""Sweeps through the API on SQLite and PostgreSQL: a matrix publish turns verdicts and raises
+alerts, a no-change sweep records nothing, a pool change re-evaluates its deployments, a
+waiver-free submission that flips a verdict alerts too; POST/GET /v1/reevaluations; GET
+/v1/alerts with `since` and cursors."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from service.audit.verify import verify_chain
+from service.config import DEFAULT_POLICY_DIR
+from service.runtime import Runtime
+
+from ..api import Api
+from .support import created, deployment, hardware, rows
+from .test_matrix import matrix, publish, with_sm90
+
+T = TypeVar("T")
+WAIT_S = 20.0
+
+
+def eventually(probe: Callable[[], T | None], *, timeout: float = WAIT_S) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = probe()
+        if found is not None:
+            return found
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def get(api: Api, path: str, role: str = "procurement", **params: Any) -> Any:
+    response = api.client.get(path, headers=api.headers(role), params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def sweep_done(api: Api, sweep_id: str) -> dict[str, Any]:
+    def finished() -> dict[str, Any] | None:
+        view: dict[str, Any] = get(api, f"/v1/reevaluations/{sweep_id}", "admin")
+        return view if view["status"] in ("finished", "failed") else None
+
+    return eventually(finished)
+
+
+def latest(api: Api, kind: str, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = get(api, f"/v1/manifests/{kind}/{name}")["latest_decision"]
+    return found
+
+
+def fleet(api: Api) -> None:
+    created(api, hardware("pool-a"))
+    created(api, hardware("pool-b"))
+    created(api, deployment("trial-a", ref="pool-a"))
+    created(api, deployment("trial-b", ref="pool-b"))
+
+
+def test_publishing_sm90_turns_the_h100_verdicts_with_alerts(api: Api) -> None:
+    fleet(api)
+    before = rows(api).decisions
+    assert latest(api, "HardwareManifest", "pool-a")["verdict"] == "experimental"
+
+    assert publish(api, with_sm90("2026.12.1")).status_code == 201
+
+    def four_alerts() -> list[dict[str, Any]] | None:
+        items: list[dict[str, Any]] = get(api, "/v1/alerts")["items"]
+        return items if len(items) == 4 else None
+
+    alerts = eventually(four_alerts)
+    assert {(a["manifest"]["name"], a["from"], a["to"], a["cause"]) for a in alerts} == {
+        ("pool-a", "experimental", "supported", "matrix"),
+        ("pool-b", "experimental", "supported", "matrix"),
+        ("trial-a", "experimental", "supported", "matrix"),
+        ("trial-b", "experimental", "supported", "matrix"),
+    }
+    for alert in alerts:
+        assert set(alert) == {
+            "id",
+            "manifest",
+            "from",
+            "to",
+            "cause",
+            "matrix_version",
+            "at",
+            "decision_id",
+        }
+        assert alert["matrix_version"] == "2026.12.1"
+        decision = latest(api, alert["manifest"]["kind"], alert["manifest"]["name"])
+        assert decision["id"] == alert["decision_id"]
+        assert decision["verdict"] == "supported"
+        assert decision["cause"] == "matrix"
+    assert rows(api).decisions == before + 4
+    assert verify_chain(api.runtime.sessions).intact
+
+
+def test_a_sweep_that_changes_nothing_records_no_decision(api: Api) -> None:
+    fleet(api)
+    first = api.runtime.reevaluation.run_sweep("schedule", trigger="test:first")
+    # Submitted under the current matrix and policies: the decisions stand as they are.
+    assert (first.status, first.counts.evaluated, first.counts.changed) == ("finished", 4, 0)
+    stamp = get(api, "/v1/manifests/HardwareManifest/pool-a")["last_evaluated_at"]
+    decisions = rows(api).decisions
+
+    second = api.runtime.reevaluation.run_sweep("schedule", trigger="test:second")
+
+    assert (second.counts.evaluated, second.counts.changed, second.counts.failed) == (4, 0, 0)
+    assert rows(api).decisions == decisions
+    assert get(api, "/v1/alerts")["items"] == []
+    assert get(api, "/v1/manifests/HardwareManifest/pool-a")["last_evaluated_at"] > stamp
+
+
+def test_the_same_trigger_is_one_sweep(api: Api) -> None:
+    service = api.runtime.reevaluation
+    first = service.start_sweep("schedule", trigger="test:same")
+    assert service.start_sweep("schedule", trigger="test:same") == first
+    assert sweep_done(api, first)["trigger"] == "test:same"
+
+
+def test_a_changed_pool_re_evaluates_its_deployments(api: Api) -> None:
+    fleet(api)
+    old_compiler = {"name": "gcc", "version": "11.4.0"}
+    assert created(api, hardware("pool-a", compiler=old_compiler))["verdict"] == "rejected"
+
+    def trial_a_redecided() -> dict[str, Any] | None:
+        decision = latest(api, "DeploymentManifest", "trial-a")
+        return decision if decision["cause"] == "hardware" else None
+
+    assert eventually(trial_a_redecided)["verdict"] == "rejected"
+    assert latest(api, "DeploymentManifest", "trial-b")["cause"] == "submission"
+    alerts = get(api, "/v1/alerts")["items"]
+    assert [(a["manifest"]["name"], a["cause"], a["to"]) for a in alerts] == [
+        ("pool-a", "submission", "rejected"),
+        ("trial-a", "hardware", "rejected"),
+    ]
+
+
+def test_a_resubmission_that_flips_the_verdict_alerts(api: Api) -> None:
+    created(api, hardware("pool-a"))
+    created(api, hardware("pool-a"))  # the same verdict again: no alert
+    assert get(api, "/v1/alerts")["items"] == []
+    rejected = created(api, hardware("pool-a", python="3.10.4"))
+    [alert] = get(api, "/v1/alerts")["items"]
+    assert alert["decision_id"] == rejected["id"]
+    assert (alert["from"], alert["to"], alert["cause"]) == (
+        "experimental",
+        "rejected",
+        "submission",
+    )
+
+
+def test_a_version_that_takes_effect_later_sweeps_then(api: Api) -> None:
+    fleet(api)
+    soon = datetime.now(UTC) + timedelta(seconds=3)
+    document = with_sm90("2026.12.2")
+    document["effective_from"] = soon.isoformat().replace("+00:00", "Z")
+    assert publish(api, document).json()["pending"] is True
+    assert latest(api, "HardwareManifest", "pool-a")["matrix_version"] == "2026.11.1"
+
+    def under_new_version() -> dict[str, Any] | None:
+        found: dict[str, Any] = latest(api, "HardwareManifest", "pool-a")
+        return found if found["matrix_version"] == "2026.12.2" else None
+
+    decision = eventually(under_new_version)
+    assert decision["verdict"] == "supported"
+    assert datetime.fromisoformat(decision["evaluated_at"]) >= soon
+
+
+def test_post_reevaluations_starts_a_sweep_of_the_named_manifests(api: Api) -> None:
+    fleet(api)
+    response = api.client.post(
+        "/v1/reevaluations",
+        json={"manifests": [{"kind": "HardwareManifest", "name": "pool-a"}]},
+        headers=api.headers("admin"),
+    )
+    assert response.status_code == 202, response.text
+    started = response.json()
+    assert (started["cause"], started["status"]) == ("schedule", "queued")
+    done = sweep_done(api, started["id"])
+    assert done["counts"] == {"evaluated": 1, "changed": 0, "failed": 0}
+    assert done["duration_seconds"] is not None
+    assert done["matrix_version"] == "2026.11.1"
+
+    everything = api.client.post("/v1/reevaluations", headers=api.headers("admin"))
+    assert everything.status_code == 202
+    assert sweep_done(api, everything.json()["id"])["counts"]["evaluated"] == 4
+
+
+def test_reevaluation_requests_are_checked(api: Api) -> None:
+    post = api.client.post
+    bad = post(
+        "/v1/reevaluations",
+        json={"manifests": [{"kind": "Pod", "name": "x"}]},
+        headers=api.headers("admin"),
+    )
+    assert bad.status_code == 400
+    assert bad.json()["field"] == "$.manifests[0].kind"
+    assert post("/v1/reevaluations", headers=api.headers("procurement")).status_code == 403
+    unknown = api.client.get("/v1/reevaluations/nope", headers=api.headers("admin"))
+    assert unknown.status_code == 404
+    assert api.client.get("/v1/alerts", headers=api.headers("ci")).status_code == 403
+    assert (
+        api.client.get(
+            "/v1/alerts", params={"since": "yesterday"}, headers=api.headers("procurement")
+        ).status_code
+        == 400
+    )
+
+
+def test_alerts_page_with_since_and_cursor(api: Api) -> None:
+    fleet(api)
+    publish(api, with_sm90("2026.12.1"))
+    eventually(lambda: True if len(get(api, "/v1/alerts")["items"]) == 4 else None)
+    publish(api, matrix("2026.12.3"))  # sm90 unlisted again: four alerts back
+    eventually(lambda: True if len(get(api, "/v1/alerts")["items"]) == 8 else None)
+
+    seen: list[dict[str, Any]] = []
+    page = get(api, "/v1/alerts", limit=3)
+    while True:
+        seen.extend(page["items"])
+        if page["next_cursor"] is None:
+            break
+        page = get(api, "/v1/alerts", limit=3, cursor=page["next_cursor"])
+    assert len(seen) == 8
+    assert len({a["id"] for a in seen}) == 8
+    assert [a["matrix_version"] for a in seen] == ["2026.12.1"] * 4 + ["2026.12.3"] * 4
+
+    later = seen[4]["at"]
+    recent = get(api, "/v1/alerts", since=later)["items"]
+    assert [a["id"] for a in recent] == [a["id"] for a in seen[4:]]
+
+
+def test_evidence_that_turns_stale_between_sweeps_is_a_new_decision(api: Api) -> None:
+    created(api, hardware("pool-a"))
+    turning = datetime.now(UTC) - timedelta(days=90) + timedelta(seconds=3)
+    doc = deployment("trial-a", ref="pool-a")
+    doc["spec"]["evidence"]["build"]["at"] = turning.strftime("%Y-%m-%dT%H:%M:%SZ")
+    submitted = created(api, doc)
+    assert "evidence.stale" not in {v["rule"] for v in submitted["violations"]}
+    service = api.runtime.reevaluation
+    assert service.run_sweep("schedule", trigger="test:fresh").counts.changed == 0
+
+    time.sleep(4)
+    assert service.run_sweep("schedule", trigger="test:stale").counts.changed == 1
+    decision = latest(api, "DeploymentManifest", "trial-a")
+    assert decision["cause"] == "schedule"
+    assert "evidence.stale" in {v["rule"] for v in decision["violations"]}
+    # Stale it stays: the next sweep knows it unchanged.
+    assert service.run_sweep("schedule", trigger="test:still").counts.changed == 0
+
+
+def test_metrics_show_the_last_sweep(api: Api) -> None:
+    fleet(api)
+    publish(api, with_sm90("2026.12.1"))
+    sweep_id = api.runtime.reevaluation.start_sweep("matrix", trigger="matrix:2026.12.1")
+    done = sweep_done(api, sweep_id)
+    text = api.client.get("/metrics").text
+    metrics = dict(
+        line.rsplit(" ", 1) for line in text.splitlines() if line.startswith("supportgate_last_")
+    )
+    assert float(metrics["supportgate_last_sweep_changed"]) == done["counts"]["changed"] == 4
+    assert float(metrics["supportgate_last_sweep_evaluated"]) == 4
+    finished = datetime.fromisoformat(done["finished_at"]).timestamp()
+    assert float(metrics["supportgate_last_sweep_timestamp_seconds"]) == pytest.approx(finished)
+    assert float(metrics["supportgate_last_sweep_duration_seconds"]) == pytest.approx(
+        done["duration_seconds"], abs=0.001
+    )
+
+
+def test_a_new_policy_revision_sweeps_at_startup(api: Api, tmp_path: Path) -> None:
+    fleet(api)
+    policies = tmp_path / "policies"
+    shutil.copytree(DEFAULT_POLICY_DIR, policies)
+    entrypoint = policies / "supportgate" / "decision" / "decision.rego"
+    entrypoint.write_text(entrypoint.read_text() + "\n# a new revision: this comment\n")
+    settings = replace(api.runtime.settings, policy_dir=policies)
+    upgraded = Runtime.build(settings)
+    upgraded.start(upgrade_schema=True)
+    try:
+        revision = upgraded.bundle.revision
+        assert revision != api.runtime.bundle.revision
+
+        def policy_sweep() -> dict[str, Any] | None:
+            with upgraded.db.connect() as connection:
+                row = connection.exec_driver_sql(
+                    "SELECT id FROM sweeps WHERE cause = 'policy'"
+                ).first()
+            if row is None:
+                return None
+            view = upgraded.reevaluation.view(str(row[0]))
+            return None if view is None or view.status != "finished" else {"view": view}
+
+        view = eventually(policy_sweep)["view"]
+        assert view.trigger.startswith(f"policy:{revision}:")
+        assert (view.counts.evaluated, view.counts.changed) == (4, 4)
+    finally:
+        upgraded.stop()
+    decision = latest(api, "DeploymentManifest", "trial-a")
+    assert (decision["cause"], decision["policy_revision"]) == ("policy", revision)

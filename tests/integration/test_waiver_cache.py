@@ -1,0 +1,115 @@
+"""WaiverService's memory, on SQLite and PostgreSQL: the active waivers are read once and then
+answered from memory until this process changes one or the reload interval passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event
+
+from service.config import DEFAULT_POLICY_DIR
+from service.db import create_db_engine, session_factory
+from service.policy.bundle import PolicyBundle
+from service.policy.inputs import format_time
+from service.waivers.services import RELOAD_SECONDS, WaiverChange, WaiverService, deny_rule_ids
+from service.waivers.views import WaiverRequest
+
+KEY = ("DeploymentManifest", "v41-flash-h100-prod")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def db(migrated_db_url: str) -> Iterator[Engine]:
+    engine = create_db_engine(migrated_db_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def waiver_reads(engine: Engine) -> list[str]:
+    """A list that collects every statement on the waivers table from now on."""
+    seen: list[str] = []
+
+    def record(*args: Any) -> None:
+        if "waivers" in str(args[2]):
+            seen.append(str(args[2]))
+
+    event.listen(engine, "before_cursor_execute", record)
+    return seen
+
+
+def request(**changes: Any) -> WaiverRequest:
+    fields: dict[str, Any] = {
+        "rule": "port.production",
+        "kind": KEY[0],
+        "name": KEY[1],
+        "justification": "pilot",
+        "expires_at": datetime.now(UTC) + timedelta(days=1),
+    }
+    fields.update(changes)
+    return WaiverRequest(**fields)
+
+
+def test_active_waivers_come_from_memory_until_a_change_or_the_interval(db: Engine) -> None:
+    clock = Clock()
+    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
+    waivers = WaiverService(
+        session_factory(db), deny_rules=deny_rule_ids(bundle.modules), clock=clock
+    )
+    heard: list[WaiverChange] = []
+    waivers.subscribe(heard.append)
+    now = datetime.now(UTC)
+
+    reads = waiver_reads(db)
+    assert waivers.active_for(*KEY, now) == []  # first use: one read
+    assert len(reads) == 1
+    for _ in range(5):
+        assert waivers.active_for(*KEY, now) == []
+    assert len(reads) == 1
+
+    made = waivers.create(request(), created_by="admin")  # reloads at once
+    assert [(c.waiver.id, c.action, c.tracked) for c in heard] == [(made.id, "created", False)]
+    assert heard[0].trigger == f"waiver:{made.id}:created"
+    reads.clear()
+    expected = [
+        {"id": made.id, "rule": "port.production", "expires_at": format_time(made.expires_at)}
+    ]
+    for _ in range(5):
+        assert waivers.active_for(*KEY, now) == expected
+    assert reads == []
+    assert waivers.cache_is_fresh()
+
+    clock.now += RELOAD_SECONDS + 1  # another replica may have changed them: read again
+    assert not waivers.cache_is_fresh()
+    assert waivers.active_for(*KEY, now) == expected
+    assert len(reads) == 1
+
+    deleted = waivers.delete(made.id, deleted_by="admin")
+    assert deleted is not None
+    assert deleted.deleted_by == "admin"
+    assert heard[-1].action == "deleted"
+    assert waivers.active_for(*KEY, now) == []
+    assert waivers.delete(made.id, deleted_by="admin") is None
+
+
+def test_a_failing_listener_does_not_undo_the_waiver(db: Engine) -> None:
+    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
+    waivers = WaiverService(session_factory(db), deny_rules=deny_rule_ids(bundle.modules))
+
+    def broken(_change: WaiverChange) -> None:
+        raise RuntimeError("sweeps unavailable")
+
+    waivers.subscribe(broken)
+    made = waivers.create(request(), created_by="admin")
+    assert [w["id"] for w in waivers.active_for(*KEY, datetime.now(UTC))] == [made.id]

@@ -1,0 +1,98 @@
+"""A waiver end to end, on SQLite and PostgreSQL, with the real sweeper and scheduler: creating
+it re-evaluates the rejected manifest at once (cause `waiver`), its expiry flips the verdict
+back with no request, and both changes raise alerts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ..api import Api
+from ..api_tests.support import created, example
+
+PROD = ("DeploymentManifest", "v41-flash-h100-prod")
+EXPIRES_IN_S = 2.0
+WAIT_S = 30.0  # the scheduler looks again every 10 s at most
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_S) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = probe()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def latest(api: Api) -> dict[str, Any]:
+    response = api.client.get(
+        f"/v1/manifests/{PROD[0]}/{PROD[1]}", headers=api.headers("procurement")
+    )
+    assert response.status_code == 200, response.text
+    decision: dict[str, Any] = response.json()["latest_decision"]
+    return decision
+
+
+def alerts(api: Api) -> list[dict[str, Any]]:
+    response = api.client.get("/v1/alerts", headers=api.headers("procurement"))
+    assert response.status_code == 200, response.text
+    return [
+        item
+        for item in response.json()["items"]
+        if (item["manifest"]["kind"], item["manifest"]["name"]) == PROD
+    ]
+
+
+def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(api: Api) -> None:
+    created(api, example("hw-h100-pool-a.yaml"))
+    assert created(api, example("dep-h100-production.yaml"))["verdict"] == "rejected"
+
+    expires_at = datetime.now(UTC) + timedelta(seconds=EXPIRES_IN_S)
+    response = api.client.post(
+        "/v1/waivers",
+        json={
+            "rule": "port.production",
+            "kind": PROD[0],
+            "name": PROD[1],
+            "justification": "a two-second pilot",
+            "expires_at": expires_at.isoformat(),
+        },
+        headers=api.headers("admin"),
+    )
+    assert response.status_code == 201, response.text
+    waiver_id = response.json()["id"]
+
+    # Re-evaluated at once: the waived decision is the manifest's latest, with an alert.
+    waived = wait_for(
+        "the waiver's re-evaluation",
+        lambda: (d := latest(api))["verdict"] == "experimental" and d,
+    )
+    assert waived["cause"] == "waiver"
+    (violation,) = [v for v in waived["violations"] if v["rule"] == "port.production"]
+    assert (violation["severity"], violation["waiver_id"]) == ("waived", waiver_id)
+    assert datetime.fromisoformat(waived["evaluated_at"]) < expires_at
+
+    # Nobody asks again: the expiry alone flips it back.
+    rejected = wait_for(
+        "the expiry's re-evaluation",
+        lambda: (d := latest(api))["verdict"] == "rejected" and d,
+    )
+    assert rejected["cause"] == "waiver"
+    assert datetime.fromisoformat(rejected["evaluated_at"]) >= expires_at
+    (violation,) = [v for v in rejected["violations"] if v["rule"] == "port.production"]
+    assert violation["severity"] == "deny"
+    assert "waiver_id" not in violation
+
+    raised = wait_for("two alerts", lambda: len(found := alerts(api)) >= 2 and found)
+    flips = sorted(
+        ((a["from"], a["to"], a["cause"], a["decision_id"]) for a in raised),
+        key=lambda flip: flip[0] != "rejected",
+    )
+    assert flips == [
+        ("rejected", "experimental", "waiver", waived["id"]),
+        ("experimental", "rejected", "waiver", rejected["id"]),
+    ]

@@ -17,6 +17,7 @@ from service.alerts.controllers import AlertController
 from service.audit.controllers import AuditController
 from service.auth.guard import require_key
 from service.config import Settings
+from service.console import console_mount
 from service.dependencies import RuntimeDep
 from service.evaluations.controllers import EvaluationController, ManifestController
 from service.http_errors import EXCEPTION_HANDLERS, log_unexpected
@@ -26,11 +27,11 @@ from service.observability.health import live, ready
 from service.observability.metrics import MEDIA_TYPE
 from service.observability.requests import RequestObserver
 from service.openapi import components, document
-from service.runtime import Runtime
 from service.reevaluation.controllers import ReevaluationController
-
+from service.runtime import Runtime
 from service.waivers.controllers import WaiverController
 from service.webhooks.controllers import WebhookController
+
 MAX_BODY_BYTES = 1024 * 1024
 
 
@@ -81,13 +82,14 @@ def create_app(
             ManifestController,
             MatrixController,
             AuditController,
-            live,
             WebhookController,
             ReevaluationController,
             AlertController,
             WaiverController,
+            live,
             ready,
             metrics,
+            console_mount(built),
         ],
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False)},
         guards=[require_key],

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, select
 from sqlmodel import Session
 
-from service.db import Decision, IdempotencyKey, Manifest
+from service.db import Decision, DecisionRule, IdempotencyKey, Manifest
 
 _manifests = Manifest.__table__  # type: ignore[attr-defined]
 _decisions = Decision.__table__  # type: ignore[attr-defined]
+_rules = DecisionRule.__table__  # type: ignore[attr-defined]
 
 
 def tracked(session: Session, kind: str, name: str) -> Manifest | None:
@@ -25,9 +26,19 @@ def tracked_page(
     owner: str | None,
     after: tuple[str, str] | None,
     limit: int,
+    rule: str | None = None,
 ) -> Sequence[Manifest]:
-    """Tracked manifests in (kind, name) order, after the cursor key."""
+    """Tracked manifests in (kind, name) order, after the cursor key. `rule`: only those whose
+    latest decision has a violation with that rule id (any severity)."""
     statement = select(Manifest)
+    if rule is not None:
+        statement = statement.where(
+            exists().where(
+                _decisions.c.id == _manifests.c.latest_decision_id,
+                _rules.c.decision_seq == _decisions.c.seq,
+                _rules.c.rule == rule,
+            )
+        )
     if kind is not None:
         statement = statement.where(_manifests.c.kind == kind)
     if verdict is not None:

@@ -33,7 +33,9 @@ class TrackingService:
         owner: str | None,
         cursor: str | None,
         limit: int,
+        rule: str | None = None,
     ) -> TrackedManifestPage:
+        """`rule`: only manifests whose latest decision has a violation with that rule id."""
         check_choice("kind", kind, KINDS)
         check_choice("verdict", verdict, VERDICTS)
         after = tuple(decode_cursor(cursor, str, str)) if cursor else None
@@ -44,6 +46,7 @@ class TrackingService:
                 kind=kind,
                 verdict=verdict,
                 owner=owner,
+                rule=rule,
                 after=after,
                 limit=limit + 1,
             )
@@ -73,6 +76,18 @@ class TrackingService:
         rows = rows[:limit]
         next_cursor = encode_cursor([rows[-1].seq]) if more else None
         return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
+
+    def decisions(self, kind: str, name: str, ids: list[str]) -> dict[str, Decision]:
+        """The decisions with these ids that were made for this manifest, by id (an id of
+        another manifest's decision, or of none, is left out)."""
+        check_choice("kind", kind, KINDS)
+        with transaction(self._sessions) as session:
+            rows = repository.decisions_by_id(session, ids)
+            return {
+                id_: decision_from_row(row)
+                for id_, row in rows.items()
+                if row.kind == kind and row.name == name
+            }
 
     def untrack(self, kind: str, name: str) -> None:
         check_choice("kind", kind, KINDS)

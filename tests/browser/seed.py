@@ -1,0 +1,92 @@
+"""Data for the browser tests and the screenshots, sent to a real server over HTTP: a webhook,
+the shared examples, a second matrix version that lists H100 (sm90), the H100 pool and its
+deployments posted again under it (verdict changes: a timeline, a diff, alerts), a waiver."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+NEW_VERSION = "2026.12.1"
+TIMEOUT_S = 30.0
+
+
+def proposed_matrix(current: dict[str, Any], version: str = NEW_VERSION) -> dict[str, Any]:
+    """The current matrix document with H100 (sm90, CUDA >= 12.4) added and 60 days of
+    evidence: what the seed publishes, and what the impact tests propose."""
+    document = {k: v for k, v in current.items() if k != "effective_from"}
+    document["version"] = version
+    document["evidence_max_age_days"] = 60
+    engine = document["engines"]["deepinfer"]
+    engine["platforms"] = [
+        *engine["platforms"],
+        {"vendor": "nvidia", "arch": "sm90", "toolkit": {"name": "cuda", "min": "12.4"}},
+    ]
+    return document
+
+
+def seed(url: str, keys: dict[str, str]) -> None:
+    """Send the whole seed to the server at `url` (keys: role -> key)."""
+    with httpx.Client(base_url=url, timeout=TIMEOUT_S) as client:
+        Seeder(client, keys).all()
+
+
+class Seeder:
+    def __init__(self, client: httpx.Client, keys: dict[str, str]) -> None:
+        self._client = client
+        self._keys = keys
+
+    def _send(self, method: str, path: str, role: str, **kwargs: Any) -> Any:
+        headers = {"Authorization": f"Bearer {self._keys[role]}", **kwargs.pop("headers", {})}
+        response = self._client.request(method, path, headers=headers, **kwargs)
+        if response.status_code >= 300:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json()
+
+    def post_example(self, name: str) -> dict[str, Any]:
+        body = (EXAMPLES / name).read_bytes()
+        return dict(
+            self._send(
+                "POST",
+                "/v1/evaluations",
+                "ci",
+                content=body,
+                headers={"Content-Type": "application/yaml"},
+            )
+        )
+
+    def current_matrix(self) -> dict[str, Any]:
+        return dict(self._send("GET", "/v1/matrix", "procurement")["document"])
+
+    def all(self) -> None:
+        # subscribed first: the verdict changes below are delivered (to a closed port: retried)
+        self._send(
+            "POST",
+            "/v1/webhooks",
+            "admin",
+            json={"url": "http://127.0.0.1:9/procurement-inbox", "description": "procurement"},
+        )
+        for path in sorted(EXAMPLES.glob("hw-*.yaml")) + sorted(EXAMPLES.glob("dep-*.yaml")):
+            self.post_example(path.name)
+        self._send("POST", "/v1/matrix", "admin", json=proposed_matrix(self.current_matrix()))
+        for name in ("hw-h100-pool-a.yaml", "dep-h100-port-trial.yaml", "dep-h100-production.yaml"):
+            self.post_example(name)
+        production = yaml.safe_load((EXAMPLES / "dep-h100-production.yaml").read_text())
+        expires = datetime.now(UTC) + timedelta(days=14)
+        self._send(
+            "POST",
+            "/v1/waivers",
+            "admin",
+            json={
+                "rule": "port.production",
+                "kind": "DeploymentManifest",
+                "name": production["metadata"]["name"],
+                "justification": "Production pilot while the parity suite runs (ticket PROC-42)",
+                "expires_at": expires.isoformat(),
+            },
+        )

@@ -1,0 +1,129 @@
+"""The console in a real browser against a real server: log in, filter, the timeline, a diff
+of two decisions, the CSV download, an impact analysis, the 403 page, log out."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import httpx
+import pytest
+import yaml
+from playwright.sync_api import Browser, Page
+
+from service.audit.csv_export import CSV_COLUMNS
+
+from .browser import Console
+from .seed import proposed_matrix
+
+pytestmark = pytest.mark.browser
+
+
+def api(console: Console, path: str, **params: str) -> dict[str, object]:
+    headers = {"Authorization": f"Bearer {console.keys['admin']}"}
+    response = httpx.get(console.url + path, params=params, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
+    body: dict[str, object] = response.json()
+    return body
+
+
+def names(page: Page, table: str) -> list[str]:
+    return page.locator(f"table#{table} tbody tr td:nth-child(2) a").all_inner_texts()
+
+
+def test_log_in_and_filter_the_tracked_manifests(page: Page, console: Console) -> None:
+    assert page.url.endswith("/ui/manifests")
+    assert "procurement (procurement)" in page.inner_text("header.top")
+    assert len(names(page, "manifests")) == 8
+    page.select_option("select[name=verdict]", "rejected")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**verdict=rejected**")
+    rejected = api(console, "/v1/manifests", verdict="rejected")["items"]
+    assert isinstance(rejected, list)
+    assert names(page, "manifests") == [m["name"] for m in rejected]
+    assert page.locator("table#manifests .verdict.rejected").count() == len(rejected)
+    page.select_option("select[name=verdict]", "")
+    page.select_option("select[name=rule]", "port.consumer-card")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**rule=port.consumer-card**")
+    assert names(page, "manifests") == ["rtx4090-workstation"]
+
+
+def test_open_a_timeline_and_diff_two_decisions(page: Page) -> None:
+    page.click("table#manifests a:text-is('h100-pool-a')")
+    page.wait_for_url("**/ui/manifests/HardwareManifest/h100-pool-a")
+    points = page.locator("svg#timeline circle.point")
+    assert points.count() == 2
+    assert page.locator("svg#timeline circle.point.supported").count() == 1
+    assert "matrix 2026.12.1" in (page.text_content("svg#timeline") or "")
+    # the default compares the two latest; choose them the other way round
+    options = page.locator("form#compare select[name=a] option")
+    newest, older = options.nth(0).get_attribute("value"), options.nth(1).get_attribute("value")
+    assert newest is not None
+    assert older is not None
+    page.select_option("form#compare select[name=a]", newest)
+    page.select_option("form#compare select[name=b]", older)
+    page.click("form#compare button")
+    page.wait_for_url(f"**a={newest}**")
+    diff = page.locator("section#diff")
+    text = diff.inner_text()
+    assert "verdict: experimental → supported" in text
+    removed = diff.locator("tr.removed")
+    assert removed.count() >= 1
+    assert "support.platform" in removed.first.inner_text()
+    assert "matrix_version" in text
+
+
+def test_search_the_audit_and_download_csv(page: Page, console: Console) -> None:
+    page.click("nav a:text-is('Audit')")
+    page.select_option("select[name=verdict]", "rejected")
+    page.fill("input[name=name]", "v41-flash-b200-api")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**verdict=rejected**")
+    shown = page.locator("table#decisions tbody tr").count()
+    expected = api(console, "/v1/audit", verdict="rejected", name="v41-flash-b200-api")["items"]
+    assert isinstance(expected, list)
+    assert shown == len(expected) >= 1
+    with page.expect_download() as download:
+        page.click("a.csv")
+    saved = download.value.path()
+    assert download.value.suggested_filename.startswith("supportgate-audit-")
+    rows = list(csv.reader(io.StringIO(saved.read_text())))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert [row[0] for row in rows[1:]] == [d["id"] for d in expected]
+    assert {row[4] for row in rows[1:]} == {"rejected"}
+
+
+def test_impact_of_a_pasted_matrix(page: Page, console: Console) -> None:
+    current = api(console, "/v1/matrix")["document"]
+    assert isinstance(current, dict)
+    proposal = proposed_matrix(current, "2027.1.1")
+    platforms = proposal["engines"]["deepinfer"]["platforms"]
+    proposal["engines"]["deepinfer"]["platforms"] = [p for p in platforms if p["arch"] != "sm90"]
+    page.click("nav a:text-is('Impact')")
+    assert "deepinfer" in page.input_value("textarea#matrix")
+    page.fill("textarea#matrix", yaml.safe_dump(proposal, sort_keys=False))
+    page.click("form#impact-form button")
+    page.wait_for_selector("section#impact")
+    heading = page.inner_text("section#impact h2")
+    assert "would change verdict" in heading
+    changed = page.locator("table#impact-changes tbody tr").all_inner_texts()
+    assert any("h100-pool-a" in row and "supported → experimental" in row for row in changed)
+    page.fill("textarea#matrix", "version: [unclosed")
+    page.click("form#impact-form button")
+    assert "not valid YAML" in page.inner_text("p.error")
+
+
+def test_a_ci_key_gets_the_403_page_and_logout_ends_the_session(
+    browser: Browser, console: Console, page: Page
+) -> None:
+    ci = console.page(browser, role="ci")
+    try:
+        assert "the console needs the procurement role" in ci.inner_text("p.error")
+        assert "(403)" in ci.inner_text("h1")
+    finally:
+        ci.context.close()
+    page.click("form.logout button")
+    page.wait_for_url("**/ui/login")
+    page.goto(f"{console.url}/ui/audit")
+    page.wait_for_url("**/ui/login?next=*")

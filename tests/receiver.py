@@ -11,9 +11,8 @@ import base64
 import hashlib
 import hmac
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +20,6 @@ from typing import Any, Literal
 
 HANG: Literal["hang"] = "hang"
 HANG_LIMIT_S = 60.0
-WAIT_LIMIT_S = 60.0
 
 Reply = int | Literal["hang"]
 
@@ -112,16 +110,3 @@ def verify(secret: str, received: Received) -> bool:
         hmac.compare_digest(expected, candidate)
         for candidate in received.headers["webhook-signature"].split(" ")
     )
-
-
-def wait_until(condition: Callable[[], Any], what: str, limit: float = WAIT_LIMIT_S) -> Any:
-    """Poll until `condition()` is truthy and return it; fail naming `what` after `limit` s (a
-    safety net for a hung test, never a timing expectation)."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting after {limit:g} s for {what}")
-        time.sleep(0.02)

@@ -21,7 +21,7 @@ decoded by the same decoder the service uses, so what `collect` writes is what `
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -349,14 +349,10 @@ def _compiler(
 ) -> dict[str, str | None]:
     version = options.compiler_version
     if version is None:
-        output = probe.run([options.compiler_name, "--version"])
-        version = parsers.parse_gcc(output.stdout) if output is not None and output.ok else None
+        version, why = _probe_version(
+            probe, options.compiler_name, lambda output: parsers.parse_gcc(output.stdout)
+        )
         if version is None:
-            why = (
-                f"{options.compiler_name} is not installed"
-                if output is None
-                else f"`{options.compiler_name} --version` gave no version"
-            )
             missing.append(
                 Missing("spec.compiler.version", why, "--compiler-version (or --omit compiler)")
             )
@@ -366,19 +362,27 @@ def _compiler(
 def _python(options: CollectOptions, probe: Probe, missing: list[Missing]) -> str | None:
     if options.python_version is not None:
         return options.python_version
-    command = options.python_command
-    output = probe.run([command, "--version"])
-    version = parsers.parse_python(output.text()) if output is not None and output.ok else None
+    version, why = _probe_version(
+        probe, options.python_command, lambda output: parsers.parse_python(output.text())
+    )
     if version is None:
-        why = (
-            f"{command} is not installed"
-            if output is None
-            else f"`{command} --version` gave no version"
-        )
         missing.append(
             Missing("spec.python", why, "--python-version or --python-command (or --omit python)")
         )
     return version
+
+
+def _probe_version(
+    probe: Probe, command: str, parse: Callable[[Output], str | None]
+) -> tuple[str | None, str]:
+    """`command --version`, parsed: (the version, "") or (None, why there is none)."""
+    output = probe.run([command, "--version"])
+    if output is None:
+        return None, f"{command} is not installed"
+    version = parse(output) if output.ok else None
+    if version is None:
+        return None, f"`{command} --version` gave no version"
+    return version, ""
 
 
 def _first_line(output: Output | None) -> str | None:

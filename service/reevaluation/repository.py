@@ -28,6 +28,13 @@ def _insert(session: Session) -> Any:
     return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
+def _unnest(rows: list[dict[str, Any]], **columns: str) -> tuple[str, dict[str, list[Any]]]:
+    """PostgreSQL's `unnest(CAST(:k AS type[]), ...)` over the rows, one array per column (key
+    -> SQL type, in order), and its parameters: a whole batch in one statement."""
+    arrays = ", ".join(f"CAST(:{key} AS {sql_type}[])" for key, sql_type in columns.items())
+    return f"unnest({arrays})", {key: [row[key] for row in rows] for key in columns}
+
+
 def insert_sweep(session: Session, values: dict[str, Any]) -> str:
     """The id of the sweep for values["trigger"]: this one, or the one already there."""
     statement = _insert(session)(_sweeps).values(**values)
@@ -178,21 +185,17 @@ def move_latest(session: Session, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     if session.get_bind().dialect.name == "postgresql":
+        arrays, params = _unnest(
+            rows, k="text", n="text", decision_id="text", verdict="text", at="timestamptz"
+        )
         session.execute(
-            text(
-                "UPDATE manifests AS m SET latest_decision_id = v.id, latest_verdict = v.verdict,"
-                " last_evaluated_at = v.at FROM unnest(CAST(:kinds AS text[]),"
-                " CAST(:names AS text[]), CAST(:ids AS text[]), CAST(:verdicts AS text[]),"
-                " CAST(:ats AS timestamptz[])) AS v(kind, name, id, verdict, at)"
-                " WHERE m.kind = v.kind AND m.name = v.name"
+            text(  # only _unnest's casts are formatted in: every value is a bound parameter
+                "UPDATE manifests AS m SET latest_decision_id = v.decision_id,"  # noqa: S608
+                " latest_verdict = v.verdict, last_evaluated_at = v.at"
+                f" FROM {arrays} AS v(k, n, decision_id, verdict, at)"
+                " WHERE m.kind = v.k AND m.name = v.n"
             ),
-            {
-                "kinds": [row["k"] for row in rows],
-                "names": [row["n"] for row in rows],
-                "ids": [row["decision_id"] for row in rows],
-                "verdicts": [row["verdict"] for row in rows],
-                "ats": [row["at"] for row in rows],
-            },
+            params,
         )
         return
     statement = (
@@ -220,20 +223,17 @@ def save_memos(session: Session, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     if session.get_bind().dialect.name == "postgresql":
+        arrays, params = _unnest(
+            rows, kind="text", name="text", key="text", stable_until="timestamptz"
+        )
         session.execute(
-            text(
-                "INSERT INTO sweep_memos (kind, name, key, stable_until)"
-                " SELECT * FROM unnest(CAST(:kinds AS text[]), CAST(:names AS text[]),"
-                " CAST(:keys AS text[]), CAST(:untils AS timestamptz[]))"
+            text(  # only _unnest's casts are formatted in: every value is a bound parameter
+                "INSERT INTO sweep_memos (kind, name, key, stable_until)"  # noqa: S608
+                f" SELECT * FROM {arrays}"
                 " ON CONFLICT (kind, name) DO UPDATE"
                 " SET key = excluded.key, stable_until = excluded.stable_until"
             ),
-            {
-                "kinds": [row["kind"] for row in rows],
-                "names": [row["name"] for row in rows],
-                "keys": [row["key"] for row in rows],
-                "untils": [row["stable_until"] for row in rows],
-            },
+            params,
         )
         return
     statement = _insert(session)(_memos)

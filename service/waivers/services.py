@@ -117,9 +117,7 @@ class WaiverService:
             tracked = _tracked(session, view)
         log.info(
             "waiver_created",
-            waiver_id=view.id,
-            rule=view.rule,
-            manifest=f"{view.kind}/{view.name}",
+            **_named(view),
             expires_at=format_time(view.expires_at),
             created_by=created_by,
         )
@@ -136,13 +134,7 @@ class WaiverService:
             assert row is not None  # noqa: S101 - just updated in this transaction
             view = _view(row)
             tracked = _tracked(session, view)
-        log.info(
-            "waiver_deleted",
-            waiver_id=view.id,
-            rule=view.rule,
-            manifest=f"{view.kind}/{view.name}",
-            deleted_by=deleted_by,
-        )
+        log.info("waiver_deleted", **_named(view), deleted_by=deleted_by)
         # An expired waiver waives nothing any more: deleting it changes no verdict.
         self._changed(WaiverChange(view, "deleted", tracked and view.expires_at > now))
         return view
@@ -277,6 +269,11 @@ def _policy_form(row: Waiver) -> PolicyWaiver:
 
 def _tracked(session: Session, view: WaiverView) -> bool:
     return tracked_manifests.tracked(session, view.kind, view.name) is not None
+
+
+def _named(view: WaiverView) -> dict[str, str]:
+    """The key/values that name a waiver in its log events."""
+    return {"waiver_id": view.id, "rule": view.rule, "manifest": f"{view.kind}/{view.name}"}
 
 
 def _view(row: Waiver) -> WaiverView:

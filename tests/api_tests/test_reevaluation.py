@@ -7,34 +7,22 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from service.audit.verify import verify_chain
 from service.config import DEFAULT_POLICY_DIR
+from service.reevaluation.views import SweepView
 from service.runtime import Runtime
 
 from ..api import Api
+from ..waiting import wait_until
 from .support import created, deployment, hardware, rows
 from .test_matrix import matrix, publish, with_sm90
-
-T = TypeVar("T")
-WAIT_S = 20.0
-
-
-def eventually(probe: Callable[[], T | None], *, timeout: float = WAIT_S) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = probe()
-        if found is not None:
-            return found
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def get(api: Api, path: str, role: str = "procurement", **params: Any) -> Any:
@@ -48,7 +36,7 @@ def sweep_done(api: Api, sweep_id: str) -> dict[str, Any]:
         view: dict[str, Any] = get(api, f"/v1/reevaluations/{sweep_id}", "admin")
         return view if view["status"] in ("finished", "failed") else None
 
-    return eventually(finished)
+    return wait_until(finished, f"sweep {sweep_id} to end")
 
 
 def latest(api: Api, kind: str, name: str) -> dict[str, Any]:
@@ -74,7 +62,7 @@ def test_publishing_sm90_turns_the_h100_verdicts_with_alerts(api: Api) -> None:
         items: list[dict[str, Any]] = get(api, "/v1/alerts")["items"]
         return items if len(items) == 4 else None
 
-    alerts = eventually(four_alerts)
+    alerts = wait_until(four_alerts, "four alerts")
     assert {(a["manifest"]["name"], a["from"], a["to"], a["cause"]) for a in alerts} == {
         ("pool-a", "experimental", "supported", "matrix"),
         ("pool-b", "experimental", "supported", "matrix"),
@@ -133,7 +121,7 @@ def test_a_changed_pool_re_evaluates_its_deployments(api: Api) -> None:
         decision = latest(api, "DeploymentManifest", "trial-a")
         return decision if decision["cause"] == "hardware" else None
 
-    assert eventually(trial_a_redecided)["verdict"] == "rejected"
+    assert wait_until(trial_a_redecided, "trial-a's re-evaluation")["verdict"] == "rejected"
     assert latest(api, "DeploymentManifest", "trial-b")["cause"] == "submission"
     alerts = get(api, "/v1/alerts")["items"]
     assert [(a["manifest"]["name"], a["cause"], a["to"]) for a in alerts] == [
@@ -168,7 +156,7 @@ def test_a_version_that_takes_effect_later_sweeps_then(api: Api) -> None:
         found: dict[str, Any] = latest(api, "HardwareManifest", "pool-a")
         return found if found["matrix_version"] == "2026.12.2" else None
 
-    decision = eventually(under_new_version)
+    decision = wait_until(under_new_version, "pool-a's decision under 2026.12.2")
     assert decision["verdict"] == "supported"
     assert datetime.fromisoformat(decision["evaluated_at"]) >= soon
 
@@ -217,9 +205,9 @@ def test_reevaluation_requests_are_checked(api: Api) -> None:
 def test_alerts_page_with_since_and_cursor(api: Api) -> None:
     fleet(api)
     publish(api, with_sm90("2026.12.1"))
-    eventually(lambda: True if len(get(api, "/v1/alerts")["items"]) == 4 else None)
+    wait_until(lambda: len(get(api, "/v1/alerts")["items"]) == 4, "four alerts")
     publish(api, matrix("2026.12.3"))  # sm90 unlisted again: four alerts back
-    eventually(lambda: True if len(get(api, "/v1/alerts")["items"]) == 8 else None)
+    wait_until(lambda: len(get(api, "/v1/alerts")["items"]) == 8, "eight alerts")
 
     seen: list[dict[str, Any]] = []
     page = get(api, "/v1/alerts", limit=3)
@@ -258,6 +246,7 @@ def test_evidence_that_turns_stale_between_sweeps_is_a_new_decision(api: Api) ->
 
 def test_metrics_show_the_last_sweep(api: Api) -> None:
     fleet(api)
+    assert api.runtime.reevaluation.wait_idle()  # the pools' own sweeps come first
     publish(api, with_sm90("2026.12.1"))
     sweep_id = api.runtime.reevaluation.start_sweep("matrix", trigger="matrix:2026.12.1")
     done = sweep_done(api, sweep_id)
@@ -287,7 +276,7 @@ def test_a_new_policy_revision_sweeps_at_startup(api: Api, tmp_path: Path) -> No
         revision = upgraded.bundle.revision
         assert revision != api.runtime.bundle.revision
 
-        def policy_sweep() -> dict[str, Any] | None:
+        def policy_sweep() -> SweepView | None:
             with upgraded.db.connect() as connection:
                 row = connection.exec_driver_sql(
                     "SELECT id FROM sweeps WHERE cause = 'policy'"
@@ -295,9 +284,9 @@ def test_a_new_policy_revision_sweeps_at_startup(api: Api, tmp_path: Path) -> No
             if row is None:
                 return None
             view = upgraded.reevaluation.view(str(row[0]))
-            return None if view is None or view.status != "finished" else {"view": view}
+            return view if view is not None and view.status == "finished" else None
 
-        view = eventually(policy_sweep)["view"]
+        view = wait_until(policy_sweep, "the policy revision's sweep")
         assert view.trigger.startswith(f"policy:{revision}:")
         assert (view.counts.evaluated, view.counts.changed) == (4, 4)
     finally:

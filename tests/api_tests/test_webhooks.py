@@ -16,7 +16,8 @@ from service.webhooks import enqueue_alert_deliveries
 
 from ..api import Api
 from ..integration.test_webhook_delivery import alert
-from ..receiver import Receiver, running_receiver, verify, wait_until
+from ..receiver import Receiver, running_receiver, verify
+from ..waiting import wait_until
 from .support import created, hardware, named
 from .test_observability import _samples, _value
 

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,36 +164,40 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("files", "exit_code"), CASES)
-def test_github_check_step_writes_sarif_and_gates(
-    server: tuple[Served, str],
-    shared_examples: Path,
-    tmp_path: Path,
-    files: tuple[str, ...],
-    exit_code: int,
-) -> None:
-    served, token = server
-    root = workspace(tmp_path, shared_examples, *files)
-    assert run_as_ci(check_line(github_lines()), root, served, token) == exit_code
+def sarif_fails(root: Path, files: tuple[str, ...]) -> bool:
+    """Whether the SARIF report (version 2.1.0) holds an error."""
+    del files  # SARIF lists results, not the manifests checked
     sarif = json.loads((root / "supportgate.sarif").read_text())
     assert sarif["version"] == "2.1.0"
-    levels = [result["level"] for run in sarif["runs"] for result in run["results"]]
-    assert ("error" in levels) == (exit_code == 1)
+    return "error" in [result["level"] for run in sarif["runs"] for result in run["results"]]
+
+
+def junit_fails(root: Path, files: tuple[str, ...]) -> bool:
+    """Whether the JUnit report (a test case per manifest) holds a failure."""
+    tree = ET.parse(root / "supportgate-junit.xml")  # noqa: S314 - our own output
+    cases = list(tree.getroot().iter("testcase"))
+    assert len(cases) == len(files)
+    return any(case.find("failure") is not None for case in cases)
+
+
+REPORTS = [  # a pipeline's lines, and whether the report its check step wrote shows a failure
+    pytest.param(github_lines, sarif_fails, id="github-sarif"),
+    pytest.param(gitlab_lines, junit_fails, id="gitlab-junit"),
+]
 
 
 @pytest.mark.parametrize(("files", "exit_code"), CASES)
-def test_gitlab_check_line_writes_junit_and_gates(
+@pytest.mark.parametrize(("lines", "report_fails"), REPORTS)
+def test_the_check_step_writes_its_report_and_gates(  # noqa: PLR0917 - pytest passes by name
     server: tuple[Served, str],
     shared_examples: Path,
     tmp_path: Path,
+    lines: Callable[[], list[str]],
+    report_fails: Callable[[Path, tuple[str, ...]], bool],
     files: tuple[str, ...],
     exit_code: int,
 ) -> None:
     served, token = server
     root = workspace(tmp_path, shared_examples, *files)
-    assert run_as_ci(check_line(gitlab_lines()), root, served, token) == exit_code
-    tree = ET.parse(root / "supportgate-junit.xml")  # noqa: S314 - our own output
-    cases = tree.getroot().iter("testcase")
-    failed = [case for case in cases if case.find("failure") is not None]
-    assert len(list(tree.getroot().iter("testcase"))) == len(files)
-    assert bool(failed) == (exit_code == 1)
+    assert run_as_ci(check_line(lines()), root, served, token) == exit_code
+    assert report_fails(root, files) == (exit_code == 1)

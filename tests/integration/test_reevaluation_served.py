@@ -6,13 +6,14 @@ decisions; two processes on one PostgreSQL run a trigger's sweep once."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 
 from bench.sweep_data import insert_fleet, sm90_matrix_json
 from service.audit.verify import verify_chain
@@ -20,8 +21,8 @@ from service.db import create_db_engine, session_factory
 
 from ..server import Served, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database
+from ..waiting import wait_until
 
-T = TypeVar("T")
 EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
 H100 = {
     ("HardwareManifest", "h100-pool-a"),
@@ -30,27 +31,55 @@ H100 = {
 }
 
 
-def eventually(probe: Callable[[], T | None], *, timeout: float = 60.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = probe()
-        if found is not None:
-            return found
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
+SWEEP_LIMIT_S = 120.0  # a sweep of thousands of manifests on a busy machine
 
 
 def client(server: Served, key: str) -> httpx.Client:
     return httpx.Client(base_url=server.url, timeout=30, headers={"Authorization": f"Bearer {key}"})
 
 
-def scalar(url: str, sql: str, **params: Any) -> Any:
-    engine = create_db_engine(url)
+@contextmanager
+def engine(url: str) -> Iterator[Engine]:
+    db = create_db_engine(url)
     try:
-        with engine.connect() as connection:
-            return connection.execute(text(sql), params).scalar_one()
+        yield db
     finally:
-        engine.dispose()
+        db.dispose()
+
+
+def scalar(url: str, sql: str, **params: Any) -> Any:
+    with engine(url) as db, db.connect() as connection:
+        return connection.execute(text(sql), params).scalar_one()
+
+
+@contextmanager
+def fleet_database(postgres_url: str, fleet: int) -> Iterator[tuple[str, dict[str, str]]]:
+    """A new database with keys and `fleet` tracked manifests: (its URL, role -> key)."""
+    with temporary_database(postgres_url) as url:
+        keys = make_keys(url)
+        with engine(url) as db:
+            insert_fleet(db, fleet)
+        yield url, keys
+
+
+def publish_sm90(server: Served, admin_key: str) -> None:
+    with client(server, admin_key) as admin:
+        published = admin.post(
+            "/v1/matrix",
+            content=sm90_matrix_json("2026.12.1"),
+            headers={"Content-Type": "application/json"},
+        )
+    assert published.status_code == 201, published.text
+
+
+def finished_sweep(server: Served, admin_key: str, sweep_id: str) -> dict[str, Any]:
+    with client(server, admin_key) as admin:
+
+        def finished() -> dict[str, Any] | None:
+            view: dict[str, Any] = admin.get(f"/v1/reevaluations/{sweep_id}").json()
+            return view if view["status"] == "finished" else None
+
+        return wait_until(finished, f"sweep {sweep_id} to finish", limit=SWEEP_LIMIT_S)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -75,13 +104,7 @@ def test_publishing_sm90_turns_the_h100_verdicts_within_seconds(
                     headers={"Content-Type": "application/yaml"},
                 )
                 assert posted.status_code == 201, posted.text
-        with client(server, keys["admin"]) as admin:
-            published = admin.post(
-                "/v1/matrix",
-                content=sm90_matrix_json("2026.12.1"),
-                headers={"Content-Type": "application/json"},
-            )
-            assert published.status_code == 201, published.text
+        publish_sm90(server, keys["admin"])
         started = time.monotonic()
         with client(server, keys["procurement"]) as procurement:
 
@@ -90,7 +113,7 @@ def test_publishing_sm90_turns_the_h100_verdicts_within_seconds(
                 found = {(a["manifest"]["kind"], a["manifest"]["name"]) for a in items}
                 return items if found >= H100 else None
 
-            alerts = eventually(h100_alerts, timeout=10)
+            alerts = wait_until(h100_alerts, "alerts for the H100 manifests")
             assert time.monotonic() - started < 10
             for alert in alerts:
                 assert (alert["to"], alert["cause"]) == ("supported", "matrix")
@@ -124,36 +147,21 @@ def _decisions_under(url: str, version: str) -> tuple[int, int]:
 
 
 def _chain_intact(url: str) -> bool:
-    engine = create_db_engine(url)
-    try:
-        return verify_chain(session_factory(engine)).intact
-    finally:
-        engine.dispose()
+    with engine(url) as db:
+        return verify_chain(session_factory(db)).intact
 
 
 @pytest.mark.postgres
 def test_a_sweep_killed_mid_way_finishes_after_a_restart(postgres_url: str, tmp_path: Path) -> None:
     fleet = 6000
-    with temporary_database(postgres_url) as url:
-        keys = make_keys(url)
-        db = create_db_engine(url)
-        insert_fleet(db, fleet)
-        db.dispose()
+    with fleet_database(postgres_url, fleet) as (url, keys):
         env = clean_env(SUPPORTGATE_DATABASE_URL=url)
         with serving(tmp_path / "first", env=env) as server:
-            with client(server, keys["admin"]) as admin:
-                published = admin.post(
-                    "/v1/matrix",
-                    content=sm90_matrix_json("2026.12.1"),
-                    headers={"Content-Type": "application/json"},
-                )
-                assert published.status_code == 201, published.text
-
-            def part_done() -> int | None:
-                done = scalar(url, "SELECT coalesce(max(evaluated), 0) FROM sweeps")
-                return int(done) if done else None
-
-            eventually(part_done, timeout=60)
+            publish_sm90(server, keys["admin"])
+            wait_until(
+                lambda: int(scalar(url, "SELECT coalesce(max(evaluated), 0) FROM sweeps")),
+                "a first batch to be committed",
+            )
             server.process.kill()  # SIGKILL: no shutdown, a batch may be half-evaluated
             server.process.wait(timeout=30)
         sweep_id, status, evaluated = _only_matrix_sweep(url)
@@ -162,16 +170,8 @@ def test_a_sweep_killed_mid_way_finishes_after_a_restart(postgres_url: str, tmp_
         decisions, distinct = _decisions_under(url, "2026.12.1")
         assert decisions == distinct == evaluated  # exactly the committed batches
 
-        with (
-            serving(tmp_path / "second", env=env) as server,
-            client(server, keys["admin"]) as admin,
-        ):
-
-            def finished() -> dict[str, Any] | None:
-                view: dict[str, Any] = admin.get(f"/v1/reevaluations/{sweep_id}").json()
-                return view if view["status"] == "finished" else None
-
-            view = eventually(finished, timeout=120)
+        with serving(tmp_path / "second", env=env) as server:
+            view = finished_sweep(server, keys["admin"], sweep_id)
         assert view["counts"] == {"evaluated": fleet, "changed": fleet, "failed": 0}
         assert _decisions_under(url, "2026.12.1") == (fleet, fleet)
         assert int(scalar(url, "SELECT count(*) FROM decisions")) == fleet
@@ -185,14 +185,10 @@ def test_a_sweep_killed_mid_way_finishes_after_a_restart(postgres_url: str, tmp_
 
 
 def _only_matrix_sweep(url: str) -> tuple[str, str, int]:
-    engine = create_db_engine(url)
-    try:
-        with engine.connect() as connection:
-            rows = connection.execute(
-                text("SELECT id, status, evaluated FROM sweeps WHERE cause = 'matrix'")
-            ).all()
-    finally:
-        engine.dispose()
+    with engine(url) as db, db.connect() as connection:
+        rows = connection.execute(
+            text("SELECT id, status, evaluated FROM sweeps WHERE cause = 'matrix'")
+        ).all()
     assert len(rows) == 1, rows
     return str(rows[0][0]), str(rows[0][1]), int(rows[0][2])
 
@@ -200,11 +196,7 @@ def _only_matrix_sweep(url: str) -> tuple[str, str, int]:
 @pytest.mark.postgres
 def test_two_processes_sweep_a_trigger_once(postgres_url: str, tmp_path: Path) -> None:
     fleet = 3000
-    with temporary_database(postgres_url) as url:
-        keys = make_keys(url)
-        db = create_db_engine(url)
-        insert_fleet(db, fleet)
-        db.dispose()
+    with fleet_database(postgres_url, fleet) as (url, keys):
         env = clean_env(SUPPORTGATE_DATABASE_URL=url)
         matrix_file = tmp_path / "sm90.json"
         matrix_file.write_bytes(sm90_matrix_json("2026.12.1"))
@@ -215,14 +207,8 @@ def test_two_processes_sweep_a_trigger_once(postgres_url: str, tmp_path: Path) -
             # Published by a third process: both services learn of it on their own.
             published = run_cli(["matrix", "publish", str(matrix_file)], env=env, cwd=tmp_path)
             assert published.returncode == 0, published.stderr
-            sweep_id = eventually(lambda: _matrix_sweep_id(url), timeout=60)
-            with client(first, keys["admin"]) as admin:
-
-                def finished() -> dict[str, Any] | None:
-                    view: dict[str, Any] = admin.get(f"/v1/reevaluations/{sweep_id}").json()
-                    return view if view["status"] == "finished" else None
-
-                view = eventually(finished, timeout=120)
+            sweep_id = wait_until(lambda: _matrix_sweep_id(url), "the matrix sweep")
+            view = finished_sweep(first, keys["admin"], sweep_id)
         assert view["counts"] == {"evaluated": fleet, "changed": fleet, "failed": 0}
         assert _decisions_under(url, "2026.12.1") == (fleet, fleet)
         assert int(scalar(url, "SELECT count(*) FROM sweeps WHERE cause = 'matrix'")) == 1

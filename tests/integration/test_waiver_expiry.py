@@ -4,28 +4,15 @@ back with no request, and both changes raise alerts."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..api import Api
 from ..api_tests.support import created, example
+from ..waiting import wait_until
 
 PROD = ("DeploymentManifest", "v41-flash-h100-prod")
 EXPIRES_IN_S = 2.0
-WAIT_S = 30.0  # the scheduler looks again every 10 s at most
-
-
-def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.1)
 
 
 def latest(api: Api) -> dict[str, Any]:
@@ -35,6 +22,11 @@ def latest(api: Api) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     decision: dict[str, Any] = response.json()["latest_decision"]
     return decision
+
+
+def latest_with(api: Api, verdict: str) -> dict[str, Any] | None:
+    decision = latest(api)
+    return decision if decision["verdict"] == verdict else None
 
 
 def alerts(api: Api) -> list[dict[str, Any]]:
@@ -67,27 +59,25 @@ def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(api: Api)
     waiver_id = response.json()["id"]
 
     # Re-evaluated at once: the waived decision is the manifest's latest, with an alert.
-    waived = wait_for(
-        "the waiver's re-evaluation",
-        lambda: (d := latest(api))["verdict"] == "experimental" and d,
-    )
+    waived = wait_until(lambda: latest_with(api, "experimental"), "the waiver's re-evaluation")
     assert waived["cause"] == "waiver"
     (violation,) = [v for v in waived["violations"] if v["rule"] == "port.production"]
     assert (violation["severity"], violation["waiver_id"]) == ("waived", waiver_id)
     assert datetime.fromisoformat(waived["evaluated_at"]) < expires_at
 
-    # Nobody asks again: the expiry alone flips it back.
-    rejected = wait_for(
-        "the expiry's re-evaluation",
-        lambda: (d := latest(api))["verdict"] == "rejected" and d,
-    )
+    # Nobody asks again: the expiry alone flips it back (the scheduler looks every 10 s at most).
+    rejected = wait_until(lambda: latest_with(api, "rejected"), "the expiry's re-evaluation")
     assert rejected["cause"] == "waiver"
     assert datetime.fromisoformat(rejected["evaluated_at"]) >= expires_at
     (violation,) = [v for v in rejected["violations"] if v["rule"] == "port.production"]
     assert violation["severity"] == "deny"
     assert "waiver_id" not in violation
 
-    raised = wait_for("two alerts", lambda: len(found := alerts(api)) >= 2 and found)
+    def two_alerts() -> list[dict[str, Any]] | None:
+        found = alerts(api)
+        return found if len(found) >= 2 else None
+
+    raised = wait_until(two_alerts, "two alerts")
     flips = sorted(
         ((a["from"], a["to"], a["cause"], a["decision_id"]) for a in raised),
         key=lambda flip: flip[0] != "rejected",

@@ -24,7 +24,8 @@ from service.webhooks.retries import DeliveryPolicy
 from service.webhooks.services import WebhookService
 from service.webhooks.views import Delivery, WebhookCreate, WebhookCreated
 
-from ..receiver import HANG, Receiver, running_receiver, verify, wait_until
+from ..receiver import HANG, Receiver, running_receiver, verify
+from ..waiting import wait_until
 
 FAST = DeliveryPolicy(
     poll_interval=0.05,
@@ -99,8 +100,7 @@ class Harness:
             finished = len(found) == count and all(d.status != "pending" for d in found)
             return list(reversed(found)) if finished else None
 
-        settled: list[Delivery] = wait_until(done, f"{count} settled deliveries")
-        return settled
+        return wait_until(done, f"{count} settled deliveries")
 
     def subscription(self, subscription_id: str) -> Any:
         return next(s for s in self.service.subscriptions().items if s.id == subscription_id)

@@ -307,3 +307,19 @@ def test_a_python_given_by_command() -> None:
     machine.commands["/opt/py/bin/python --version"] = Output(0, "Python 3.12.3\n")
     manifest = collect(options(driver="560.35.03", python_command="/opt/py/bin/python"), machine)
     assert manifest.spec.python == "3.12.3"
+
+
+def test_a_compiler_or_python_without_a_version_says_why() -> None:
+    machine = nvidia_machine("nvidia-smi/rtx4090.csv")
+    machine.commands["gcc --version"] = Output(1, fixture("gcc/debian-12.2.0.txt"))  # failed
+    del machine.commands["python3 --version"]
+    with pytest.raises(CollectError) as caught:
+        collect(options(driver="560.35.03"), machine)
+    assert missing_paths(caught.value) == ["spec.compiler.version", "spec.python"]
+    message = str(caught.value)
+    assert "`gcc --version` gave no version" in message
+    assert "python3 is not installed" in message
+
+    machine.commands["python3 --version"] = Output(0, "no version here\n")
+    with pytest.raises(CollectError, match="`python3 --version` gave no version"):
+        collect(options(driver="560.35.03", compiler_version="12.2.0"), machine)

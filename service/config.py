@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from service.errors import UsageError
+
 DEFAULT_POLICY_DIR = Path(__file__).resolve().parent.parent / "policies"
 DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
 DEFAULT_REEVALUATE_CRON = "0 3 * * *"
@@ -18,6 +20,10 @@ class Settings:
     opa_url: str | None = None
     reevaluate_cron: str = DEFAULT_REEVALUATE_CRON
     policy_dir: Path = DEFAULT_POLICY_DIR
+    decision_writer: str = "auto"
+    """Where group commits run: `process` (a child process, beside the request loop),
+    `thread` (a thread of the service) or `auto` (process on PostgreSQL, thread on SQLite,
+    whose single file lock gains nothing from a second process)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -27,4 +33,22 @@ class Settings:
             opa_url=env.get("SUPPORTGATE_OPA_URL") or None,
             reevaluate_cron=env.get("SUPPORTGATE_REEVALUATE_CRON") or DEFAULT_REEVALUATE_CRON,
             policy_dir=Path(env.get("SUPPORTGATE_POLICY_DIR") or DEFAULT_POLICY_DIR),
+            decision_writer=_choice(env, "SUPPORTGATE_DECISION_WRITER", DECISION_WRITERS),
         )
+
+    @property
+    def writes_in_process(self) -> bool:
+        """Whether decisions are written by a child process (see decision_writer)."""
+        if self.decision_writer == "auto":
+            return self.database_url.startswith("postgresql")
+        return self.decision_writer == "process"
+
+
+DECISION_WRITERS = ("auto", "process", "thread")
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    value = env.get(name) or choices[0]
+    if value not in choices:
+        raise UsageError(f"{name}: {value!r} is not one of {', '.join(choices)}")
+    return value

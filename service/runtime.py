@@ -11,6 +11,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from service.audit.recorder import DecisionRecorder
+from service.audit.writer_process import ProcessDecisionRecorder
 from service.auth.services import KeyService
 from service.config import Settings
 from service.db import create_db_engine, session_factory
@@ -18,6 +19,7 @@ from service.db.migrate import ensure_current, upgrade
 from service.evaluations.services import EvaluationService
 from service.evaluations.tracking import TrackingService
 from service.logging import get_logger
+from service.manifests.decision import Decision
 from service.matrix import load_matrix_file
 from service.matrix.impact import ImpactAnalysis
 from service.matrix.services import MatrixService
@@ -60,10 +62,7 @@ class Runtime:
         matrices = MatrixService(sessions)
         waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules))
         metrics = Metrics(sessions)
-        recorder = DecisionRecorder(
-            sessions,
-            on_recorded=lambda d: metrics.decisions.labels(d.verdict, d.cause).inc(),
-        )
+        recorder = _recorder(settings, sessions, metrics)
         evaluations = EvaluationService(
             sessions=sessions,
             engine=engine,
@@ -132,3 +131,14 @@ class Runtime:
         self.recorder.stop()
         self.engine.close()
         self.db.dispose()
+
+
+def _recorder(
+    settings: Settings, sessions: sessionmaker[Session], metrics: Metrics
+) -> DecisionRecorder:
+    def count(decision: Decision) -> None:
+        metrics.decisions.labels(decision.verdict, decision.cause).inc()
+
+    if settings.writes_in_process:
+        return ProcessDecisionRecorder(sessions, settings.database_url, on_recorded=count)
+    return DecisionRecorder(sessions, on_recorded=count)

@@ -168,31 +168,41 @@ class DecisionRecorder:
             self._write_batch(batch)
 
     def _write_batch(self, batch: list[_Pending]) -> None:
-        try:
-            _append(self._sessions, [pending.record for pending in batch])
-        except IntegrityError:
-            for pending in batch:
-                self._write_one(pending)
-            return
-        except Exception as exc:  # every waiting request must hear of it
-            log.exception("decisions_not_recorded", count=len(batch))
-            for pending in batch:
-                pending.future.set_exception(exc)
-            return
-        self._recorded([pending.record for pending in batch])
-        for pending in batch:
-            pending.future.set_result(None)
+        outcomes = write_group(self._sessions, [pending.record for pending in batch])
+        for pending, failure in zip(batch, outcomes, strict=True):
+            if failure is None:
+                self._recorded([pending.record])
+                pending.future.set_result(None)
+            else:
+                pending.future.set_exception(failure)
 
-    def _write_one(self, pending: _Pending) -> None:
-        try:
-            _append(self._sessions, [pending.record])
-        except IntegrityError as exc:
-            pending.future.set_exception(IdempotencyConflict(str(exc.orig)))
-        except Exception as exc:  # the waiting request must hear of it
-            pending.future.set_exception(exc)
-        else:
-            self._recorded([pending.record])
-            pending.future.set_result(None)
+
+def write_group(
+    sessions: sessionmaker[Session], records: Sequence[Record]
+) -> list[Exception | None]:
+    """Append records in one transaction; per record, None (appended) or why not.
+
+    A uniqueness conflict (an Idempotency-Key another process stored first) rolls the group
+    back and writes each record alone, so only the conflicting one fails, with
+    IdempotencyConflict; any other failure fails them all (the API answers 503)."""
+    try:
+        _append(sessions, records)
+    except IntegrityError:
+        return [_write_alone(sessions, record) for record in records]
+    except Exception as exc:  # every waiting request must hear of it
+        log.exception("decisions_not_recorded", count=len(records))
+        return [exc] * len(records)
+    return [None] * len(records)
+
+
+def _write_alone(sessions: sessionmaker[Session], record: Record) -> Exception | None:
+    try:
+        _append(sessions, [record])
+    except IntegrityError as exc:
+        return IdempotencyConflict(str(exc.orig))
+    except Exception as exc:  # the waiting request must hear of it
+        return exc
+    return None
 
 
 def _append(

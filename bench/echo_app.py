@@ -12,6 +12,7 @@ from litestar import post
 
 from service.app import create_app
 from service.config import Settings
+from service.logging import configure_logging
 
 
 @post("/bench/echo", opt={"public": True}, status_code=200)
@@ -19,5 +20,6 @@ async def echo(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+configure_logging()  # as `supportgate serve` does: JSON lines, not the console renderer
 app = create_app(Settings.from_env())
 app.register(echo)

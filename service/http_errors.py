@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, InternalServerException
 from litestar.types import ExceptionHandlersMap, Scope
 from sqlalchemy.exc import DBAPIError
 
@@ -80,8 +80,20 @@ async def log_unexpected(exc: Exception, scope: Scope) -> None:
     answered = isinstance(exc, SupportgateError | DBAPIError) or (
         isinstance(exc, HTTPException) and exc.status_code < HTTP_500
     )
-    if not answered:
+    if _client_went_away(exc):
+        log.info("client_disconnected", path=scope.get("path"))
+    elif not answered:
         log.error("unexpected_error", path=scope.get("path"), exc_info=exc)
+
+
+def _client_went_away(exc: Exception) -> bool:
+    """Litestar's answer to a client that hung up while sending its body (a load generator
+    stopping, a CI job cancelled): nothing failed here, and a traceback per disconnect would
+    only cost the service time."""
+    return isinstance(exc, InternalServerException) and exc.detail == CLIENT_DISCONNECTED
+
+
+CLIENT_DISCONNECTED = "client disconnected prematurely"
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {

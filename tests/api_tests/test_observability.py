@@ -4,6 +4,7 @@ status, decisions by verdict, and tracked manifests by their current verdict."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -129,3 +130,45 @@ def test_an_unexpected_error_is_a_bare_500_logged_with_its_traceback(
     assert unexpected[0]["log_level"] == "error"
     statuses = [event["status"] for event in logs if event["event"] == "request"]
     assert statuses == [500, 400]
+
+
+def test_a_client_that_hangs_up_mid_body_is_no_unexpected_error(sqlite_api: Api) -> None:
+    """A load generator stopping or a cancelled CI job: logged as a disconnect, no traceback."""
+    app = sqlite_api.client.app
+    sent: list[dict[str, Any]] = []
+    arriving: list[dict[str, Any]] = [
+        {"type": "http.request", "body": b'{"kind": "Hardware', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> dict[str, Any]:
+        return arriving.pop(0) if arriving else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/evaluations",
+        "raw_path": b"/v1/evaluations",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"host", b"testserver"),
+            (b"content-type", b"application/json"),
+            (b"authorization", f"Bearer {sqlite_api.keys['ci']}".encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+        "state": {},
+    }
+    with capture_logs() as logs, sqlite_api.client.portal() as portal:
+        portal.call(app, scope, receive, send)
+
+    events = [event["event"] for event in logs]
+    assert "client_disconnected" in events
+    assert "unexpected_error" not in events

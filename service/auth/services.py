@@ -38,6 +38,7 @@ class KeyService:
         self._sessions = sessions
         self._clock = clock
         self._cache: dict[str, tuple[float, Principal]] = {}
+        self._rereading: set[str] = set()  # digests whose expired entry one caller re-reads
         self._lock = threading.Lock()
 
     def create_key(self, *, name: str, role: str) -> str:
@@ -66,27 +67,44 @@ class KeyService:
         return self.create_key(name="admin", role="admin")
 
     def cached(self, secret: str) -> Principal | None:
-        """The principal for a key seen in the last few seconds, without touching the database."""
+        """The principal for a key seen in the last few seconds, without touching the database.
+
+        When the entry has just expired, one caller (None here) reads the key again; the
+        others keep the entry until that read ends, so a busy key costs one query per
+        CACHE_SECONDS, not one per request in flight."""
+        digest = hash_key(secret)
         with self._lock:
-            cached = self._cache.get(hash_key(secret))
-        return cached[1] if cached is not None and cached[0] > self._clock() else None
+            cached = self._cache.get(digest)
+            if cached is None:
+                return None
+            if cached[0] > self._clock() or digest in self._rereading:
+                return cached[1]
+            self._rereading.add(digest)
+            return None
 
     def authenticate(self, secret: str) -> Principal | None:
         """The key's principal, from the cache or the database; None for an unknown key."""
-        cached = self.cached(secret)
-        if cached is not None:
-            return cached
         digest = hash_key(secret)
         now = self._clock()
-        with transaction(self._sessions) as session:
-            row = find_active_by_hash(session, digest)
-            principal = (
-                Principal(key_id=int(row.id or 0), name=row.name, role=_role(row.role))
-                if row is not None
-                else None
-            )
-        if principal is not None:
+        with self._lock:
+            fresh = self._cache.get(digest)
+        if fresh is not None and fresh[0] > now:
+            return fresh[1]
+        try:
+            with transaction(self._sessions) as session:
+                row = find_active_by_hash(session, digest)
+                principal = (
+                    Principal(key_id=int(row.id or 0), name=row.name, role=_role(row.role))
+                    if row is not None
+                    else None
+                )
+        finally:
             with self._lock:
+                self._rereading.discard(digest)
+        with self._lock:
+            if principal is None:
+                self._cache.pop(digest, None)  # revoked: no longer answered from memory
+            else:
                 self._cache[digest] = (now + CACHE_SECONDS, principal)
         return principal
 

@@ -38,6 +38,7 @@ from service.manifests import (
     Manifest,
     decode_manifest,
 )
+from service.manifests.decision import Decision
 from service.matrix.services import MatrixService
 from service.policy import PolicyEngine
 from service.policy.inputs import canonical_digest
@@ -79,9 +80,9 @@ class EvaluationService:
         self._matrices = matrices
         self._recorder = recorder
         self._in_flight: dict[tuple[int, str], asyncio.Future[None]] = {}
-        self.on_hardware_recorded: Callable[[str, str], None] = lambda _name, _decision: None
-        """Called (without blocking) with a HardwareManifest's name and decision id once
-        recorded: re-evaluation then sweeps the deployments on it (cause `hardware`)."""
+        self.on_hardware_recorded: Callable[[Decision], None] = lambda _decision: None
+        """Called (without blocking) with a HardwareManifest's decision once recorded:
+        re-evaluation then sweeps the deployments judged before it (cause `hardware`)."""
 
     async def submit(
         self, *, body: bytes, fmt: Format, principal: Principal, idempotency_key: str | None
@@ -150,7 +151,7 @@ class EvaluationService:
         )
         await asyncio.wrap_future(self._recorder.submit(record))
         if isinstance(manifest, HardwareManifest):
-            self.on_hardware_recorded(manifest.metadata.name, evaluation.decision.id)
+            self.on_hardware_recorded(evaluation.decision)
         return Answer(status=CREATED, body=response, evaluation=evaluation)
 
     async def _hardware(self, manifest: Manifest) -> HardwareManifest | None:

@@ -57,6 +57,7 @@ class MatrixService:
         self._sessions = sessions
         self._clock = clock
         self._lock = threading.Lock()
+        self._reloading = threading.Lock()
         self._versions: list[PublishedMatrix] = []
         self._loaded_at = float("-inf")
         self.on_published: Callable[[PublishedMatrix], None] = lambda _published: None
@@ -85,19 +86,30 @@ class MatrixService:
     def versions(self, *, reload: bool = False) -> list[PublishedMatrix]:
         """Every published version, oldest effective first."""
         now = self._clock()
-        if reload or now - self._loaded_at > RELOAD_SECONDS:
-            with transaction(self._sessions) as session:
-                rows = all_versions(session)
-                versions = [_published(row, _load(row)) for row in rows]
-            versions.sort(key=lambda v: (v.effective_at, v.published_at))
-            with self._lock:
-                self._versions, self._loaded_at = versions, now
+        # One reload at a time: while one is under way, the others answer from the versions
+        # held (a first load, or an explicit reload, waits for its turn).
+        stale = reload or now - self._loaded_at > RELOAD_SECONDS
+        if stale and self._reloading.acquire(blocking=reload or not self._versions):
+            try:
+                self._read(now)
+            finally:
+                self._reloading.release()
         with self._lock:
             return list(self._versions)
 
+    def _read(self, now: float) -> None:
+        with transaction(self._sessions) as session:
+            rows = all_versions(session)
+            versions = [_published(row, _load(row)) for row in rows]
+        versions.sort(key=lambda v: (v.effective_at, v.published_at))
+        with self._lock:
+            self._versions, self._loaded_at = versions, now
+
     def cache_is_fresh(self) -> bool:
-        """Whether versions() would answer from memory, without reading the database."""
-        return self._clock() - self._loaded_at <= RELOAD_SECONDS
+        """Whether versions() would answer from memory, without reading the database (also
+        while another thread reloads them)."""
+        fresh = self._clock() - self._loaded_at <= RELOAD_SECONDS
+        return fresh or (bool(self._versions) and self._reloading.locked())
 
     def current(self, at: datetime | None = None) -> PublishedMatrix:
         found = _in_effect(self.versions(), at or datetime.now(UTC))

@@ -37,7 +37,7 @@ from service.errors import DatabaseError, PolicyEngineError, UsageError
 from service.evaluations.evaluator import Evaluator
 from service.ids import random_uuid
 from service.logging import get_logger
-from service.manifests.decision import Cause
+from service.manifests.decision import Cause, Decision
 from service.matrix.services import MatrixService, PublishedMatrix
 from service.policy import PolicyEngine
 
@@ -56,6 +56,7 @@ log = get_logger(__name__)
 SWEEP_BATCH_SIZE = 1000
 """Manifests per batch (one transaction each); bench/bench_sweep.py measured 500 and 1000."""
 POLL_SECONDS = 10.0
+HARDWARE_GATHER_SECONDS = 0.1
 """How often a service looks for sweeps to resume (another replica's, after it died)."""
 WAIT_SECONDS = 0.5
 
@@ -84,8 +85,9 @@ class ReevaluationService:
         self.waivers_for: WaiversFor = _no_waivers
         """The unexpired waivers of a batch's manifests (the waivers domain sets it)."""
         self._wake = threading.Event()
+        self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
-        self._hardware: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._hardware: queue.SimpleQueue[Decision] = queue.SimpleQueue()
         self._hardware_pending = 0  # pool changes taken in but whose sweep is not queued yet
         self._hardware_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -99,7 +101,7 @@ class ReevaluationService:
         """Queue the sweep for `trigger` (or find the one already asked for) and have the
         worker run it; its id."""
         sweep_id = self._request(cause, trigger=trigger, only=only)
-        self._wake.set()
+        self.wake()
         return sweep_id
 
     def run_sweep(
@@ -132,12 +134,12 @@ class ReevaluationService:
         assert view is not None  # noqa: S101 - just inserted
         return view
 
-    def hardware_recorded(self, name: str, decision_id: str) -> None:
-        """A HardwareManifest's decision is recorded: re-evaluate the deployments on it (in
-        the worker, so the request does not wait)."""
+    def hardware_recorded(self, decision: Decision) -> None:
+        """A HardwareManifest's decision is recorded: re-evaluate the deployments on it that
+        were judged before it (in the worker, so the request does not wait)."""
         with self._hardware_lock:
             self._hardware_pending += 1
-        self._hardware.put((name, decision_id))
+        self._hardware.put(decision)
         self._wake.set()
 
     def waiver_changed(self, change: WaiverChange) -> None:
@@ -173,7 +175,7 @@ class ReevaluationService:
             after = last.id if last is not None else "none"
             trigger = f"policy:{revision}:after:{after}"
             self._request("policy", trigger=trigger, only=None, policy_revision=revision)
-            self._wake.set()
+            self.wake()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Wait until no sweep is queued or running (and no pool change is waiting to start
@@ -211,6 +213,8 @@ class ReevaluationService:
             self._thread = None
 
     def wake(self) -> None:
+        """Have the worker look for unfinished sweeps now."""
+        self._drain_due = True
         self._wake.set()
 
     def drain(self) -> str:
@@ -232,33 +236,43 @@ class ReevaluationService:
     def _work(self) -> None:
         while not self._stopping.is_set():
             try:
-                self._take_hardware()
-                self.drain()
+                if self._take_hardware():
+                    self._drain_due = True
+                if self._drain_due:
+                    self._drain_due = False
+                    self.drain()
             except Exception:  # the worker must outlive a bad moment (the database away)
                 log.exception("sweeper_error")
-            self._wake.wait(POLL_SECONDS)
+            if not self._wake.wait(POLL_SECONDS):
+                self._drain_due = True  # another process may have queued one
             self._wake.clear()
+            if not self._drain_due and not self._stopping.is_set():
+                # Only pools changed: let a burst of them (CI posting many) gather, so one
+                # lookup serves them all, instead of a query per submission.
+                self._stopping.wait(HARDWARE_GATHER_SECONDS)
 
-    def _take_hardware(self) -> None:
+    def _take_hardware(self) -> bool:
         """Turn the pool changes taken in so far into sweeps of the deployments on them:
         one lookup for all of them, one sweep per pool (its latest decision names it)."""
-        latest: dict[str, str] = {}
+        latest: dict[str, Decision] = {}
         taken = 0
         while True:
             try:
-                name, decision_id = self._hardware.get_nowait()
+                decision = self._hardware.get_nowait()
             except queue.Empty:
                 break
-            latest[name] = decision_id
+            latest[decision.manifest.name] = decision
             taken += 1
         try:
-            if latest:
-                for name, keys in keys_referencing(self._sessions, latest).items():
-                    trigger = f"hardware:{name}:{latest[name]}"
-                    self._request("hardware", trigger=trigger, only=keys)
+            judged = {name: decision.evaluated_at for name, decision in latest.items()}
+            referencing = keys_referencing(self._sessions, judged) if latest else {}
+            for name, keys in referencing.items():
+                trigger = f"hardware:{name}:{latest[name].id}"
+                self._request("hardware", trigger=trigger, only=keys)
         finally:
             with self._hardware_lock:
                 self._hardware_pending -= taken
+        return bool(referencing)
 
     def _request(
         self,

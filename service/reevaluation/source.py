@@ -14,8 +14,9 @@ Used by sweeps (service/reevaluation) and by the matrix impact analysis.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -192,22 +193,30 @@ def subjects(
 
 
 def keys_referencing(
-    sessions: sessionmaker[Session], hardware_names: Collection[str]
+    sessions: sessionmaker[Session], pools: Mapping[str, datetime]
 ) -> dict[str, list[Key]]:
-    """The tracked DeploymentManifests whose spec.hardware.ref names one of these pools, by
-    pool (one query for however many pools: CI may post many in a burst)."""
+    """The tracked DeploymentManifests whose spec.hardware.ref names one of these pools and
+    that were last judged before that pool's decision (`pools`: name -> its evaluated_at; a
+    deployment judged since already saw the pool as it is), by pool. One query for however
+    many pools: CI may post many in a burst."""
     statement = (
-        select(_manifests.c.hardware_ref, _manifests.c.kind, _manifests.c.name)
+        select(
+            _manifests.c.hardware_ref,
+            _manifests.c.kind,
+            _manifests.c.name,
+            _manifests.c.last_evaluated_at,
+        )
         .where(
             _manifests.c.kind == "DeploymentManifest",
-            _manifests.c.hardware_ref.in_(sorted(hardware_names)),
+            _manifests.c.hardware_ref.in_(sorted(pools)),
         )
         .order_by(_manifests.c.kind, _manifests.c.name)
     )
     found: dict[str, list[Key]] = {}
     with transaction(sessions) as session:
-        for ref, kind, name in session.execute(statement):
-            found.setdefault(ref, []).append((kind, name))
+        for ref, kind, name, judged_at in session.execute(statement):
+            if judged_at is None or judged_at < pools[ref]:
+                found.setdefault(ref, []).append((kind, name))
     return found
 
 

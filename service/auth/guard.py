@@ -72,15 +72,22 @@ async def _admit(connection: ASGIConnection[Any, Any, Any, Any], secret: str, ne
     principal = await authenticate(connection, secret)
     if principal is None:
         raise NotAuthorizedException("unknown API key")
-    connection.state[PRINCIPAL_STATE_KEY] = principal
+    _request_state(connection)[PRINCIPAL_STATE_KEY] = principal
     check_role(principal, needed)
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
-    principal = connection.state.get(PRINCIPAL_STATE_KEY)
+    principal = _request_state(connection).get(PRINCIPAL_STATE_KEY)
     if not isinstance(principal, Principal):
         raise NotAuthorizedException("no API key")
     return principal
+
+
+def _request_state(connection: ASGIConnection[Any, Any, Any, Any]) -> dict[str, Any]:
+    """The request's state as the plain dict in its scope (what `connection.state` wraps in
+    a new State object, with a lock, at every access)."""
+    state: dict[str, Any] = connection.scope.setdefault("state", {})
+    return state
 
 
 def _bearer(header: str | None) -> str | None:

@@ -17,7 +17,7 @@ from service.manifests import decode_manifest
 from service.manifests.decision import PolicyResult
 from service.policy import EmbeddedEngine, MemoizedEngine, PolicyBundle
 from service.policy.engine import LoadedMatrix
-from service.policy.inputs import PolicyInput
+from service.policy.inputs import PolicyInput, build_input, canonical_digest
 
 from .. import strategies
 from ..engines import EXAMPLE_TIME, default_matrix
@@ -154,3 +154,14 @@ def test_a_timeless_input_gets_the_same_decision_at_every_time(
         now.decision.violations
     )
     assert then.decision.verdict == now.decision.verdict
+
+
+def test_the_timeless_key_is_the_input_without_its_time(shared_examples: Path) -> None:
+    manifest = msgspec.to_builtins(_manifest(shared_examples, "hw-h100-pool-a.yaml"))
+    now = build_input(manifest, evaluated_at=EXAMPLE_TIME)
+    later = build_input(manifest, evaluated_at=EXAMPLE_TIME + timedelta(seconds=1))
+    without_time = {k: v for k, v in now.document.items() if k != "evaluated_at"}
+
+    assert now.timeless_key == later.timeless_key
+    assert now.digest != later.digest
+    assert now.timeless_key == canonical_digest(msgspec.json.encode(without_time, order="sorted"))

@@ -29,3 +29,5 @@ bench:
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_check
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_api
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_audit
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_sweep
+	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_console

@@ -6,7 +6,8 @@ PostgreSQL (started like the tests start it; a scratch database is made and drop
 
 1. wrk, 64 connections: the echo endpoint (baseline), then evaluations of 1,000 distinct
    HardwareManifests in turn (each a decision committed to the hash chain and a tracked-manifest
-   upsert) — decisions/s as a share of echo req/s.
+   upsert) — decisions/s as a share of echo req/s; then the same with a new name in every
+   request, so that no decision can be reused from memory (service.policy.memo).
 2. vegeta at half the measured evaluation peak, constant rate: p50/p99 latency.
 """
 
@@ -40,20 +41,28 @@ def _bodies() -> list[bytes]:
     return bodies
 
 
-def _lua(path: Path, key: str | None, bodies: list[bytes]) -> Path:
+def _lua(path: Path, key: str | None, bodies: list[bytes], *, fresh: bool = False) -> Path:
+    """A wrk script posting `bodies` in turn; `fresh`: each request renames its manifest to a
+    name never posted before, so no decision can be reused (service.policy.memo)."""
     lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"']
     if key:
         lines.append(f'wrk.headers["Authorization"] = "Bearer {key}"')
     lines.append("local bodies = {")
     lines.extend(f"  {json.dumps(body.decode())}," for body in bodies)
-    lines += [
-        "}",
-        "local i = 0",
-        "request = function()",
-        "  i = i % #bodies + 1",
-        "  return wrk.format(nil, nil, nil, bodies[i])",
-        "end",
-    ]
+    lines += ["}", "local i = 0", "local n = 0", "local run = nil", "request = function()"]
+    lines.append("  i = i % #bodies + 1")
+    if fresh:
+        lines += [
+            # per wrk thread: the hex address of a table of its own Lua state
+            '  if run == nil then run = string.gsub(tostring({}), "[^%x]", "") end',
+            "  n = n + 1",
+            '  local name = "fresh-" .. run .. "-" .. n',
+            '  local body = string.gsub(bodies[i], "bench%-pool%-%d+", name)',
+            "  return wrk.format(nil, nil, nil, body)",
+        ]
+    else:
+        lines.append("  return wrk.format(nil, nil, nil, bodies[i])")
+    lines.append("end")
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -142,6 +151,12 @@ def main() -> None:
             args.seconds,
             args.connections,
         )
+        fresh = _wrk(
+            f"{server.url}/v1/evaluations",
+            _lua(Path(tmp) / "fresh.lua", server.admin_key, bodies, fresh=True),
+            args.seconds,
+            args.connections,
+        )
         half = max(1, int(evaluations["rps"] / 2))
         steady = _vegeta(
             f"{server.url}/v1/evaluations", server.admin_key, bodies[0], half, args.seconds
@@ -160,6 +175,10 @@ def main() -> None:
         f"| POST /v1/evaluations, decision committed | {evaluations['rps']:,.0f} | "
         f"{evaluations['p99_ms']:.1f} ms | {evaluations['errors']:.0f} | "
         f"{evaluations['rps'] / echo['rps']:.0%} |"
+    )
+    print(
+        f"| POST /v1/evaluations, every manifest new (no decision reused) | {fresh['rps']:,.0f} | "
+        f"{fresh['p99_ms']:.1f} ms | {fresh['errors']:.0f} | {fresh['rps'] / echo['rps']:.0%} |"
     )
     print(
         f"| POST /v1/evaluations at half that peak ({half}/s, vegeta) | {steady['rate']:,.0f} | "

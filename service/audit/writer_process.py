@@ -49,6 +49,7 @@ from .recorder import (
 )
 
 START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
 DATABASE_URL_VARIABLE = "SUPPORTGATE_DATABASE_URL"
 log = get_logger(__name__)
 
@@ -69,9 +70,10 @@ class _Reply(msgspec.Struct, array_like=True):
     message: str = ""
 
 
-_records = msgspec.msgpack.Encoder()
-_records_in = msgspec.msgpack.Decoder(list[_WireRecord])
-_replies_in = msgspec.msgpack.Decoder(list[_Reply])
+# JSON, not msgpack: a manifest may hold integers beyond 64 bits, which JSON columns take.
+_records = msgspec.json.Encoder()
+_records_in = msgspec.json.Decoder(list[_WireRecord])
+_replies_in = msgspec.json.Decoder(list[_Reply])
 _STOP = b""
 _READY = b"ready"
 
@@ -134,7 +136,11 @@ class ProcessDecisionRecorder(DecisionRecorder):
                 item = self._queue.get_nowait()
             ending = item is None
             if pending:
-                self._send_records(pending)
+                try:
+                    self._send_records(pending)
+                except Exception as exc:  # the sender must outlive any one batch
+                    log.exception("decisions_not_sent", count=len(pending))
+                    self._fail_with(pending, exc)
         child = self._child
         if child is not None:
             child.send(_STOP)
@@ -146,9 +152,28 @@ class ProcessDecisionRecorder(DecisionRecorder):
                 token = next(self._tokens)
                 self._waiting[token] = item
                 wire.append(_wire(token, item.record))
+        try:
+            message = _records.encode(wire)
+        except (TypeError, ValueError, OverflowError):
+            message = self._encodable(wire)
         child = self._child
-        if child is None or not child.send(_records.encode(wire)):
+        if child is None or not child.send(message):
             self._fail([record.token for record in wire])
+
+    def _encodable(self, wire: list[_WireRecord]) -> bytes:
+        """The records that encode; each one that does not fails alone (never the sender)."""
+        kept = []
+        for record in wire:
+            try:
+                _records.encode(record)
+            except (TypeError, ValueError, OverflowError) as exc:
+                with self._waiting_lock:
+                    pending = self._waiting.pop(record.token, None)
+                if pending is not None:
+                    pending.future.set_exception(exc)
+            else:
+                kept.append(record)
+        return _records.encode(kept)
 
     def _receive_from(self, child: _Child) -> None:
         def receive() -> None:
@@ -183,6 +208,15 @@ class ProcessDecisionRecorder(DecisionRecorder):
         log.error("decision_writer_process_ended", exitcode=child.exitcode)
         self._child = _Child.spawn(self._database_url, self._max_batch)
         self._receive_from(self._child)
+
+    def _fail_with(self, pending: list[_Pending], exc: Exception) -> None:
+        with self._waiting_lock:
+            for token, waiting in list(self._waiting.items()):
+                if waiting in pending:
+                    del self._waiting[token]
+        for item in pending:
+            if not item.future.done():
+                item.future.set_exception(exc)
 
     def _fail(self, tokens: list[int]) -> None:
         with self._waiting_lock:
@@ -243,8 +277,14 @@ class _Child:
         self._connection.close()
 
     def join(self) -> None:
-        """Wait for the child to end (it ends after its replies; the receiver reads them)."""
-        self._process.wait()
+        """Wait for the child to end (it ends after its replies; the receiver reads them); one
+        that does not end in STOP_TIMEOUT_S is killed (what it held fails, as on a crash)."""
+        try:
+            self._process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            log.warning("decision_writer_process_killed", pid=self._process.pid)
+            self._process.kill()
+            self._process.wait()
 
 
 def _wire(token: int, record: Record) -> _WireRecord:
@@ -277,7 +317,7 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
     db = create_db_engine(database_url)
     sessions = session_factory(db)
     connection.send_bytes(_READY)
-    replies = msgspec.msgpack.Encoder()
+    replies = msgspec.json.Encoder()
     stopping = False
     try:
         while not stopping:

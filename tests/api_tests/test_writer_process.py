@@ -153,3 +153,16 @@ def _record(api: Api, name: str, *, key: str | None = None) -> Record:
 
 def _eventually(probe: Any, attempts: int = 100) -> bool:
     return any(probe() for _ in range(attempts))
+
+
+def test_integers_beyond_64_bits_are_recorded(process_api: Api) -> None:
+    """JSON columns take any integer; the hand-over to the writer must too (it once used
+    msgpack, which cannot, and a request waited forever)."""
+    doc = hardware("pool-huge")
+    doc["spec"]["nodes"] = 10**30
+    response = post(process_api, doc)
+
+    assert response.status_code == 201, response.text
+    assert response.json()["id"]
+    assert rows(process_api).decisions == 1
+    assert verify_chain(process_api.runtime.sessions).intact

@@ -133,7 +133,11 @@ def test_stop_writes_what_was_submitted(db_url: str) -> None:
         futures = [running.runtime.recorder.submit(record) for record in records]
     # the service has stopped: everything handed over before was written, nothing failed
     assert [future.exception(timeout=0) for future in futures] == [None] * 50
-    assert rows(running).decisions == 50
+    running.runtime.db.dispose()
+    try:
+        assert rows(running).decisions == 50
+    finally:
+        running.runtime.db.dispose()  # what rows() opened after the service stopped
 
 
 def _record(api: Api, name: str, *, key: str | None = None) -> Record:

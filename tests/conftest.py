@@ -4,8 +4,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
 from service.config import DEFAULT_POLICY_DIR
+from service.db import create_db_engine
 from service.db.migrate import upgrade
 from service.policy.bundle import PolicyBundle
 
@@ -85,6 +87,16 @@ def migrated_db_url(db_url: str) -> str:
     """`db_url` with the schema upgraded to head."""
     upgrade(db_url)
     return db_url
+
+
+@pytest.fixture
+def migrated_db(migrated_db_url: str) -> Iterator[Engine]:
+    """An engine on `migrated_db_url`, disposed after the test."""
+    engine = create_db_engine(migrated_db_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture

@@ -5,37 +5,21 @@ on a connection of its own); a revoked key stops working after the next read."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from sqlalchemy import Engine, event, text
 
 from service.auth.services import CACHE_SECONDS, KeyService
 from service.config import DEFAULT_POLICY_DIR
-from service.db import create_db_engine, session_factory
+from service.db import session_factory
 from service.matrix import load_matrix_file
 from service.matrix.services import RELOAD_SECONDS, MatrixService
 from service.policy.bundle import PolicyBundle
 
+from ..waiting import ManualClock
+
 CALLERS = 16
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def db(migrated_db_url: str) -> Iterator[Engine]:
-    engine = create_db_engine(migrated_db_url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def statements_on(engine: Engine, table: str) -> list[str]:
@@ -74,34 +58,34 @@ def _principal(keys: KeyService, secret: str) -> Any:
     return keys.cached(secret) or keys.authenticate(secret)
 
 
-def test_an_expired_key_is_read_once_by_a_burst(db: Engine) -> None:
-    clock = Clock()
-    keys = KeyService(session_factory(db), clock=clock)
+def test_an_expired_key_is_read_once_by_a_burst(migrated_db: Engine) -> None:
+    clock = ManualClock()
+    keys = KeyService(session_factory(migrated_db), clock=clock)
     secret = keys.create_key(name="ci-bot", role="ci")
     assert _principal(keys, secret).name == "ci-bot"
 
-    reads = statements_on(db, "api_keys")
+    reads = statements_on(migrated_db, "api_keys")
     clock.now += CACHE_SECONDS + 1
     principals = at_once(lambda: _principal(keys, secret))
 
     assert {p.name for p in principals} == {"ci-bot"}
     assert len(reads) == 1
 
-    with db.begin() as connection:  # revoked behind the service's back
+    with migrated_db.begin() as connection:  # revoked behind the service's back
         connection.execute(text("UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP"))
     clock.now += CACHE_SECONDS + 1
     assert _principal(keys, secret) is None
     assert _principal(keys, secret) is None  # and not answered from memory afterwards
 
 
-def test_stale_matrix_versions_are_read_once_by_a_burst(db: Engine) -> None:
-    clock = Clock()
-    matrices = MatrixService(session_factory(db), clock=clock)
+def test_stale_matrix_versions_are_read_once_by_a_burst(migrated_db: Engine) -> None:
+    clock = ManualClock()
+    matrices = MatrixService(session_factory(migrated_db), clock=clock)
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
     matrices.ensure_default(load_matrix_file(bundle.default_matrix_path))
     first = matrices.current().version
 
-    reads = statements_on(db, "matrix_versions")
+    reads = statements_on(migrated_db, "matrix_versions")
     clock.now += RELOAD_SECONDS + 1
     assert not matrices.cache_is_fresh()
     versions = at_once(lambda: matrices.current().version)

@@ -3,38 +3,21 @@ answered from memory until this process changes one or the reload interval passe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
 from sqlalchemy import Engine, event
 
 from service.config import DEFAULT_POLICY_DIR
-from service.db import create_db_engine, session_factory
+from service.db import session_factory
 from service.policy.bundle import PolicyBundle
 from service.policy.inputs import format_time
 from service.waivers.services import RELOAD_SECONDS, WaiverChange, WaiverService, deny_rule_ids
 from service.waivers.views import WaiverRequest
 
+from ..waiting import ManualClock
+
 KEY = ("DeploymentManifest", "v41-flash-h100-prod")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def db(migrated_db_url: str) -> Iterator[Engine]:
-    engine = create_db_engine(migrated_db_url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def waiver_reads(engine: Engine) -> list[str]:
@@ -61,17 +44,19 @@ def request(**changes: Any) -> WaiverRequest:
     return WaiverRequest(**fields)
 
 
-def test_active_waivers_come_from_memory_until_a_change_or_the_interval(db: Engine) -> None:
-    clock = Clock()
+def test_active_waivers_come_from_memory_until_a_change_or_the_interval(
+    migrated_db: Engine,
+) -> None:
+    clock = ManualClock()
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
     waivers = WaiverService(
-        session_factory(db), deny_rules=deny_rule_ids(bundle.modules), clock=clock
+        session_factory(migrated_db), deny_rules=deny_rule_ids(bundle.modules), clock=clock
     )
     heard: list[WaiverChange] = []
     waivers.subscribe(heard.append)
     now = datetime.now(UTC)
 
-    reads = waiver_reads(db)
+    reads = waiver_reads(migrated_db)
     assert waivers.active_for(*KEY, now) == []  # first use: one read
     assert len(reads) == 1
     for _ in range(5):
@@ -103,9 +88,9 @@ def test_active_waivers_come_from_memory_until_a_change_or_the_interval(db: Engi
     assert waivers.delete(made.id, deleted_by="admin") is None
 
 
-def test_a_failing_listener_does_not_undo_the_waiver(db: Engine) -> None:
+def test_a_failing_listener_does_not_undo_the_waiver(migrated_db: Engine) -> None:
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
-    waivers = WaiverService(session_factory(db), deny_rules=deny_rule_ids(bundle.modules))
+    waivers = WaiverService(session_factory(migrated_db), deny_rules=deny_rule_ids(bundle.modules))
 
     def broken(_change: WaiverChange) -> None:
         raise RuntimeError("sweeps unavailable")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from service.errors import UsageError
+from service.pagination import check_choice
 
 DEFAULT_POLICY_DIR = Path(__file__).resolve().parent.parent / "policies"
 DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
@@ -33,7 +33,7 @@ class Settings:
             opa_url=env.get("SUPPORTGATE_OPA_URL") or None,
             reevaluate_cron=env.get("SUPPORTGATE_REEVALUATE_CRON") or DEFAULT_REEVALUATE_CRON,
             policy_dir=Path(env.get("SUPPORTGATE_POLICY_DIR") or DEFAULT_POLICY_DIR),
-            decision_writer=_choice(env, "SUPPORTGATE_DECISION_WRITER", DECISION_WRITERS),
+            decision_writer=_decision_writer(env.get("SUPPORTGATE_DECISION_WRITER") or "auto"),
         )
 
     @property
@@ -47,8 +47,6 @@ class Settings:
 DECISION_WRITERS = ("auto", "process", "thread")
 
 
-def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
-    value = env.get(name) or choices[0]
-    if value not in choices:
-        raise UsageError(f"{name}: {value!r} is not one of {', '.join(choices)}")
+def _decision_writer(value: str) -> str:
+    check_choice("SUPPORTGATE_DECISION_WRITER", value, DECISION_WRITERS)
     return value

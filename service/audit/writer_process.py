@@ -146,34 +146,24 @@ class ProcessDecisionRecorder(DecisionRecorder):
             child.send(_STOP)
 
     def _send_records(self, pending: list[_Pending]) -> None:
-        wire = []
-        with self._waiting_lock:
-            for item in pending:
-                token = next(self._tokens)
-                self._waiting[token] = item
-                wire.append(_wire(token, item.record))
-        try:
-            message = _records.encode(wire)
-        except (TypeError, ValueError, OverflowError):
-            message = self._encodable(wire)
-        child = self._child
-        if child is None or not child.send(message):
-            self._fail([record.token for record in wire])
-
-    def _encodable(self, wire: list[_WireRecord]) -> bytes:
-        """The records that encode; each one that does not fails alone (never the sender)."""
-        kept = []
-        for record in wire:
+        """One message of the records that encode; one that does not fails alone."""
+        sent: dict[int, _Pending] = {}
+        parts: list[bytes] = []
+        for item in pending:
+            token = next(self._tokens)
             try:
-                _records.encode(record)
+                parts.append(_records.encode(_wire(token, item.record)))
             except (TypeError, ValueError, OverflowError) as exc:
-                with self._waiting_lock:
-                    pending = self._waiting.pop(record.token, None)
-                if pending is not None:
-                    pending.future.set_exception(exc)
-            else:
-                kept.append(record)
-        return _records.encode(kept)
+                item.future.set_exception(exc)
+                continue
+            sent[token] = item
+        if not sent:
+            return
+        with self._waiting_lock:
+            self._waiting.update(sent)
+        child = self._child
+        if child is None or not child.send(b"[" + b",".join(parts) + b"]"):
+            self._fail(list(sent))
 
     def _receive_from(self, child: _Child) -> None:
         def receive() -> None:

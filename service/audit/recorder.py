@@ -15,10 +15,11 @@ the conflicting record fails, with IdempotencyConflict.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -91,7 +92,39 @@ class Record:
 @dataclass(slots=True)
 class _Pending:
     record: Record
-    future: Future[None]
+    future: Future[None] | asyncio.Future[None]
+    """A thread's (`submit`) or the event loop's (`append`)."""
+
+
+def settle(outcomes: Iterable[tuple[_Pending, BaseException | None]]) -> None:
+    """Resolve handed-over records' futures (None: written) from any thread. The event loop's
+    futures are resolved in the loop, one callback per loop for all of them: a group commit
+    wakes the loop once, not once per request."""
+    in_loops: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[None], Any]]] = {}
+    for pending, failure in outcomes:
+        future = pending.future
+        if isinstance(future, asyncio.Future):
+            in_loops.setdefault(future.get_loop(), []).append((future, failure))
+        elif not future.done():
+            _resolve(future, failure)
+    for loop, futures in in_loops.items():
+        try:
+            loop.call_soon_threadsafe(_resolve_all, futures)
+        except RuntimeError:  # the loop has closed: nobody waits any more
+            continue
+
+
+def _resolve_all(futures: list[tuple[asyncio.Future[None], BaseException | None]]) -> None:
+    for future, failure in futures:
+        if not future.done():  # a request cancelled meanwhile (its client went away)
+            _resolve(future, failure)
+
+
+def _resolve(future: Future[None] | asyncio.Future[None], failure: BaseException | None) -> None:
+    if failure is None:
+        future.set_result(None)
+    else:
+        future.set_exception(failure)
 
 
 class DecisionRecorder:
@@ -121,12 +154,21 @@ class DecisionRecorder:
             self._thread = None
 
     def submit(self, record: Record) -> Future[None]:
+        """Hand a record over (from a thread); the future resolves once it is committed."""
         future: Future[None] = Future()
         if self._thread is None:
-            future.set_exception(RuntimeError("the decision recorder is not running"))
+            future.set_exception(_not_running())
             return future
         self._queue.put(_Pending(record, future))
         return future
+
+    async def append(self, record: Record) -> None:
+        """Hand a record over from the event loop and wait until it is committed."""
+        if self._thread is None:
+            raise _not_running()
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put(_Pending(record, future))
+        await future
 
     def write(
         self,
@@ -168,13 +210,14 @@ class DecisionRecorder:
             self._write_batch(batch)
 
     def _write_batch(self, batch: list[_Pending]) -> None:
-        outcomes = write_group(self._sessions, [pending.record for pending in batch])
-        for pending, failure in zip(batch, outcomes, strict=True):
-            if failure is None:
-                self._recorded([pending.record])
-                pending.future.set_result(None)
-            else:
-                pending.future.set_exception(failure)
+        failures = write_group(self._sessions, [pending.record for pending in batch])
+        outcomes = list(zip(batch, failures, strict=True))
+        self._recorded([pending.record for pending, failure in outcomes if failure is None])
+        settle(outcomes)
+
+
+def _not_running() -> RuntimeError:
+    return RuntimeError("the decision recorder is not running")
 
 
 def write_group(

@@ -45,6 +45,7 @@ from .recorder import (
     Record,
     Tracking,
     _Pending,
+    settle,
     write_group,
 )
 
@@ -154,7 +155,7 @@ class ProcessDecisionRecorder(DecisionRecorder):
             try:
                 parts.append(_records.encode(_wire(token, item.record)))
             except (TypeError, ValueError, OverflowError) as exc:
-                item.future.set_exception(exc)
+                settle([(item, exc)])
                 continue
             sent[token] = item
         if not sent:
@@ -178,16 +179,9 @@ class ProcessDecisionRecorder(DecisionRecorder):
     def _resolve(self, replies: list[_Reply]) -> None:
         with self._waiting_lock:
             resolved = [(reply, self._waiting.pop(reply.token, None)) for reply in replies]
-        for reply, pending in resolved:
-            if pending is None:
-                continue
-            if reply.outcome == "ok":
-                self._recorded([pending.record])
-                pending.future.set_result(None)
-            elif reply.outcome == "conflict":
-                pending.future.set_exception(IdempotencyConflict(reply.message))
-            else:
-                pending.future.set_exception(DatabaseError(reply.message))
+        outcomes = [(pending, _failure(reply)) for reply, pending in resolved if pending]
+        self._recorded([pending.record for pending, failure in outcomes if failure is None])
+        settle(outcomes)
 
     def _child_ended(self, child: _Child) -> None:
         with self._waiting_lock:
@@ -204,17 +198,15 @@ class ProcessDecisionRecorder(DecisionRecorder):
             for token, waiting in list(self._waiting.items()):
                 if waiting in pending:
                     del self._waiting[token]
-        for item in pending:
-            if not item.future.done():
-                item.future.set_exception(exc)
+        settle((item, exc) for item in pending)
 
     def _fail(self, tokens: list[int]) -> None:
         with self._waiting_lock:
             failed = [self._waiting.pop(token) for token in tokens if token in self._waiting]
-        for pending in failed:
-            pending.future.set_exception(
-                WriterProcessEnded("the decision writer process ended; nothing was recorded")
-            )
+        settle(
+            (pending, WriterProcessEnded("the decision writer process ended; nothing was recorded"))
+            for pending in failed
+        )
 
 
 class _Child:
@@ -333,6 +325,15 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
 def _write(sessions: sessionmaker[Session], wire: list[_WireRecord]) -> list[_Reply]:
     failures = write_group(sessions, [_record(item) for item in wire])
     return [_reply(item.token, failure) for item, failure in zip(wire, failures, strict=True)]
+
+
+def _failure(reply: _Reply) -> Exception | None:
+    """What a reply tells the waiting request: None (written) or why not."""
+    if reply.outcome == "ok":
+        return None
+    if reply.outcome == "conflict":
+        return IdempotencyConflict(reply.message)
+    return DatabaseError(reply.message)
 
 
 def _reply(token: int, failure: Exception | None) -> _Reply:

@@ -149,7 +149,7 @@ class EvaluationService:
             ),
             idempotency=None if claim is None else dataclasses.replace(claim, body=response),
         )
-        await asyncio.wrap_future(self._recorder.submit(record))
+        await self._recorder.append(record)
         if isinstance(manifest, HardwareManifest):
             self.on_hardware_recorded(evaluation.decision)
         return Answer(status=CREATED, body=response, evaluation=evaluation)

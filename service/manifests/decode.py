@@ -17,7 +17,6 @@ with a message to quote it. Numbers and booleans are never read from strings.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, Literal, cast
 
 import msgspec
@@ -119,17 +118,21 @@ def _clean_json_manifest(data: bytes) -> Manifest | None:
         return None
     try:
         manifest: Manifest = _manifest_json.decode(data)
-        json.loads(data, object_pairs_hook=_refuse_duplicates)
-    except (msgspec.DecodeError, ValueError, RecursionError):
+        if not _repeats_no_key(data):
+            return None
+    except (msgspec.DecodeError, RecursionError):
         return None  # msgspec.ValidationError is a DecodeError; deep nesting may recurse
     return manifest
 
 
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("duplicate key")
-    return found
+def _repeats_no_key(data: bytes) -> bool:
+    """True when no object in this (valid) JSON text repeats a key; False when one may.
+
+    The text compacted token by token keeps every key; decoded to dicts and encoded again it
+    loses a repeated one. So equal bytes prove no key repeats. Unequal bytes may also come
+    from spellings decoding normalises (`1.50`, `1e3`, `\\/`): those go the careful way too.
+    """
+    return msgspec.json.format(data, indent=-1) == msgspec.json.encode(msgspec.json.decode(data))
 
 
 def _single(docs: list[Raw], what: str) -> Raw:

@@ -51,5 +51,26 @@ def test_duplicate_keys_deep_inside_are_refused(shared_examples: Any) -> None:
     )
     data = msgspec.json.encode(document).replace(b'"nodes":9', b'"nodes":9,"nodes":10')
     assert decode._clean_json_manifest(data) is None
+    same_value_twice = msgspec.json.encode(document).replace(b'"nodes":9', b'"nodes":9,"nodes":9')
+    assert decode._clean_json_manifest(same_value_twice) is None
     with pytest.raises(ManifestError, match="duplicate key"):
         decode_manifest(data, fmt="json")
+
+
+@pytest.mark.parametrize(
+    ("find", "spelling", "fast_path"),
+    [
+        (b'"nodes":9', b'"nodes" :  9 ', True),  # whitespace: compacted on both sides
+        (b'"owner":"', b'"owner":"ml\\/', False),  # an escaped slash decodes to "/": careful way
+    ],
+)
+def test_other_spellings_decide_the_same(
+    shared_examples: Any, find: bytes, spelling: bytes, fast_path: bool
+) -> None:
+    document = to_builtins(
+        decode_manifest((shared_examples / "hw-b200-pool.yaml").read_bytes(), fmt="yaml")
+    )
+    data = msgspec.json.encode(document).replace(find, spelling, 1)
+    assert data != msgspec.json.encode(document)
+    assert (decode._clean_json_manifest(data) is not None) == fast_path
+    assert decode_manifest(data, fmt="json") == careful(data)

@@ -7,7 +7,7 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
 1. --manifests tracked manifests (bench/sweep_data.py: one pool in ten, H100 / B200 / Ascend
    pools in turn, deployments referencing them) are COPYed into a migrated database, and a
    first sweep records their decisions under the default matrix (timed, not compared).
-2. A matrix that makes sm90 official is published (about a third of the verdicts change).
+2. A matrix that makes sm90 official is published (about a third of the verdicts flip).
    Baseline: Evaluator.evaluate_batch over the very subjects the sweep will evaluate, batch by
    batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
    batch is committed (decisions, alerts, tracked manifests, cursor), and the growth of the

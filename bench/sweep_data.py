@@ -1,12 +1,14 @@
 """A synthetic fleet of tracked manifests for sweep benchmarks and tests, inserted fast.
 
 `fleet(n)` makes n tracked manifests from the shared examples: one HardwareManifest in ten
-(pools of H100 `sm90`, B200 `sm100` and Ascend `950` in turn, some on old compilers that
-are rejected), the rest DeploymentManifests referencing those pools by name (trial and
-production stages, offline and online). Under the default matrix the sm90 third is
-`experimental` or `rejected`; a matrix that makes sm90 official (`sm90_matrix`) changes
-about a third of the verdicts. `insert_fleet` writes them as tracked rows with no decision
-yet (COPY on PostgreSQL, executemany on SQLite); a first sweep records their decisions.
+(pools of H100 `sm90`, B200 `sm100`, H100 again and Ascend `950` in turn, some on old
+compilers that are rejected), the rest DeploymentManifests referencing those pools by name
+(trial and production stages, offline and online). Under the default matrix the sm90 half
+is `experimental` or `rejected`; a matrix that makes sm90 official (`sm90_matrix`) changes
+about a third of the verdicts (the issue's "a matrix change that flips a third"; the rest of
+the sm90 half stays rejected for other reasons). `insert_fleet` writes them as tracked rows
+with no decision yet (COPY on PostgreSQL, executemany on SQLite); a first sweep records their
+decisions.
 """
 
 from __future__ import annotations
@@ -51,12 +53,12 @@ def _templates() -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
 def fleet(n: int) -> Iterator[dict[str, Any]]:
     """n tracked-manifest rows (kind, name, content, digest, hardware_ref, owner)."""
     pools, deployments = _templates()
-    arches = ["sm90", "sm100", "950"]
+    arches = ["sm90", "sm100", "sm90", "950"]
     pool_count = max(1, n // POOL_EVERY)
     for i in range(n):
         if i % POOL_EVERY == 0:
             number = i // POOL_EVERY
-            content = msgspec.json.decode(msgspec.json.encode(pools[arches[number % 3]]))
+            content = msgspec.json.decode(msgspec.json.encode(pools[arches[number % len(arches)]]))
             content["metadata"]["name"] = f"pool-{number:06d}"
             if number % 20 == 19:  # an old compiler: rejected whatever the matrix says
                 content["spec"]["compiler"]["version"] = "11.4.0"

@@ -6,10 +6,11 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Table, select
 from sqlmodel import Session
 
 from service.db import Alert, Manifest
+from service.db.bulk import append_rows
 from service.db.keys import in_keys
 
 _alerts: Table = Alert.__table__  # type: ignore[attr-defined]
@@ -36,7 +37,7 @@ def latest_verdicts(
     if not wanted:
         return {}
     statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.latest_verdict).where(
-        in_keys(_manifests, wanted)
+        in_keys(session, _manifests, wanted)
     )
     return {
         (kind, name): verdict
@@ -46,8 +47,7 @@ def latest_verdicts(
 
 
 def insert_alerts(session: Session, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        session.execute(insert(_alerts), rows)
+    append_rows(session, _alerts, rows)
 
 
 def page(

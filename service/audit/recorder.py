@@ -36,7 +36,7 @@ from service.alerts.services import record_verdict_changes
 from service.db import AuditHead, DecisionRule, IdempotencyKey, Manifest, transaction
 from service.db import Decision as DecisionRow
 from service.db.audit_head import lock_audit_head
-from service.db.engine import json_text
+from service.db.bulk import append_rows
 from service.evaluations.evaluator import Evaluation
 from service.logging import get_logger
 from service.manifests.decision import Decision
@@ -280,8 +280,8 @@ def _append(
                 manifest_rows[key] = _manifest_row(record, now)
             if record.idempotency is not None:
                 idempotency_rows.append(_idempotency_row(record.idempotency, now))
-        _bulk_insert(session, _decisions, decision_rows)
-        _bulk_insert(session, _rules, rule_rows)
+        append_rows(session, _decisions, decision_rows)
+        append_rows(session, _rules, rule_rows)
         if records:  # before the tracked verdicts move: an alert needs the verdict before
             record_verdict_changes(session, [r.evaluation.decision for r in records], now)
         if manifest_rows:
@@ -294,22 +294,6 @@ def _append(
         if finish is not None:
             finish(session, records)
     return records
-
-
-def _bulk_insert(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Append rows: COPY on PostgreSQL (a fraction of the CPU of row-by-row INSERTs, which
-    matters because the writer shares the GIL with the request loop), executemany elsewhere."""
-    if not rows:
-        return
-    if session.get_bind().dialect.name != "postgresql":
-        session.execute(insert(table), rows)
-        return
-    columns = list(rows[0])
-    json_columns = {name for name in columns if isinstance(rows[0][name], dict | list)}
-    cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
-    with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([json_text(row[c]) if c in json_columns else row[c] for c in columns])
 
 
 def _decision_row(

@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from service.db import Decision, Manifest, Sweep, SweepMemo
-from service.db.keys import in_keys
+from service.db.keys import in_keys, one_of
 
 from .source import Key
 
@@ -131,7 +131,7 @@ def memos(session: Session, keys: Sequence[Key]) -> dict[Key, tuple[str, datetim
     if not keys:
         return {}
     statement = select(_memos.c.kind, _memos.c.name, _memos.c.key, _memos.c.stable_until).where(
-        in_keys(_memos, keys)
+        in_keys(session, _memos, keys)
     )
     return {(kind, name): (key, until) for kind, name, key, until in session.execute(statement)}
 
@@ -149,7 +149,7 @@ def previous_decisions(
         _decisions.c.verdict,
         _decisions.c.matrix_version,
         _decisions.c.policy_revision,
-    ).where(_decisions.c.id.in_(ids))
+    ).where(one_of(session, _decisions.c.id, ids))
     found = {row[0]: (row[1], row[2], row[3], None) for row in session.execute(statement)}
     same = [
         key
@@ -158,7 +158,7 @@ def previous_decisions(
     ]
     if same:
         violations = select(_decisions.c.id, _decisions.c.document["violations"]).where(
-            _decisions.c.id.in_(same)
+            one_of(session, _decisions.c.id, same)
         )
         for decision_id, listed in session.execute(violations):
             verdict, version, revision, _ = found[decision_id]
@@ -175,7 +175,7 @@ def current_heads(session: Session, keys: Sequence[Key]) -> dict[Key, tuple[str,
         _manifests.c.name,
         _manifests.c.content_digest,
         _manifests.c.latest_decision_id,
-    ).where(in_keys(_manifests, keys))
+    ).where(in_keys(session, _manifests, keys))
     return {(k, n): (digest, latest) for k, n, digest, latest in session.execute(statement)}
 
 
@@ -213,9 +213,8 @@ def move_latest(session: Session, rows: list[dict[str, Any]]) -> None:
 def touch(session: Session, keys: Sequence[Key], at: datetime) -> None:
     """One UPDATE of last_evaluated_at for a batch of manifests judged unchanged."""
     if keys:
-        session.execute(
-            update(_manifests).where(in_keys(_manifests, keys)).values(last_evaluated_at=at)
-        )
+        touched = update(_manifests).where(in_keys(session, _manifests, keys))
+        session.execute(touched.values(last_evaluated_at=at))
 
 
 def save_memos(session: Session, rows: list[dict[str, Any]]) -> None:

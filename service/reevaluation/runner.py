@@ -1,7 +1,10 @@
 """One sweep, batch by batch: evaluate, compare, append what changed, move the cursor.
 
-Per batch (service.reevaluation.source): manifests whose memo still holds (memo.py) are
-known unchanged and not evaluated; the others go to Evaluator.evaluate_batch. A decision is
+Per batch (service.reevaluation.source): `read` fetches what the batch needs from the
+database; manifests whose memo still holds (memo.py) are known unchanged and not evaluated;
+`plan` gives the others to Evaluator.evaluate_batch; `commit` writes. A sweep runs the three
+as a pipeline (services.ReevaluationService._sweep): batch n+1 is read and batch n-1 written
+while batch n is evaluated. A decision is
 recorded when the verdict, the violations (rule, severity, path, waiver; not the message
 text, which quotes the evaluation time) or the matrix version / policy revision differ from
 the manifest's latest decision. The decisions go through DecisionRecorder.write (the hash
@@ -53,6 +56,22 @@ class _Plan:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchRead:
+    """A batch and what planning it needs from the database, read before it is evaluated
+    (`read`), so that the next batch can be read while this one is evaluated."""
+
+    batch: TrackedBatch
+    waivers: Mapping[Key, Sequence[Mapping[str, Any]]]
+    memos: dict[Key, tuple[str, datetime | None]]
+    keys: dict[Key, str]
+    """Each row's memo key as it stands (before this sweep decides anything)."""
+    held: set[Key]
+    """Rows whose memo held when read: known unchanged, content not read."""
+    previous: dict[str, tuple[Any, ...]]
+    """The latest decisions of the rows to evaluate (repository.previous_decisions)."""
+
+
+@dataclass(frozen=True, slots=True)
 class BatchPlan:
     batch: TrackedBatch
     writes: _Plan
@@ -70,40 +89,47 @@ class BatchSweeper:
     recorder: DecisionRecorder
     waivers_for: WaiversFor
 
-    def run(self, batch: TrackedBatch) -> BatchCounts:
-        """Evaluate and commit one batch."""
-        return self.commit(self.plan(batch))
-
-    def plan(self, batch: TrackedBatch) -> BatchPlan:
-        """Evaluate the batch and decide what to write (reads only; no lock held)."""
+    def read(self, batch: TrackedBatch) -> BatchRead:
+        """What the batch's plan needs from the database: waivers, memos, and for the rows
+        whose memo does not hold, their content (decoded) and latest decisions."""
         now = datetime.now(UTC)
         waivers = self.waivers_for(batch.keys)
         with transaction(self.sessions) as session:
             memos = repository.memos(session, batch.keys)
+        keys = {
+            row.key: self._key(batch, row, waivers.get(row.key, ()), row.latest_decision_id)
+            for row in batch.rows
+        }
+        held = {
+            key
+            for key, (memo_key, until) in memos.items()
+            if memo_key == keys.get(key) and _holds(until, now)
+        }
+        previous: dict[str, tuple[Any, ...]] = {}
+        self._load(batch, [row for row in batch.rows if row.key not in held], previous)
+        return BatchRead(batch, waivers, memos, keys, held, previous)
+
+    def plan(self, read: BatchRead) -> BatchPlan:
+        """Evaluate the batch and decide what to write (reads only; no lock held)."""
+        now = datetime.now(UTC)
+        batch, waivers, keys, previous = read.batch, read.waivers, dict(read.keys), read.previous
+        expired = [row for row in batch.rows if row.key in read.held]
+        expired = [row for row in expired if not _holds(read.memos[row.key][1], now)]
+        self._load(batch, expired, previous)  # memos that ran out since the batch was read
+        held = read.held.difference(row.key for row in expired)
         plan = _Plan()
-        keys: dict[Key, str] = {}
         to_evaluate: list[TrackedRow] = []
         for row in batch.rows:
-            keys[row.key] = self._key(batch, row, waivers.get(row.key, ()), row.latest_decision_id)
-            memo = memos.get(row.key)
-            if memo is not None and memo[0] == keys[row.key] and _holds(memo[1], now):
+            if row.key in held:
                 plan.unchanged.append(row.key)
             else:
                 to_evaluate.append(row)
-        batch.load_content(self.sessions, to_evaluate)
         evaluable = [row for row in to_evaluate if row.manifest is not None]
         evaluations = self.evaluator.evaluate_batch(
             subjects(batch, self.cause, lambda _keys: waivers, rows=evaluable),
             evaluated_at=now,
             hardware=batch.hardware,
         )
-        with transaction(self.sessions) as session:
-            previous = repository.previous_decisions(
-                session,
-                [row.latest_decision_id for row in evaluable if row.latest_decision_id],
-                matrix_version=self.evaluator.matrix.version,
-                policy_revision=self.evaluator.engine.policy_revision,
-            )
         max_age = self.evaluator.matrix.document.get("evidence_max_age_days")
         for row, evaluation in zip(evaluable, evaluations, strict=True):
             row_waivers = waivers.get(row.key, ())
@@ -130,6 +156,25 @@ class BatchSweeper:
             failed=len(to_evaluate) - len(evaluable),
             skipped=len(batch.rows) - len(to_evaluate),
         )
+
+    def _load(
+        self, batch: TrackedBatch, rows: list[TrackedRow], previous: dict[str, tuple[Any, ...]]
+    ) -> None:
+        """Read these rows' content (and decode it) and add their latest decisions to
+        `previous`."""
+        if not rows:
+            return
+        batch.load_content(self.sessions, rows)
+        latest = [row.latest_decision_id for row in rows if row.manifest is not None]
+        with transaction(self.sessions) as session:
+            previous.update(
+                repository.previous_decisions(
+                    session,
+                    [decision_id for decision_id in latest if decision_id],
+                    matrix_version=self.evaluator.matrix.version,
+                    policy_revision=self.evaluator.engine.policy_revision,
+                )
+            )
 
     def commit(self, planned: BatchPlan) -> BatchCounts:
         """Write a planned batch in one transaction (decisions, alerts, cursor)."""

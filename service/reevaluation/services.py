@@ -21,8 +21,9 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,8 @@ from . import repository
 if TYPE_CHECKING:
     from service.waivers.services import WaiverChange
 from .locks import sweep_lock
-from .runner import BatchCounts, BatchSweeper
-from .source import Key, WaiversFor, iter_tracked_batches, keys_referencing
+from .runner import BatchCounts, BatchRead, BatchSweeper
+from .source import Key, TrackedBatch, WaiversFor, iter_tracked_batches, keys_referencing
 from .source import no_waivers as _no_waivers
 from .views import SweepCounts, SweepRequest, SweepView
 
@@ -351,20 +352,21 @@ class ReevaluationService:
     def _sweep(
         self, sweeper: BatchSweeper, *, only: list[Key] | None, after: Key | None
     ) -> int | None:
-        """Every batch: evaluated here while the batch before is written in a second thread
-        (the database works while the engine does; batches still commit in order, one at a
-        time). The manifests the memo knew unchanged; None when stopped part way."""
+        """Every batch: evaluated here while the next one is read in a second thread and the
+        one before is written in a third (the database works while the engine does; batches
+        still commit in order, one at a time). The manifests the memo knew unchanged; None
+        when stopped part way."""
         skipped = 0
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer:
+        batches = iter_tracked_batches(
+            self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
+        )
+        with (
+            closing(_read_ahead(sweeper, batches)) as reads,
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer,
+        ):
             pending: Future[BatchCounts] | None = None
-            for batch in iter_tracked_batches(
-                self._sessions,
-                batch_size=self.batch_size,
-                only=only,
-                after=after,
-                with_content=False,
-            ):
-                planned = sweeper.plan(batch)
+            for read in reads:
+                planned = sweeper.plan(read)
                 if pending is not None:
                     skipped += pending.result().skipped
                 pending = writer.submit(sweeper.commit, planned)
@@ -399,6 +401,23 @@ class ReevaluationService:
     def _set(self, sweep_id: str, **values: Any) -> None:
         with transaction(self._sessions, write=True) as session:
             repository.update_sweep(session, sweep_id, **values)
+
+
+def _read_ahead(
+    sweeper: BatchSweeper, batches: Iterator[TrackedBatch]
+) -> Generator[BatchRead, None, None]:
+    """The batches, each read (BatchSweeper.read) in a thread of its own while the caller
+    works on the one before."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-reader") as reader:
+
+        def read_next() -> BatchRead | None:
+            batch = next(batches, None)
+            return None if batch is None else sweeper.read(batch)
+
+        ahead = reader.submit(read_next)
+        while (current := ahead.result()) is not None:
+            ahead = reader.submit(read_next)
+            yield current
 
 
 def matrix_trigger(version: str) -> str:

@@ -26,7 +26,7 @@ from sqlmodel import Session
 
 from service.db import Manifest as ManifestRow
 from service.db import transaction
-from service.db.keys import in_keys
+from service.db.keys import in_keys, one_of
 from service.evaluations.evaluator import Subject
 from service.manifests import DeploymentManifest, HardwareManifest, Manifest
 from service.manifests.decision import Cause
@@ -113,10 +113,10 @@ class TrackedBatch:
         wanted = [row for row in rows if row.content is None]
         if not wanted:
             return
-        statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.content).where(
-            in_keys(_manifests, [row.key for row in wanted])
-        )
         with transaction(sessions) as session:
+            statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.content).where(
+                in_keys(session, _manifests, [row.key for row in wanted])
+            )
             found = {(kind, name): content for kind, name, content in session.execute(statement)}
         for row in wanted:
             row.content = found.get(row.key)  # untracked meanwhile: stays None, not evaluated
@@ -158,7 +158,7 @@ def iter_tracked_batches(
             if not chunk:
                 return
             with transaction(sessions) as session:
-                rows = _rows(session, in_keys(_manifests, chunk), batch_size, with_content)
+                rows = _rows(session, in_keys(session, _manifests, chunk), batch_size, with_content)
                 batch = _batch(session, rows, cache)
             cursor = chunk[-1]
             if batch is not None:
@@ -199,21 +199,21 @@ def keys_referencing(
     that were last judged before that pool's decision (`pools`: name -> its evaluated_at; a
     deployment judged since already saw the pool as it is), by pool. One query for however
     many pools: CI may post many in a burst."""
-    statement = (
-        select(
-            _manifests.c.hardware_ref,
-            _manifests.c.kind,
-            _manifests.c.name,
-            _manifests.c.last_evaluated_at,
-        )
-        .where(
-            _manifests.c.kind == "DeploymentManifest",
-            _manifests.c.hardware_ref.in_(sorted(pools)),
-        )
-        .order_by(_manifests.c.kind, _manifests.c.name)
-    )
     found: dict[str, list[Key]] = {}
     with transaction(sessions) as session:
+        statement = (
+            select(
+                _manifests.c.hardware_ref,
+                _manifests.c.kind,
+                _manifests.c.name,
+                _manifests.c.last_evaluated_at,
+            )
+            .where(
+                _manifests.c.kind == "DeploymentManifest",
+                one_of(session, _manifests.c.hardware_ref, pools),
+            )
+            .order_by(_manifests.c.kind, _manifests.c.name)
+        )
         for ref, kind, name, judged_at in session.execute(statement):
             if judged_at is None or judged_at < pools[ref]:
                 found.setdefault(ref, []).append((kind, name))
@@ -258,7 +258,9 @@ def _pools(session: Session, names: set[str], cache: PoolCache) -> dict[str, Poo
     only when this pass has not seen that (name, digest) yet."""
     if not names:
         return {}
-    pool_rows = (_manifests.c.kind == "HardwareManifest") & _manifests.c.name.in_(sorted(names))
+    pool_rows = (_manifests.c.kind == "HardwareManifest") & one_of(
+        session, _manifests.c.name, names
+    )
     digests = dict(
         session.execute(
             select(_manifests.c.name, _manifests.c.content_digest).where(pool_rows)
@@ -270,7 +272,9 @@ def _pools(session: Session, names: set[str], cache: PoolCache) -> dict[str, Poo
             cache.clear()
         statement = select(
             _manifests.c.name, _manifests.c.content_digest, _manifests.c.content
-        ).where(_manifests.c.kind == "HardwareManifest", _manifests.c.name.in_(missing))
+        ).where(
+            _manifests.c.kind == "HardwareManifest", one_of(session, _manifests.c.name, missing)
+        )
         for name, digest, content in session.execute(statement):
             try:
                 cache[(name, digest)] = msgspec.convert(content, HardwareManifest)

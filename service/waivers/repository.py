@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 from sqlmodel import Session
 
 from service.db import Waiver
+from service.db.keys import one_of
 
 _waivers = Waiver.__table__  # type: ignore[attr-defined]
 
@@ -40,7 +41,7 @@ def active(
     """Waivers not deleted whose expires_at is after `at` (only for `names`, when given)."""
     statement = select(Waiver).where(_waivers.c.deleted_at.is_(None), _waivers.c.expires_at > at)
     if names is not None:
-        statement = statement.where(_waivers.c.name.in_(sorted(names)))
+        statement = statement.where(one_of(session, _waivers.c.name, names))
     return session.execute(statement.order_by(_waivers.c.id)).scalars().all()
 
 

@@ -4,14 +4,15 @@ against the engine's batch cost over the same subjects; then a no-change schedul
 Run: python -m bench.bench_sweep [--manifests 100000] [--batch 500]
 Needs PostgreSQL (started like the tests start it; a scratch database is made and dropped).
 
-1. --manifests tracked manifests (bench/sweep_data.py: one pool in ten, H100 / B200 / Ascend
-   pools in turn, deployments referencing them) are COPYed into a migrated database, and a
+1. --manifests tracked manifests (bench/sweep_data.py: one pool in ten, H100 / B200 / H100 /
+   Ascend pools in turn, deployments referencing them) are COPYed into a migrated database, and a
    first sweep records their decisions under the default matrix (timed, not compared).
 2. A matrix that makes sm90 official is published (about a third of the verdicts flip).
    Baseline: Evaluator.evaluate_batch over the very subjects the sweep will evaluate, batch by
    batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
-   batch is committed (decisions, alerts, tracked manifests, cursor), and the growth of the
-   process's resident memory (sampled every 20 ms) over its start.
+   batch is committed (decisions, alerts, tracked manifests, cursor; written by the decision
+   writer process, as in `serve`), and the growth of the resident memory of this process and
+   its children (sampled every 20 ms) over its start.
 3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import text
@@ -44,8 +46,17 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _rss() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * PAGE
+    """Resident memory of this process and its children (the decision writer process)."""
+    pids = ["self"]
+    for task in Path("/proc/self/task").iterdir():
+        pids += (task / "children").read_text().split()
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a child that ended meanwhile
+    return total
 
 
 @dataclass
@@ -91,6 +102,7 @@ def main() -> None:
     with temporary_database(postgres_admin_url()) as url:
         runtime = Runtime.build(replace(Settings.from_env({}), database_url=url))
         runtime.prepare_database(upgrade_schema=True)
+        runtime.recorder.start()  # as `serve` does: on PostgreSQL, the decision writer process
         sweeps = runtime.reevaluation
         sweeps.batch_size = args.batch
         try:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from sqlalchemy import Table, insert, update
@@ -53,8 +53,16 @@ _idempotency: Table = IdempotencyKey.__table__  # type: ignore[attr-defined]
 _head: Table = AuditHead.__table__  # type: ignore[attr-defined]
 
 
-Admit = Callable[[Session, Sequence["Record"]], Sequence["Record"]]
-Finish = Callable[[Session, Sequence["Record"]], None]
+class BatchHooks(Protocol):
+    """What a batch appended with `DecisionRecorder.write` does besides appending, in the same
+    transaction (a sweep's batch: service.reevaluation.runner.SweepBatchWrite). The decision
+    writer process runs them too, so they are data: a msgspec Struct the writer can decode."""
+
+    def admit(self, session: Session, records: Sequence[Record]) -> Sequence[Record]:
+        """Under the audit-head lock, before the append: the records still to append."""
+
+    def finish(self, session: Session, appended: Sequence[Record]) -> None:
+        """After the append."""
 
 
 class IdempotencyConflict(Exception):
@@ -171,19 +179,15 @@ class DecisionRecorder:
         await future
 
     def write(
-        self,
-        records: Sequence[Record],
-        *,
-        admit: Admit | None = None,
-        finish: Finish | None = None,
+        self, records: Sequence[Record], *, hooks: BatchHooks | None = None
     ) -> Sequence[Record]:
-        """Append records now, in the caller's thread, in one transaction (for sweeps).
+        """Append records now, in one transaction of their own, and wait (for sweeps).
 
-        `admit(session, records)` runs first under the audit-head lock (so no other writer
-        moves a tracked manifest meanwhile) and returns the records still to append;
-        `finish(session, appended)` runs after the append, in the same transaction (a sweep
-        moves its cursor there). Returns the records appended."""
-        appended = _append(self._sessions, records, admit=admit, finish=finish)
+        `hooks.admit` runs first under the audit-head lock (so no other writer moves a tracked
+        manifest meanwhile) and returns the records still to append; `hooks.finish` runs after
+        the append, in the same transaction (a sweep moves its cursor there). Returns the
+        records appended. Here: in the caller's thread."""
+        appended = append_records(self._sessions, records, hooks=hooks)
         self._recorded(appended)
         return appended
 
@@ -229,7 +233,7 @@ def write_group(
     back and writes each record alone, so only the conflicting one fails, with
     IdempotencyConflict; any other failure fails them all (the API answers 503)."""
     try:
-        _append(sessions, records)
+        append_records(sessions, records)
     except IntegrityError:
         return [_write_alone(sessions, record) for record in records]
     except Exception as exc:  # every waiting request must hear of it
@@ -240,7 +244,7 @@ def write_group(
 
 def _write_alone(sessions: sessionmaker[Session], record: Record) -> Exception | None:
     try:
-        _append(sessions, [record])
+        append_records(sessions, [record])
     except IntegrityError as exc:
         return IdempotencyConflict(str(exc.orig))
     except Exception as exc:  # the waiting request must hear of it
@@ -248,18 +252,15 @@ def _write_alone(sessions: sessionmaker[Session], record: Record) -> Exception |
     return None
 
 
-def _append(
-    sessions: sessionmaker[Session],
-    records: Sequence[Record],
-    *,
-    admit: Admit | None = None,
-    finish: Finish | None = None,
+def append_records(
+    sessions: sessionmaker[Session], records: Sequence[Record], *, hooks: BatchHooks | None = None
 ) -> Sequence[Record]:
+    """Append records in one transaction (with the batch's hooks); the records appended."""
     now = datetime.now(UTC)
     with transaction(sessions, write=True) as session:
         head = lock_audit_head(session)
-        if admit is not None:
-            records = admit(session, records)
+        if hooks is not None:
+            records = hooks.admit(session, records)
         seq, prev_hash = head.last_seq, head.last_hash
         decision_rows: list[dict[str, Any]] = []
         rule_rows: list[dict[str, Any]] = []
@@ -291,8 +292,8 @@ def _append(
         session.execute(
             update(_head).where(_head.c.id == head.id).values(last_seq=seq, last_hash=prev_hash)
         )
-        if finish is not None:
-            finish(session, records)
+        if hooks is not None:
+            hooks.finish(session, records)
     return records
 
 

@@ -12,18 +12,23 @@ thread resolves the futures from the child's replies. Child: reads messages (up 
 appends them in one transaction, replies with one outcome per record. A 201 still means
 committed. If the child dies, every record it held fails (503: the request may be retried)
 and a new child is started; records it did not confirm are never reported as written.
-Sweeps keep appending in their own thread (`write`), under the same audit-head lock.
+
+Sweeps (`write` with BatchHooks) send each batch as one message of its own: the child decodes
+the hooks (a msgspec Struct, named by module and class) and appends the batch alone, in its
+own transaction, so a sweep's writes also leave the interpreter lock its evaluation needs.
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Literal
 
@@ -39,12 +44,14 @@ from service.policy.inputs import PolicyInput
 
 from .recorder import (
     MAX_BATCH,
+    BatchHooks,
     DecisionRecorder,
     IdempotencyConflict,
     IdempotentResponse,
     Record,
     Tracking,
     _Pending,
+    append_records,
     settle,
     write_group,
 )
@@ -65,18 +72,31 @@ class _WireRecord(msgspec.Struct, array_like=True):
     idempotency: IdempotentResponse | None
 
 
+class _WireBatch(msgspec.Struct, array_like=True):
+    """Records to append alone, with their BatchHooks (`hooks_type`: "module:Class")."""
+
+    token: int
+    records: list[_WireRecord]
+    hooks_type: str
+    hooks: msgspec.Raw
+
+
 class _Reply(msgspec.Struct, array_like=True):
     token: int
     outcome: Outcome
     message: str = ""
+    appended: list[int] = msgspec.field(default_factory=list)
+    """For a batch: the positions of the records appended (the hooks may drop some)."""
 
 
 # JSON, not msgpack: a manifest may hold integers beyond 64 bits, which JSON columns take.
 _records = msgspec.json.Encoder()
 _records_in = msgspec.json.Decoder(list[_WireRecord])
+_batch_in = msgspec.json.Decoder(_WireBatch)
 _replies_in = msgspec.json.Decoder(list[_Reply])
 _STOP = b""
 _READY = b"ready"
+_BATCH = b"B"  # prefixes a _WireBatch message (a records message is a JSON array)
 
 
 class WriterProcessEnded(DatabaseError):
@@ -97,6 +117,7 @@ class ProcessDecisionRecorder(DecisionRecorder):
         super().__init__(sessions, max_batch=max_batch, on_recorded=on_recorded)
         self._database_url = database_url
         self._waiting: dict[int, _Pending] = {}
+        self._batches: dict[int, Future[list[int]]] = {}
         self._waiting_lock = threading.Lock()
         self._tokens = itertools.count()
         self._child: _Child | None = None
@@ -124,6 +145,32 @@ class ProcessDecisionRecorder(DecisionRecorder):
         if self._receiver is not None:
             self._receiver.join()
             self._receiver = None
+
+    def write(
+        self, records: Sequence[Record], *, hooks: BatchHooks | None = None
+    ) -> Sequence[Record]:
+        """Append the batch in the writer process and wait; in this thread when the writer is
+        not running (a CLI run) or the hooks are not a Struct it can decode."""
+        child = self._child
+        if child is None or self._stopping or not isinstance(hooks, msgspec.Struct):
+            return super().write(records, hooks=hooks)
+        token = next(self._tokens)
+        message = _BATCH + _records.encode(
+            _WireBatch(
+                token=token,
+                records=[_wire(index, record) for index, record in enumerate(records)],
+                hooks_type=f"{type(hooks).__module__}:{type(hooks).__qualname__}",
+                hooks=msgspec.Raw(_records.encode(hooks)),
+            )
+        )
+        future: Future[list[int]] = Future()
+        with self._waiting_lock:
+            self._batches[token] = future
+        if not child.send(message):
+            self._fail([token])
+        appended = [records[index] for index in future.result()]
+        self._recorded(appended)
+        return appended
 
     def _send(self) -> None:
         ending = False
@@ -179,13 +226,21 @@ class ProcessDecisionRecorder(DecisionRecorder):
     def _resolve(self, replies: list[_Reply]) -> None:
         with self._waiting_lock:
             resolved = [(reply, self._waiting.pop(reply.token, None)) for reply in replies]
+            batches = [(reply, self._batches.pop(reply.token, None)) for reply in replies]
+        for reply, batch in batches:
+            if batch is not None:
+                failure = _failure(reply)
+                if failure is None:
+                    batch.set_result(reply.appended)
+                else:
+                    batch.set_exception(failure)
         outcomes = [(pending, _failure(reply)) for reply, pending in resolved if pending]
         self._recorded([pending.record for pending, failure in outcomes if failure is None])
         settle(outcomes)
 
     def _child_ended(self, child: _Child) -> None:
         with self._waiting_lock:
-            tokens = list(self._waiting)
+            tokens = [*self._waiting, *self._batches]
         self._fail(tokens)
         if self._stopping or self._child is not child:
             return
@@ -203,10 +258,11 @@ class ProcessDecisionRecorder(DecisionRecorder):
     def _fail(self, tokens: list[int]) -> None:
         with self._waiting_lock:
             failed = [self._waiting.pop(token) for token in tokens if token in self._waiting]
-        settle(
-            (pending, WriterProcessEnded("the decision writer process ended; nothing was recorded"))
-            for pending in failed
-        )
+            batches = [self._batches.pop(token) for token in tokens if token in self._batches]
+        ended = "the decision writer process ended; nothing was recorded"
+        settle((pending, WriterProcessEnded(ended)) for pending in failed)
+        for batch in batches:
+            batch.set_exception(WriterProcessEnded(ended))
 
 
 class _Child:
@@ -312,7 +368,14 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
                 if message == _STOP:
                     stopping = True
                     break
-                wire.extend(_records_in.decode(message))
+                if message.startswith(_BATCH):  # after what was gathered before it
+                    if wire:
+                        connection.send_bytes(replies.encode(_write(sessions, wire)))
+                        wire = []
+                    reply = _write_batch(sessions, _batch_in.decode(message[len(_BATCH) :]))
+                    connection.send_bytes(replies.encode([reply]))
+                else:
+                    wire.extend(_records_in.decode(message))
                 if len(wire) >= max_batch or not connection.poll():
                     break
                 message = connection.recv_bytes()
@@ -325,6 +388,27 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
 def _write(sessions: sessionmaker[Session], wire: list[_WireRecord]) -> list[_Reply]:
     failures = write_group(sessions, [_record(item) for item in wire])
     return [_reply(item.token, failure) for item, failure in zip(wire, failures, strict=True)]
+
+
+def _write_batch(sessions: sessionmaker[Session], batch: _WireBatch) -> _Reply:
+    records = [_record(item) for item in batch.records]
+    try:
+        hooks = msgspec.json.decode(batch.hooks, type=_hooks_type(batch.hooks_type))
+        appended = {id(record) for record in append_records(sessions, records, hooks=hooks)}
+    except Exception as exc:  # the sweep hears of it (and pauses, to retry)
+        log.exception("sweep_batch_not_recorded", count=len(records))
+        return _reply(batch.token, exc)
+    positions = [index for index, record in enumerate(records) if id(record) in appended]
+    return _Reply(token=batch.token, outcome="ok", appended=positions)
+
+
+def _hooks_type(name: str) -> type[BatchHooks]:
+    """The BatchHooks Struct a batch names ("module:Class"; only from our own parent)."""
+    module, _, qualname = name.partition(":")
+    found = getattr(importlib.import_module(module), qualname)
+    if not (isinstance(found, type) and issubclass(found, msgspec.Struct)):
+        raise TypeError(f"{name} is not a msgspec Struct")
+    return found  # type: ignore[return-value]  # BatchHooks is structural: the sender's type
 
 
 def _failure(reply: _Reply) -> Exception | None:

@@ -4,17 +4,19 @@ Per batch (service.reevaluation.source): `read` fetches what the batch needs fro
 database; manifests whose memo still holds (memo.py) are known unchanged and not evaluated;
 `plan` gives the others to Evaluator.evaluate_batch; `commit` writes. A sweep runs the three
 as a pipeline (services.ReevaluationService._sweep): batch n+1 is read and batch n-1 written
-while batch n is evaluated. A decision is
-recorded when the verdict, the violations (rule, severity, path, waiver; not the message
-text, which quotes the evaluation time) or the matrix version / policy revision differ from
-the manifest's latest decision. The decisions go through DecisionRecorder.write (the hash
-chain, alerts and webhook deliveries), and in that same transaction the tracked manifests
-move to them, the batch's unchanged manifests get one UPDATE of last_evaluated_at, the memos
-are saved and the sweep's cursor and counts move past the batch. Killed at any point, the
-sweep resumes after the last committed batch: nothing is recorded twice or skipped.
+while batch n is evaluated. A decision is recorded when the verdict, the violations (rule,
+severity, path, waiver; not the message text, which quotes the evaluation time) or the matrix
+version / policy revision differ from the manifest's latest decision. The decisions go
+through DecisionRecorder.write (the hash chain, alerts and webhook deliveries; in the
+decision writer process when there is one), and in that same transaction (SweepBatchWrite)
+the tracked manifests move to them, the batch's unchanged manifests get one UPDATE of
+last_evaluated_at, the memos are saved and the sweep's cursor and counts move past the
+batch. Killed at any point, the sweep resumes after the last committed batch: nothing is
+recorded twice or skipped.
 
-Under the audit-head lock (`admit`), a record is dropped when its manifest changed since the
-batch was read (a submission recorded a newer decision, or it was untracked).
+Under the audit-head lock (SweepBatchWrite.admit), a record is dropped when its manifest
+changed since the batch was read (a submission recorded a newer decision, or it was
+untracked).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
@@ -52,7 +55,7 @@ class _Plan:
     records: list[Record] = field(default_factory=list)
     expected: dict[Key, tuple[str, str | None]] = field(default_factory=dict)
     unchanged: list[Key] = field(default_factory=list)
-    memos: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    memos: dict[Key, SweepMemo] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +144,14 @@ class BatchSweeper:
                 keys[row.key] = self._key(batch, row, row_waivers, latest)
             else:
                 plan.unchanged.append(row.key)
-            plan.memos[row.key] = {
-                "kind": row.kind,
-                "name": row.name,
-                "key": keys[row.key],
-                "stable_until": stable_until(
+            plan.memos[row.key] = SweepMemo(
+                kind=row.kind,
+                name=row.name,
+                key=keys[row.key],
+                stable_until=stable_until(
                     row.content or {}, evaluated_at=now, max_age_days=max_age, waivers=row_waivers
                 ),
-            }
+            )
         return BatchPlan(
             batch=batch,
             writes=plan,
@@ -204,51 +207,89 @@ class BatchSweeper:
         )
 
     def _write(self, batch: TrackedBatch, plan: _Plan, now: datetime, failed: int) -> int:
-        dropped: set[Key] = set()
-
-        def admit(session: Session, records: Sequence[Record]) -> Sequence[Record]:
-            heads = repository.current_heads(session, list(plan.expected))
-            kept = []
-            for record in records:
-                key = _key_of(record.evaluation)
-                if heads.get(key) == plan.expected[key]:
-                    kept.append(record)
-                else:
-                    dropped.add(key)
-            return kept
-
-        def finish(session: Session, appended: Sequence[Record]) -> None:
-            repository.move_latest(
-                session,
-                [
-                    {
-                        "k": d.manifest.kind,
-                        "n": d.manifest.name,
-                        "decision_id": d.id,
-                        "verdict": d.verdict,
-                        "at": d.evaluated_at,
-                    }
-                    for d in (record.evaluation.decision for record in appended)
-                ],
-            )
-            repository.touch(session, plan.unchanged, now)
-            repository.save_memos(
-                session, [memo for key, memo in plan.memos.items() if key not in dropped]
-            )
-            repository.advance_sweep(
-                session,
-                self.sweep_id,
-                cursor=batch.last_key,
-                evaluated=len(batch.rows) - failed,
-                changed=len(appended),
-                failed=failed,
-            )
-
+        write = SweepBatchWrite(
+            sweep_id=self.sweep_id,
+            expected=[(kind, name, *head) for (kind, name), head in plan.expected.items()],
+            unchanged=plan.unchanged,
+            memos=list(plan.memos.values()),
+            cursor=batch.last_key,
+            touched_at=now,
+            evaluated=len(batch.rows) - failed,
+            failed=failed,
+        )
         if plan.records:
-            return len(self.recorder.write(plan.records, admit=admit, finish=finish))
+            return len(self.recorder.write(plan.records, hooks=write))
         with transaction(self.sessions, write=True) as session:
-            finish(session, ())
+            write.finish(session, ())
         return 0
+
+
+class SweepMemo(msgspec.Struct, frozen=True):
+    kind: str
+    name: str
+    key: str
+    stable_until: datetime | None
+
+
+class SweepBatchWrite(msgspec.Struct, frozen=True):
+    """What a sweep's batch writes besides its decisions (the recorder's BatchHooks), as data,
+    so that the decision writer process can run it in the decisions' transaction.
+
+    `admit`, under the audit-head lock: drop each record whose manifest changed since the
+    batch was read (`expected`: kind, name, content digest and latest decision id as read).
+    `finish`: move the tracked manifests to the appended decisions, stamp the unchanged ones,
+    save the memos (not those of dropped records) and move the sweep's cursor and counts.
+    """
+
+    sweep_id: str
+    expected: list[tuple[str, str, str, str | None]]
+    unchanged: list[Key]
+    memos: list[SweepMemo]
+    cursor: Key
+    touched_at: datetime
+    evaluated: int
+    failed: int
+
+    def admit(self, session: Session, records: Sequence[Record]) -> Sequence[Record]:
+        expected = {(kind, name): (digest, latest) for kind, name, digest, latest in self.expected}
+        heads = repository.current_heads(session, list(expected))
+        keys = [_key_of(record.evaluation) for record in records]
+        return [r for r, key in zip(records, keys, strict=True) if heads.get(key) == expected[key]]
+
+    def finish(self, session: Session, appended: Sequence[Record]) -> None:
+        decisions = [record.evaluation.decision for record in appended]
+        moved = {(d.manifest.kind, d.manifest.name) for d in decisions}
+        dropped = {(kind, name) for kind, name, _, _ in self.expected} - moved
+        repository.move_latest(
+            session,
+            [
+                {
+                    "k": d.manifest.kind,
+                    "n": d.manifest.name,
+                    "decision_id": d.id,
+                    "verdict": d.verdict,
+                    "at": d.evaluated_at,
+                }
+                for d in decisions
+            ],
+        )
+        repository.touch(session, self.unchanged, self.touched_at)
+        repository.save_memos(
+            session,
+            [
+                msgspec.structs.asdict(memo)
+                for memo in self.memos
+                if (memo.kind, memo.name) not in dropped
+            ],
+        )
+        repository.advance_sweep(
+            session,
+            self.sweep_id,
+            cursor=self.cursor,
+            evaluated=self.evaluated,
+            changed=len(appended),
+            failed=self.failed,
+        )
 
 
 def _holds(until: datetime | None, now: datetime) -> bool:

@@ -324,7 +324,7 @@ class ReevaluationService:
             skipped = self._sweep(sweeper, only=only, after=after)
             if skipped is None:
                 return False
-        except (PolicyEngineError, DBAPIError) as exc:
+        except (PolicyEngineError, DBAPIError, DatabaseError) as exc:
             log.warning("sweep_paused", sweep_id=sweep_id, error=str(exc).splitlines()[0])
             self._set(sweep_id, error=str(exc)[:2000])
             return False

@@ -19,8 +19,11 @@ from service.audit.recorder import IdempotencyConflict, IdempotentResponse, Reco
 from service.audit.verify import verify_chain
 from service.audit.writer_process import ProcessDecisionRecorder, WriterProcessEnded
 from service.auth import Principal
+from service.db import transaction
 from service.evaluations.evaluator import Evaluator, Subject
 from service.manifests import decode_manifest
+from service.reevaluation import repository as reevaluation_repository
+from service.reevaluation.runner import SweepBatchWrite, SweepMemo
 
 from ..api import Api, running_api
 from .support import hardware, post, rows
@@ -170,3 +173,74 @@ def test_integers_beyond_64_bits_are_recorded(process_api: Api) -> None:
     assert response.json()["id"]
     assert rows(process_api).decisions == 1
     assert verify_chain(process_api.runtime.sessions).intact
+
+
+def test_a_sweep_batch_is_written_by_the_writer_process(
+    process_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's batch goes to the child with its hooks (SweepBatchWrite): the child admits
+    only records whose manifest is as the sweep read it, appends them, moves the tracked
+    manifests, memos and the sweep's cursor in the same transaction; nothing is written in
+    the service's own process."""
+    for name in ("pool-a", "pool-b"):
+        assert post(process_api, hardware(name)).status_code == 201
+    runtime = process_api.runtime
+    with runtime.db.connect() as connection:
+        heads = {
+            name: (digest, latest)
+            for name, digest, latest in connection.execute(
+                text("SELECT name, content_digest, latest_decision_id FROM manifests")
+            )
+        }
+    now = datetime.now(UTC)
+    with transaction(runtime.sessions, write=True) as session:
+        sweep_id = reevaluation_repository.insert_sweep(
+            session,
+            {
+                "id": "sweep-under-test",
+                "trigger": "test:writer-process",
+                "cause": "schedule",
+                "status": "running",
+                "evaluated": 0,
+                "changed": 0,
+                "failed": 0,
+                "requested_at": now,
+            },
+        )
+    records = [_record(process_api, "pool-a"), _record(process_api, "pool-b")]
+    hooks = SweepBatchWrite(
+        sweep_id=sweep_id,
+        expected=[
+            ("HardwareManifest", "pool-a", *heads["pool-a"]),
+            ("HardwareManifest", "pool-b", "a digest pool-b no longer has", heads["pool-b"][1]),
+        ],
+        unchanged=[],
+        memos=[SweepMemo("HardwareManifest", name, f"memo-{name}", None) for name in heads],
+        cursor=("HardwareManifest", "pool-b"),
+        touched_at=now,
+        evaluated=2,
+        failed=0,
+    )
+
+    def not_here(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("a sweep batch was appended in the service's process")
+
+    monkeypatch.setattr("service.audit.recorder.append_records", not_here)
+    appended = runtime.recorder.write(records, hooks=hooks)
+
+    assert [record.evaluation.decision.id for record in appended] == [
+        records[0].evaluation.decision.id
+    ]
+    with runtime.db.connect() as connection:
+        found = connection.execute(text("SELECT name, latest_decision_id FROM manifests"))
+        latest = dict(found.all())
+        memos = [row[0] for row in connection.execute(text("SELECT name FROM sweep_memos"))]
+        sweep = connection.execute(
+            text("SELECT cursor_name, evaluated, changed FROM sweeps WHERE id = :id"),
+            {"id": sweep_id},
+        ).one()
+    assert latest == {"pool-a": records[0].evaluation.decision.id, "pool-b": heads["pool-b"][1]}
+    assert memos == ["pool-a"]  # a dropped record's memo is not saved
+    assert tuple(sweep) == ("pool-b", 2, 1)
+    assert rows(process_api).decisions == 3
+    assert verify_chain(runtime.sessions).intact

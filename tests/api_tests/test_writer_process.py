@@ -233,7 +233,7 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
     ]
     with runtime.db.connect() as connection:
         found = connection.execute(text("SELECT name, latest_decision_id FROM manifests"))
-        latest = dict(found.all())
+        latest: dict[str, str] = dict(found.all())
         memos = [row[0] for row in connection.execute(text("SELECT name FROM sweep_memos"))]
         sweep = connection.execute(
             text("SELECT cursor_name, evaluated, changed FROM sweeps WHERE id = :id"),

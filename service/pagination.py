@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import msgspec
 
 from service.errors import UsageError
 
+T = TypeVar("T")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -21,6 +23,15 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 def encode_cursor(key: list[Any]) -> str:
     return base64.urlsafe_b64encode(msgspec.json.encode(key)).decode().rstrip("=")
+
+
+def trim_page(
+    rows: Sequence[T], limit: int, key: Callable[[T], list[Any]]
+) -> tuple[list[T], str | None]:
+    """A page read with `limit + 1` rows: its first `limit`, and when there were more, the
+    cursor after the last of them (`key`: that row's sort key)."""
+    page = list(rows[:limit])
+    return page, encode_cursor(key(page[-1])) if len(rows) > limit else None
 
 
 def decode_cursor(cursor: str, *types: type) -> list[Any]:

@@ -22,7 +22,7 @@ from service.audit.filters import decode_seq_cursor, parse_time
 from service.db import transaction
 from service.ids import random_uuid
 from service.manifests.decision import Decision, ManifestRef
-from service.pagination import check_limit, encode_cursor
+from service.pagination import check_limit, trim_page
 from service.webhooks.outbox import enqueue_alert_deliveries
 
 from . import repository
@@ -75,10 +75,8 @@ class AlertService:
         limit = check_limit(limit)
         with transaction(self._sessions) as session:
             rows = repository.page(session, since=start, after_seq=after, limit=limit + 1)
-        more = len(rows) > limit
-        rows = rows[:limit]
-        items = [_view(row._mapping) for row in rows]
-        return AlertPage(items=items, next_cursor=encode_cursor([rows[-1].seq]) if more else None)
+        rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
+        return AlertPage(items=[_view(row._mapping) for row in rows], next_cursor=next_cursor)
 
 
 def _row(view: AlertView) -> dict[str, Any]:

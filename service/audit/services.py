@@ -17,7 +17,7 @@ from sqlmodel import Session
 
 from service.db import transaction
 from service.evaluations.views import DecisionPage
-from service.pagination import check_limit, encode_cursor
+from service.pagination import check_limit, trim_page
 
 from . import repository
 from .csv_export import csv_header, csv_rows
@@ -44,9 +44,7 @@ class AuditService:
         limit = check_limit(limit)
         with transaction(self._sessions) as session:
             rows = repository.decisions_page(session, where, before_seq=before, limit=limit + 1)
-        more = len(rows) > limit
-        rows = rows[:limit]
-        next_cursor = encode_cursor([rows[-1]["seq"]]) if more else None
+        rows, next_cursor = trim_page(rows, limit, lambda row: [row["seq"]])
         return DecisionPage(
             items=[decision_from_columns(row) for row in rows], next_cursor=next_cursor
         )

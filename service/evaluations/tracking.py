@@ -11,7 +11,7 @@ from service.db import Manifest, transaction
 from service.errors import UsageError
 from service.manifests.decision import MANIFEST_KINDS as KINDS
 from service.manifests.decision import VERDICTS, Decision
-from service.pagination import check_choice, check_limit, decode_cursor, encode_cursor
+from service.pagination import check_choice, check_limit, decode_cursor, trim_page
 
 from . import repository
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
@@ -54,9 +54,7 @@ class TrackingService:
                 session, [row.latest_decision_id for row in rows if row.latest_decision_id]
             )
             items = [_view(row, decisions.get(row.latest_decision_id or "")) for row in rows]
-        more = len(items) > limit
-        items = items[:limit]
-        next_cursor = encode_cursor([items[-1].kind, items[-1].name]) if more else None
+        items, next_cursor = trim_page(items, limit, lambda item: [item.kind, item.name])
         return TrackedManifestPage(items=items, next_cursor=next_cursor)
 
     def one(self, kind: str, name: str) -> TrackedManifest:
@@ -72,9 +70,7 @@ class TrackingService:
             rows = repository.history_page(session, kind, name, before_seq=before, limit=limit + 1)
             if not rows and before is None:
                 self._tracked(session, kind, name)  # 404 for a name never seen
-        more = len(rows) > limit
-        rows = rows[:limit]
-        next_cursor = encode_cursor([rows[-1].seq]) if more else None
+        rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
         return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
 
     def decisions(self, kind: str, name: str, ids: list[str]) -> dict[str, Decision]:

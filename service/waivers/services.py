@@ -31,7 +31,7 @@ from service.evaluations import repository as tracked_manifests
 from service.ids import random_uuid
 from service.logging import get_logger
 from service.manifests.decision import MANIFEST_KINDS
-from service.pagination import check_choice, check_limit, decode_cursor, encode_cursor
+from service.pagination import check_choice, check_limit, decode_cursor, trim_page
 from service.policy.catalog import read_catalog
 from service.policy.inputs import format_time
 
@@ -194,9 +194,7 @@ class WaiverService:
                 limit=limit + 1,
             )
             items = [(row.seq, _view(row)) for row in rows]
-        more = len(items) > limit
-        items = items[:limit]
-        next_cursor = encode_cursor([items[-1][0]]) if more else None
+        items, next_cursor = trim_page(items, limit, lambda item: [item[0]])
         return WaiverPage(items=[view for _, view in items], next_cursor=next_cursor)
 
     def cache_is_fresh(self) -> bool:

@@ -22,7 +22,7 @@ from service.db.tables import (
 from service.errors import UsageError
 from service.ids import random_uuid
 from service.logging import get_logger
-from service.pagination import check_choice, check_limit, decode_cursor, encode_cursor
+from service.pagination import check_choice, check_limit, decode_cursor, trim_page
 
 from . import repository, signing
 from .dispatcher import WebhookDispatcher
@@ -98,11 +98,9 @@ class WebhookService:
             rows = repository.deliveries_page(
                 session, subscription_id, status=status, before_seq=before, limit=limit + 1
             )
-            more = len(rows) > limit
-            rows = rows[:limit]
+            rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
             attempts = repository.attempts_of(session, [row.seq for row in rows if row.seq])
         items = [_delivery(row, attempts.get(row.seq or 0, [])) for row in rows]
-        next_cursor = encode_cursor([rows[-1].seq]) if more else None
         return DeliveryPage(items=items, next_cursor=next_cursor)
 
 

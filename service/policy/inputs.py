@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -18,7 +18,7 @@ class PolicyInput:
     """One manifest's input: the document, its canonical JSON and `sha256:` digest.
 
     `timeless_key` is set when the decision cannot depend on the evaluation time (see
-    `_time_enters`): the digest of everything but `evaluated_at`. Equal keys under one policy
+    `time_compared`): the digest of everything but `evaluated_at`. Equal keys under one policy
     revision and matrix mean equal decisions, which lets service.policy.memo reuse them.
     """
 
@@ -52,19 +52,34 @@ def _without_time(canonical: bytes, evaluated_at: str) -> bytes:
 
 
 def _time_enters(document: Mapping[str, Any]) -> bool:
-    """Whether the policies may read the evaluation time for this input.
+    """Whether the policies may read the evaluation time for this input."""
+    compared = time_compared(document.get("manifest", {}), document.get("waivers") or ())
+    return next(compared, None) is not None
 
-    They do in exactly two places (tests/policies/test_time_inputs.py keeps it so): a waiver
-    applies until its `expires_at`, and an evidence item's `at` may be stale. Without waivers
-    and without any `at` in the manifest's evidence, the decision is the same at every time.
-    """
-    if document.get("waivers"):
-        return True
-    spec = document.get("manifest", {}).get("spec")
+
+def time_compared(
+    manifest: Mapping[str, Any], waivers: Sequence[Any]
+) -> Iterator[tuple[Literal["evidence", "waiver"], Any]]:
+    """Every value of an input that the policies compare with the evaluation time, and where
+    it is: each waiver's `expires_at`, and each evidence item's `at` (an evidence part that
+    is not an object is given whole: the policies judge it). They compare the time with
+    nothing else (tests/policies/test_time_inputs.py keeps it so); without any of these, the
+    decision is the same at every time. Used for the policy memo (`timeless_key`) and for a
+    sweep's memo (service.reevaluation.memo)."""
+    for waiver in waivers:
+        yield "waiver", waiver.get("expires_at") if isinstance(waiver, Mapping) else waiver
+    spec = manifest.get("spec")
     evidence = spec.get("evidence") if isinstance(spec, Mapping) else None
+    if evidence is None:
+        return
     if not isinstance(evidence, Mapping):
-        return evidence is not None  # anything else there: let the policies judge it
-    return any(not isinstance(item, Mapping) or "at" in item for item in evidence.values())
+        yield "evidence", evidence
+        return
+    for item in evidence.values():
+        if not isinstance(item, Mapping):
+            yield "evidence", item
+        elif "at" in item:
+            yield "evidence", item["at"]
 
 
 def canonical_digest(canonical: bytes) -> str:

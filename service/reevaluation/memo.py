@@ -22,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from service.policy.inputs import time_compared
+
 MARGIN = timedelta(hours=1)
 _encoder = msgspec.json.Encoder(order="sorted")
 
@@ -76,23 +78,22 @@ def _collect(
     waivers: Sequence[Mapping[str, Any]],
     moments: list[datetime],
 ) -> None:
-    evidence = _mapping(_mapping(content.get("spec")).get("evidence"))
-    if isinstance(max_age_days, int | float) and not isinstance(max_age_days, bool):
-        for item in evidence.values():
-            at = _time(_mapping(item).get("at"))
-            if at is not None:
-                try:
-                    moments.append(at + timedelta(days=float(max_age_days)))
-                except (OverflowError, ValueError) as exc:
-                    raise _Unknown from exc
-    for waiver in waivers:
-        expiry = _time(waiver.get("expires_at"))
-        if expiry is not None:
-            moments.append(expiry)
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    """The moments the policies' time comparisons (policy.inputs.time_compared) can flip:
+    an evidence time plus `evidence_max_age_days`, a waiver's expiry."""
+    ages = isinstance(max_age_days, int | float) and not isinstance(max_age_days, bool)
+    for where, value in time_compared(content, waivers):
+        if where == "evidence" and not ages:
+            continue  # no maximum age: an evidence time is never compared
+        moment = _time(value)
+        if moment is None:
+            continue
+        if where == "waiver":
+            moments.append(moment)
+            continue
+        try:
+            moments.append(moment + timedelta(days=float(max_age_days)))
+        except (OverflowError, ValueError) as exc:
+            raise _Unknown from exc
 
 
 def _time(value: Any) -> datetime | None:

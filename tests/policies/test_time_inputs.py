@@ -2,7 +2,7 @@
 
 service/policy/inputs.py relies on this to mark inputs whose decision the time cannot change
 (and service/policy/memo.py reuses their decisions). A new use of the time in a policy must
-update `_time_enters` there, and this list.
+update `time_compared` there, and this list.
 """
 
 from __future__ import annotations

@@ -65,11 +65,11 @@ class BatchRead:
 
     batch: TrackedBatch
     waivers: Mapping[Key, Sequence[Mapping[str, Any]]]
-    memos: dict[Key, tuple[str, datetime | None]]
     keys: dict[Key, str]
     """Each row's memo key as it stands (before this sweep decides anything)."""
-    held: set[Key]
-    """Rows whose memo held when read: known unchanged, content not read."""
+    held: dict[Key, datetime | None]
+    """Rows whose memo held when read, with its stable_until: known unchanged, content not
+    read."""
     previous: dict[str, tuple[Any, ...]]
     """The latest decisions of the rows to evaluate (repository.previous_decisions)."""
 
@@ -104,22 +104,21 @@ class BatchSweeper:
             for row in batch.rows
         }
         held = {
-            key
+            key: until
             for key, (memo_key, until) in memos.items()
             if memo_key == keys.get(key) and _holds(until, now)
         }
-        previous: dict[str, tuple[Any, ...]] = {}
-        self._load(batch, [row for row in batch.rows if row.key not in held], previous)
-        return BatchRead(batch, waivers, memos, keys, held, previous)
+        previous = self._load(batch, [row for row in batch.rows if row.key not in held])
+        return BatchRead(batch, waivers, keys, held, previous)
 
     def plan(self, read: BatchRead) -> BatchPlan:
         """Evaluate the batch and decide what to write (reads only; no lock held)."""
         now = datetime.now(UTC)
-        batch, waivers, keys, previous = read.batch, read.waivers, dict(read.keys), read.previous
-        expired = [row for row in batch.rows if row.key in read.held]
-        expired = [row for row in expired if not _holds(read.memos[row.key][1], now)]
-        self._load(batch, expired, previous)  # memos that ran out since the batch was read
-        held = read.held.difference(row.key for row in expired)
+        batch, waivers, keys = read.batch, read.waivers, dict(read.keys)
+        held = {key for key, until in read.held.items() if _holds(until, now)}
+        expired = [row for row in batch.rows if row.key in read.held and row.key not in held]
+        # memos that ran out since the batch was read: those rows are read now
+        previous = {**read.previous, **self._load(batch, expired)}
         plan = _Plan()
         to_evaluate: list[TrackedRow] = []
         for row in batch.rows:
@@ -160,33 +159,42 @@ class BatchSweeper:
             skipped=len(batch.rows) - len(to_evaluate),
         )
 
-    def _load(
-        self, batch: TrackedBatch, rows: list[TrackedRow], previous: dict[str, tuple[Any, ...]]
-    ) -> None:
-        """Read these rows' content (and decode it) and add their latest decisions to
-        `previous`."""
+    def _load(self, batch: TrackedBatch, rows: list[TrackedRow]) -> dict[str, tuple[Any, ...]]:
+        """Read these rows' content (and decode it); their latest decisions
+        (repository.previous_decisions)."""
         if not rows:
-            return
+            return {}
         batch.load_content(self.sessions, rows)
         latest = [row.latest_decision_id for row in rows if row.manifest is not None]
         with transaction(self.sessions) as session:
-            previous.update(
-                repository.previous_decisions(
-                    session,
-                    [decision_id for decision_id in latest if decision_id],
-                    matrix_version=self.evaluator.matrix.version,
-                    policy_revision=self.evaluator.engine.policy_revision,
-                )
+            return repository.previous_decisions(
+                session,
+                [decision_id for decision_id in latest if decision_id],
+                matrix_version=self.evaluator.matrix.version,
+                policy_revision=self.evaluator.engine.policy_revision,
             )
 
     def commit(self, planned: BatchPlan) -> BatchCounts:
         """Write a planned batch in one transaction (decisions, alerts, cursor)."""
-        changed = self._write(planned.batch, planned.writes, planned.now, planned.failed)
-        return BatchCounts(
-            evaluated=len(planned.batch.rows) - planned.failed,
-            changed=changed,
+        plan, evaluated = planned.writes, len(planned.batch.rows) - planned.failed
+        write = SweepBatchWrite(
+            sweep_id=self.sweep_id,
+            expected=[(kind, name, *head) for (kind, name), head in plan.expected.items()],
+            unchanged=plan.unchanged,
+            memos=list(plan.memos.values()),
+            cursor=planned.batch.last_key,
+            touched_at=planned.now,
+            evaluated=evaluated,
             failed=planned.failed,
-            skipped=planned.skipped,
+        )
+        changed = 0
+        if plan.records:
+            changed = len(self.recorder.write(plan.records, hooks=write))
+        else:
+            with transaction(self.sessions, write=True) as session:
+                write.finish(session, ())
+        return BatchCounts(
+            evaluated=evaluated, changed=changed, failed=planned.failed, skipped=planned.skipped
         )
 
     def _key(
@@ -205,23 +213,6 @@ class BatchSweeper:
             waivers=waivers,
             latest_decision_id=latest_decision_id,
         )
-
-    def _write(self, batch: TrackedBatch, plan: _Plan, now: datetime, failed: int) -> int:
-        write = SweepBatchWrite(
-            sweep_id=self.sweep_id,
-            expected=[(kind, name, *head) for (kind, name), head in plan.expected.items()],
-            unchanged=plan.unchanged,
-            memos=list(plan.memos.values()),
-            cursor=batch.last_key,
-            touched_at=now,
-            evaluated=len(batch.rows) - failed,
-            failed=failed,
-        )
-        if plan.records:
-            return len(self.recorder.write(plan.records, hooks=write))
-        with transaction(self.sessions, write=True) as session:
-            write.finish(session, ())
-        return 0
 
 
 class SweepMemo(msgspec.Struct, frozen=True):

@@ -9,7 +9,8 @@ from litestar import Controller, get
 from litestar.params import QueryParameter
 
 from service.dependencies import RuntimeDep
-from service.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from service.http_paging import Cursor, Limit
+from service.pagination import DEFAULT_LIMIT
 
 from .services import AlertService
 from .views import AlertPage
@@ -20,8 +21,6 @@ Since = Annotated[
         format="date-time", description="raised at or after (RFC 3339 with a time zone)"
     ),
 ]
-Cursor = Annotated[str | None, QueryParameter(description="`next_cursor` of the page before")]
-Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size")]
 
 
 class AlertController(Controller):

@@ -15,6 +15,7 @@ from litestar.response import Stream
 
 from service.dependencies import RuntimeDep
 from service.evaluations.views import DecisionPage
+from service.http_paging import Cursor
 from service.manifests.decision import MANIFEST_KINDS as KINDS
 from service.manifests.decision import VERDICTS
 from service.openapi import body
@@ -50,7 +51,6 @@ Format = Annotated[
         description="`json`: cursor pages; `csv`: every matching decision, streamed",
     ),
 ]
-Cursor = Annotated[str | None, QueryParameter(description="`next_cursor` of the page before")]
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size (JSON only)")]
 CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
 CSV_HEADER = ",".join(CSV_COLUMNS)

@@ -6,18 +6,17 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.params import FromPath, FromQuery, HeaderParameter, QueryParameter
+from litestar.params import FromPath, FromQuery, HeaderParameter
 
 from service.auth.guard import principal_of
 from service.dependencies import RuntimeDep
+from service.http_paging import Cursor, Limit
 from service.manifests.decision import Decision, ManifestKind, Verdict
 from service.manifests.decode import format_for_media_type
 from service.openapi import ManifestBody, body, error
 from service.pagination import DEFAULT_LIMIT
 
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
-
-Limit = Annotated[int, QueryParameter(ge=1, le=500, description="page size")]
 
 
 class EvaluationController(Controller):
@@ -68,7 +67,7 @@ class ManifestController(Controller):
         kind: FromQuery[ManifestKind | None] = None,
         verdict: FromQuery[Verdict | None] = None,
         owner: FromQuery[str | None] = None,
-        cursor: FromQuery[str | None] = None,
+        cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> TrackedManifestPage:
         return await anyio.to_thread.run_sync(
@@ -94,7 +93,7 @@ class ManifestController(Controller):
         kind: FromPath[ManifestKind],
         name: FromPath[str],
         *,
-        cursor: FromQuery[str | None] = None,
+        cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> DecisionPage:
         return await anyio.to_thread.run_sync(

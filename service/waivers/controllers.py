@@ -10,10 +10,10 @@ from litestar import Controller, Request, delete, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from service.audit.controllers import Cursor, Kind, Name
+from service.audit.controllers import Kind, Name
 from service.auth.guard import principal_of
 from service.dependencies import RuntimeDep
-from service.evaluations.controllers import Limit
+from service.http_paging import Cursor, Limit
 from service.pagination import DEFAULT_LIMIT
 
 from .views import WaiverPage, WaiverRequest, WaiverView

@@ -4,20 +4,19 @@ once), GET /v1/webhooks, DELETE /v1/webhooks/{webhook_id}, GET
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import anyio.to_thread
 from litestar import Controller, Request, delete, get, post
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from service.auth.guard import principal_of
 from service.dependencies import RuntimeDep
-from service.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from service.http_paging import Cursor, Limit
+from service.pagination import DEFAULT_LIMIT
 
 from .views import DeliveryPage, DeliveryStatus, WebhookCreate, WebhookCreated, WebhookList
-
-Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size")]
 
 
 def _unknown(webhook_id: str) -> NotFoundException:
@@ -67,7 +66,7 @@ class WebhookController(Controller):
         webhook_id: FromPath[str],
         *,
         status: FromQuery[DeliveryStatus | None] = None,
-        cursor: FromQuery[str | None] = None,
+        cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> DeliveryPage:
         page = await anyio.to_thread.run_sync(

@@ -14,7 +14,7 @@ RUN groupadd --system --gid 10001 supportgate \
 
 WORKDIR /app
 COPY pyproject.toml README.md alembic.ini ./
-COPY service ./service
+COPY supportgate ./supportgate
 COPY policies ./policies
 COPY migrations ./migrations
 RUN pip install --editable .

@@ -8,8 +8,8 @@ install:
 	./scripts/install --with-opa
 
 lint:
-	$(BIN)/ruff check service tests bench
-	$(BIN)/ruff format --check service tests bench
+	$(BIN)/ruff check supportgate tests bench
+	$(BIN)/ruff format --check supportgate tests bench
 	$(BIN)/mypy
 
 rego:
@@ -21,7 +21,7 @@ test:
 	./scripts/test
 
 schemas:
-	$(BIN)/python -m service.manifests.schema --write
+	$(BIN)/python -m supportgate.manifests.schema --write
 
 bench:
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_engine

@@ -44,12 +44,12 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from bench.common import EXAMPLE_TIME, example_manifests
-from service.config import DEFAULT_POLICY_DIR
-from service.evaluations.evaluator import Evaluation, Evaluator, Subject
-from service.manifests import HardwareManifest
-from service.matrix import load_matrix_file, prepare
-from service.policy import EmbeddedEngine, PolicyBundle
-from service.policy.catalog import read_catalog
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.evaluations.evaluator import Evaluation, Evaluator, Subject
+from supportgate.manifests import HardwareManifest
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.catalog import read_catalog
 
 KINDS = ("HardwareManifest", "DeploymentManifest")
 VERDICTS = ("supported", "experimental", "rejected")

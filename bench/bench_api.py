@@ -7,7 +7,7 @@ PostgreSQL (started like the tests start it; a scratch database is made and drop
 1. wrk, 64 connections: the echo endpoint (baseline), then evaluations of 1,000 distinct
    HardwareManifests in turn (each a decision committed to the hash chain and a tracked-manifest
    upsert) — decisions/s as a share of echo req/s; then the same with a new name in every
-   request, so that no decision can be reused from memory (service.policy.memo). "Sustained"
+   request, so that no decision can be reused from memory (supportgate.policy.memo). "Sustained"
    is the steady state: each case first runs --warmup seconds (3) unmeasured (for the evaluations,
    the first round of the 1,000 manifests, each evaluated afresh and inserted as a new
    tracked manifest; the third case measures that cost throughout).
@@ -47,7 +47,7 @@ def _bodies() -> list[bytes]:
 
 def _lua(path: Path, key: str | None, bodies: list[bytes], *, fresh: bool = False) -> Path:
     """A wrk script posting `bodies` in turn; `fresh`: each request renames its manifest to a
-    name never posted before, so no decision can be reused (service.policy.memo)."""
+    name never posted before, so no decision can be reused (supportgate.policy.memo)."""
     lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"']
     if key:
         lines.append(f'wrk.headers["Authorization"] = "Bearer {key}"')

@@ -35,7 +35,7 @@ import psycopg
 
 from bench.audit_data import PRODUCTION_RULE, conninfo, fill
 from bench.server import running_server
-from service.db.migrate import upgrade
+from supportgate.db.migrate import upgrade
 from tests.services import postgres_admin_url, temporary_database
 
 LIMIT = 50

@@ -19,11 +19,11 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.common import EXAMPLE_TIME, EXAMPLES, Measurement, example_manifests, table
-from service.config import DEFAULT_POLICY_DIR
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import HardwareManifest, decode_manifest
-from service.matrix import load_matrix_file, prepare
-from service.policy import EmbeddedEngine, PolicyBundle
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import HardwareManifest, decode_manifest
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import EmbeddedEngine, PolicyBundle
 from tests.services import find_opa
 
 _NAME = re.compile(r"(metadata: \{name: )([a-z0-9-]+)")
@@ -81,7 +81,7 @@ def main() -> None:
         command = [
             sys.executable,
             "-m",
-            "service.cli",
+            "supportgate.cli",
             "check",
             "--format",
             "json",

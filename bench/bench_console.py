@@ -34,8 +34,8 @@ import psycopg
 
 from bench.audit_data import PRODUCTION_RULE, conninfo, fill
 from bench.server import running_server
-from service.console.session import CSRF_COOKIE, CSRF_FIELD
-from service.db.migrate import upgrade
+from supportgate.console.session import CSRF_COOKIE, CSRF_FIELD
+from supportgate.db.migrate import upgrade
 from tests.services import postgres_admin_url, temporary_database
 
 WARM_UP = 5

@@ -14,12 +14,12 @@ from datetime import datetime
 import regorus
 
 from bench.common import EXAMPLE_TIME, Measurement, example_manifests, measure, table
-from service.config import DEFAULT_POLICY_DIR
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import HardwareManifest
-from service.matrix import load_matrix_file, prepare
-from service.policy import EmbeddedEngine, PolicyBundle
-from service.policy.engine import RESULT_RULE
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import HardwareManifest
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.engine import RESULT_RULE
 
 
 def run(loops: int) -> list[Measurement]:

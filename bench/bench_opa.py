@@ -13,12 +13,12 @@ from datetime import datetime
 import requests
 
 from bench.common import EXAMPLE_TIME, Measurement, example_manifests, measure, table
-from service.config import DEFAULT_POLICY_DIR
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import HardwareManifest
-from service.matrix import load_matrix_file, prepare
-from service.policy import PolicyBundle
-from service.policy.opa import OpaEngine
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import HardwareManifest
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import PolicyBundle
+from supportgate.policy.opa import OpaEngine
 from tests.services import find_opa, running_opa
 
 

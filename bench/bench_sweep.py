@@ -34,11 +34,11 @@ from typing import TypeVar
 from sqlalchemy import text
 
 from bench.sweep_data import insert_fleet, sm90_matrix
-from service.config import Settings
-from service.evaluations.evaluator import Evaluator
-from service.reevaluation.services import SWEEP_BATCH_SIZE
-from service.reevaluation.source import iter_tracked_batches, subjects
-from service.runtime import Runtime
+from supportgate.config import Settings
+from supportgate.evaluations.evaluator import Evaluator
+from supportgate.reevaluation.services import SWEEP_BATCH_SIZE
+from supportgate.reevaluation.source import iter_tracked_batches, subjects
+from supportgate.runtime import Runtime
 from tests.services import postgres_admin_url, temporary_database
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from service.manifests import Manifest, decode_manifest
+from supportgate.manifests import Manifest, decode_manifest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
 EXAMPLE_TIME = "2026-11-30T00:00:00Z"

@@ -10,9 +10,9 @@ from typing import Any
 
 from litestar import post
 
-from service.app import create_app
-from service.config import Settings
-from service.logging import configure_logging
+from supportgate.app import create_app
+from supportgate.config import Settings
+from supportgate.logging import configure_logging
 
 
 @post("/bench/echo", opt={"public": True}, status_code=200)

@@ -25,7 +25,7 @@ class Server:
 
 def create_key(database_url: str, role: str, name: str) -> str:
     finished = subprocess.run(
-        [sys.executable, "-m", "service.cli", "keys", "create", "--role", role, "--name", name],
+        [sys.executable, "-m", "supportgate.cli", "keys", "create", "--role", role, "--name", name],
         env={**os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
         capture_output=True,
         text=True,

@@ -22,9 +22,9 @@ import msgspec
 from sqlalchemy import Engine, insert
 
 from bench.common import example_manifests
-from service.db import Manifest
-from service.manifests import Matrix, decode_matrix, to_builtins
-from service.policy.inputs import canonical_digest
+from supportgate.db import Manifest
+from supportgate.manifests import Matrix, decode_matrix, to_builtins
+from supportgate.policy.inputs import canonical_digest
 
 POOL_EVERY = 10
 _canonical = msgspec.json.Encoder(order="sorted")

@@ -1,9 +1,9 @@
 """Alembic environment for supportgate.
 
 Where the database is, first found wins:
-1. `config.attributes["connection"]`: an open connection (service.db.migrate passes one);
+1. `config.attributes["connection"]`: an open connection (supportgate.db.migrate passes one);
 2. `config.attributes["database_url"]`, or `alembic -x url=...` on the command line;
-3. SUPPORTGATE_DATABASE_URL, else the default SQLite file (service.config.Settings).
+3. SUPPORTGATE_DATABASE_URL, else the default SQLite file (supportgate.config.Settings).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlmodel import SQLModel
 
-import service.db.tables  # noqa: F401 - registers the tables on SQLModel.metadata
-from service.config import Settings
-from service.db.engine import create_db_engine, database_url
-from service.db.migrate import migration_connection
+import supportgate.db.tables  # noqa: F401 - registers the tables on SQLModel.metadata
+from supportgate.config import Settings
+from supportgate.db.engine import create_db_engine, database_url
+from supportgate.db.migrate import migration_connection
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logging", True):
@@ -37,7 +37,7 @@ def _configure(connection: Connection) -> None:
         connection=connection,
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
-        transactional_ddl=True,  # SQLite too: SQLAlchemy emits BEGIN (service.db.engine)
+        transactional_ddl=True,  # SQLite too: SQLAlchemy emits BEGIN (supportgate.db.engine)
         compare_type=True,
         compare_server_default=True,
     )

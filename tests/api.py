@@ -10,9 +10,9 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.config import Settings
-from service.runtime import Runtime
+from supportgate.app import create_app
+from supportgate.config import Settings
+from supportgate.runtime import Runtime
 
 
 @dataclass

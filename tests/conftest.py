@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from service.config import DEFAULT_POLICY_DIR
-from service.db import create_db_engine
-from service.db.migrate import upgrade
-from service.policy.bundle import PolicyBundle
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.db import create_db_engine
+from supportgate.db.migrate import upgrade
+from supportgate.policy.bundle import PolicyBundle
 
 from .api import Api, running_api
 from .services import (

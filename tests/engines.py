@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from service.evaluations.evaluator import Evaluator
-from service.matrix import load_matrix_file, prepare
-from service.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
-from service.policy.engine import LoadedMatrix
-from service.policy.opa import OpaEngine
+from supportgate.evaluations.evaluator import Evaluator
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
+from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.opa import OpaEngine
 
 EXAMPLE_TIME = datetime(2026, 11, 30, tzinfo=UTC)
 

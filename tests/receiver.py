@@ -2,7 +2,7 @@
 
 It answers POSTs as scripted (a status code, or HANG: no answer until the test ends, so the
 sender times out), then with `default`; it records every request it gets. `verify` checks a
-Standard Webhooks signature by hand (hmac + base64), independently of service.webhooks.
+Standard Webhooks signature by hand (hmac + base64), independently of supportgate.webhooks.
 """
 
 from __future__ import annotations

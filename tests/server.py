@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from service.config import Settings
-from service.runtime import Runtime
+from supportgate.config import Settings
+from supportgate.runtime import Runtime
 
 from .services import free_port
 
@@ -32,9 +32,9 @@ ROLES = ("ci", "procurement", "admin")
 
 
 def supportgate_command() -> list[str]:
-    """The installed `supportgate` script beside this Python, else `python -m service.cli`."""
+    """The installed `supportgate` script beside this Python, else `python -m supportgate.cli`."""
     script = shutil.which("supportgate", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "service.cli"]
+    return [script] if script else [sys.executable, "-m", "supportgate.cli"]
 
 
 def clean_env(**variables: str) -> dict[str, str]:

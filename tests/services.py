@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ProgrammingError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from service.db.engine import database_url
+from supportgate.db.engine import database_url
 
 OPA_START_TIMEOUT_S = 20.0
 POSTGRES_START_TIMEOUT_S = 300.0

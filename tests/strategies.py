@@ -1,6 +1,6 @@
 """Hypothesis strategies for valid manifests and matrices, as canonical builtins dicts.
 
-Each strategy draws a dict in the canonical form `service.manifests.to_builtins` produces
+Each strategy draws a dict in the canonical form `supportgate.manifests.to_builtins` produces
 (absent optional fields omitted, times in UTC with `Z`, versions as strings), so that
 `to_builtins(decode(dump(d))) == d`. The mix is realistic: NVIDIA, Ascend and AMD pools
 with their toolkits, deployments by reference to a small set of pool names or inline,

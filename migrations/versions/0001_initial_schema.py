@@ -4,7 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2026-11-30
 
-Written by hand to match service/db/tables.py (the drift test compares the two). Types are
+Written by hand to match supportgate/db/tables.py (the drift test compares the two). Types are
 spelled out here rather than imported, so later edits to the models cannot change what
 this revision creates.
 """

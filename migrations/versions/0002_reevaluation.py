@@ -4,7 +4,7 @@ Revision ID: 0002
 Revises: 0001
 Create Date: 2026-11-30
 
-Written by hand to match service/db/tables.py (the drift test compares the two).
+Written by hand to match supportgate/db/tables.py (the drift test compares the two).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Revision ID: 0003
 Revises: 0002
 Create Date: 2026-11-30
 
-Written by hand to match the webhooks section of service/db/tables.py (the drift test
+Written by hand to match the webhooks section of supportgate/db/tables.py (the drift test
 compares the two); types are spelled out here, as in 0001.
 """
 

@@ -4,7 +4,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-11-30
 
-Written by hand to match the waivers section of service/db/tables.py (the drift test compares
+Written by hand to match the waivers section of supportgate/db/tables.py (the drift test compares
 the two). Deleted waivers keep their row (`deleted_at`): decisions name them by id.
 """
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from service.audit import repository
-from service.audit.recorder import Record
-from service.evaluations.evaluator import Evaluation
-from service.manifests.decision import Checklist, Claims, Decision, ManifestRef, Violation
-from service.policy.inputs import PolicyInput, format_time
+from supportgate.audit import repository
+from supportgate.audit.recorder import Record
+from supportgate.evaluations.evaluator import Evaluation
+from supportgate.manifests.decision import Checklist, Claims, Decision, ManifestRef, Violation
+from supportgate.policy.inputs import PolicyInput, format_time
 
 from ..api import Api
 

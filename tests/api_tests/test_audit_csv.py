@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from service.audit.csv_export import CSV_COLUMNS, safe_cell
-from service.audit.filters import AuditFilter
-from service.audit.services import AuditService
+from supportgate.audit.csv_export import CSV_COLUMNS, safe_cell
+from supportgate.audit.filters import AuditFilter
+from supportgate.audit.services import AuditService
 
 from ..api import Api
 from .test_audit import AT, post_examples, record, write

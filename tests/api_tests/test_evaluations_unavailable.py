@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from service.db import database_url
+from supportgate.db import database_url
 
 from ..api import Api, running_api
 from ..services import running_opa

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from service.db import create_db_engine
+from supportgate.db import create_db_engine
 
 from ..server import clean_env, make_keys, serving
 from .support import hardware

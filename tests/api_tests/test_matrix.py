@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from service.config import DEFAULT_POLICY_DIR
-from service.matrix.services import DEFAULT_PUBLISHER
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.matrix.services import DEFAULT_PUBLISHER
 
 from ..api import Api
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from service.audit.verify import verify_chain
-from service.config import DEFAULT_POLICY_DIR
-from service.reevaluation.views import SweepView
-from service.runtime import Runtime
+from supportgate.audit.verify import verify_chain
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.reevaluation.views import SweepView
+from supportgate.runtime import Runtime
 
 from ..api import Api
 from ..waiting import wait_until

@@ -30,9 +30,9 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
-from service.app import create_app
-from service.config import Settings
-from service.runtime import Runtime
+from supportgate.app import create_app
+from supportgate.config import Settings
+from supportgate.runtime import Runtime
 
 CHECKS: list[CheckFunction] = [
     not_a_server_error,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from service.audit.replay import replay_decision
+from supportgate.audit.replay import replay_decision
 
 from ..api import Api, running_api
 from .support import created, deployment, example, named

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from service.db import transaction
-from service.webhooks import enqueue_alert_deliveries
+from supportgate.db import transaction
+from supportgate.webhooks import enqueue_alert_deliveries
 
 from ..api import Api
 from ..integration.test_webhook_delivery import alert

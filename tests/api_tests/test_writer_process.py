@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from service.audit.recorder import IdempotencyConflict, IdempotentResponse, Record
-from service.audit.verify import verify_chain
-from service.audit.writer_process import ProcessDecisionRecorder, WriterProcessEnded
-from service.auth import Principal
-from service.db import transaction
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import decode_manifest
-from service.reevaluation import repository as reevaluation_repository
-from service.reevaluation.runner import SweepBatchWrite, SweepMemo
+from supportgate.audit.recorder import IdempotencyConflict, IdempotentResponse, Record
+from supportgate.audit.verify import verify_chain
+from supportgate.audit.writer_process import ProcessDecisionRecorder, WriterProcessEnded
+from supportgate.auth import Principal
+from supportgate.db import transaction
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import decode_manifest
+from supportgate.reevaluation import repository as reevaluation_repository
+from supportgate.reevaluation.runner import SweepBatchWrite, SweepMemo
 
 from ..api import Api, running_api
 from .support import hardware, post, rows
@@ -225,7 +225,7 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
     def not_here(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("a sweep batch was appended in the service's process")
 
-    monkeypatch.setattr("service.audit.recorder.append_records", not_here)
+    monkeypatch.setattr("supportgate.audit.recorder.append_records", not_here)
     appended = runtime.recorder.write(records, hooks=hooks)
 
     assert [record.evaluation.decision.id for record in appended] == [

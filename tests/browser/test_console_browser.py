@@ -11,7 +11,7 @@ import pytest
 import yaml
 from playwright.sync_api import Browser, Page
 
-from service.audit.csv_export import CSV_COLUMNS
+from supportgate.audit.csv_export import CSV_COLUMNS
 
 from .browser import Console
 from .seed import proposed_matrix

@@ -7,7 +7,7 @@ import re
 
 import httpx
 
-from service.console.session import CSRF_COOKIE, CSRF_FIELD
+from supportgate.console.session import CSRF_COOKIE, CSRF_FIELD
 
 from ..api import Api
 

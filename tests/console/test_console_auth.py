@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from litestar.routes import HTTPRoute
 
-from service.auth.guard import CONSOLE_COOKIE
-from service.console import create_console
-from service.console.session import CSRF_COOKIE, CSRF_FIELD
+from supportgate.auth.guard import CONSOLE_COOKIE
+from supportgate.console import create_console
+from supportgate.console.session import CSRF_COOKIE, CSRF_FIELD
 
 from ..api import Api
 from .support import alert_text, csrf, login

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from service.audit.csv_export import CSV_COLUMNS
-from service.console.session import CSRF_FIELD
+from supportgate.audit.csv_export import CSV_COLUMNS
+from supportgate.console.session import CSRF_FIELD
 
 from ..api import Api
 from ..api_tests.support import EXAMPLES, created, example, hardware, rows

@@ -7,10 +7,10 @@ from typing import Any
 
 import msgspec
 
-from service.console.decision_diff import diff_decisions
-from service.console.matrix_diff import diff_matrices
-from service.console.timeline import timeline
-from service.manifests.decision import Decision
+from supportgate.console.decision_diff import diff_decisions
+from supportgate.console.matrix_diff import diff_matrices
+from supportgate.console.timeline import timeline
+from supportgate.manifests.decision import Decision
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

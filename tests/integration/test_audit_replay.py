@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from service.audit.replay import CannotReplay, replay, replay_decision
+from supportgate.audit.replay import CannotReplay, replay, replay_decision
 
 from ..api import Api
 from ..api_tests.test_audit import post_examples

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select, text
 
-from service.audit.chain import ChainedFields
-from service.audit.verify import verify_chain
-from service.cli import main
-from service.db import AUDIT_GENESIS_HASH
-from service.db import Decision as DecisionRow
+from supportgate.audit.chain import ChainedFields
+from supportgate.audit.verify import verify_chain
+from supportgate.cli import main
+from supportgate.db import AUDIT_GENESIS_HASH
+from supportgate.db import Decision as DecisionRow
 
 from ..api import Api
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from service.cli import _parser
+from supportgate.cli import _parser
 
 from ..server import Served, clean_env, make_keys, serving, supportgate_command
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from service.cli import main
+from supportgate.cli import main
 
 AT = "2026-11-30T00:00:00Z"
 

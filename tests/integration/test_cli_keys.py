@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from service.cli import main
-from service.db import create_db_engine
+from supportgate.cli import main
+from supportgate.db import create_db_engine
 
 from ..api import running_api
 from ..server import clean_env, run_cli

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from service.cli import main
-from service.config import DEFAULT_POLICY_DIR, Settings
-from service.matrix.services import MatrixService
-from service.runtime import Runtime
+from supportgate.cli import main
+from supportgate.config import DEFAULT_POLICY_DIR, Settings
+from supportgate.matrix.services import MatrixService
+from supportgate.runtime import Runtime
 
 DEFAULT_MATRIX = DEFAULT_POLICY_DIR / "matrix" / "data.yaml"
 

@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import Row
 
 from bench.sweep_data import insert_fleet
-from service.db import create_db_engine
-from service.db.migrate import upgrade
+from supportgate.db import create_db_engine
+from supportgate.db.migrate import upgrade
 
 from ..api import running_api
 from ..server import clean_env, run_cli

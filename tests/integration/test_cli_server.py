@@ -18,7 +18,7 @@ import httpx
 import pytest
 import yaml
 
-from service.config import DEFAULT_POLICY_DIR
+from supportgate.config import DEFAULT_POLICY_DIR
 
 SCRIPT = Path(sys.executable).with_name("supportgate")
 READY_SECONDS = 60.0

@@ -15,9 +15,9 @@ import httpx
 import pytest
 import yaml
 
-from service.errors import PolicyEngineUnavailable, UsageError
-from service.evaluations.check import read_manifest_files
-from service.evaluations.remote import RetryPolicy, Server, check_remote
+from supportgate.errors import PolicyEngineUnavailable, UsageError
+from supportgate.evaluations.check import read_manifest_files
+from supportgate.evaluations.remote import RetryPolicy, Server, check_remote
 
 from ..api import Api
 

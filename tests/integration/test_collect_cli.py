@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from service.manifests import HardwareManifest, decode_manifest
+from supportgate.manifests import HardwareManifest, decode_manifest
 
 from ..server import clean_env, run_cli
 

@@ -12,10 +12,10 @@ from sqlalchemy import QueuePool, StaticPool, text
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from service.db import create_db_engine, database_url, ping, session_factory, transaction
-from service.db.engine import MAX_OVERFLOW, POOL_SIZE, SQLITE_BUSY_TIMEOUT_MS
-from service.db.migrate import current_revision, upgrade
-from service.errors import DatabaseError, UsageError
+from supportgate.db import create_db_engine, database_url, ping, session_factory, transaction
+from supportgate.db.engine import MAX_OVERFLOW, POOL_SIZE, SQLITE_BUSY_TIMEOUT_MS
+from supportgate.db.migrate import current_revision, upgrade
+from supportgate.errors import DatabaseError, UsageError
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session, col, select
 
-from service.db import (
+from supportgate.db import (
     AUDIT_GENESIS_HASH,
     ApiKey,
     AuditHead,

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.errors import PolicyEngineUnavailable, UsageError
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import Manifest, decode_manifest
-from service.policy import EmbeddedEngine, PolicyBundle
-from service.policy.inputs import PolicyInput
-from service.policy.opa import OpaEngine
+from supportgate.errors import PolicyEngineUnavailable, UsageError
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import Manifest, decode_manifest
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.inputs import PolicyInput
+from supportgate.policy.opa import OpaEngine
 
 from ..engines import EXAMPLE_TIME, default_matrix
 from ..services import free_port

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from service.evaluations.evaluator import Subject
-from service.manifests import HardwareManifest, Manifest, decode_manifest
-from service.policy import PolicyBundle
+from supportgate.evaluations.evaluator import Subject
+from supportgate.manifests import HardwareManifest, Manifest, decode_manifest
+from supportgate.policy import PolicyBundle
 
 from ..engines import EXAMPLE_TIME, make_engine, make_evaluator
 

@@ -10,12 +10,12 @@ from typing import Any
 
 from sqlalchemy import Engine, event, text
 
-from service.auth.services import CACHE_SECONDS, KeyService
-from service.config import DEFAULT_POLICY_DIR
-from service.db import session_factory
-from service.matrix import load_matrix_file
-from service.matrix.services import RELOAD_SECONDS, MatrixService
-from service.policy.bundle import PolicyBundle
+from supportgate.auth.services import CACHE_SECONDS, KeyService
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.db import session_factory
+from supportgate.matrix import load_matrix_file
+from supportgate.matrix.services import RELOAD_SECONDS, MatrixService
+from supportgate.policy.bundle import PolicyBundle
 
 from ..waiting import ManualClock
 

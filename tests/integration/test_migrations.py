@@ -13,8 +13,8 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlmodel import SQLModel
 
-from service.db import AUDIT_GENESIS_HASH, create_db_engine
-from service.db.migrate import (
+from supportgate.db import AUDIT_GENESIS_HASH, create_db_engine
+from supportgate.db.migrate import (
     MIGRATIONS_DIR,
     current_revision,
     downgrade,
@@ -22,7 +22,7 @@ from service.db.migrate import (
     head_revision,
     upgrade,
 )
-from service.errors import DatabaseError, SchemaOutdated
+from supportgate.errors import DatabaseError, SchemaOutdated
 
 REPO = Path(__file__).resolve().parents[2]
 ALEMBIC = (sys.executable, "-m", "alembic", "-c", str(REPO / "alembic.ini"))

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from service.db.migrate import current_revision, head_revision, upgrade
+from supportgate.db.migrate import current_revision, head_revision, upgrade
 
 from ..services import temporary_database
 

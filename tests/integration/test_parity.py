@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import HardwareManifest, Manifest, decode_manifest, decode_matrix
-from service.matrix import prepare
-from service.policy import EmbeddedEngine, PolicyBundle
-from service.policy.catalog import read_catalog
-from service.policy.engine import LoadedMatrix
-from service.policy.opa import OpaEngine
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import HardwareManifest, Manifest, decode_manifest, decode_matrix
+from supportgate.matrix import prepare
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.catalog import read_catalog
+from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.opa import OpaEngine
 
 from .. import strategies
 from ..engines import EXAMPLE_TIME, default_matrix

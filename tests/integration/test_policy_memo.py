@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.evaluations.evaluator import Evaluator, Subject
-from service.manifests import decode_manifest
-from service.manifests.decision import PolicyResult
-from service.policy import EmbeddedEngine, MemoizedEngine, PolicyBundle
-from service.policy.engine import LoadedMatrix
-from service.policy.inputs import PolicyInput, build_input, canonical_digest
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.manifests import decode_manifest
+from supportgate.manifests.decision import PolicyResult
+from supportgate.policy import EmbeddedEngine, MemoizedEngine, PolicyBundle
+from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.inputs import PolicyInput, build_input, canonical_digest
 
 from .. import strategies
 from ..engines import EXAMPLE_TIME, default_matrix

@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import Engine, text
 
 from bench.sweep_data import insert_fleet, sm90_matrix_json
-from service.audit.verify import verify_chain
-from service.db import create_db_engine, session_factory
+from supportgate.audit.verify import verify_chain
+from supportgate.db import create_db_engine, session_factory
 
 from ..server import Served, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database

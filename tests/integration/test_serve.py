@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import text
 
-from service.db import create_db_engine
+from supportgate.db import create_db_engine
 
 from ..api_tests.support import EXAMPLES, example
 from ..server import clean_env, run_cli, serving

@@ -8,12 +8,12 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 
-from service.config import DEFAULT_POLICY_DIR
-from service.db import session_factory
-from service.policy.bundle import PolicyBundle
-from service.policy.inputs import format_time
-from service.waivers.services import RELOAD_SECONDS, WaiverChange, WaiverService, deny_rule_ids
-from service.waivers.views import WaiverRequest
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.db import session_factory
+from supportgate.policy.bundle import PolicyBundle
+from supportgate.policy.inputs import format_time
+from supportgate.waivers.services import RELOAD_SECONDS, WaiverChange, WaiverService, deny_rule_ids
+from supportgate.waivers.views import WaiverRequest
 
 from ..waiting import ManualClock
 

@@ -17,12 +17,12 @@ import pytest
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from service.db import create_db_engine, session_factory, transaction
-from service.webhooks import enqueue_alert_deliveries, repository
-from service.webhooks.dispatcher import Outcome, WebhookDispatcher, record
-from service.webhooks.retries import DeliveryPolicy
-from service.webhooks.services import WebhookService
-from service.webhooks.views import Delivery, WebhookCreate, WebhookCreated
+from supportgate.db import create_db_engine, session_factory, transaction
+from supportgate.webhooks import enqueue_alert_deliveries, repository
+from supportgate.webhooks.dispatcher import Outcome, WebhookDispatcher, record
+from supportgate.webhooks.retries import DeliveryPolicy
+from supportgate.webhooks.services import WebhookService
+from supportgate.webhooks.views import Delivery, WebhookCreate, WebhookCreated
 
 from ..receiver import HANG, Receiver, running_receiver, verify
 from ..waiting import wait_until

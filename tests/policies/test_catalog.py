@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from service.config import DEFAULT_POLICY_DIR
-from service.errors import UsageError
-from service.policy import PolicyBundle
-from service.policy.catalog import RuleInfo, read_catalog
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.errors import UsageError
+from supportgate.policy import PolicyBundle
+from supportgate.policy.catalog import RuleInfo, read_catalog
 
 CONTRACT_DENY = {
     "host.os",

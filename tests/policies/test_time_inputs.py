@@ -1,7 +1,7 @@
 """The policies read the evaluation time in two places only: waivers and evidence ages.
 
-service/policy/inputs.py relies on this to mark inputs whose decision the time cannot change
-(and service/policy/memo.py reuses their decisions). A new use of the time in a policy must
+supportgate/policy/inputs.py relies on this to mark inputs whose decision the time cannot change
+(and supportgate/policy/memo.py reuses their decisions). A new use of the time in a policy must
 update `time_compared` there, and this list.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from service.policy import PolicyBundle
+from supportgate.policy import PolicyBundle
 
 TIME_READERS = {
     # module: the rules in it that read the evaluation time

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from service.collect import CollectError, CollectOptions, Output, collect, render
-from service.errors import ManifestError
-from service.manifests import HardwareManifest, decode_manifest
+from supportgate.collect import CollectError, CollectOptions, Output, collect, render
+from supportgate.errors import ManifestError
+from supportgate.manifests import HardwareManifest, decode_manifest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collect"
 NVIDIA_QUERY = (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.collect import parsers
+from supportgate.collect import parsers
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collect"
 

@@ -9,10 +9,10 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 
-from service.errors import ManifestError
-from service.manifests import decode, decode_manifest, to_builtins
-from service.manifests._convert import convert
-from service.manifests._raw import parse_json
+from supportgate.errors import ManifestError
+from supportgate.manifests import decode, decode_manifest, to_builtins
+from supportgate.manifests._convert import convert
+from supportgate.manifests._raw import parse_json
 from tests import strategies
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 import structlog
 
-from service.logging import configure_logging, get_logger
+from supportgate.logging import configure_logging, get_logger
 
 LINES_PER_THREAD = 500
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from service.errors import ManifestError
-from service.manifests import (
+from supportgate.errors import ManifestError
+from supportgate.manifests import (
     DeploymentManifest,
     Format,
     HardwareManifest,
@@ -23,8 +23,8 @@ from service.manifests import (
     decode_matrix,
     to_builtins,
 )
-from service.manifests.common import COMPONENTS, version_key
-from service.manifests.deployment import EvidenceItem
+from supportgate.manifests.common import COMPONENTS, version_key
+from supportgate.manifests.deployment import EvidenceItem
 from tests.strategies import manifests, matrices
 
 HARDWARE = """\

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from service.policy.inputs import build_input, time_compared
+from supportgate.policy.inputs import build_input, time_compared
 
 AT = "2026-10-01T00:00:00Z"
 WAIVER = {"id": "w-1", "rule": "port.production", "expires_at": "2027-01-01T00:00:00Z"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from service.reevaluation.memo import MARGIN, memo_key, stable_until
+from supportgate.reevaluation.memo import MARGIN, memo_key, stable_until
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 FOREVER = datetime.max.replace(tzinfo=UTC)

@@ -11,9 +11,9 @@ from typing import Any
 import msgspec
 import pytest
 
-import service
-from service.errors import UsageError
-from service.manifests.decision import (
+import supportgate
+from supportgate.errors import UsageError
+from supportgate.manifests.decision import (
     Checklist,
     Claims,
     Decision,
@@ -22,9 +22,9 @@ from service.manifests.decision import (
     Verdict,
     Violation,
 )
-from service.reports import FORMATS, CheckedManifest, gate_failed, locate, render
-from service.reports.github import escape_data, escape_property
-from service.reports.sarif import fingerprint
+from supportgate.reports import FORMATS, CheckedManifest, gate_failed, locate, render
+from supportgate.reports.github import escape_data, escape_property
+from supportgate.reports.sarif import fingerprint
 
 DEPLOYMENT_YAML = """\
 # a port trial that went to production too early
@@ -365,7 +365,7 @@ def test_sarif_log_tool_and_rules() -> None:
     assert len(log["runs"]) == 1
     driver = log["runs"][0]["tool"]["driver"]
     assert driver["name"] == "supportgate"
-    assert driver["version"] == service.__version__
+    assert driver["version"] == supportgate.__version__
 
     rules = driver["rules"]
     ids = [rule["id"] for rule in rules]

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.errors import ManifestError
-from service.manifests import (
+from supportgate.errors import ManifestError
+from supportgate.manifests import (
     MAX_BYTES,
     DeploymentManifest,
     DocumentTooLargeError,
@@ -22,7 +22,7 @@ from service.manifests import (
     decode_matrix,
     format_of,
 )
-from service.manifests._yaml import parse_yaml
+from supportgate.manifests._yaml import parse_yaml
 
 HARDWARE = """\
 apiVersion: supportgate/v1

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from service.manifests.schema import DEFAULT_DIR, SCHEMAS, expected, main, render
+from supportgate.manifests.schema import DEFAULT_DIR, SCHEMAS, expected, main, render
 
-REGENERATE = "run `python -m service.manifests.schema --write` (or scripts/schemas)"
+REGENERATE = "run `python -m supportgate.manifests.schema --write` (or scripts/schemas)"
 
 
 @pytest.mark.parametrize("name", sorted(expected()))

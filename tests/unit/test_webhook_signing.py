@@ -9,10 +9,10 @@ import hmac
 
 import pytest
 
-from service.errors import UsageError
-from service.webhooks import outbox, signing
-from service.webhooks.retries import DeliveryPolicy, retry_after_seconds, succeeded
-from service.webhooks.services import check_url
+from supportgate.errors import UsageError
+from supportgate.webhooks import outbox, signing
+from supportgate.webhooks.retries import DeliveryPolicy, retry_after_seconds, succeeded
+from supportgate.webhooks.services import check_url
 
 # The known answer of the standard-webhooks reference library's tests (test_sign_function in
 # libraries/python/tests/test_webhooks.py); the test below also recomputes it by hand.

@@ -1,0 +1,63 @@
+"""alerts rows, and the verdicts tracked manifests hold before a write changes them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Table, select
+from sqlmodel import Session
+
+from supportgate.db import Alert, Manifest
+from supportgate.db.bulk import append_rows
+from supportgate.db.keys import in_keys
+
+_alerts: Table = Alert.__table__  # type: ignore[attr-defined]
+_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
+COLUMNS = (
+    "seq",
+    "id",
+    "kind",
+    "name",
+    "from_verdict",
+    "to_verdict",
+    "cause",
+    "matrix_version",
+    "at",
+    "decision_id",
+)
+
+
+def latest_verdicts(
+    session: Session, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """The latest_verdict of each tracked (kind, name) among `keys` (untracked: absent)."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.latest_verdict).where(
+        in_keys(session, _manifests, wanted)
+    )
+    return {
+        (kind, name): verdict
+        for kind, name, verdict in session.execute(statement)
+        if verdict is not None
+    }
+
+
+def insert_alerts(session: Session, rows: list[dict[str, Any]]) -> None:
+    append_rows(session, _alerts, rows)
+
+
+def page(
+    session: Session, *, since: datetime | None, after_seq: int | None, limit: int
+) -> Sequence[Any]:
+    """Alerts oldest first (by seq), at or after `since`, after the cursor's seq."""
+    statement = select(*(_alerts.c[column] for column in COLUMNS))
+    if since is not None:
+        statement = statement.where(_alerts.c.at >= since)
+    if after_seq is not None:
+        statement = statement.where(_alerts.c.seq > after_seq)
+    statement = statement.order_by(_alerts.c.seq).limit(limit)
+    return session.execute(statement).all()

@@ -1,0 +1,109 @@
+"""Alerts: made in the decision writer's transaction, read by GET /v1/alerts.
+
+`record_verdict_changes(session, decisions, now)` is the one call the decision writer makes
+(supportgate/audit/recorder.py, under the audit-head lock, before it moves the tracked verdicts):
+a decision whose verdict differs from its tracked manifest's current `latest_verdict` is an
+alert `{id, manifest, from, to, cause, matrix_version, at, decision_id}`. A manifest seen for
+the first time has no verdict to change from, so no alert. The alerts go to the webhook
+outbox in the same transaction: an alert exists if and only if its deliveries do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.audit.filters import decode_seq_cursor, parse_time
+from supportgate.db import transaction
+from supportgate.ids import random_uuid
+from supportgate.manifests.decision import Decision, ManifestRef
+from supportgate.pagination import check_limit, trim_page
+from supportgate.webhooks.outbox import enqueue_alert_deliveries
+
+from . import repository
+from .views import AlertPage, AlertView
+
+
+def record_verdict_changes(
+    session: Session, decisions: Sequence[Decision], now: datetime
+) -> list[dict[str, Any]]:
+    """Write an alert per verdict change among `decisions` (in order) and enqueue its webhook
+    deliveries; the alerts as GET /v1/alerts shows them. Call before the tracked verdicts move,
+    after the decisions are inserted (an alert names its decision)."""
+    current = repository.latest_verdicts(
+        session, {(d.manifest.kind, d.manifest.name) for d in decisions}
+    )
+    views: list[AlertView] = []
+    for decision in decisions:
+        key = (decision.manifest.kind, decision.manifest.name)
+        before = current.get(key)
+        current[key] = decision.verdict
+        if before is None or before == decision.verdict:
+            continue
+        views.append(
+            AlertView(
+                id=random_uuid(),
+                manifest=ManifestRef(kind=key[0], name=key[1]),
+                from_=before,  # type: ignore[arg-type]  # a stored verdict (checked column)
+                to=decision.verdict,
+                cause=decision.cause,
+                matrix_version=decision.matrix_version,
+                at=now,
+                decision_id=decision.id,
+            )
+        )
+    if not views:
+        return []
+    repository.insert_alerts(session, [_row(view) for view in views])
+    alerts = [msgspec.to_builtins(view) for view in views]
+    enqueue_alert_deliveries(session, alerts)
+    return alerts
+
+
+class AlertService:
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def page(self, *, since: str | None, cursor: str | None, limit: int) -> AlertPage:
+        start = parse_time("since", since)
+        after = decode_seq_cursor(cursor)
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            rows = repository.page(session, since=start, after_seq=after, limit=limit + 1)
+        rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
+        return AlertPage(items=[_view(row._mapping) for row in rows], next_cursor=next_cursor)
+
+
+def _row(view: AlertView) -> dict[str, Any]:
+    return {
+        "id": view.id,
+        "kind": view.manifest.kind,
+        "name": view.manifest.name,
+        "from_verdict": view.from_,
+        "to_verdict": view.to,
+        "cause": view.cause,
+        "matrix_version": view.matrix_version,
+        "at": view.at,
+        "decision_id": view.decision_id,
+    }
+
+
+def _view(values: Any) -> AlertView:
+    return msgspec.convert(
+        {
+            "id": values["id"],
+            "manifest": {"kind": values["kind"], "name": values["name"]},
+            "from": values["from_verdict"],
+            "to": values["to_verdict"],
+            "cause": values["cause"],
+            "matrix_version": values["matrix_version"],
+            "at": values["at"],
+            "decision_id": values["decision_id"],
+        },
+        AlertView,
+    )

@@ -1,0 +1,25 @@
+"""GET /v1/alerts bodies: one alert as the API (and each webhook event's `data`) shows it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from supportgate.manifests.decision import Cause, ManifestRef, Verdict
+
+
+class AlertView(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    manifest: ManifestRef
+    from_: Verdict = msgspec.field(name="from")
+    to: Verdict
+    cause: Cause
+    matrix_version: str
+    at: datetime
+    decision_id: str
+
+
+class AlertPage(msgspec.Struct, frozen=True, kw_only=True):
+    items: list[AlertView]
+    next_cursor: str | None

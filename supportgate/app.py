@@ -1,0 +1,111 @@
+"""create_app(settings) -> Litestar: routes, guard, error mapping, lifespan. No logic here."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from litestar import Litestar, Response, get
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.logging.config import LoggingConfig
+from litestar.openapi.config import OpenAPIConfig
+
+from supportgate import __version__
+from supportgate.alerts.controllers import AlertController
+from supportgate.audit.controllers import AuditController
+from supportgate.auth.guard import require_key
+from supportgate.config import Settings
+from supportgate.console import console_mount
+from supportgate.dependencies import RuntimeDep
+from supportgate.evaluations.controllers import EvaluationController, ManifestController
+from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
+from supportgate.http_input import refuse_nul_characters
+from supportgate.matrix.controllers import MatrixController
+from supportgate.observability.health import live, ready
+from supportgate.observability.metrics import MEDIA_TYPE
+from supportgate.observability.requests import RequestObserver
+from supportgate.openapi import components, document
+from supportgate.reevaluation.controllers import ReevaluationController
+from supportgate.runtime import Runtime
+from supportgate.waivers.controllers import WaiverController
+from supportgate.webhooks.controllers import WebhookController
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def _logging_config() -> LoggingConfig:
+    """Litestar's loggers go to the root logger, which supportgate.logging configures (JSON on
+    stdout); Litestar's default would replace its handler with text on stderr. Its exception
+    log is off: it would log every 4xx with a traceback; `log_unexpected` logs the 500s."""
+    return LoggingConfig(
+        configure_root_logger=False,
+        loggers={"litestar": {"level": "INFO", "propagate": True}},
+        log_exceptions="never",
+    )
+
+
+@get(
+    "/metrics",
+    opt={"public": True},
+    tags=["health"],
+    summary="Prometheus metrics",
+    media_type=MEDIA_TYPE,
+)
+async def metrics(runtime: RuntimeDep) -> Response[bytes]:
+    body = await anyio.to_thread.run_sync(runtime.metrics.exposition)
+    return Response(body, media_type=MEDIA_TYPE)
+
+
+def create_app(
+    settings: Settings | None = None, *, runtime: Runtime | None = None, upgrade_schema: bool = True
+) -> Litestar:
+    """The API. `upgrade_schema=False` refuses to start on an out-of-date schema instead."""
+    built = runtime or Runtime.build(settings or Settings.from_env())
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(lambda: built.start(upgrade_schema=upgrade_schema))
+        app.state.runtime = built
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(built.stop)
+
+    def provide_runtime() -> Runtime:
+        return built
+
+    app = Litestar(
+        route_handlers=[
+            EvaluationController,
+            ManifestController,
+            MatrixController,
+            AuditController,
+            WebhookController,
+            ReevaluationController,
+            AlertController,
+            WaiverController,
+            live,
+            ready,
+            metrics,
+            console_mount(built),
+        ],
+        dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False)},
+        guards=[require_key],
+        exception_handlers=EXCEPTION_HANDLERS,
+        after_exception=[log_unexpected],
+        lifespan=[lifespan],
+        before_request=refuse_nul_characters,
+        logging_config=_logging_config(),
+        request_max_body_size=MAX_BODY_BYTES,
+        openapi_config=OpenAPIConfig(
+            title="supportgate", version=__version__, path="/schema", components=components()
+        ),
+        state=State({"runtime": built}),
+    )
+    document(app)
+    # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
+    # sees a request no route matches (404, 405), and every request gets its event.
+    app.asgi_handler = RequestObserver()(app.asgi_handler)
+    return app

@@ -1,0 +1,84 @@
+"""Replaying a recorded decision from what the audit stores about it.
+
+A decision row keeps the exact policy input (JSON text, evaluation time and resolved hardware
+included), the matrix version and the policy revision. With the same policies, re-evaluating
+that input under that matrix version must give the same verdict, violations, claims,
+checklist and recommendations: the audit alone is enough to show why a verdict was given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from supportgate.db import transaction
+from supportgate.errors import UsageError
+from supportgate.policy.inputs import PolicyInput
+
+from . import repository
+from .chain import input_matches_digest
+
+if TYPE_CHECKING:
+    from supportgate.runtime import Runtime
+
+
+class CannotReplay(UsageError):
+    """The decision cannot be replayed here: unknown, or its matrix or policies are not these."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    decision_id: str
+    input_matches: bool
+    """The stored input text still has the stored input_digest."""
+    stored: dict[str, object]
+    replayed: dict[str, object]
+
+    @property
+    def reproduced(self) -> bool:
+        return self.input_matches and self.stored == self.replayed
+
+
+def replay(runtime: Runtime, decision_id: str) -> bool:
+    """Whether re-evaluating the stored input reproduces the stored decision document."""
+    return replay_decision(runtime, decision_id).reproduced
+
+
+def replay_decision(runtime: Runtime, decision_id: str) -> Replay:
+    """The stored and the replayed decision document, side by side.
+
+    Raises CannotReplay when no decision has that id, its matrix version is not published
+    here, or it was made under other policies than the engine's (`policy_revision`).
+    """
+    with transaction(runtime.sessions) as session:
+        row = repository.stored_decision(session, decision_id)
+    if row is None:
+        raise CannotReplay(f"decision: no decision has id {decision_id!r}")
+    revision = runtime.engine.policy_revision
+    if row["policy_revision"] != revision:
+        raise CannotReplay(
+            f"policy_revision: decision {decision_id} was made under {row['policy_revision']}, "
+            f"the engine runs {revision}"
+        )
+    published = runtime.matrices.get(row["matrix_version"])
+    if published is None:
+        raise CannotReplay(f"matrix_version: {row['matrix_version']!r} is not published here")
+    stored = _as_json({"verdict": row["verdict"], "allowed": row["allowed"], **row["document"]})
+    if not input_matches_digest(row["policy_input"], row["input_digest"]):
+        return Replay(decision_id, input_matches=False, stored=stored, replayed={})
+    policy_input = PolicyInput.from_document(msgspec.json.decode(row["policy_input"]))
+    result = runtime.engine.evaluate(published.loaded, policy_input)
+    return Replay(
+        decision_id,
+        input_matches=policy_input.digest == row["input_digest"],
+        stored=stored,
+        replayed=_as_json(result),
+    )
+
+
+def _as_json(value: object) -> dict[str, object]:
+    """The value as JSON reads it back (lists, not tuples), so the two sides compare."""
+    plain: dict[str, object] = msgspec.json.decode(msgspec.json.encode(value))
+    return plain

@@ -1,0 +1,235 @@
+"""Reads of the audit history: filtered keyset pages (newest first) and the chain in seq order.
+
+Pages are keyset pages on `seq` (`seq < cursor ORDER BY seq DESC LIMIT n`), never OFFSET: a
+decision appended while a client pages gets a higher seq, so it neither shifts nor repeats
+the items of later pages. Every filter has an index that ends in `seq` (tables.py); a `rule`
+is matched through `decision_rules (rule, decision_seq)`. A `name` without a `kind` is asked
+once per kind and merged, so each branch walks `(kind, name, seq)` instead of the table.
+
+Before the page query, `seq_range` narrows the seqs to walk with exact bounds read from the
+indexes: the newest and oldest seq of each equality filter (one index probe each), and of
+the time window when it is small enough to probe (WINDOW_PROBE). Without them PostgreSQL walks
+the primary key back from the newest decision assuming matches are spread evenly, which
+costs a full walk for filters that match only old decisions (an old matrix_version, an
+`until` in the past).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    RowMapping,
+    Select,
+    Table,
+    exists,
+    func,
+    select,
+    union_all,
+)
+from sqlmodel import Session
+
+from supportgate.db import AuditHead, DecisionRule
+from supportgate.db import Decision as DecisionRow
+from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
+
+from .filters import MAX_SEQ, AuditFilter
+from .rows import DECISION_COLUMNS
+
+WINDOW_PROBE = 100_000
+"""A time window with an `until` is probed for its exact seq range when it holds at most this
+many decisions (an index-only scan of at most as many entries, ~10 ms). Unaided, the page
+query walks back from the newest decision, past every decision newer than the window."""
+RECENT_WINDOW_PROBE = 10_000
+"""The same for a window with only `since`: it reaches the newest decisions, where the walk
+starts, so only a small one (which other filters may thin out) is worth probing."""
+
+_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
+_rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
+_head: Table = AuditHead.__table__  # type: ignore[attr-defined]
+
+_DECISION_COLUMNS = [_decisions.c[name] for name in DECISION_COLUMNS]
+_CHAIN_COLUMNS = [
+    *_DECISION_COLUMNS,
+    _decisions.c.policy_input,
+    _decisions.c.prev_hash,
+    _decisions.c.hash,
+]
+
+
+def decisions_page(
+    session: Session, where: AuditFilter, *, before_seq: int | None, limit: int
+) -> Sequence[RowMapping]:
+    """Up to `limit` matching decisions (DECISION_COLUMNS) older than `before_seq`, newest first."""
+    seqs = seq_range(session, where, before_seq=before_seq)
+    if seqs is None:
+        return []
+    return session.execute(page_statement(where, seqs, limit=limit)).mappings().all()
+
+
+def seq_range(
+    session: Session, where: AuditFilter, *, before_seq: int | None
+) -> tuple[int, int] | None:
+    """Seqs (lowest, highest) that hold every match below `before_seq`; None when none can."""
+    low, high = 1, MAX_SEQ if before_seq is None else before_seq - 1
+    for alternatives in _equality_probes(session, where, high):
+        found = [(lo, hi) for lo, hi in alternatives if hi is not None and lo is not None]
+        if not found:
+            return None
+        low = max(low, min(lo for lo, _ in found))
+        high = min(high, max(hi for _, hi in found))
+    if where.since is not None or where.until is not None:
+        count, first, last = _window_probe(session, where, low, high)
+        if count == 0:
+            return None
+        if count <= _probe_limit(where):  # else the page query walks the large window unaided
+            low, high = max(low, first), min(high, last)
+    return (low, high) if low <= high else None
+
+
+def _equality_probes(
+    session: Session, where: AuditFilter, high: int
+) -> list[list[tuple[int | None, int | None]]]:
+    """Per equality filter, the (min, max) seq of each way to match it (a name without a kind
+    matches under either kind), all read in one statement of index probes."""
+    c = _decisions.c
+    filters: list[list[tuple[ColumnElement[Any], list[ColumnElement[bool]]]]] = []
+    if where.name is not None:
+        kinds = [where.kind] if where.kind is not None else list(KINDS)
+        filters.append([(c.seq, [c.kind == kind, c.name == where.name]) for kind in kinds])
+    if where.verdict is not None:
+        filters.append([(c.seq, [c.verdict == where.verdict])])
+    if where.matrix_version is not None:
+        filters.append([(c.seq, [c.matrix_version == where.matrix_version])])
+    if where.rule is not None:
+        filters.append([(_rules.c.decision_seq, [_rules.c.rule == where.rule])])
+    if not filters:
+        return []
+    probes = [
+        probe
+        for alternatives in filters
+        for seq, conditions in alternatives
+        for probe in (
+            select(func.min(seq)).where(*conditions, seq <= high).scalar_subquery(),
+            select(func.max(seq)).where(*conditions, seq <= high).scalar_subquery(),
+        )
+    ]
+    values = iter(session.execute(select(*probes)).one())
+    return [[(next(values), next(values)) for _ in alternatives] for alternatives in filters]
+
+
+def _window_probe(
+    session: Session, where: AuditFilter, low: int, high: int
+) -> tuple[int, int, int]:
+    """How many decisions (up to the probe limit + 1) the time window holds with seqs in
+    low..high, and their lowest and highest seq (0, 0 when none)."""
+    c = _decisions.c
+    inside = select(c.seq).where(*_time_conditions(where), c.seq.between(low, high))
+    window = inside.limit(_probe_limit(where) + 1).subquery()
+    count, low, top = session.execute(
+        select(func.count(), func.min(window.c.seq), func.max(window.c.seq)).select_from(window)
+    ).one()
+    return int(count), int(low or 0), int(top or 0)
+
+
+def _probe_limit(where: AuditFilter) -> int:
+    return WINDOW_PROBE if where.until is not None else RECENT_WINDOW_PROBE
+
+
+def page_statement(where: AuditFilter, seqs: tuple[int, int], *, limit: int) -> Select[Any]:
+    """The page query for matches with seqs in `seqs` (inclusive), newest first."""
+    if where.name is not None and where.kind is None:
+        branches = [_page_select(where, kind, seqs, limit).subquery().select() for kind in KINDS]
+        merged = union_all(*branches).subquery()
+        return select(merged).order_by(merged.c.seq.desc()).limit(limit)
+    return _page_select(where, where.kind, seqs, limit)
+
+
+def _page_select(
+    where: AuditFilter, kind: str | None, seqs: tuple[int, int], limit: int
+) -> Select[Any]:
+    c = _decisions.c
+    conditions: list[ColumnElement[bool]] = [c.seq.between(*seqs), *_time_conditions(where)]
+    if kind is not None:
+        conditions.append(c.kind == kind)
+    if where.name is not None:
+        conditions.append(c.name == where.name)
+    if where.verdict is not None:
+        conditions.append(c.verdict == where.verdict)
+    if where.matrix_version is not None:
+        conditions.append(c.matrix_version == where.matrix_version)
+    if where.rule is not None:
+        # The seq bounds inside EXISTS let the (rule, decision_seq) index start at the cursor
+        # instead of reading down from the newest entry on deep pages.
+        conditions.append(
+            exists().where(
+                _rules.c.decision_seq == c.seq,
+                _rules.c.rule == where.rule,
+                _rules.c.decision_seq.between(*seqs),
+            )
+        )
+    return select(*_DECISION_COLUMNS).where(*conditions).order_by(c.seq.desc()).limit(limit)
+
+
+def _time_conditions(where: AuditFilter) -> list[ColumnElement[bool]]:
+    c = _decisions.c
+    conditions: list[ColumnElement[bool]] = []
+    if where.since is not None:
+        conditions.append(c.evaluated_at >= where.since)
+    if where.until is not None:
+        conditions.append(c.evaluated_at < where.until)
+    return conditions
+
+
+def chain_chunk(
+    session: Session, *, after_seq: int, upto_seq: int, limit: int
+) -> Sequence[RowMapping]:
+    """Up to `limit` decisions with every stored column, in seq order, after_seq < seq <= upto."""
+    statement = (
+        select(*_CHAIN_COLUMNS)
+        .where(_decisions.c.seq > after_seq, _decisions.c.seq <= upto_seq)
+        .order_by(_decisions.c.seq)
+        .limit(limit)
+    )
+    return session.execute(statement).mappings().all()
+
+
+def rules_between(
+    session: Session, first_seq: int, last_seq: int
+) -> dict[int, set[tuple[str, str]]]:
+    """The decision_rules rows of seqs first..last: (rule, severity) per decision seq."""
+    statement = select(_rules.c.decision_seq, _rules.c.rule, _rules.c.severity).where(
+        _rules.c.decision_seq.between(first_seq, last_seq)
+    )
+    found: dict[int, set[tuple[str, str]]] = {}
+    for seq, rule, severity in session.execute(statement):
+        found.setdefault(int(seq), set()).add((rule, severity))
+    return found
+
+
+def head(session: Session) -> tuple[int, str] | None:
+    """The audit head's (last_seq, last_hash), or None when the row is missing."""
+    row = session.execute(select(_head.c.last_seq, _head.c.last_hash)).first()
+    return None if row is None else (int(row.last_seq), str(row.last_hash))
+
+
+def first_past_head(session: Session) -> tuple[int, str] | None:
+    """The (seq, id) of the first decision beyond the audit head, if any (one statement, so
+    one snapshot even under READ COMMITTED)."""
+    beyond = select(_head.c.last_seq).scalar_subquery()
+    statement = (
+        select(_decisions.c.seq, _decisions.c.id)
+        .where(_decisions.c.seq > beyond)
+        .order_by(_decisions.c.seq)
+        .limit(1)
+    )
+    row = session.execute(statement).first()
+    return None if row is None else (int(row.seq), str(row.id))
+
+
+def stored_decision(session: Session, decision_id: str) -> RowMapping | None:
+    """One decision with every stored column, by id."""
+    statement = select(*_CHAIN_COLUMNS).where(_decisions.c.id == decision_id)
+    return session.execute(statement).mappings().first()

@@ -1,0 +1,74 @@
+"""GET /v1/audit: filtered decision pages, and the whole filtered history as streamed CSV.
+
+The CSV is read in keyset chunks of CSV_CHUNK rows, each in its own short transaction in a
+worker thread, and sent as it is read, so memory stays flat however long the history is. It
+holds the decisions at or below the newest seq of its first chunk: a decision appended while
+it streams gets a higher seq and is left out, so no row is missed or repeated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import anyio.to_thread
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import transaction
+from supportgate.evaluations.views import DecisionPage
+from supportgate.pagination import check_limit, trim_page
+
+from . import repository
+from .csv_export import csv_header, csv_rows
+from .filters import AuditFilter, decode_seq_cursor
+from .rows import decision_from_columns
+
+CSV_CHUNK = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CsvChunk:
+    body: bytes
+    next_before: int | None
+    """The seq the next chunk reads below, or None after the last chunk."""
+
+
+class AuditService:
+    def __init__(self, sessions: sessionmaker[Session], *, csv_chunk: int = CSV_CHUNK) -> None:
+        self._sessions = sessions
+        self._csv_chunk = csv_chunk
+
+    def page(self, where: AuditFilter, *, cursor: str | None, limit: int) -> DecisionPage:
+        before = decode_seq_cursor(cursor)
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            rows = repository.decisions_page(session, where, before_seq=before, limit=limit + 1)
+        rows, next_cursor = trim_page(rows, limit, lambda row: [row["seq"]])
+        return DecisionPage(
+            items=[decision_from_columns(row) for row in rows], next_cursor=next_cursor
+        )
+
+    def csv_chunk(self, where: AuditFilter, before_seq: int | None) -> CsvChunk:
+        """The CSV lines of the next chunk of matching decisions below `before_seq`."""
+        with transaction(self._sessions) as session:
+            rows = repository.decisions_page(
+                session, where, before_seq=before_seq, limit=self._csv_chunk
+            )
+        full = len(rows) == self._csv_chunk
+        return CsvChunk(body=csv_rows(rows), next_before=rows[-1]["seq"] if full else None)
+
+    async def csv(self, where: AuditFilter) -> AsyncIterator[bytes]:
+        """The CSV body. The first chunk is read before this returns, so a database that
+        cannot answer is a 503 rather than a response cut short."""
+        first = await anyio.to_thread.run_sync(self.csv_chunk, where, None)
+        return self._csv_body(where, first)
+
+    async def _csv_body(self, where: AuditFilter, chunk: CsvChunk) -> AsyncIterator[bytes]:
+        yield csv_header()
+        while True:
+            if chunk.body:
+                yield chunk.body
+            if chunk.next_before is None:
+                return
+            chunk = await anyio.to_thread.run_sync(self.csv_chunk, where, chunk.next_before)

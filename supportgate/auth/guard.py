@@ -1,0 +1,98 @@
+"""The one guard every route passes: `Authorization: Bearer <key>`, then the route's role.
+
+Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
+`opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
+under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
+No or an unknown key is 401; a key whose role is too small is 403.
+
+The console (supportgate/console, mounted at /ui) is its own application with its own guard,
+`require_console_key`: the same keys and roles, read from its HttpOnly cookie instead of the
+header. Only that application installs it, so the /v1 API never accepts the cookie; this
+guard lets the mount through (`opt={"console": True}`) and the console checks every request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.handlers.base import BaseRouteHandler
+
+from .roles import Principal, Role, role_allows
+from .services import KeyService
+
+PRINCIPAL_STATE_KEY = "supportgate_principal"
+DEFAULT_ROLE: Role = "ci"
+CONSOLE_ROLE: Role = "procurement"
+CONSOLE_COOKIE = "supportgate_console"
+
+
+async def require_key(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    if handler.opt.get("public") or handler.opt.get("console"):
+        return
+    secret = _bearer(connection.headers.get("authorization"))
+    if secret is None:
+        raise NotAuthorizedException("send an API key as `Authorization: Bearer <key>`")
+    await _admit(connection, secret, handler.opt.get("role", DEFAULT_ROLE))
+
+
+async def require_console_key(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    """The console's guard: the key from the CONSOLE_COOKIE cookie (never from a header), and
+    the route's role (`procurement` unless it says otherwise)."""
+    if handler.opt.get("public"):
+        return
+    secret = connection.cookies.get(CONSOLE_COOKIE)
+    if not secret:
+        raise NotAuthorizedException("log in with an API key")
+    await _admit(connection, secret, handler.opt.get("role", CONSOLE_ROLE))
+
+
+async def authenticate(
+    connection: ASGIConnection[Any, Any, Any, Any], secret: str
+) -> Principal | None:
+    """The principal of a presented key (cached for a few seconds), or None for an unknown one."""
+    keys: KeyService = connection.app.state.runtime.keys
+    return keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
+
+
+def check_role(principal: Principal, needed: Role) -> None:
+    if not role_allows(principal.role, needed):
+        raise PermissionDeniedException(
+            f"this needs the {needed} role; key {principal.name!r} has {principal.role}"
+        )
+
+
+async def _admit(connection: ASGIConnection[Any, Any, Any, Any], secret: str, needed: Role) -> None:
+    principal = await authenticate(connection, secret)
+    if principal is None:
+        raise NotAuthorizedException("unknown API key")
+    _request_state(connection)[PRINCIPAL_STATE_KEY] = principal
+    check_role(principal, needed)
+
+
+def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    principal = _request_state(connection).get(PRINCIPAL_STATE_KEY)
+    if not isinstance(principal, Principal):
+        raise NotAuthorizedException("no API key")
+    return principal
+
+
+def _request_state(connection: ASGIConnection[Any, Any, Any, Any]) -> dict[str, Any]:
+    """The request's state as the plain dict in its scope (what `connection.state` wraps in
+    a new State object, with a lock, at every access)."""
+    state: dict[str, Any] = connection.scope.setdefault("state", {})
+    return state
+
+
+def _bearer(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    value = value.strip()
+    return value if scheme.lower() == "bearer" and value else None

@@ -1,0 +1,266 @@
+"""The `supportgate` command line: thin calls into the domains.
+
+Exit codes: 0 the gate passed, 1 a manifest failed the gate, 2 usage, input or engine errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from supportgate.audit.verify import verify_chain
+from supportgate.auth import ROLES
+from supportgate.collect import command as collect_command
+from supportgate.config import Settings
+from supportgate.db.migrate import ensure_current, head_revision, upgrade
+from supportgate.errors import DatabaseError, InputError, PolicyEngineError
+from supportgate.evaluations.check import check, read_manifest_files
+from supportgate.evaluations.evaluator import Evaluator
+from supportgate.evaluations.remote import Server, check_remote
+from supportgate.ids import random_uuid
+from supportgate.logging import configure_logging
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.matrix.services import cli_publisher, describe
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.catalog import read_catalog
+from supportgate.reports import FAIL_ON, FORMATS
+from supportgate.runtime import Runtime
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (InputError, PolicyEngineError, DatabaseError) as exc:
+        print(f"supportgate: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415 - only the server needs it
+
+    from supportgate.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
+
+    configure_logging()
+    settings = Settings.from_env()
+    if args.bootstrap_admin_key:
+        runtime = _runtime()
+        try:
+            secret = runtime.keys.bootstrap_admin()
+        finally:
+            runtime.stop()
+        if secret is not None:
+            print("no API key existed: created admin key 'admin'; it is shown only once:")
+            print(secret, flush=True)
+    if args.no_upgrade:  # refuse now, in one line naming the fix, not in uvicorn's lifespan
+        ensure_current(settings.database_url)
+    app = create_app(settings, upgrade_schema=not args.no_upgrade)
+    uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
+    return EXIT_OK
+
+
+def _runtime() -> Runtime:
+    """The service's parts for a CLI command, on a database at the current schema."""
+    runtime = Runtime.build(Settings.from_env())
+    runtime.prepare_database(upgrade_schema=True)
+    return runtime
+
+
+def _db_upgrade(_: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    upgrade(settings.database_url)
+    print(f"database schema is at {head_revision()}")
+    return EXIT_OK
+
+
+def _keys_create(args: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        secret = runtime.keys.create_key(name=args.name, role=args.role)
+    finally:
+        runtime.stop()
+    print(f"created API key {args.name!r} with role {args.role}; it is shown only once:")
+    print(secret)
+    return EXIT_OK
+
+
+def _audit_verify(_: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        report = verify_chain(runtime.sessions)
+    finally:
+        runtime.stop()
+    print(report.summary())
+    return EXIT_OK if report.intact else EXIT_GATE_FAILED
+
+
+def _check(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    bundle = PolicyBundle.load(settings.policy_dir)
+    titles = {rule_id: rule.title for rule_id, rule in read_catalog(bundle.modules).items()}
+    if args.server is not None or args.token is not None:
+        server = Server.from_options(
+            args.server,
+            args.token,
+            os.environ,
+            in_process_only={"--matrix": args.matrix, "--at": args.at},
+        )
+        outcome = check_remote(
+            read_manifest_files(args.files),
+            server,
+            fmt=args.format,
+            fail_on=args.fail_on,
+            rule_titles=titles,
+        )
+    else:
+        matrix = load_matrix_file(args.matrix or bundle.default_matrix_path)
+        items = read_manifest_files(args.files)
+        evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
+        outcome = check(
+            items,
+            evaluator,
+            evaluated_at=args.at or datetime.now(UTC),
+            fmt=args.format,
+            fail_on=args.fail_on,
+            rule_titles=titles,
+        )
+    sys.stdout.write(outcome.output if outcome.output.endswith("\n") else outcome.output + "\n")
+    return EXIT_GATE_FAILED if outcome.failed else EXIT_OK
+
+
+def _matrix_publish(args: argparse.Namespace) -> int:
+    matrix = load_matrix_file(args.file)
+    runtime = _runtime()
+    try:
+        published = runtime.matrices.publish_view(matrix, published_by=cli_publisher())
+    finally:
+        runtime.stop()
+    print(describe(published))
+    return EXIT_OK
+
+
+def _reevaluate(_: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{random_uuid()}")
+    finally:
+        runtime.stop()
+    counts = sweep.counts
+    print(
+        f"sweep {sweep.id} {sweep.status}: evaluated {counts.evaluated}, "
+        f"changed {counts.changed}, failed {counts.failed}"
+    )
+    return EXIT_OK if sweep.status == "finished" else EXIT_ERROR
+
+
+def _timestamp(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"give a time zone (e.g. Z): {text!r}")
+    return moment.astimezone(UTC)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit with our code 2 and the same prefix."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"supportgate: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_ERROR)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check_cmd = commands.add_parser("check", help="evaluate manifest files and gate on the verdict")
+    check_cmd.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
+    check_cmd.add_argument("--format", choices=FORMATS, default="text")
+    check_cmd.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="rejected",
+        help="fail the gate on rejected manifests (default), or on experimental ones too",
+    )
+    check_cmd.add_argument(
+        "--matrix", type=Path, help="evaluate under this matrix file instead of the default"
+    )
+    check_cmd.add_argument(
+        "--at",
+        type=_timestamp,
+        help="evaluation time (RFC 3339), for replaying a decision; default now",
+    )
+    check_cmd.add_argument(
+        "--server", metavar="URL", help="evaluate on this supportgate server (records and tracks)"
+    )
+    check_cmd.add_argument(
+        "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
+    )
+    check_cmd.set_defaults(run=_check)
+
+    collect_command.add_parser(commands)
+
+    serve_cmd = commands.add_parser("serve", help="run the HTTP service")
+    serve_cmd.add_argument("--host", default="127.0.0.1")
+    serve_cmd.add_argument("--port", type=int, default=8000)
+    serve_cmd.add_argument(
+        "--no-upgrade",
+        action="store_true",
+        help="refuse to start on an out-of-date schema instead of upgrading it",
+    )
+    serve_cmd.add_argument(
+        "--bootstrap-admin-key",
+        action="store_true",
+        help="when the database has no API key yet, create an admin key and print it",
+    )
+    serve_cmd.set_defaults(run=_serve)
+
+    db_cmd = commands.add_parser("db", help="database schema").add_subparsers(
+        dest="db_command", required=True, parser_class=_Parser
+    )
+    db_cmd.add_parser("upgrade", help="migrate the schema to this version").set_defaults(
+        run=_db_upgrade
+    )
+
+    keys_cmd = commands.add_parser("keys", help="API keys").add_subparsers(
+        dest="keys_command", required=True, parser_class=_Parser
+    )
+    create_cmd = keys_cmd.add_parser("create", help="create a key; prints it on the last line")
+    create_cmd.add_argument("--role", required=True, choices=ROLES)
+    create_cmd.add_argument("--name", required=True)
+    create_cmd.set_defaults(run=_keys_create)
+
+    matrix_cmd = commands.add_parser("matrix", help="the support matrix").add_subparsers(
+        dest="matrix_command", required=True, parser_class=_Parser
+    )
+    publish_cmd = matrix_cmd.add_parser("publish", help="publish a new matrix version")
+    publish_cmd.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
+    publish_cmd.set_defaults(run=_matrix_publish)
+
+    commands.add_parser(
+        "reevaluate", help="re-evaluate every tracked manifest now; prints the sweep and counts"
+    ).set_defaults(run=_reevaluate)
+
+    audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
+        dest="audit_command", required=True, parser_class=_Parser
+    )
+    audit_cmd.add_parser(
+        "verify", help="check the decision hash chain; exit 1 naming the first bad record"
+    ).set_defaults(run=_audit_verify)
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

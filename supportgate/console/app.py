@@ -1,0 +1,79 @@
+"""The console: its own Litestar application, mounted by the API at /ui.
+
+Its own application, so that what a browser needs stays out of the API: its guard reads the
+API key from the console's cookie (supportgate.auth.guard.require_console_key; the API's guard
+reads only the Authorization header), every POST needs the CSRF token (session.check_csrf),
+errors are pages (and a missing login a redirect to it), and nothing of it is in the OpenAPI
+document. The API's guard lets the mount through (`opt={"console": True}`); the request
+observer around the API still logs and times every console request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar, Request, Router, asgi
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.handlers import ASGIRouteHandler
+from litestar.static_files import create_static_files_router
+from litestar.types import Receive, Scope, Send
+
+from supportgate.auth.guard import require_console_key
+from supportgate.http_errors import log_unexpected
+from supportgate.http_input import refuse_nul_characters
+from supportgate.runtime import Runtime
+
+from .controllers import PageController, SessionController
+from .rendering import EXCEPTION_HANDLERS, STATIC, template_config
+from .services import ConsoleService
+from .session import CONSOLE_PATH, check_csrf
+
+MAX_FORM_BYTES = 1024 * 1024
+
+
+async def _before_request(request: Request[Any, Any, Any]) -> None:
+    await refuse_nul_characters(request)
+    await check_csrf(request)
+
+
+def create_console(runtime: Runtime) -> Litestar:
+    console = ConsoleService(runtime)
+
+    def provide_console() -> ConsoleService:
+        return console
+
+    pages = Router(CONSOLE_PATH, route_handlers=[SessionController, PageController])
+    static = create_static_files_router(
+        f"{CONSOLE_PATH}/static",
+        directories=[STATIC],
+        opt={"public": True},
+        include_in_schema=False,
+    )
+    return Litestar(
+        route_handlers=[pages, static],
+        dependencies={"console": Provide(provide_console, sync_to_thread=False)},
+        guards=[require_console_key],
+        before_request=_before_request,
+        exception_handlers=EXCEPTION_HANDLERS,
+        after_exception=[log_unexpected],
+        template_config=template_config(),
+        logging_config=None,
+        openapi_config=None,
+        request_max_body_size=MAX_FORM_BYTES,
+        state=State({"runtime": runtime}),
+    )
+
+
+def console_mount(runtime: Runtime) -> ASGIRouteHandler:
+    """The route the API serves the console on: everything under /ui."""
+    console = create_console(runtime)
+
+    @asgi(CONSOLE_PATH, is_mount=True, copy_scope=False, opt={"console": True})
+    async def ui(scope: Scope, receive: Receive, send: Send) -> None:
+        # The mount strips /ui from the path; the console routes under /ui itself, so that its
+        # requests know their own URLs and the request observer sees its route templates.
+        scope["path"] = CONSOLE_PATH + scope["path"]
+        await console(scope, receive, send)
+
+    return ui

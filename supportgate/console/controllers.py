@@ -1,0 +1,175 @@
+"""HTTP: the console's pages under /ui. One service call each; pages are templates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import anyio.to_thread
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.response import Redirect, Stream, Template
+from litestar.status_codes import HTTP_303_SEE_OTHER
+
+from supportgate.audit.controllers import CSV_MEDIA_TYPE
+from supportgate.auth.guard import CONSOLE_ROLE, authenticate
+from supportgate.auth.roles import role_allows
+
+from .rendering import render
+from .services import AUDIT_FIELDS, MANIFEST_FIELDS, WAIVER_FIELDS, ConsoleService, Query
+from .session import CONSOLE_PATH, local_target, login_cookies, logout_cookies
+
+PUBLIC = {"public": True}
+ConsoleDep = NamedDependency[ConsoleService]
+
+
+def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
+    return Query.of(fields, {name: request.query_params.get(name) for name in fields})
+
+
+class SessionController(Controller):
+    """Log in with an API key (kept in an HttpOnly cookie), log out."""
+
+    @get("/login", opt=PUBLIC)
+    async def login_form(
+        self,
+        request: Request[Any, Any, Any],
+        next_page: Annotated[str | None, QueryParameter(name="next")] = None,
+    ) -> Template:
+        return render(request, "login.html.j2", next_page=local_target(next_page), error=None)
+
+    @post("/login", opt=PUBLIC, status_code=HTTP_303_SEE_OTHER)
+    async def login(self, request: Request[Any, Any, Any]) -> Template | Redirect:
+        form = await request.form()
+        secret, target = str(form.get("key") or "").strip(), local_target(form.get("next"))
+        principal = await authenticate(request, secret) if secret else None
+        if principal is None:
+            error = "unknown API key" if secret else "enter an API key"
+            return render(request, "login.html.j2", status_code=401, next_page=target, error=error)
+        if not role_allows(principal.role, CONSOLE_ROLE):
+            detail = f"the console needs the {CONSOLE_ROLE} role; key {principal.name!r} has "
+            return render(
+                request,
+                "error.html.j2",
+                status_code=403,
+                status=403,
+                detail=detail + principal.role,
+            )
+        return Redirect(
+            target, status_code=HTTP_303_SEE_OTHER, cookies=login_cookies(request, secret)
+        )
+
+    @post("/logout", opt=PUBLIC, status_code=HTTP_303_SEE_OTHER)
+    async def logout(self, request: Request[Any, Any, Any]) -> Redirect:
+        return Redirect(
+            f"{CONSOLE_PATH}/login", status_code=HTTP_303_SEE_OTHER, cookies=logout_cookies(request)
+        )
+
+
+class PageController(Controller):
+    """The pages (procurement and up)."""
+
+    @get("/")
+    async def home(self) -> Redirect:
+        return Redirect(f"{CONSOLE_PATH}/manifests", status_code=HTTP_303_SEE_OTHER)
+
+    @get("/manifests")
+    async def manifests(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        cursor: FromQuery[str | None] = None,
+    ) -> Template:
+        query = _query(request, MANIFEST_FIELDS)
+        page = await anyio.to_thread.run_sync(lambda: console.manifests(query, cursor=cursor))
+        return render(request, "manifests.html.j2", page=page)
+
+    @get("/manifests/{kind:str}/{name:str}")
+    async def manifest(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        kind: FromPath[str],
+        name: FromPath[str],
+        *,
+        cursor: FromQuery[str | None] = None,
+        a: FromQuery[str | None] = None,
+        b: FromQuery[str | None] = None,
+    ) -> Template:
+        page = await anyio.to_thread.run_sync(
+            lambda: console.manifest(kind, name, cursor=cursor, a=a, b=b)
+        )
+        return render(request, "manifest.html.j2", page=page)
+
+    @get("/audit")
+    async def audit(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        cursor: FromQuery[str | None] = None,
+    ) -> Template:
+        query = _query(request, AUDIT_FIELDS)
+        page = await anyio.to_thread.run_sync(lambda: console.audit(query, cursor=cursor))
+        return render(request, "audit.html.j2", page=page)
+
+    @get("/audit.csv")
+    async def audit_csv(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Stream:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        return Stream(
+            await console.audit_csv(_query(request, AUDIT_FIELDS)),
+            media_type=CSV_MEDIA_TYPE,
+            headers={
+                "Content-Type": CSV_MEDIA_TYPE,
+                "Content-Disposition": f'attachment; filename="supportgate-audit-{stamp}.csv"',
+            },
+        )
+
+    @get("/matrix")
+    async def matrix(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        old: FromQuery[str | None] = None,
+        new: FromQuery[str | None] = None,
+    ) -> Template:
+        page = await anyio.to_thread.run_sync(lambda: console.matrix(old=old, new=new))
+        return render(request, "matrix.html.j2", page=page)
+
+    @get("/impact")
+    async def impact_form(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
+        page = await anyio.to_thread.run_sync(console.impact_form)
+        return render(request, "impact.html.j2", page=page)
+
+    @post("/impact", status_code=200)
+    async def impact(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
+        proposal = str((await request.form()).get("matrix") or "")
+        page = await anyio.to_thread.run_sync(console.impact, proposal)
+        return render(request, "impact.html.j2", status_code=page.status_code, page=page)
+
+    @get("/alerts")
+    async def alerts(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        since: FromQuery[str | None] = None,
+        cursor: FromQuery[str | None] = None,
+    ) -> Template:
+        page = await anyio.to_thread.run_sync(lambda: console.alerts(since=since, cursor=cursor))
+        return render(request, "alerts.html.j2", page=page)
+
+    @get("/webhooks")
+    async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
+        page = await anyio.to_thread.run_sync(console.webhooks)
+        return render(request, "webhooks.html.j2", page=page)
+
+    @get("/waivers")
+    async def waivers(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        cursor: FromQuery[str | None] = None,
+    ) -> Template:
+        query = _query(request, WAIVER_FIELDS)
+        page = await anyio.to_thread.run_sync(lambda: console.waivers(query, cursor=cursor))
+        return render(request, "waivers.html.j2", page=page)

@@ -1,0 +1,102 @@
+"""Pages: every console page is a template rendered here, with the CSRF token its forms
+carry and who is logged in; errors become pages too (a login redirect, 403, 404, 400, 503)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, NotAuthorizedException
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Redirect, Template
+from litestar.status_codes import HTTP_303_SEE_OTHER
+from litestar.template.config import TemplateConfig
+from litestar.types import ExceptionHandlersMap
+from sqlalchemy.exc import DBAPIError
+
+from supportgate.auth.guard import PRINCIPAL_STATE_KEY
+from supportgate.errors import DatabaseError, InputError, PolicyEngineError
+from supportgate.http_errors import input_status
+from supportgate.logging import get_logger
+from supportgate.policy.inputs import format_time
+
+from .session import CONSOLE_PATH, CSRF_FIELD, csrf_cookies, csrf_token
+
+log = get_logger(__name__)
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def template_config() -> TemplateConfig[JinjaTemplateEngine]:
+    environment = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,  # every value is escaped unless a template says otherwise (none does)
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["time"] = lambda moment: "—" if moment is None else format_time(moment)
+    environment.globals["ui"] = CONSOLE_PATH
+    environment.globals["quote"] = lambda text: quote(str(text), safe="")
+    environment.globals["csrf_field"] = CSRF_FIELD
+    return TemplateConfig(engine=JinjaTemplateEngine.from_environment(environment))
+
+
+def render(
+    request: Request[Any, Any, Any], name: str, *, status_code: int = 200, **context: Any
+) -> Template:
+    return Template(
+        template_name=name,
+        context={
+            **context,
+            "csrf_token": csrf_token(request),
+            "principal": request.state.get(PRINCIPAL_STATE_KEY),
+            "path": request.url.path,
+        },
+        status_code=status_code,
+        cookies=csrf_cookies(request),
+    )
+
+
+def error_page(request: Request[Any, Any, Any], status_code: int, detail: str) -> Template:
+    return render(
+        request, "error.html.j2", status_code=status_code, status=status_code, detail=detail
+    )
+
+
+def _login_redirect(request: Request[Any, Any, Any], _: NotAuthorizedException) -> Response[Any]:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return Redirect(
+        f"{CONSOLE_PATH}/login?{urlencode({'next': target})}", status_code=HTTP_303_SEE_OTHER
+    )
+
+
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    return error_page(request, exc.status_code, str(exc.detail))
+
+
+def _input_error(request: Request[Any, Any, Any], exc: InputError) -> Response[Any]:
+    return error_page(request, input_status(exc), str(exc))
+
+
+def _unavailable(
+    request: Request[Any, Any, Any], exc: PolicyEngineError | DatabaseError | DBAPIError
+) -> Response[Any]:
+    what = "policy engine" if isinstance(exc, PolicyEngineError) else "database"
+    log.error("dependency_unavailable", dependency=what, error=str(exc).splitlines()[0])
+    page = error_page(request, 503, f"the {what} cannot answer right now; try again shortly")
+    page.headers["Retry-After"] = "5"
+    return page
+
+
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    NotAuthorizedException: _login_redirect,
+    HTTPException: _http_error,
+    InputError: _input_error,
+    PolicyEngineError: _unavailable,
+    DatabaseError: _unavailable,
+    DBAPIError: _unavailable,
+}

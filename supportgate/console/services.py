@@ -1,0 +1,302 @@
+"""What each console page shows, composed from the domains' own services (tracking, audit,
+matrix versions); the console holds no queries and no rules of its own."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+import msgspec
+import yaml
+
+from supportgate.alerts.services import AlertService
+from supportgate.alerts.views import AlertView
+from supportgate.audit.filters import AuditFilter
+from supportgate.audit.services import AuditService
+from supportgate.errors import InputError, UsageError
+from supportgate.evaluations.views import TrackedManifest
+from supportgate.http_errors import input_status
+from supportgate.manifests.decision import MANIFEST_KINDS, VERDICTS, Decision
+from supportgate.matrix.impact import ImpactReport
+from supportgate.matrix.views import MatrixVersionSummary
+from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from supportgate.policy.catalog import read_catalog
+from supportgate.runtime import Runtime
+from supportgate.waivers.views import WaiverView
+from supportgate.webhooks.views import Delivery, Webhook
+
+from .decision_diff import DecisionDiff, diff_decisions
+from .matrix_diff import MatrixChange, diff_matrices
+from .timeline import Chart, timeline
+
+TIMELINE_DECISIONS = MAX_LIMIT
+"""The timeline charts a manifest's latest decisions, up to this many."""
+HISTORY_PAGE = 20
+"""Decisions listed with their violations per page of a manifest's history."""
+DIFF_CHOICES = 50
+"""The latest decisions offered for a comparison (older ones: by id, `?a=...&b=...`)."""
+AUDIT_FIELDS = ("kind", "name", "verdict", "rule", "since", "until", "matrix_version")
+MANIFEST_FIELDS = ("kind", "verdict", "owner", "rule")
+WAIVER_FIELDS = ("kind", "name", "rule", "active")
+ALERT_WINDOW = timedelta(days=30)
+"""The alerts page starts this long ago unless told otherwise (alerts come oldest first)."""
+RECENT_DELIVERIES = 5
+"""Deliveries shown per webhook subscription."""
+
+
+def given(value: str | None) -> str | None:
+    """A form field as a filter: blank is not given."""
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A page's filters as typed in, for the form, the links and the next page."""
+
+    values: dict[str, str]
+
+    @classmethod
+    def of(cls, fields: tuple[str, ...], values: Mapping[str, str | None]) -> Query:
+        return cls({name: text for name in fields if (text := given(values.get(name)))})
+
+    def get(self, name: str) -> str | None:
+        return self.values.get(name)
+
+    def encode(self, **extra: str | None) -> str:
+        """The query string of these filters with `extra` (None drops a field)."""
+        merged: dict[str, str | None] = {**self.values, **extra}
+        return urlencode({k: v for k, v in merged.items() if v is not None})
+
+
+@dataclass(frozen=True, slots=True)
+class Choices:
+    kinds: tuple[str, ...] = MANIFEST_KINDS
+    verdicts: tuple[str, ...] = VERDICTS
+    rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestsPage:
+    query: Query
+    choices: Choices
+    items: list[TrackedManifest]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestPage:
+    tracked: TrackedManifest
+    content: str
+    chart: Chart | None
+    charted: int
+    chart_is_partial: bool
+    """More decisions exist than the chart shows (the latest TIMELINE_DECISIONS)."""
+    choices: list[Decision]
+    """The decisions offered for a comparison: the latest DIFF_CHOICES, newest first."""
+    decisions: list[Decision]
+    next_cursor: str | None
+    cursor: str | None
+    diff: DecisionDiff | None
+    a: str | None
+    b: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    query: Query
+    choices: Choices
+    items: list[Decision]
+    next_cursor: str | None
+    cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixPage:
+    versions: list[MatrixVersionSummary]
+    old: str | None
+    new: str | None
+    changes: tuple[MatrixChange, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class ImpactPage:
+    proposal: str
+    report: ImpactReport | None
+    error: str | None
+    status_code: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class AlertsPage:
+    since: str
+    items: list[AlertView]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    webhook: Webhook
+    deliveries: list[Delivery]
+    more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WebhooksPage:
+    subscriptions: list[Subscription]
+
+
+@dataclass(frozen=True, slots=True)
+class WaiversPage:
+    query: Query
+    choices: Choices
+    items: list[WaiverView]
+    next_cursor: str | None
+    now: datetime
+
+
+class ConsoleService:
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._choices = Choices(rules=tuple(sorted(read_catalog(runtime.bundle.modules))))
+
+    @property
+    def choices(self) -> Choices:
+        return self._choices
+
+    def manifests(self, query: Query, *, cursor: str | None) -> ManifestsPage:
+        page = self._runtime.tracking.page(
+            kind=query.get("kind"),
+            verdict=query.get("verdict"),
+            owner=query.get("owner"),
+            rule=query.get("rule"),
+            cursor=given(cursor),
+            limit=DEFAULT_LIMIT,
+        )
+        return ManifestsPage(query, self._choices, page.items, page.next_cursor)
+
+    def manifest(
+        self, kind: str, name: str, *, cursor: str | None, a: str | None, b: str | None
+    ) -> ManifestPage:
+        tracked = self._runtime.tracking.one(kind, name)
+        # The manifest's decisions through the audit search (kind and name are the filter):
+        # its pages read the decision columns only, not the stored policy input.
+        audit = AuditService(self._runtime.sessions)
+        where = AuditFilter(kind=kind, name=name)
+        recent = audit.page(where, cursor=None, limit=TIMELINE_DECISIONS)
+        cursor = given(cursor)
+        listed = audit.page(where, cursor=cursor, limit=HISTORY_PAGE)
+        a, b = given(a), given(b)
+        if a is None and b is None and len(recent.items) >= 2:  # noqa: PLR2004 - a pair
+            b, a = recent.items[0].id, recent.items[1].id
+        return ManifestPage(
+            tracked=tracked,
+            content=msgspec.json.format(msgspec.json.encode(tracked.content)).decode(),
+            chart=timeline(recent.items),
+            charted=len(recent.items),
+            chart_is_partial=recent.next_cursor is not None,
+            choices=recent.items[:DIFF_CHOICES],
+            decisions=listed.items,
+            next_cursor=listed.next_cursor,
+            cursor=cursor,
+            diff=self._diff(kind, name, a, b),
+            a=a,
+            b=b,
+        )
+
+    def _diff(self, kind: str, name: str, a: str | None, b: str | None) -> DecisionDiff | None:
+        if a is None and b is None:
+            return None
+        if a is None or b is None:
+            raise UsageError(f"{'a' if a is None else 'b'}: choose two decisions to compare")
+        found = self._runtime.tracking.decisions(kind, name, [a, b])
+        for param, wanted in (("a", a), ("b", b)):
+            if wanted not in found:
+                raise UsageError(f"{param}: {kind} {name!r} has no decision {wanted!r}")
+        return diff_decisions(found[a], found[b])
+
+    def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
+        cursor = given(cursor)
+        page = AuditService(self._runtime.sessions).page(
+            self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT
+        )
+        return AuditPage(query, self._choices, page.items, page.next_cursor, cursor)
+
+    async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
+        return await AuditService(self._runtime.sessions).csv(self._audit_filter(query))
+
+    @staticmethod
+    def _audit_filter(query: Query) -> AuditFilter:
+        return AuditFilter.parse(**{name: query.get(name) for name in AUDIT_FIELDS})
+
+    def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
+        matrices = self._runtime.matrices
+        versions = matrices.version_list().items
+        old, new = given(old), given(new)
+        if old is None and new is None and len(versions) >= 2:  # noqa: PLR2004 - a pair
+            new, old = versions[0].version, versions[1].version
+        if old is None or new is None:
+            if old is not None or new is not None:
+                raise UsageError(f"{'old' if old is None else 'new'}: choose two versions")
+            return MatrixPage(versions, None, None)
+        documents = []
+        for param, version in (("old", old), ("new", new)):
+            view = matrices.version_view(version)
+            if view is None:
+                raise UsageError(f"{param}: no matrix version {version!r} is published")
+            documents.append(view.document)
+        return MatrixPage(versions, old, new, diff_matrices(*documents))
+
+    def impact_form(self) -> ImpactPage:
+        """The form, filled with the current matrix to edit."""
+        current = self._runtime.matrices.current_view().document
+        return ImpactPage(yaml.safe_dump(current, sort_keys=False), None, None)
+
+    def impact(self, proposal: str) -> ImpactPage:
+        """What the pasted matrix (YAML or JSON) would change; a bad one is shown on the
+        form, with the message naming the field, and the text kept."""
+        try:
+            report = self._runtime.impact.analyse_document(proposal.encode(), fmt="yaml")
+        except InputError as exc:
+            return ImpactPage(proposal, None, str(exc), status_code=input_status(exc))
+        return ImpactPage(proposal, report, None)
+
+    def alerts(self, *, since: str | None, cursor: str | None) -> AlertsPage:
+        start = given(since) or _format(datetime.now(UTC) - ALERT_WINDOW)
+        page = AlertService(self._runtime.sessions).page(
+            since=start, cursor=given(cursor), limit=DEFAULT_LIMIT
+        )
+        return AlertsPage(start, page.items, page.next_cursor)
+
+    def webhooks(self) -> WebhooksPage:
+        webhooks = self._runtime.webhooks
+        found = []
+        for webhook in webhooks.subscriptions().items:
+            page = webhooks.deliveries(
+                webhook.id, status=None, cursor=None, limit=RECENT_DELIVERIES
+            )
+            if page is not None:  # else deleted since it was listed
+                found.append(Subscription(webhook, page.items, page.next_cursor is not None))
+        return WebhooksPage(found)
+
+    def waivers(self, query: Query, *, cursor: str | None) -> WaiversPage:
+        active = query.get("active")
+        if active not in {None, "true", "false"}:
+            raise UsageError(f"active: must be true or false, got {active!r}")
+        page = self._runtime.waivers.page(
+            kind=query.get("kind"),
+            name=query.get("name"),
+            rule=query.get("rule"),
+            active=None if active is None else active == "true",
+            cursor=given(cursor),
+            limit=DEFAULT_LIMIT,
+        )
+        return WaiversPage(query, self._choices, page.items, page.next_cursor, datetime.now(UTC))
+
+
+def _format(moment: datetime) -> str:
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,183 @@
+"""Engines, sessions and transactions for SQLite and PostgreSQL (psycopg 3).
+
+SQLite runs in WAL mode with foreign keys on and a busy timeout. SQLAlchemy, not the
+sqlite3 module, emits BEGIN, so a transaction's reads and writes share one snapshot;
+`transaction(..., write=True)` starts with BEGIN IMMEDIATE, which makes concurrent writers
+(threads or processes) queue for the write lock instead of failing half way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
+from sqlmodel import Session
+
+from supportgate.errors import DatabaseError, UsageError
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+# Sized for a 2-core host serving 64 concurrent requests: 10 kept, up to 30 at a peak;
+# a request waits up to POOL_TIMEOUT_S for a connection rather than overloading the server.
+POOL_SIZE = 10
+MAX_OVERFLOW = 20
+POOL_TIMEOUT_S = 30
+POOL_RECYCLE_S = 1800
+POSTGRES_CONNECT_TIMEOUT_S = 10
+
+_WRITE_OPTION = "supportgate_write"
+_POSTGRES_DRIVERS = {"postgres", "postgresql"}
+_SQLITE_MEMORY = {"", ":memory:"}
+
+
+def database_url(url: str) -> URL:
+    """The URL as supportgate connects to it: psycopg 3 for PostgreSQL, absolute SQLite paths."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise UsageError(f"database URL {url!r} is not a SQLAlchemy URL: {exc}") from exc
+    if parsed.drivername in _POSTGRES_DRIVERS:
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() == "sqlite" and not _sqlite_in_memory(parsed):
+        parsed = _absolute_sqlite(parsed)
+    return parsed
+
+
+def create_db_engine(url: str) -> Engine:
+    """An engine for a SQLite or PostgreSQL URL; other databases are refused."""
+    parsed = database_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(parsed)
+    if backend == "postgresql":
+        return _postgres_engine(parsed)
+    raise UsageError(
+        f"database URL {parsed.render_as_string()} names {backend!r}: "
+        "supportgate runs on SQLite and PostgreSQL"
+    )
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions whose loaded objects stay readable after commit (no lazy reload)."""
+    return sessionmaker(bind=engine, class_=Session, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(factory: sessionmaker[Session], *, write: bool = False) -> Iterator[Session]:
+    """One session in one transaction: committed when the block ends, rolled back if it raises.
+
+    `write=True` says the block writes after reading (the audit head, an upsert): on SQLite
+    the transaction then takes the write lock at BEGIN, waiting up to the busy timeout for
+    other writers. PostgreSQL ignores it; lock rows there with SELECT ... FOR UPDATE.
+    """
+    with factory() as session, session.begin():
+        if write:
+            session.connection(execution_options={_WRITE_OPTION: True})
+        yield session
+
+
+def ping(engine: Engine) -> None:
+    """Raise DatabaseError unless the database answers a query (the readiness check)."""
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("SELECT 1")
+    except DBAPIError as exc:
+        raise as_database_error(engine.url, exc) from exc
+
+
+def as_database_error(url: URL, exc: DBAPIError) -> DatabaseError:
+    """The DatabaseError for a driver error: the URL without its password, the first line."""
+    reason = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc).__name__
+    return DatabaseError(f"the database at {url.render_as_string()} cannot be used: {reason}")
+
+
+def _sqlite_in_memory(url: URL) -> bool:
+    return (url.database or "") in _SQLITE_MEMORY or "mode=memory" in (url.database or "")
+
+
+def _absolute_sqlite(url: URL) -> URL:
+    database = url.database or ""
+    if database.startswith("file:"):  # a URI (`?uri=true`): taken as written
+        return url
+    path = Path(database).expanduser()
+    return url.set(database=str(path if path.is_absolute() else Path.cwd() / path))
+
+
+def json_text(value: Any) -> str:
+    """JSON text as the database columns store it (msgspec)."""
+    return msgspec.json.encode(value).decode()
+
+
+# JSON columns are written and read with msgspec: several times faster than the json module on
+# the decision documents every request stores, and the same JSON.
+_JSON_CODEC: dict[str, Any] = {
+    "json_serializer": json_text,
+    "json_deserializer": msgspec.json.decode,
+}
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    connect_args: dict[str, Any] = {
+        "check_same_thread": False,
+        "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
+    }
+    if _sqlite_in_memory(url):
+        # One shared connection, or every checkout would see its own empty database.
+        engine = create_engine(url, connect_args=connect_args, poolclass=StaticPool, **_JSON_CODEC)
+    else:
+        engine = create_engine(
+            url,
+            connect_args=connect_args,
+            pool_size=POOL_SIZE,
+            max_overflow=MAX_OVERFLOW,
+            pool_timeout=POOL_TIMEOUT_S,
+            **_JSON_CODEC,
+        )
+    event.listen(engine, "connect", _on_sqlite_connect)
+    event.listen(engine, "begin", _on_sqlite_begin)
+    return engine
+
+
+def _on_sqlite_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN (see _on_sqlite_begin)
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")  # synchronous stays FULL: the audit is durable
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS:d}")
+    finally:
+        cursor.close()
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    write = connection.get_execution_options().get(_WRITE_OPTION, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _postgres_engine(url: URL) -> Engine:
+    defaults: dict[str, Any] = {
+        "application_name": "supportgate",
+        "connect_timeout": POSTGRES_CONNECT_TIMEOUT_S,
+        # Custom plans always: psycopg prepares a statement after a few runs, and PostgreSQL's
+        # generic plan for the audit's seq-range probe ignores the `since` value and scans from
+        # the oldest row (~0.5 s at 1M decisions instead of ~3 ms; bench/bench_audit.py).
+        "options": "-c timezone=UTC -c plan_cache_mode=force_custom_plan",
+    }
+    connect_args = {key: value for key, value in defaults.items() if key not in url.query}
+    return create_engine(
+        url,
+        connect_args=connect_args,
+        pool_size=POOL_SIZE,
+        max_overflow=MAX_OVERFLOW,
+        pool_timeout=POOL_TIMEOUT_S,
+        pool_recycle=POOL_RECYCLE_S,
+        pool_pre_ping=True,
+        **_JSON_CODEC,
+    )

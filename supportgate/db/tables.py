@@ -1,0 +1,379 @@
+"""The supportgate tables. Every index and constraint is named here and in migrations/.
+
+Times are aware UTC datetimes (`UTCDateTime`); documents are JSON (`jsonb` on PostgreSQL).
+A change here needs a new Alembic revision: tests/integration/test_migrations.py fails
+while the migrations and these tables disagree.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    ForeignKeyConstraint,
+    Index,
+    LargeBinary,
+    Text,
+    UniqueConstraint,
+)
+from sqlmodel import Field, SQLModel
+
+from supportgate.manifests.decision import CAUSES, VERDICTS
+
+from .types import BigKey, JSONDocument, UTCDateTime
+
+SEVERITIES = ("deny", "warn", "waived")
+ROLES = ("ci", "procurement", "admin")
+
+AUDIT_HEAD_ID = 1
+AUDIT_GENESIS_HASH = "0" * 64  # the prev_hash of the first decision
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+class Decision(SQLModel, table=True):
+    """One evaluation, appended and never changed; `seq` orders the audit and its hash chain."""
+
+    __tablename__ = "decisions"
+    __table_args__ = (
+        UniqueConstraint("id", name="uq_decisions_id"),
+        CheckConstraint(_one_of("verdict", VERDICTS), name="ck_decisions_verdict"),
+        CheckConstraint(_one_of("cause", CAUSES), name="ck_decisions_cause"),
+        Index("ix_decisions_kind_name_seq", "kind", "name", "seq"),
+        Index("ix_decisions_verdict_seq", "verdict", "seq"),
+        Index("ix_decisions_evaluated_at_seq", "evaluated_at", "seq"),
+        Index("ix_decisions_matrix_version_seq", "matrix_version", "seq"),
+        {"sqlite_autoincrement": True},  # a seq is never reused, even after a rollback
+    )
+
+    seq: int | None = Field(default=None, sa_column=Column(BigKey, primary_key=True))
+    id: str
+    kind: str
+    name: str
+    verdict: str
+    allowed: bool
+    cause: str
+    matrix_version: str
+    policy_revision: str
+    input_digest: str
+    evaluated_at: datetime = Field(sa_type=UTCDateTime)
+    recorded_at: datetime = Field(sa_type=UTCDateTime)
+    document: dict[str, Any] = Field(sa_type=JSONDocument)
+    """violations, claims, checklist and recommendations, as in the decision body."""
+    policy_input: str = Field(sa_type=Text)
+    """The exact JSON text the policy engine was given, so the decision can be replayed."""
+    prev_hash: str
+    hash: str
+
+
+class DecisionRule(SQLModel, table=True):
+    """The rules a decision's violations name, one row per (rule, severity): audit `?rule=`."""
+
+    __tablename__ = "decision_rules"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["decision_seq"], ["decisions.seq"], name="fk_decision_rules_decision_seq"
+        ),
+        CheckConstraint(_one_of("severity", SEVERITIES), name="ck_decision_rules_severity"),
+        Index("ix_decision_rules_rule_decision_seq", "rule", "decision_seq"),
+    )
+
+    decision_seq: int = Field(sa_type=BigKey, primary_key=True)
+    rule: str = Field(primary_key=True)
+    severity: str = Field(primary_key=True)
+
+
+class Manifest(SQLModel, table=True):
+    """A tracked manifest: the latest content posted for (kind, name) and its latest verdict."""
+
+    __tablename__ = "manifests"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["latest_decision_id"], ["decisions.id"], name="fk_manifests_latest_decision_id"
+        ),
+        CheckConstraint(_one_of("latest_verdict", VERDICTS), name="ck_manifests_latest_verdict"),
+        Index("ix_manifests_latest_verdict", "latest_verdict"),
+        Index("ix_manifests_hardware_ref", "hardware_ref"),
+    )
+
+    kind: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    owner: str | None = None
+    content: dict[str, Any] = Field(sa_type=JSONDocument)
+    """The canonical manifest."""
+    content_digest: str
+    hardware_ref: str | None = None
+    """A DeploymentManifest's `spec.hardware.ref`: the deployments to re-evaluate (cause
+    `hardware`) when that HardwareManifest changes."""
+    latest_decision_id: str | None = None
+    latest_verdict: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    last_evaluated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class AuditHead(SQLModel, table=True):
+    """The one row (id 1) at the end of the hash chain; writers lock it to append."""
+
+    __tablename__ = "audit_head"
+    __table_args__ = (CheckConstraint(f"id = {AUDIT_HEAD_ID:d}", name="ck_audit_head_single_row"),)
+
+    id: int = Field(
+        default=AUDIT_HEAD_ID, primary_key=True, sa_column_kwargs={"autoincrement": False}
+    )
+    last_seq: int = Field(default=0, sa_type=BigKey)
+    last_hash: str = AUDIT_GENESIS_HASH
+
+
+class MatrixVersion(SQLModel, table=True):
+    """A published support matrix; never edited, superseded by a newer version."""
+
+    __tablename__ = "matrix_versions"
+    __table_args__ = (Index("ix_matrix_versions_effective_from", "effective_from"),)
+
+    version: str = Field(primary_key=True)
+    document: dict[str, Any] = Field(sa_type=JSONDocument)
+    digest: str
+    effective_from: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    published_at: datetime = Field(sa_type=UTCDateTime)
+    published_by: str | None = None
+
+
+class ApiKey(SQLModel, table=True):
+    """An API key: only the sha256 of its secret is kept, and a prefix to recognise it by."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (
+        UniqueConstraint("name", name="uq_api_keys_name"),
+        UniqueConstraint("key_hash", name="uq_api_keys_key_hash"),
+        CheckConstraint(_one_of("role", ROLES), name="ck_api_keys_role"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    role: str
+    key_hash: str
+    prefix: str
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class IdempotencyKey(SQLModel, table=True):
+    """The first response to an `Idempotency-Key`, replayed for a repeat of the same request."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["api_key_id"], ["api_keys.id"], name="fk_idempotency_keys_api_key_id"
+        ),
+        Index("ix_idempotency_keys_created_at", "created_at"),
+    )
+
+    api_key_id: int = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    request_digest: str
+    status_code: int
+    response_body: bytes = Field(sa_type=LargeBinary)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+# --- Webhooks (supportgate/webhooks/) ------------------------------------------------------------
+
+WEBHOOK_STATES = ("active", "disabled")
+DELIVERY_STATUSES = ("pending", "delivered", "failed", "cancelled")
+
+
+class WebhookSubscription(SQLModel, table=True):
+    """A URL that receives every alert, signed with its own secret (Standard Webhooks)."""
+
+    __tablename__ = "webhook_subscriptions"
+    __table_args__ = (
+        CheckConstraint(_one_of("state", WEBHOOK_STATES), name="ck_webhook_subscriptions_state"),
+        Index("ix_webhook_subscriptions_created_at", "created_at"),
+    )
+
+    id: str = Field(primary_key=True)
+    url: str
+    description: str | None = None
+    secret: str
+    """`whsec_<base64>`: kept as it is, since signing needs it; shown once, on creation."""
+    state: str
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    created_by: str | None = None
+    consecutive_failures: int = 0
+    first_failure_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    """When the current run of consecutive failed attempts began (None: the last succeeded)."""
+    disabled_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    disabled_reason: str | None = None
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """The outbox: one alert for one subscription, written in the alert's transaction; the
+    dispatcher sends it until it is delivered, given up (`failed`) or `cancelled`."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["subscription_id"],
+            ["webhook_subscriptions.id"],
+            name="fk_webhook_deliveries_subscription_id",
+        ),
+        UniqueConstraint("message_id", name="uq_webhook_deliveries_message_id"),
+        UniqueConstraint(
+            "subscription_id", "alert_id", name="uq_webhook_deliveries_subscription_id_alert_id"
+        ),
+        CheckConstraint(_one_of("status", DELIVERY_STATUSES), name="ck_webhook_deliveries_status"),
+        Index("ix_webhook_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_subscription_id_seq", "subscription_id", "seq"),
+        {"sqlite_autoincrement": True},
+    )
+
+    seq: int | None = Field(default=None, sa_column=Column(BigKey, primary_key=True))
+    message_id: str
+    """`webhook-id`: the same for every attempt."""
+    subscription_id: str
+    alert_id: str
+    payload: str = Field(sa_type=Text)
+    """The exact body sent (and signed) at every attempt."""
+    status: str
+    attempts: int = 0
+    """Attempts claimed so far; also the fencing token of the current claim."""
+    next_attempt_at: datetime = Field(sa_type=UTCDateTime)
+    """When the next attempt is due; while an attempt is in flight, when its claim expires."""
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_status_code: int | None = None
+    last_error: str | None = None
+
+
+class WebhookAttempt(SQLModel, table=True):
+    """The delivery log: one row per attempt made."""
+
+    __tablename__ = "webhook_attempts"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["delivery_seq"], ["webhook_deliveries.seq"], name="fk_webhook_attempts_delivery_seq"
+        ),
+    )
+
+    delivery_seq: int = Field(sa_type=BigKey, primary_key=True)
+    attempt: int = Field(primary_key=True)
+    at: datetime = Field(sa_type=UTCDateTime)
+    duration_ms: float
+    status_code: int | None = None
+    error: str | None = None
+
+
+# --- Re-evaluation and alerts (supportgate/reevaluation/, supportgate/alerts/; migration 0002) ----
+
+SWEEP_STATUSES = ("queued", "running", "finished", "failed")
+
+
+class Sweep(SQLModel, table=True):
+    """One re-evaluation of the tracked manifests. `trigger` names what asked for it (a matrix
+    version, a cron tick, a request) and is unique, so the same trigger never sweeps twice;
+    `cursor_*` is the last (kind, name) whose batch is committed, moved in that batch's
+    transaction, so a sweep that dies resumes after it."""
+
+    __tablename__ = "sweeps"
+    __table_args__ = (
+        UniqueConstraint("trigger", name="uq_sweeps_trigger"),
+        CheckConstraint(_one_of("cause", CAUSES), name="ck_sweeps_cause"),
+        CheckConstraint(_one_of("status", SWEEP_STATUSES), name="ck_sweeps_status"),
+        Index("ix_sweeps_status", "status"),
+        Index("ix_sweeps_requested_at", "requested_at"),
+    )
+
+    id: str = Field(primary_key=True)
+    trigger: str
+    cause: str
+    status: str
+    only: list[list[str]] | None = Field(default=None, sa_type=JSONDocument)
+    """Just these [kind, name] (a hardware change's deployments); None: every tracked one."""
+    matrix_version: str | None = None
+    policy_revision: str | None = None
+    cursor_kind: str | None = None
+    cursor_name: str | None = None
+    evaluated: int = 0
+    changed: int = 0
+    failed: int = 0
+    error: str | None = Field(default=None, sa_type=Text)
+    requested_at: datetime = Field(sa_type=UTCDateTime)
+    started_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class SweepMemo(SQLModel, table=True):
+    """What a sweep last found for a tracked manifest: the digest of everything its decision
+    depends on but time (`key`), and until when time cannot change it (`stable_until`). A
+    later sweep that computes the same key before that time knows the decision unchanged."""
+
+    __tablename__ = "sweep_memos"
+
+    kind: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    key: str
+    stable_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class Alert(SQLModel, table=True):
+    """A verdict change of a tracked manifest, written with the decision that made it."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (
+        UniqueConstraint("id", name="uq_alerts_id"),
+        ForeignKeyConstraint(["decision_id"], ["decisions.id"], name="fk_alerts_decision_id"),
+        CheckConstraint(_one_of("from_verdict", VERDICTS), name="ck_alerts_from_verdict"),
+        CheckConstraint(_one_of("to_verdict", VERDICTS), name="ck_alerts_to_verdict"),
+        CheckConstraint(_one_of("cause", CAUSES), name="ck_alerts_cause"),
+        Index("ix_alerts_at_seq", "at", "seq"),
+        {"sqlite_autoincrement": True},
+    )
+
+    seq: int | None = Field(default=None, sa_column=Column(BigKey, primary_key=True))
+    id: str
+    kind: str
+    name: str
+    from_verdict: str
+    to_verdict: str
+    cause: str
+    matrix_version: str
+    at: datetime = Field(sa_type=UTCDateTime)
+    decision_id: str
+
+
+# --- waivers (CONTRACT.md section 4; migration 0004) -----------------------------------------
+
+
+class Waiver(SQLModel, table=True):
+    """A waiver: `rule` does not reject manifest (kind, name) until `expires_at`.
+
+    Deleting one sets `deleted_at` and keeps the row: decisions name their waiver by id, so the
+    audit history must be able to show what was waived, by whom and why.
+    """
+
+    __tablename__ = "waivers"
+    __table_args__ = (
+        UniqueConstraint("id", name="uq_waivers_id"),
+        Index("ix_waivers_kind_name", "kind", "name"),
+        Index("ix_waivers_expires_at", "expires_at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    seq: int | None = Field(default=None, sa_column=Column(BigKey, primary_key=True))
+    """The listing order (newest first) and the page cursor."""
+    id: str
+    rule: str
+    kind: str
+    name: str
+    justification: str = Field(sa_type=Text)
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+    created_by: str
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    deleted_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    deleted_by: str | None = None

@@ -1,0 +1,111 @@
+"""HTTP: POST /v1/evaluations and the tracked-manifest endpoints. One service call each."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio.to_thread
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.params import FromPath, FromQuery, HeaderParameter
+
+from supportgate.auth.guard import principal_of
+from supportgate.dependencies import RuntimeDep
+from supportgate.http_paging import Cursor, Limit
+from supportgate.manifests.decision import Decision, ManifestKind, Verdict
+from supportgate.manifests.decode import format_for_media_type
+from supportgate.openapi import ManifestBody, body, error
+from supportgate.pagination import DEFAULT_LIMIT
+
+from .views import DecisionPage, TrackedManifest, TrackedManifestPage
+
+
+class EvaluationController(Controller):
+    path = "/v1/evaluations"
+    tags = ["evaluations"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @post(
+        "/",
+        opt={"role": "ci"},
+        summary="Evaluate a manifest, record the decision, track it",
+        operation_class=ManifestBody,
+        responses={
+            201: body(Decision, "The decision, recorded (or the first answer to this key)"),
+            409: error(409),
+        },
+    )
+    async def create(
+        self,
+        request: Request[Any, Any, Any],
+        runtime: RuntimeDep,
+        idempotency_key: Annotated[str | None, HeaderParameter(name="Idempotency-Key")] = None,
+    ) -> Response[bytes]:
+        fmt = format_for_media_type(request.headers.get("content-type"))
+        answer = await runtime.evaluations.submit(
+            body=await request.body(),
+            fmt=fmt,
+            principal=principal_of(request),
+            idempotency_key=idempotency_key,
+        )
+        if answer.evaluation is not None:
+            decision = answer.evaluation.decision
+            request.state["log"] = {
+                "manifest": f"{decision.manifest.kind}/{decision.manifest.name}",
+                "verdict": decision.verdict,
+            }
+        return Response(answer.body, status_code=answer.status, media_type="application/json")
+
+
+class ManifestController(Controller):
+    path = "/v1/manifests"
+    tags = ["manifests"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get("/", opt={"role": "procurement"}, summary="Tracked manifests with their latest decision")
+    async def list_tracked(
+        self,
+        runtime: RuntimeDep,
+        *,
+        kind: FromQuery[ManifestKind | None] = None,
+        verdict: FromQuery[Verdict | None] = None,
+        owner: FromQuery[str | None] = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> TrackedManifestPage:
+        return await anyio.to_thread.run_sync(
+            lambda: runtime.tracking.page(
+                kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
+            )
+        )
+
+    @get("/{kind:str}/{name:str}", opt={"role": "procurement"}, summary="One tracked manifest")
+    async def one(
+        self, runtime: RuntimeDep, kind: FromPath[ManifestKind], name: FromPath[str]
+    ) -> TrackedManifest:
+        return await anyio.to_thread.run_sync(runtime.tracking.one, kind, name)
+
+    @get(
+        "/{kind:str}/{name:str}/history",
+        opt={"role": "procurement"},
+        summary="Every decision for a manifest, newest first",
+    )
+    async def history(
+        self,
+        runtime: RuntimeDep,
+        kind: FromPath[ManifestKind],
+        name: FromPath[str],
+        *,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> DecisionPage:
+        return await anyio.to_thread.run_sync(
+            lambda: runtime.tracking.history(kind, name, cursor=cursor, limit=limit)
+        )
+
+    @delete(
+        "/{kind:str}/{name:str}",
+        opt={"role": "admin"},
+        summary="Stop tracking a manifest (its history stays)",
+    )
+    async def untrack(
+        self, runtime: RuntimeDep, kind: FromPath[ManifestKind], name: FromPath[str]
+    ) -> None:
+        await anyio.to_thread.run_sync(runtime.tracking.untrack, kind, name)

@@ -1,0 +1,122 @@
+"""Turns manifests into decisions with a policy engine under one matrix.
+
+The evaluator owns everything between a validated manifest and a Decision: resolving the
+hardware a deployment runs on, building the policy input, asking the engine (one at a time or
+in batches) and adding what Python knows (identity, versions, digest, time, cause).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from supportgate.ids import random_uuid
+from supportgate.manifests import DeploymentManifest, HardwareManifest, Manifest, to_builtins
+from supportgate.manifests.decision import Cause, Decision, ManifestRef, PolicyResult
+from supportgate.policy.engine import LoadedMatrix, PolicyEngine
+from supportgate.policy.inputs import PolicyInput, build_input
+
+HardwareLookup = Callable[[str], HardwareManifest | None]
+
+
+def no_tracked_hardware(_name: str) -> HardwareManifest | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """One manifest to evaluate, with why and under which waivers."""
+
+    manifest: Manifest
+    cause: Cause = "submission"
+    waivers: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """A decision together with the exact input it was made from (enough to replay it)."""
+
+    decision: Decision
+    policy_input: PolicyInput
+
+
+class Evaluator:
+    def __init__(self, engine: PolicyEngine, matrix: LoadedMatrix) -> None:
+        self.engine = engine
+        self.matrix = matrix
+
+    def evaluate(
+        self,
+        subject: Subject,
+        *,
+        evaluated_at: datetime,
+        hardware: HardwareLookup = no_tracked_hardware,
+    ) -> Evaluation:
+        policy_input = self.policy_input(subject, evaluated_at=evaluated_at, hardware=hardware)
+        result = self.engine.evaluate(self.matrix, policy_input)
+        return self._evaluation(subject, policy_input, result, evaluated_at)
+
+    def evaluate_batch(
+        self,
+        subjects: Sequence[Subject],
+        *,
+        evaluated_at: datetime,
+        hardware: HardwareLookup = no_tracked_hardware,
+    ) -> list[Evaluation]:
+        inputs = [
+            self.policy_input(subject, evaluated_at=evaluated_at, hardware=hardware)
+            for subject in subjects
+        ]
+        results = self.engine.evaluate_batch(self.matrix, inputs)
+        return [
+            self._evaluation(subject, policy_input, result, evaluated_at)
+            for subject, policy_input, result in zip(subjects, inputs, results, strict=True)
+        ]
+
+    def policy_input(
+        self, subject: Subject, *, evaluated_at: datetime, hardware: HardwareLookup
+    ) -> PolicyInput:
+        return build_input(
+            to_builtins(subject.manifest),
+            evaluated_at=evaluated_at,
+            hardware=_hardware_spec(subject.manifest, hardware),
+            waivers=subject.waivers,
+        )
+
+    def _evaluation(
+        self,
+        subject: Subject,
+        policy_input: PolicyInput,
+        result: PolicyResult,
+        evaluated_at: datetime,
+    ) -> Evaluation:
+        manifest = subject.manifest
+        decision = Decision(
+            id=random_uuid(),
+            manifest=ManifestRef(kind=manifest.kind, name=manifest.metadata.name),
+            verdict=result.verdict,
+            allowed=result.allowed,
+            violations=result.violations,
+            claims=result.claims,
+            checklist=result.checklist,
+            recommendations=result.recommendations,
+            matrix_version=self.matrix.version,
+            policy_revision=self.engine.policy_revision,
+            input_digest=policy_input.digest,
+            evaluated_at=evaluated_at,
+            cause=subject.cause,
+        )
+        return Evaluation(decision=decision, policy_input=policy_input)
+
+
+def _hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
+    """The spec a deployment runs on: inline, or the tracked pool its ref names (None if none)."""
+    if not isinstance(manifest, DeploymentManifest):
+        return None
+    target = manifest.spec.hardware
+    if target.spec is not None:
+        return to_builtins(target.spec)
+    pool = lookup(target.ref) if target.ref is not None else None
+    return to_builtins(pool.spec) if pool is not None else None

@@ -1,0 +1,284 @@
+"""`supportgate check --server URL --token KEY`: the server evaluates, the CLI reports.
+
+Each manifest is POSTed to the server's `/v1/evaluations` (so it is recorded and tracked
+there), hardware manifests first so that deployments' `hardware.ref` resolve on the server.
+The decisions are rendered by the same reports as an in-process check, with the same gate.
+
+What is sent: a YAML file holding one manifest goes as written (`application/yaml`), a JSON
+file holding one object as written (`application/json`); each manifest of a multi-document
+file (or of a JSON array) goes as its canonical JSON (`application/json`).
+
+Retries: connection errors, timeouts and 503 are retried (RetryPolicy) with the same
+`Idempotency-Key`, so a request the server did record is answered from its stored response
+rather than recorded twice. The key is `sha256(scope, media type, body)`. The scope is one
+CI job execution: SUPPORTGATE_IDEMPOTENCY_SCOPE when set, else the GitHub Actions run,
+attempt and job, else the GitLab CI job id, else one random value per invocation. A rerun
+within the same scope replays the first answers; a new scope (a new job, a new run) is
+evaluated afresh, so a manifest checked again after a matrix change never gets a stale verdict.
+
+Failures are exit 2, never a verdict: a 4xx names the file, the manifest and the server's
+`detail`/`field` (UsageError); 401/403 say that the server refused the key; an unreachable
+server, or a 5xx that outlasts the retries, is PolicyEngineUnavailable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import msgspec
+
+from supportgate import __version__
+from supportgate.errors import PolicyEngineUnavailable, UsageError
+from supportgate.manifests import DeploymentManifest, format_of
+from supportgate.manifests.decision import Decision
+from supportgate.reports import CheckedManifest, FailOn, gate_failed, render
+
+from .check import CheckOutcome, SourcedManifest
+
+__all__ = ["RetryPolicy", "Server", "check_remote"]
+
+TOKEN_ENV = "SUPPORTGATE_TOKEN"  # noqa: S105 - the variable's name, not a secret
+SCOPE_ENV = "SUPPORTGATE_IDEMPOTENCY_SCOPE"
+TIMEOUT_SECONDS = 30.0
+EVALUATIONS_PATH = "v1/evaluations"
+_CI_SCOPES: tuple[tuple[str, ...], ...] = (
+    ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB"),
+    ("CI_JOB_ID",),
+)
+_REFUSED_KEY = frozenset({401, 403})
+_RETRY_STATUS = frozenset({503})
+_decision_decoder = msgspec.json.Decoder(Decision)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """`attempts` tries in all; waits `backoff`, then twice that, ... (at most `max_delay`).
+    A 503's Retry-After, when given in seconds, replaces the wait (still at most `max_delay`)."""
+
+    attempts: int = 3
+    backoff: float = 0.5
+    max_delay: float = 10.0
+
+    def delay(self, attempt: int, retry_after: str | None) -> float:
+        wait = self.backoff * float(2 ** (attempt - 1))
+        if retry_after is not None and retry_after.strip().isdigit():
+            wait = float(retry_after.strip())
+        return min(wait, self.max_delay)
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """Where to send the manifests, with what key, under which idempotency scope."""
+
+    url: str
+    token: str
+    idempotency_scope: str
+
+    @classmethod
+    def from_options(
+        cls,
+        url: str | None,
+        token: str | None,
+        environ: Mapping[str, str],
+        *,
+        in_process_only: Mapping[str, object] | None = None,
+    ) -> Server:
+        """From `--server` and `--token` (or SUPPORTGATE_TOKEN); usage errors name the option.
+
+        `in_process_only` maps the options that make no sense with a server to their values.
+        """
+        if url is None:
+            raise UsageError("--token: needs --server (without a server, check evaluates locally)")
+        key = token or environ.get(TOKEN_ENV) or None
+        if key is None:
+            raise UsageError(f"--server: needs an API key; give --token KEY or set {TOKEN_ENV}")
+        for option, value in (in_process_only or {}).items():
+            if value is not None:
+                raise UsageError(
+                    f"{option}: applies to in-process checks only; the server evaluates "
+                    "now, under its current matrix"
+                )
+        return cls(url=_base_url(url), token=key, idempotency_scope=_scope(environ))
+
+
+def check_remote(
+    items: Sequence[SourcedManifest],
+    server: Server,
+    *,
+    fmt: str,
+    fail_on: FailOn,
+    rule_titles: Mapping[str, str],
+    retry: RetryPolicy | None = None,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> CheckOutcome:
+    """POST every manifest (hardware first), then report in file order and apply the gate."""
+    requests = _requests(items, server.idempotency_scope)
+    order = sorted(
+        range(len(items)), key=lambda i: isinstance(items[i].manifest, DeploymentManifest)
+    )
+    decisions: dict[int, Decision] = {}
+    with _client(server, transport) as client:
+        poster = _Poster(client, server.url, retry or RetryPolicy(), sleep)
+        for index in order:
+            decisions[index] = poster.evaluate(items[index], requests[index])
+    results = [
+        CheckedManifest(
+            source=item.source,
+            decision=decisions[index],
+            text=item.text,
+            document_index=item.document_index,
+        )
+        for index, item in enumerate(items)
+    ]
+    failed = any(gate_failed(result.decision, fail_on) for result in results)
+    output = render(results, fmt, fail_on=fail_on, rule_titles=rule_titles)
+    return CheckOutcome(output=output, failed=failed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    body: bytes
+    media_type: str
+    idempotency_key: str
+
+
+def _requests(items: Sequence[SourcedManifest], scope: str) -> list[_Request]:
+    per_file = Counter(item.source for item in items)
+    found: list[_Request] = []
+    for item in items:
+        if per_file[item.source] == 1 and _single_document(item):
+            fmt = format_of(item.source)
+            body, media_type = item.text.encode("utf-8"), f"application/{fmt}"
+        else:
+            body, media_type = msgspec.json.encode(item.manifest), "application/json"
+        digest = hashlib.sha256(b"\0".join([scope.encode(), media_type.encode(), body]))
+        found.append(_Request(body, media_type, f"supportgate-check-{digest.hexdigest()}"))
+    return found
+
+
+def _single_document(item: SourcedManifest) -> bool:
+    """The file as written is one manifest (a JSON array of one is not)."""
+    if format_of(item.source) == "yaml":
+        return True
+    return item.text.lstrip("\ufeff \t\r\n").startswith("{")
+
+
+class _Poster:
+    def __init__(
+        self,
+        client: httpx.Client,
+        url: str,
+        retry: RetryPolicy,
+        sleep: Callable[[float], None],
+    ) -> None:
+        self._client = client
+        self._url = url
+        self._retry = retry
+        self._sleep = sleep
+
+    def evaluate(self, item: SourcedManifest, request: _Request) -> Decision:
+        response = self._post(item, request)
+        what = f"{item.source}: {item.manifest.kind} {item.manifest.metadata.name!r}"
+        if response.status_code in _REFUSED_KEY:
+            raise UsageError(f"the server refused the key: {_problem(response)}")
+        if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
+            raise UsageError(
+                f"{what}: the server refused it ({response.status_code}): {_problem(response)}"
+            )
+        if response.status_code not in (200, 201):
+            raise PolicyEngineUnavailable(
+                f"{what}: the server at {self._url} could not evaluate it "
+                f"({response.status_code}): {_problem(response)}"
+            )
+        try:
+            return _decision_decoder.decode(response.content)
+        except msgspec.DecodeError as exc:
+            raise PolicyEngineUnavailable(
+                f"{what}: the answer from {self._url} is not a supportgate decision ({exc}); "
+                "is --server the supportgate API?"
+            ) from None
+
+    def _post(self, item: SourcedManifest, request: _Request) -> httpx.Response:
+        """The server's answer; connection errors, timeouts and 503 are tried again."""
+        for attempt in range(1, self._retry.attempts):
+            try:
+                response = self._send(request)
+            except httpx.TransportError:
+                self._sleep(self._retry.delay(attempt, None))
+                continue
+            if response.status_code not in _RETRY_STATUS:
+                return response
+            self._sleep(self._retry.delay(attempt, response.headers.get("retry-after")))
+        try:
+            return self._send(request)
+        except httpx.TransportError as exc:
+            raise PolicyEngineUnavailable(
+                f"{item.source}: cannot reach the supportgate server at {self._url} "
+                f"({type(exc).__name__}: {exc or 'no detail'}; {self._retry.attempts} attempts)"
+            ) from None
+
+    def _send(self, request: _Request) -> httpx.Response:
+        return self._client.post(
+            EVALUATIONS_PATH,
+            content=request.body,
+            headers={
+                "Content-Type": request.media_type,
+                "Idempotency-Key": request.idempotency_key,
+            },
+        )
+
+
+def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Client:
+    return httpx.Client(
+        base_url=server.url,
+        headers={
+            "Authorization": f"Bearer {server.token}",
+            "Accept": "application/json",
+            "User-Agent": f"supportgate-check/{__version__}",
+        },
+        timeout=TIMEOUT_SECONDS,
+        transport=transport,
+    )
+
+
+def _problem(response: httpx.Response) -> str:
+    """The server's `detail` (and `field`, when the detail does not name it), or its text."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or "detail" not in body:
+        text = " ".join(response.text.split())
+        return text[:300] or response.reason_phrase or "no detail"
+    detail = str(body["detail"])
+    field = body.get("field")
+    return detail if not field or str(field) in detail else f"{detail} (field {field})"
+
+
+def _base_url(url: str) -> str:
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"--server: not a URL: {url!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(f"--server: expected an http:// or https:// URL, got {url!r}")
+    return url
+
+
+def _scope(environ: Mapping[str, str]) -> str:
+    explicit = environ.get(SCOPE_ENV)
+    if explicit:
+        return explicit
+    for names in _CI_SCOPES:
+        values = [environ.get(name) for name in names]
+        if all(values):
+            return ":".join([*names, *(v or "" for v in values)])
+    return secrets.token_hex(16)

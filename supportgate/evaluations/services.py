@@ -1,0 +1,217 @@
+"""POST /v1/evaluations: decode, resolve hardware, evaluate, record durably, track.
+
+Idempotency-Key: the first response to (API key, Idempotency-Key) is stored in the same
+transaction as its decision. A repeat with the same body gets that response and records
+nothing; the same key with another body is a 409. Concurrent repeats in this process wait
+for the first; a repeat racing in another process loses at the database's primary key and
+then answers from the stored response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio.to_thread
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.audit.recorder import (
+    DecisionRecorder,
+    IdempotencyConflict,
+    IdempotentResponse,
+    Record,
+    Tracking,
+)
+from supportgate.auth import Principal
+from supportgate.db import transaction
+from supportgate.errors import ConflictError, UsageError
+from supportgate.manifests import (
+    DeploymentManifest,
+    Format,
+    HardwareManifest,
+    Manifest,
+    decode_manifest,
+)
+from supportgate.manifests.decision import Decision
+from supportgate.matrix.services import MatrixService
+from supportgate.policy import PolicyEngine
+from supportgate.policy.inputs import canonical_digest
+
+from . import repository
+from .evaluator import Evaluation, Evaluator, Subject
+
+if TYPE_CHECKING:
+    from supportgate.waivers.services import WaiverService
+
+T = TypeVar("T")
+CREATED = 201
+MAX_IDEMPOTENCY_KEY = 255
+INLINE_DECODE_BYTES = 64 * 1024  # larger bodies are decoded off the event loop
+_canonical = msgspec.json.Encoder(order="sorted")
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    status: int
+    body: bytes
+    evaluation: Evaluation | None  # None when replayed from an Idempotency-Key
+
+
+class EvaluationService:
+    def __init__(
+        self,
+        *,
+        sessions: sessionmaker[Session],
+        engine: PolicyEngine,
+        matrices: MatrixService,
+        recorder: DecisionRecorder,
+        waivers: WaiverService | None = None,
+    ) -> None:
+        self._sessions = sessions
+        self._waivers = waivers
+        self._engine = engine
+        self._matrices = matrices
+        self._recorder = recorder
+        self._in_flight: dict[tuple[int, str], asyncio.Future[None]] = {}
+        self.on_hardware_recorded: Callable[[Decision], None] = lambda _decision: None
+        """Called (without blocking) with a HardwareManifest's decision once recorded:
+        re-evaluation then sweeps the deployments judged before it (cause `hardware`)."""
+
+    async def submit(
+        self, *, body: bytes, fmt: Format, principal: Principal, idempotency_key: str | None
+    ) -> Answer:
+        if idempotency_key is None:
+            return await self._evaluate_and_record(body, fmt, None)
+        key = _check_idempotency_key(idempotency_key)
+        digest = canonical_digest(fmt.encode() + b"\n" + body)
+        slot = (principal.key_id, key)
+        while True:
+            stored = await self._stored(principal.key_id, key, digest)
+            if stored is not None:
+                return stored
+            waiting = self._in_flight.get(slot)
+            if waiting is None:
+                break
+            await asyncio.shield(waiting)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._in_flight[slot] = done
+        try:
+            claim = IdempotentResponse(
+                api_key_id=principal.key_id,
+                key=key,
+                request_digest=digest,
+                status_code=CREATED,
+                body=b"",
+            )
+            return await self._evaluate_and_record(body, fmt, claim)
+        except IdempotencyConflict:
+            stored = await self._stored(principal.key_id, key, digest)
+            if stored is None:  # pragma: no cover - the conflict means a row exists
+                raise
+            return stored
+        finally:
+            done.set_result(None)
+            del self._in_flight[slot]
+
+    async def _evaluate_and_record(
+        self, body: bytes, fmt: Format, claim: IdempotentResponse | None
+    ) -> Answer:
+        manifest = await self._run_off_loop_if(
+            len(body) > INLINE_DECODE_BYTES, lambda: decode_manifest(body, fmt=fmt)
+        )
+        pool = await self._hardware(manifest)
+        now = datetime.now(UTC)
+        # The matrix cache is reloaded every few seconds; that read must not block the loop.
+        matrix = await self._run_off_loop_if(
+            not self._matrices.cache_is_fresh(), lambda: self._matrices.current(now)
+        )
+        evaluator = Evaluator(self._engine, matrix.loaded)
+        subject = Subject(manifest, waivers=await self._active_waivers(manifest, now))
+        evaluation = await self._run(
+            lambda: evaluator.evaluate(subject, evaluated_at=now, hardware=lambda _n: pool)
+        )
+        response = _encoder.encode(evaluation.decision)
+        content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
+        record = Record(
+            evaluation=evaluation,
+            tracking=Tracking(
+                content=content,
+                content_digest=canonical_digest(_canonical.encode(content)),
+                owner=manifest.metadata.owner,
+                hardware_ref=_hardware_ref(manifest),
+            ),
+            idempotency=None if claim is None else dataclasses.replace(claim, body=response),
+        )
+        await self._recorder.append(record)
+        if isinstance(manifest, HardwareManifest):
+            self.on_hardware_recorded(evaluation.decision)
+        return Answer(status=CREATED, body=response, evaluation=evaluation)
+
+    async def _hardware(self, manifest: Manifest) -> HardwareManifest | None:
+        ref = _hardware_ref(manifest)
+        if ref is None:
+            return None
+
+        def load() -> HardwareManifest | None:
+            with transaction(self._sessions) as session:
+                row = repository.tracked(session, "HardwareManifest", ref)
+                return None if row is None else msgspec.convert(row.content, HardwareManifest)
+
+        return await anyio.to_thread.run_sync(load)
+
+    async def _active_waivers(self, manifest: Manifest, now: datetime) -> list[dict[str, Any]]:
+        """The manifest's waivers in force now: from memory, reloaded off the loop when stale."""
+        waivers = self._waivers
+        if waivers is None:
+            return []
+        return await self._run_off_loop_if(
+            not waivers.cache_is_fresh(),
+            lambda: waivers.active_for(manifest.kind, manifest.metadata.name, now),
+        )
+
+    async def _stored(self, api_key_id: int, key: str, digest: str) -> Answer | None:
+        def load() -> tuple[str, int, bytes] | None:
+            with transaction(self._sessions) as session:
+                row = repository.stored_response(session, api_key_id, key)
+                return (
+                    None
+                    if row is None
+                    else (row.request_digest, row.status_code, row.response_body)
+                )
+
+        found = await anyio.to_thread.run_sync(load)
+        if found is None:
+            return None
+        stored_digest, status, response = found
+        if stored_digest != digest:
+            raise ConflictError(
+                "Idempotency-Key: this key was already used with a different request body"
+            )
+        return Answer(status=status, body=response, evaluation=None)
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        """In-process evaluation takes tens of microseconds: run it here. OPA is I/O: a thread."""
+        return await self._run_off_loop_if(self._engine.name != "embedded", work)
+
+    @staticmethod
+    async def _run_off_loop_if(condition: bool, work: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(work) if condition else work()
+
+
+def _hardware_ref(manifest: Manifest) -> str | None:
+    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
+
+
+def _check_idempotency_key(value: str) -> str:
+    if not 1 <= len(value) <= MAX_IDEMPOTENCY_KEY or not value.isascii() or not value.isprintable():
+        raise UsageError(
+            f"Idempotency-Key: must be 1-{MAX_IDEMPOTENCY_KEY} printable ASCII characters"
+        )
+    return value

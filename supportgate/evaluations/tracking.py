@@ -1,0 +1,114 @@
+"""Tracked manifests: listing, one manifest with its latest decision, history, untracking."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.audit.rows import decision_from_row
+from supportgate.db import Decision as DecisionRow
+from supportgate.db import Manifest, transaction
+from supportgate.errors import UsageError
+from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
+from supportgate.manifests.decision import VERDICTS, Decision
+from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
+
+from . import repository
+from .views import DecisionPage, TrackedManifest, TrackedManifestPage
+
+
+class NotTracked(UsageError):
+    """No tracked manifest has that kind and name (HTTP 404)."""
+
+
+class TrackingService:
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def page(
+        self,
+        *,
+        kind: str | None,
+        verdict: str | None,
+        owner: str | None,
+        cursor: str | None,
+        limit: int,
+        rule: str | None = None,
+    ) -> TrackedManifestPage:
+        """`rule`: only manifests whose latest decision has a violation with that rule id."""
+        check_choice("kind", kind, KINDS)
+        check_choice("verdict", verdict, VERDICTS)
+        after = tuple(decode_cursor(cursor, str, str)) if cursor else None
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            rows = repository.tracked_page(
+                session,
+                kind=kind,
+                verdict=verdict,
+                owner=owner,
+                rule=rule,
+                after=after,
+                limit=limit + 1,
+            )
+            decisions = repository.decisions_by_id(
+                session, [row.latest_decision_id for row in rows if row.latest_decision_id]
+            )
+            items = [_view(row, decisions.get(row.latest_decision_id or "")) for row in rows]
+        items, next_cursor = trim_page(items, limit, lambda item: [item.kind, item.name])
+        return TrackedManifestPage(items=items, next_cursor=next_cursor)
+
+    def one(self, kind: str, name: str) -> TrackedManifest:
+        with transaction(self._sessions) as session:
+            row = self._tracked(session, kind, name)
+            latest = repository.decisions_by_id(session, [row.latest_decision_id or ""])
+            return _view(row, latest.get(row.latest_decision_id or ""))
+
+    def history(self, kind: str, name: str, *, cursor: str | None, limit: int) -> DecisionPage:
+        before = decode_cursor(cursor, int)[0] if cursor else None
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            rows = repository.history_page(session, kind, name, before_seq=before, limit=limit + 1)
+            if not rows and before is None:
+                self._tracked(session, kind, name)  # 404 for a name never seen
+        rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
+        return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
+
+    def decisions(self, kind: str, name: str, ids: list[str]) -> dict[str, Decision]:
+        """The decisions with these ids that were made for this manifest, by id (an id of
+        another manifest's decision, or of none, is left out)."""
+        check_choice("kind", kind, KINDS)
+        with transaction(self._sessions) as session:
+            rows = repository.decisions_by_id(session, ids)
+            return {
+                id_: decision_from_row(row)
+                for id_, row in rows.items()
+                if row.kind == kind and row.name == name
+            }
+
+    def untrack(self, kind: str, name: str) -> None:
+        check_choice("kind", kind, KINDS)
+        with transaction(self._sessions, write=True) as session:
+            if not repository.untrack(session, kind, name):
+                raise NotTracked(f"no tracked {kind} named {name!r}")
+
+    @staticmethod
+    def _tracked(session: Session, kind: str, name: str) -> Manifest:
+        check_choice("kind", kind, KINDS)
+        row = repository.tracked(session, kind, name)
+        if row is None:
+            raise NotTracked(f"no tracked {kind} named {name!r}")
+        return row
+
+
+def _view(row: Manifest, latest: DecisionRow | None) -> TrackedManifest:
+    decision: Decision | None = None if latest is None else decision_from_row(latest)
+    return TrackedManifest(
+        kind=row.kind,
+        name=row.name,
+        owner=row.owner,
+        content=row.content,
+        latest_decision=decision,
+        tracked_since=row.created_at,
+        updated_at=row.updated_at,
+        last_evaluated_at=row.last_evaluated_at,
+    )

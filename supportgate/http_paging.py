@@ -1,0 +1,13 @@
+"""The query parameters of every endpoint that answers in cursor pages, declared once: their
+checks (Litestar refuses a limit out of range with a 400 naming it) and their OpenAPI text."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar.params import QueryParameter
+
+from supportgate.pagination import MAX_LIMIT
+
+Cursor = Annotated[str | None, QueryParameter(description="`next_cursor` of the page before")]
+Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size")]

@@ -1,0 +1,40 @@
+"""The contract's Structs, safe YAML/JSON decoding and schema export (CONTRACT.md 1, 2).
+
+Public surface: the decode functions and `to_builtins` (`decode.py`), the manifest and matrix
+Structs (`hardware.py`, `deployment.py`, `matrix.py`), the decision Structs (`decision.py`)
+and the JSON Schema export (`schema.py`, `python -m supportgate.manifests.schema`).
+"""
+
+from supportgate.manifests.decode import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    DocumentTooLargeError,
+    Format,
+    Manifest,
+    decode_manifest,
+    decode_manifests,
+    decode_matrix,
+    format_of,
+    to_builtins,
+)
+from supportgate.manifests.deployment import DeploymentManifest, DeploymentSpec
+from supportgate.manifests.hardware import HardwareManifest, HardwareSpec
+from supportgate.manifests.matrix import Matrix
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "DeploymentManifest",
+    "DeploymentSpec",
+    "DocumentTooLargeError",
+    "Format",
+    "HardwareManifest",
+    "HardwareSpec",
+    "Manifest",
+    "Matrix",
+    "decode_manifest",
+    "decode_manifests",
+    "decode_matrix",
+    "format_of",
+    "to_builtins",
+]

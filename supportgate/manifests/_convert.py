@@ -1,0 +1,243 @@
+"""From a raw tree to a validated Struct, with every error naming its JSON path.
+
+Two steps. `plain` walks the raw tree beside the target's type (msgspec.inspect) to turn it
+into builtins: it refuses duplicate keys, and gives a number found where the type wants a
+string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it).
+`validate` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
+a ValidationError into a ManifestError whose path names the failing field, dict keys included
+(msgspec itself writes `$.engines[...]`).
+
+Every string, keys included, must be storable text: a NUL character (JSON `\u0000`, YAML
+`"\0"`; PostgreSQL's text and jsonb refuse it) or an unpaired surrogate (JSON `"\ud800"`; not
+encodable as UTF-8) is refused with its path.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from msgspec import inspect as mi
+
+from supportgate.errors import ManifestError
+from supportgate.manifests._raw import Number, Raw, RawMapping, join
+from supportgate.manifests.common import PATTERNS, FieldError
+
+Segment = str | int | None
+"""One step of a path: a key, a list index, or None for a dict key msgspec did not name."""
+
+_AT = re.compile(r"\A(?P<message>.*) - at `(?P<path>\$[^`]*)`\Z", re.DOTALL)
+_FIELD = re.compile(r"\AObject (?:contains unknown|missing required) field `(?P<field>[^`]+)`\Z")
+_REGEX = re.compile(r"\AExpected `str` matching regex (?P<regex>'.*')\Z", re.DOTALL)
+_SEGMENT = re.compile(r"\.(?P<key>[^.\[]+)|\[(?P<index>[0-9]+|\.\.\.)\]")
+_ARRAYS = (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)
+
+
+@functools.cache
+def _info(target: Any) -> mi.Type:
+    return mi.type_info(target)
+
+
+def _unwrap(kind: mi.Type | None) -> mi.Type | None:
+    return kind.type if isinstance(kind, mi.Metadata) else kind
+
+
+def _members(kind: mi.Type | None) -> tuple[mi.Type, ...]:
+    kind = _unwrap(kind)
+    if isinstance(kind, mi.UnionType):
+        return tuple(member for member in map(_unwrap, kind.types) if member is not None)
+    return () if kind is None else (kind,)
+
+
+def _wants_text(kind: mi.Type | None) -> bool:
+    """Whether a string, and no number, is valid at a place of this type."""
+    members = _members(kind)
+    text = any(
+        isinstance(m, mi.StrType)
+        or (isinstance(m, mi.LiteralType) and all(isinstance(v, str) for v in m.values))
+        for m in members
+    )
+    return text and not any(isinstance(m, mi.IntType | mi.FloatType) for m in members)
+
+
+def _tag(mapping: RawMapping, field: str) -> object:
+    return next((value for key, value in mapping.pairs if key == field), None)
+
+
+def _value_types(kind: mi.Type | None, mapping: RawMapping) -> Callable[[str], mi.Type | None]:
+    """The type of each key's value in `mapping`, when known."""
+    shapes = [m for m in _members(kind) if isinstance(m, mi.StructType | mi.DictType)]
+    tagged = [m for m in shapes if isinstance(m, mi.StructType) and m.tag_field is not None]
+    if tagged:
+        shapes = [m for m in tagged if _tag(mapping, str(m.tag_field)) == m.tag]
+    if len(shapes) != 1:
+        return lambda _key: None
+    shape = shapes[0]
+    if isinstance(shape, mi.DictType):
+        return lambda _key: shape.value_type
+    fields = {field.encode_name: field.type for field in shape.fields}
+    return fields.get
+
+
+def _item_type(kind: mi.Type | None) -> mi.Type | None:
+    arrays = [m for m in _members(kind) if isinstance(m, _ARRAYS)]
+    return arrays[0].item_type if len(arrays) == 1 else None
+
+
+def _storable(text: str, path: str) -> str:
+    """`text` unless it holds a NUL character or an unpaired surrogate (not storable text)."""
+    if "\x00" in text:
+        raise ManifestError("NUL characters (\\u0000) are not accepted in text", path=path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ManifestError(
+            "unpaired UTF-16 surrogates (e.g. \\ud800) are not accepted in text", path=path
+        ) from None
+    return text
+
+
+def plain(node: Raw, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
+    """`node` as builtins, read as the type `kind` wants (None: no type known there)."""
+    if isinstance(node, str):
+        return _storable(node, path)
+    if isinstance(node, Number):
+        if not _wants_text(kind):
+            return node.value
+        if numbers_as_text:
+            return node.text
+        raise ManifestError(
+            f'expected a string, got the number {node.text}: quote it ("{node.text}");'
+            " JSON numbers are not read as text (a version 3.10 would become 3.1)",
+            path=path,
+        )
+    if isinstance(node, list):
+        item = _item_type(kind)
+        return [
+            plain(value, item, join(path, index), numbers_as_text=numbers_as_text)
+            for index, value in enumerate(node)
+        ]
+    if isinstance(node, RawMapping):
+        value_type = _value_types(kind, node)
+        out: dict[str, object] = {}
+        for index, (key, value) in enumerate(node.pairs):
+            here = join(path, _storable(key, path))
+            if key in out:
+                line = f" (line {node.lines[index]})" if node.lines else ""
+                raise ManifestError(f"duplicate key `{key}`{line}", path=here)
+            out[key] = plain(value, value_type(key), here, numbers_as_text=numbers_as_text)
+        return out
+    return node
+
+
+def convert(node: Raw, target: Any, *, numbers_as_text: bool) -> Any:
+    """A raw document converted to `target`; every failure is a ManifestError with its path."""
+    return validate(plain(node, _info(target), "$", numbers_as_text=numbers_as_text), target)
+
+
+def validate(tree: object, target: Any) -> Any:
+    """`tree` (builtins) converted to `target`; a failure is a ManifestError with its path."""
+    try:
+        return msgspec.convert(tree, target)
+    except msgspec.ValidationError as exc:
+        raise _translate(exc, tree, target) from None
+
+
+def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:
+    found = _AT.match(str(error))
+    if found is None:
+        return str(error), []
+    segments: list[Segment] = []
+    for step in _SEGMENT.finditer(found["path"]):
+        index = step["index"]
+        segments.append(step["key"] if index is None else None if index == "..." else int(index))
+    return found["message"], segments
+
+
+def _translate(error: msgspec.ValidationError, tree: object, target: Any) -> ManifestError:
+    message, segments = _split(error)
+    if None in segments:
+        segments = _name_keys(segments, tree, target)
+    path = functools.reduce(lambda p, s: join(p, "..." if s is None else s), segments, "$")
+    named = _FIELD.match(message)
+    if named:
+        path = join(path, named["field"])
+    constrained = _REGEX.match(message)
+    if constrained and constrained["regex"] in PATTERNS:
+        message = f"expected {PATTERNS[constrained['regex']]}, got {_get(tree, segments)!r}"
+    cause = error.__cause__
+    if isinstance(cause, FieldError):
+        path = functools.reduce(join, cause.field.split("."), path)
+        message = cause.message
+    return ManifestError(message, path=path)
+
+
+def _name_keys(segments: list[Segment], tree: object, target: Any) -> list[Segment]:
+    """Name the dict keys msgspec left out (`[...]` in its paths), outermost first."""
+    named = list(segments)
+    for position, segment in enumerate(segments):
+        if segment is not None:
+            continue
+        entries = _get(tree, named[:position])
+        if not isinstance(entries, dict) or not entries:
+            break
+        failing = segments[: position + 1]
+        named[position] = _culprit(tree, target, named[:position], entries, failing)
+    return named
+
+
+def _culprit(
+    tree: object,
+    target: Any,
+    where: list[Segment],
+    entries: dict[Any, object],
+    failing: list[Segment],
+) -> str:
+    """The key of the first failing entry of `entries`, the dict at `where`, by bisection.
+
+    msgspec converts a dict's entries in order and stops at the first that fails, so the
+    document with that dict cut to its first `count` entries fails at the same place (its
+    path starts with `failing`) exactly when the culprit is among them: about log2(len)
+    conversions find it, even in a huge dict.
+    """
+    keys = list(entries)
+
+    def fails_among_first(count: int) -> bool:
+        cut = {key: entries[key] for key in keys[:count]}
+        try:
+            msgspec.convert(_replace(tree, where, cut), target)
+        except msgspec.ValidationError as exc:
+            return _split(exc)[1][: len(failing)] == failing
+        return False
+
+    low, high = 0, len(keys)  # the culprit's index is in [low, high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fails_among_first(middle) else (middle, high)
+    return str(keys[low])
+
+
+def _get(node: object, segments: list[Segment]) -> object:
+    for segment in segments:
+        if isinstance(node, dict) and isinstance(segment, str):
+            node = node.get(segment)
+        elif isinstance(node, list) and isinstance(segment, int) and segment < len(node):
+            node = node[segment]
+        else:
+            return None
+    return node
+
+
+def _replace(node: object, segments: list[Segment], value: object) -> object:
+    """A copy of `node` with the value at `segments` replaced (copying only along the path)."""
+    if not segments:
+        return value
+    head, rest = segments[0], segments[1:]
+    if isinstance(node, dict) and isinstance(head, str):
+        return {**node, head: _replace(node[head], rest, value)}
+    if isinstance(node, list) and isinstance(head, int):
+        return [*node[:head], _replace(node[head], rest, value), *node[head + 1 :]]
+    return node

@@ -1,0 +1,197 @@
+"""Safe decoding of manifests and matrices from YAML or JSON, and their canonical form.
+
+    decode_manifest(data, fmt=..., source=...)   one HardwareManifest or DeploymentManifest
+    decode_manifests(data, fmt=..., source=...)  every manifest of a YAML stream (`---`) or
+                                                 of a JSON object or array
+    decode_matrix(data, fmt=..., source=...)     one support matrix
+    to_builtins(struct)                          the canonical, JSON-ready dict
+
+Every failure is a `ManifestError` naming the JSON path of the failing field; `source`
+(a file name) is attached when given. Limits, checked before anything recursive runs:
+MAX_BYTES (1 MiB; `DocumentTooLargeError`) and MAX_DEPTH nesting levels. Input must be UTF-8 (a
+leading byte order mark is ignored). YAML rules are in `supportgate.manifests._yaml`; in both
+formats duplicate keys are refused. A number where a string is expected (a version such as
+`9.20`, an arch such as `950`) is read from YAML as the text written, and refused in JSON
+with a message to quote it. Numbers and booleans are never read from strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, cast
+
+import msgspec
+
+from supportgate.errors import ManifestError, UnsupportedMediaType
+from supportgate.manifests._convert import convert
+from supportgate.manifests._raw import MAX_DEPTH, Raw, parse_json
+from supportgate.manifests._yaml import parse_yaml
+from supportgate.manifests.deployment import DeploymentManifest
+from supportgate.manifests.hardware import HardwareManifest
+from supportgate.manifests.matrix import Matrix
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "DocumentTooLargeError",
+    "Format",
+    "Manifest",
+    "decode_manifest",
+    "decode_manifests",
+    "decode_matrix",
+    "format_of",
+    "to_builtins",
+]
+
+MAX_BYTES: Final = 1024 * 1024
+"""Largest document accepted, in bytes (CONTRACT.md section 4: larger bodies are 413)."""
+
+Format = Literal["json", "yaml"]
+Manifest = HardwareManifest | DeploymentManifest
+
+
+class DocumentTooLargeError(ManifestError):
+    """A document over MAX_BYTES (HTTP 413 rather than 400)."""
+
+
+def format_of(name: str) -> Format:
+    """The format a file name implies: `.json` is JSON, anything else YAML."""
+    return "json" if name.lower().endswith(".json") else "yaml"
+
+
+_MEDIA_TYPES: dict[str, Format] = {
+    "application/json": "json",
+    "application/yaml": "yaml",
+    "application/x-yaml": "yaml",
+    "text/yaml": "yaml",
+    "text/x-yaml": "yaml",
+}
+
+
+def format_for_media_type(content_type: str | None) -> Format:
+    """The format a Content-Type names (no Content-Type: JSON); others are refused (415)."""
+    if not content_type:
+        return "json"
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in _MEDIA_TYPES:
+        return _MEDIA_TYPES[media_type]
+    if media_type.endswith("+json"):
+        return "json"
+    raise UnsupportedMediaType(
+        f"Content-Type: {media_type!r} is not supported; send application/json or application/yaml"
+    )
+
+
+def _text(data: bytes) -> str:
+    if len(data) > MAX_BYTES:
+        raise DocumentTooLargeError(
+            f"the document is {len(data)} bytes; the limit is {MAX_BYTES} bytes (1 MiB)"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"the document is not UTF-8 (bad byte at offset {exc.start})") from None
+
+
+def _documents(data: bytes, fmt: Format) -> list[Raw]:
+    """The non-empty documents of a YAML stream, or the one JSON document."""
+    text = _text(data)
+    if fmt == "json":
+        return [parse_json(text)]
+    return [doc for doc in parse_yaml(text) if doc is not None]
+
+
+_manifest_json: Final = msgspec.json.Decoder(Manifest)
+
+
+def _clean_json_manifest(data: bytes) -> Manifest | None:
+    """A JSON manifest that breaks no rule, decoded in one msgspec pass; None otherwise.
+
+    The careful path (a raw tree walked beside the Struct types) costs ~0.4 ms for a typical
+    manifest, which matters to the API. Its rules are all met when msgspec's strict typed
+    decode succeeds (types, patterns, enums, unknown fields, post-init checks; nesting is
+    bounded by the types), the text holds no backslash-u escape (so no NUL, no lone surrogate)
+    and no object repeats a key, which msgspec would silently accept. Anything else goes the
+    careful way, which decides it and names the field. tests/unit/test_decode_fast.py checks
+    that both ways agree.
+    """
+    if len(data) > MAX_BYTES or b"\\u" in data:
+        return None
+    try:
+        manifest: Manifest = _manifest_json.decode(data)
+        if not _repeats_no_key(data):
+            return None
+    except (msgspec.DecodeError, RecursionError):
+        return None  # msgspec.ValidationError is a DecodeError; deep nesting may recurse
+    return manifest
+
+
+def _repeats_no_key(data: bytes) -> bool:
+    """True when no object in this (valid) JSON text repeats a key; False when one may.
+
+    The text compacted token by token keeps every key; decoded to dicts and encoded again it
+    loses a repeated one. So equal bytes prove no key repeats. Unequal bytes may also come
+    from spellings decoding normalises (`1.50`, `1e3`, `\\/`): those go the careful way too.
+    """
+    return msgspec.json.format(data, indent=-1) == msgspec.json.encode(msgspec.json.decode(data))
+
+
+def _single(docs: list[Raw], what: str) -> Raw:
+    if len(docs) != 1:
+        raise ManifestError(f"expected one {what}, found {len(docs)} documents")
+    return docs[0]
+
+
+def _sourced(error: ManifestError, source: str | None) -> ManifestError:
+    return error if source is None else error.with_source(source)
+
+
+def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> Manifest:
+    """One manifest; `kind` selects HardwareManifest or DeploymentManifest."""
+    if fmt == "json":
+        fast = _clean_json_manifest(data)
+        if fast is not None:
+            return fast
+    try:
+        doc = _single(_documents(data, fmt), "manifest")
+        return cast(Manifest, convert(doc, Manifest, numbers_as_text=fmt == "yaml"))
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+
+
+def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
+    """Every manifest in a YAML stream (one per document; empty documents are skipped), or in
+    a JSON document that is one manifest or an array of manifests (paths then start `$[i]`).
+    """
+    try:
+        docs = _documents(data, fmt)
+        if fmt == "json":
+            target = list[Manifest] if isinstance(docs[0], list) else Manifest
+            found = convert(docs[0], target, numbers_as_text=False)
+            return cast(list[Manifest], found if isinstance(found, list) else [found])
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+    manifests: list[Manifest] = []
+    for number, doc in enumerate(docs, start=1):
+        try:
+            manifests.append(cast(Manifest, convert(doc, Manifest, numbers_as_text=True)))
+        except ManifestError as exc:
+            where = f"document {number}" if source is None else f"{source}, document {number}"
+            raise exc.with_source(where) if len(docs) > 1 else _sourced(exc, source) from None
+    return manifests
+
+
+def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:
+    """One support matrix."""
+    try:
+        doc = _single(_documents(data, fmt), "matrix")
+        return cast(Matrix, convert(doc, Matrix, numbers_as_text=fmt == "yaml"))
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+
+
+def to_builtins(struct: msgspec.Struct) -> dict[str, Any]:
+    """The canonical JSON-ready form: absent optional fields omitted (never null), times in UTC
+    with `Z` (the Structs store them in UTC), versions as strings, arrays as lists, numbers of
+    float fields as floats, `kind` included. Exactly what the canonical JSON decodes to.
+    """
+    return cast(dict[str, Any], msgspec.json.decode(msgspec.json.encode(struct)))

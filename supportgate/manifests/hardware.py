@@ -1,0 +1,86 @@
+"""HardwareManifest: a pool of machines (CONTRACT.md section 1).
+
+Required: `accelerator` (vendor, model, arch, per_node), `nodes` and `toolkit`; the rest is
+optional and omitted from the canonical form when absent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+import msgspec
+
+from supportgate.manifests.common import (
+    Arch,
+    Contract,
+    Metadata,
+    PositiveInt,
+    Text,
+    Vendor,
+    Version,
+    check_arch,
+)
+
+
+class Accelerator(Contract, frozen=True, kw_only=True):
+    """The accelerator in each node. NVIDIA `arch` must be `sm` + digits (checked on decode)."""
+
+    vendor: Vendor
+    model: Text
+    arch: Arch
+    memory_gib: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    per_node: PositiveInt
+
+    def __post_init__(self) -> None:
+        check_arch(self.vendor, self.arch)
+
+
+class Interconnect(Contract, frozen=True):
+    """The scale-up fabric: how many accelerators share one NVLink/HCCS domain."""
+
+    scale_up_domain: PositiveInt
+    fabric: str | None = None
+
+
+class Toolkit(Contract, frozen=True):
+    """The accelerator toolkit (cuda, cann, rocm, ...) and its version."""
+
+    name: Text
+    version: Version
+
+
+class OperatingSystem(Contract, frozen=True):
+    """The host operating system."""
+
+    name: Text
+    distribution: str | None = None
+    kernel: Version | None = None
+
+
+class Compiler(Contract, frozen=True):
+    """The host compiler used to build the engine."""
+
+    name: Text
+    version: Version
+
+
+class HardwareSpec(Contract, frozen=True, kw_only=True):
+    """What a pool of machines offers; also the inline `spec.hardware.spec` of a deployment."""
+
+    accelerator: Accelerator
+    nodes: PositiveInt
+    interconnect: Interconnect | None = None
+    toolkit: Toolkit
+    driver: Version | None = None
+    os: OperatingSystem | None = None
+    compiler: Compiler | None = None
+    python: Version | None = None
+
+
+class HardwareManifest(Contract, frozen=True, tag_field="kind", tag="HardwareManifest"):
+    """A pool of machines. `kind` is the tag that selects this Struct on decode."""
+
+    kind: ClassVar[Literal["HardwareManifest"]] = "HardwareManifest"
+    api_version: Literal["supportgate/v1"] = msgspec.field(name="apiVersion")
+    metadata: Metadata
+    spec: HardwareSpec

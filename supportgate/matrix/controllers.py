@@ -1,0 +1,82 @@
+"""HTTP: the support matrix. GET /v1/matrix (the current version with its document),
+GET /v1/matrix/versions (every version, newest effective first, without documents),
+GET /v1/matrix/versions/{version} (one version with its document), POST /v1/matrix (publish),
+POST /v1/matrix/impact (what a proposed matrix would change). One service call each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar import Controller, Request, get, post
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
+
+from supportgate.auth.guard import principal_of
+from supportgate.dependencies import RuntimeDep
+from supportgate.manifests.decode import format_for_media_type
+from supportgate.openapi import MatrixBody, error
+
+from .impact import ImpactReport
+from .views import MatrixVersionDetail, MatrixVersionList
+
+
+class MatrixController(Controller):
+    path = "/v1/matrix"
+    tags = ["matrix"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get("/", opt={"role": "procurement"}, summary="The support matrix applied now")
+    async def current(self, runtime: RuntimeDep) -> MatrixVersionDetail:
+        return await anyio.to_thread.run_sync(runtime.matrices.current_view)
+
+    @get(
+        "/versions",
+        opt={"role": "procurement"},
+        summary="Every published version, newest effective first (pending ones included)",
+    )
+    async def versions(self, runtime: RuntimeDep) -> MatrixVersionList:
+        return await anyio.to_thread.run_sync(runtime.matrices.version_list)
+
+    @get(
+        "/versions/{version:str}",
+        opt={"role": "procurement"},
+        summary="One published version with its document",
+    )
+    async def version(self, runtime: RuntimeDep, version: FromPath[str]) -> MatrixVersionDetail:
+        found = await anyio.to_thread.run_sync(runtime.matrices.version_view, version)
+        if found is None:
+            raise NotFoundException(f"version: no matrix version {version!r} is published")
+        return found
+
+    @post(
+        "/",
+        opt={"role": "admin"},
+        summary="Publish a new matrix version (JSON or YAML); a published version never changes",
+        operation_class=MatrixBody,
+        responses={409: error(409)},
+    )
+    async def publish(
+        self, request: Request[Any, Any, Any], runtime: RuntimeDep
+    ) -> MatrixVersionDetail:
+        fmt = format_for_media_type(request.headers.get("content-type"))
+        body = await request.body()
+        publisher = principal_of(request).name
+        published = await anyio.to_thread.run_sync(
+            lambda: runtime.matrices.publish_document(body, fmt=fmt, published_by=publisher)
+        )
+        request.state["log"] = {"matrix_version": published.version}
+        return published
+
+    @post(
+        "/impact",
+        opt={"role": "procurement"},
+        status_code=200,
+        summary="Which tracked manifests a proposed matrix would change; records nothing",
+        operation_class=MatrixBody,
+    )
+    async def impact(self, request: Request[Any, Any, Any], runtime: RuntimeDep) -> ImpactReport:
+        fmt = format_for_media_type(request.headers.get("content-type"))
+        body = await request.body()
+        return await anyio.to_thread.run_sync(
+            lambda: runtime.impact.analyse_document(body, fmt=fmt)
+        )

@@ -1,0 +1,126 @@
+"""POST /v1/matrix/impact: which tracked manifests would change verdict under a proposed matrix.
+
+Every tracked manifest is evaluated twice in the same call, at the same instant, with the same
+policies and the same unexpired waivers: once under the current matrix and once under the
+proposed one, so only the matrix differs (the stored decisions may be older than the policies
+or the waivers). Nothing is recorded: no decision, no tracking, no alert.
+
+The analysis evaluates in-process (regorus) even when the service decides on an OPA server:
+that server holds one matrix at a time, and loading a proposed one there would let concurrent
+submissions be judged under it. The two engines give identical decisions
+(tests/integration/test_parity.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.evaluations.evaluator import Evaluation, Evaluator
+from supportgate.logging import get_logger
+from supportgate.manifests import Format, decode_matrix
+from supportgate.manifests.decision import ManifestRef, Severity, Verdict
+from supportgate.policy.bundle import PolicyBundle
+from supportgate.policy.embedded import EmbeddedEngine
+from supportgate.policy.engine import LoadedMatrix
+from supportgate.reevaluation.source import iter_tracked_batches, subjects
+from supportgate.waivers.services import WaiverService
+
+from . import prepare
+from .services import MatrixService
+
+log = get_logger(__name__)
+
+RULE_SEVERITIES: tuple[Severity, ...] = ("deny", "warn")  # compared; a waived deny is neither
+
+
+class VerdictChange(msgspec.Struct, frozen=True, kw_only=True):
+    manifest: ManifestRef
+    from_: Verdict = msgspec.field(name="from")
+    to: Verdict
+    rules_added: list[str]
+    """Deny and warn rule ids the proposed matrix adds to the manifest's violations."""
+    rules_removed: list[str]
+    """Deny and warn rule ids it takes away."""
+
+
+class ImpactReport(msgspec.Struct, frozen=True, kw_only=True):
+    proposed_version: str
+    current_version: str
+    evaluated: int
+    """How many tracked manifests were evaluated under both matrices."""
+    changed: list[VerdictChange]
+    """The manifests whose verdict differs, in (kind, name) order."""
+
+
+class ImpactAnalysis:
+    def __init__(
+        self,
+        *,
+        sessions: sessionmaker[Session],
+        bundle: PolicyBundle,
+        matrices: MatrixService,
+        waivers: WaiverService,
+    ) -> None:
+        self._sessions = sessions
+        self._engine = EmbeddedEngine(bundle)
+        self._matrices = matrices
+        self._waivers = waivers
+
+    def analyse_document(self, data: bytes, *, fmt: Format) -> ImpactReport:
+        """Decode the proposed matrix as POST /v1/matrix does (ManifestError naming the
+        field), then compare."""
+        return self.analyse(prepare(decode_matrix(data, fmt=fmt)))
+
+    def analyse(self, proposed: LoadedMatrix) -> ImpactReport:
+        now = datetime.now(UTC)
+        current = self._matrices.current(now)
+        before = Evaluator(self._engine, current.loaded)
+        after = Evaluator(self._engine, proposed)
+        evaluated = 0
+        changed: list[VerdictChange] = []
+        for batch in iter_tracked_batches(self._sessions):
+            batch_subjects = subjects(
+                batch, "matrix", lambda keys: self._waivers.active_by_manifest(keys, now)
+            )
+            evaluated += len(batch_subjects)
+            changed += _changes(
+                before.evaluate_batch(batch_subjects, evaluated_at=now, hardware=batch.hardware),
+                after.evaluate_batch(batch_subjects, evaluated_at=now, hardware=batch.hardware),
+            )
+        log.info(
+            "matrix_impact",
+            proposed_version=proposed.version,
+            current_version=current.version,
+            evaluated=evaluated,
+            changed=len(changed),
+        )
+        return ImpactReport(
+            proposed_version=proposed.version,
+            current_version=current.version,
+            evaluated=evaluated,
+            changed=changed,
+        )
+
+
+def _changes(before: Sequence[Evaluation], after: Sequence[Evaluation]) -> list[VerdictChange]:
+    found: list[VerdictChange] = []
+    for was, would in zip(before, after, strict=True):
+        old, new = was.decision, would.decision
+        if old.verdict == new.verdict:
+            continue
+        old_rules, new_rules = old.rules(*RULE_SEVERITIES), new.rules(*RULE_SEVERITIES)
+        found.append(
+            VerdictChange(
+                manifest=new.manifest,
+                from_=old.verdict,
+                to=new.verdict,
+                rules_added=sorted(new_rules - old_rules),
+                rules_removed=sorted(old_rules - new_rules),
+            )
+        )
+    return found

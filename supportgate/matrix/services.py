@@ -1,0 +1,218 @@
+"""Matrix versions: publishing, listing, and which one is current.
+
+Only the current version is applied: among the published versions whose `effective_from`
+has arrived (no `effective_from`: effective when published), the one that took effect last
+(ties: the one published last). A version with a future `effective_from` becomes current at
+that time. The versions are few and small, so they are cached in memory and reloaded after a
+publish and every RELOAD_SECONDS (another replica may have published).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import MatrixVersion, transaction
+from supportgate.errors import ConflictError, PolicyEngineUnavailable
+from supportgate.logging import get_logger
+from supportgate.manifests import Format, Matrix, decode_matrix
+from supportgate.policy.engine import LoadedMatrix
+
+from . import prepare
+from .repository import all_versions, insert_version
+from .views import MatrixVersionDetail, MatrixVersionList, MatrixVersionSummary
+
+log = get_logger(__name__)
+
+RELOAD_SECONDS = 5.0
+DEFAULT_PUBLISHER = "supportgate (default matrix)"
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedMatrix:
+    version: str
+    effective_from: datetime | None
+    published_at: datetime
+    published_by: str | None
+    loaded: LoadedMatrix
+
+    @property
+    def effective_at(self) -> datetime:
+        return self.effective_from or self.published_at
+
+
+class MatrixService:
+    def __init__(
+        self, sessions: sessionmaker[Session], *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._sessions = sessions
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._reloading = threading.Lock()
+        self._versions: list[PublishedMatrix] = []
+        self._loaded_at = float("-inf")
+        self.on_published: Callable[[PublishedMatrix], None] = lambda _published: None
+        """Called after publish_view() commits a version (re-evaluation starts its sweep)."""
+
+    def ensure_default(self, default: Matrix) -> None:
+        """Publish the default matrix when no version exists yet (a new database)."""
+        if not self.versions(reload=True):
+            with contextlib.suppress(ConflictError):  # another replica published it first
+                self.publish(default, published_by=DEFAULT_PUBLISHER)
+
+    def publish(self, matrix: Matrix, *, published_by: str | None) -> PublishedMatrix:
+        loaded = prepare(matrix)
+        with transaction(self._sessions, write=True) as session:
+            row = insert_version(
+                session,
+                matrix,
+                digest=loaded.key,
+                published_by=published_by,
+                now=datetime.now(UTC),
+            )
+            published = _published(row, loaded)
+        self.versions(reload=True)
+        return published
+
+    def versions(self, *, reload: bool = False) -> list[PublishedMatrix]:
+        """Every published version, oldest effective first."""
+        now = self._clock()
+        # One reload at a time: while one is under way, the others answer from the versions
+        # held (a first load, or an explicit reload, waits for its turn).
+        stale = reload or now - self._loaded_at > RELOAD_SECONDS
+        if stale and self._reloading.acquire(blocking=reload or not self._versions):
+            try:
+                self._read(now)
+            finally:
+                self._reloading.release()
+        with self._lock:
+            return list(self._versions)
+
+    def _read(self, now: float) -> None:
+        with transaction(self._sessions) as session:
+            rows = all_versions(session)
+            versions = [_published(row, _load(row)) for row in rows]
+        versions.sort(key=lambda v: (v.effective_at, v.published_at))
+        with self._lock:
+            self._versions, self._loaded_at = versions, now
+
+    def cache_is_fresh(self) -> bool:
+        """Whether versions() would answer from memory, without reading the database (also
+        while another thread reloads them)."""
+        fresh = self._clock() - self._loaded_at <= RELOAD_SECONDS
+        return fresh or (bool(self._versions) and self._reloading.locked())
+
+    def current(self, at: datetime | None = None) -> PublishedMatrix:
+        found = _in_effect(self.versions(), at or datetime.now(UTC))
+        if found is None:
+            raise PolicyEngineUnavailable("no support matrix is in effect yet")
+        return found
+
+    def get(self, version: str) -> PublishedMatrix | None:
+        return next((v for v in self.versions() if v.version == version), None)
+
+    # The HTTP views: what the matrix endpoints answer.
+
+    def publish_document(
+        self, data: bytes, *, fmt: Format, published_by: str | None
+    ) -> MatrixVersionDetail:
+        """Decode and publish a matrix document (ManifestError naming the field when invalid)."""
+        view = self.publish_view(decode_matrix(data, fmt=fmt), published_by=published_by)
+        log.info(
+            "matrix_published",
+            matrix_version=view.version,
+            effective_from=view.effective_from,
+            published_by=view.published_by,
+            current=view.current,
+            pending=view.pending,
+        )
+        return view
+
+    def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
+        """Publish, and say whether the new version is current, pending or never applied."""
+        published = self.publish(matrix, published_by=published_by)
+        self.on_published(published)
+        return self._detail(published, datetime.now(UTC))
+
+    def current_view(self) -> MatrixVersionDetail:
+        now = datetime.now(UTC)
+        return self._detail(self.current(now), now)
+
+    def version_view(self, version: str) -> MatrixVersionDetail | None:
+        found = self.get(version)
+        return None if found is None else self._detail(found, datetime.now(UTC))
+
+    def version_list(self) -> MatrixVersionList:
+        """Every version, newest effective first (pending versions lead)."""
+        now = datetime.now(UTC)
+        versions = self.versions()
+        current = _in_effect(versions, now)
+        return MatrixVersionList(items=[_summary(v, now, current) for v in reversed(versions)])
+
+    def _detail(self, published: PublishedMatrix, now: datetime) -> MatrixVersionDetail:
+        summary = _summary(published, now, _in_effect(self.versions(), now))
+        return MatrixVersionDetail(
+            **msgspec.structs.asdict(summary), document=dict(published.loaded.document)
+        )
+
+
+def describe(view: MatrixVersionSummary) -> str:
+    """One line for people: the version and whether it applies now."""
+    if view.current:
+        state = "current now"
+    elif view.pending and view.effective_from is not None:
+        state = f"pending, takes effect {view.effective_from.isoformat().replace('+00:00', 'Z')}"
+    else:
+        state = "never applied: a version with a later effective_from is current"
+    return f"published matrix version {view.version} ({state})"
+
+
+def cli_publisher() -> str:
+    """`published_by` for a version published from the command line."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name in this environment
+        return "supportgate cli"
+    return f"supportgate cli ({user})"
+
+
+def _in_effect(versions: list[PublishedMatrix], moment: datetime) -> PublishedMatrix | None:
+    """The version applied at `moment`: `versions` are sorted oldest effective first."""
+    effective = [v for v in versions if v.effective_at <= moment]
+    return effective[-1] if effective else None
+
+
+def _summary(
+    published: PublishedMatrix, now: datetime, current: PublishedMatrix | None
+) -> MatrixVersionSummary:
+    return MatrixVersionSummary(
+        version=published.version,
+        effective_from=published.effective_from,
+        published_at=published.published_at,
+        published_by=published.published_by,
+        current=current is not None and published.version == current.version,
+        pending=published.effective_at > now,
+    )
+
+
+def _load(row: MatrixVersion) -> LoadedMatrix:
+    return prepare(decode_matrix(msgspec.json.encode(row.document), fmt="json"))
+
+
+def _published(row: MatrixVersion, loaded: LoadedMatrix) -> PublishedMatrix:
+    return PublishedMatrix(
+        version=row.version,
+        effective_from=row.effective_from,
+        published_at=row.published_at,
+        published_by=row.published_by,
+        loaded=loaded,
+    )

@@ -1,0 +1,143 @@
+"""Prometheus metrics, in a registry of the app's own (so tests can build many apps).
+
+- supportgate_http_request_duration_seconds{method,route,status}: request latency
+- supportgate_decisions_total{verdict,cause}: decisions recorded by this process
+- supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
+  database when scraped (so every replica reports the same, current numbers); left out of a
+  scrape while the database cannot answer, so the others are still served
+- supportgate_last_sweep_{timestamp_seconds,duration_seconds,changed,evaluated}: the last
+  finished re-evaluation sweep, read from the database when scraped
+- supportgate_webhook_deliveries_pending: webhook deliveries waiting for an attempt, read
+  from the database when scraped (likewise)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import Manifest, transaction
+from supportgate.logging import get_logger
+from supportgate.reevaluation import repository as sweep_repository
+from supportgate.webhooks import repository as webhook_repository
+
+MEDIA_TYPE = "text/plain; version=0.0.4"
+"""Prometheus text format; the HTTP layer adds `; charset=utf-8` to every text/ type."""
+_manifests = Manifest.__table__  # type: ignore[attr-defined]
+log = get_logger(__name__)
+
+
+class _TrackedManifests(Collector):
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "supportgate_tracked_manifests",
+            "Tracked manifests by their current verdict",
+            labels=["verdict"],
+        )
+        counts = {"supported": 0, "experimental": 0, "rejected": 0}
+        try:
+            with transaction(self._sessions) as session:
+                statement = select(_manifests.c.latest_verdict, func.count()).group_by(
+                    _manifests.c.latest_verdict
+                )
+                for verdict, count in session.execute(statement):
+                    if verdict in counts:
+                        counts[verdict] = int(count)
+        except DBAPIError as exc:  # the other metrics still matter (most of all now)
+            log.warning("tracked_manifests_unavailable", error=type(exc.orig).__name__)
+            return
+        for verdict, count in counts.items():
+            family.add_metric([verdict], count)
+        yield family
+
+
+class _PendingWebhookDeliveries(Collector):
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            with transaction(self._sessions) as session:
+                pending = webhook_repository.pending_total(session)
+        except DBAPIError as exc:
+            log.warning("webhook_deliveries_unavailable", error=type(exc.orig).__name__)
+            return
+        yield GaugeMetricFamily(
+            "supportgate_webhook_deliveries_pending",
+            "Webhook deliveries waiting for a (first or next) attempt",
+            value=pending,
+        )
+
+
+class _LastSweep(Collector):
+    """The last finished re-evaluation sweep, from the database (the same on every replica)."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            with transaction(self._sessions) as session:
+                last = sweep_repository.latest_finished(session)
+        except DBAPIError as exc:
+            log.warning("last_sweep_unavailable", error=type(exc.orig).__name__)
+            return
+        if last is None or last.finished_at is None or last.started_at is None:
+            return
+        for name, help_text, value in (
+            (
+                "supportgate_last_sweep_timestamp_seconds",
+                "When the last re-evaluation sweep finished (Unix time)",
+                last.finished_at.timestamp(),
+            ),
+            (
+                "supportgate_last_sweep_duration_seconds",
+                "How long the last re-evaluation sweep ran",
+                (last.finished_at - last.started_at).total_seconds(),
+            ),
+            (
+                "supportgate_last_sweep_changed",
+                "Decisions the last re-evaluation sweep recorded (decisions that changed)",
+                float(last.changed),
+            ),
+            (
+                "supportgate_last_sweep_evaluated",
+                "Manifests the last re-evaluation sweep evaluated",
+                float(last.evaluated),
+            ),
+        ):
+            yield GaugeMetricFamily(name, help_text, value=value)
+
+
+class Metrics:
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.registry = CollectorRegistry()
+        self.request_duration = Histogram(
+            "supportgate_http_request_duration_seconds",
+            "HTTP request latency",
+            ["method", "route", "status"],
+            registry=self.registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        )
+        self.decisions = Counter(
+            "supportgate_decisions_total",
+            "Decisions recorded",
+            ["verdict", "cause"],
+            registry=self.registry,
+        )
+        self.registry.register(_TrackedManifests(sessions))
+        self.registry.register(_PendingWebhookDeliveries(sessions))
+        self.registry.register(_LastSweep(sessions))
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,59 @@
+"""The canonical request event and the latency histogram, from one ASGI middleware.
+
+Every HTTP request ends in one log event `request` with its id (X-Request-ID, or a new one,
+echoed back), method, route, status, duration, the API key's name (never the key) and, where
+a handler put them in `request.state["log"]`, the manifest and verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from litestar.datastructures import MutableScopeHeaders
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from supportgate.auth.guard import PRINCIPAL_STATE_KEY
+from supportgate.ids import random_hex
+from supportgate.logging import get_logger
+
+log = get_logger("supportgate.request")
+
+
+class RequestObserver(ASGIMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        started = time.perf_counter()
+        headers = dict(scope.get("headers") or [])
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:128] or random_hex()
+        status = 500
+
+        async def send_and_watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                MutableScopeHeaders.from_message(message)["x-request-id"] = request_id
+            await send(message)
+
+        try:
+            await next_app(scope, receive, send_and_watch)
+        finally:
+            duration = time.perf_counter() - started
+            route = scope.get("path_template") or "unmatched"
+            runtime = scope["app"].state.get("runtime")
+            if runtime is not None:
+                runtime.metrics.request_duration.labels(
+                    scope.get("method", ""), route, str(status)
+                ).observe(duration)
+            state: dict[str, Any] = scope.get("state") or {}
+            principal = state.get(PRINCIPAL_STATE_KEY)
+            log.info(
+                "request",
+                request_id=request_id,
+                method=scope.get("method"),
+                route=route,
+                status=status,
+                duration_ms=round(duration * 1000, 3),
+                key_name=getattr(principal, "name", None),
+                **state.get("log", {}),
+            )

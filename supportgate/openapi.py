@@ -1,0 +1,186 @@
+"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer.
+
+- Request bodies read raw (JSON or YAML): a handler names its body with `operation_class=`
+  `ManifestBody` (a HardwareManifest or a DeploymentManifest) or `MatrixBody`. Their schemas
+  are the ones under schemas/, generated from the same Structs, with `$defs` inlined so they
+  hold anywhere in the document.
+- Security and errors, from the guard's rules (`document(app)`, once, in create_app): every
+  route that is not `opt={"public": True}` needs the bearer key (401, 403), may find the
+  database or the policy engine unavailable (503) and refuses bad input (400, whose body's
+  `field` or `extra` names it); a route with path parameters may answer 404; a route with a
+  raw body may answer 413 (over 1 MiB) and 415 (neither JSON nor YAML). A handler's own
+  `responses=` (a 409, a 201 with its body) win over these.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final
+
+import msgspec
+from litestar import Litestar
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import (
+    Components,
+    OpenAPIMediaType,
+    Operation,
+    RequestBody,
+    Schema,
+    SecurityScheme,
+)
+from litestar.routes import HTTPRoute
+
+from supportgate.manifests import DeploymentManifest, HardwareManifest, Matrix
+from supportgate.manifests.schema import render
+
+SECURITY_SCHEME: Final = "apiKey"
+BODY_MEDIA_TYPES: Final = ("application/json", "application/yaml")
+
+ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
+    400: "Bad input: `field` (or, for a query parameter, `extra[].key`) names it; nothing written",
+    401: "No API key, or an unknown one (`Authorization: Bearer <key>`)",
+    403: "The API key's role is too small for this route",
+    404: "Nothing of that name is known",
+    409: "Contradicts what is stored",
+    413: "The body is over 1 MiB",
+    415: "The Content-Type is neither JSON nor YAML",
+    503: "The database or the policy engine cannot answer: nothing was decided or recorded",
+}
+
+
+class ErrorBody(msgspec.Struct, kw_only=True):
+    """The body of every 4xx and 5xx answer (supportgate.http_errors, and Litestar's own)."""
+
+    status_code: int
+    detail: str
+    field: str | None = None
+    extra: Any = None
+
+
+def error(status: int) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=ErrorBody, description=ERROR_DESCRIPTIONS[status], generate_examples=False
+    )
+
+
+def body(data_container: Any, description: str) -> ResponseSpec:
+    """A success response whose body Litestar cannot infer (a handler that returns bytes)."""
+    return ResponseSpec(
+        data_container=data_container, description=description, generate_examples=False
+    )
+
+
+def components() -> Components:
+    """Components for OpenAPIConfig: the bearer API key."""
+    return Components(
+        security_schemes={
+            SECURITY_SCHEME: SecurityScheme(
+                type="http",
+                scheme="bearer",
+                description="An API key made by `supportgate keys create`",
+            )
+        }
+    )
+
+
+@dataclass(eq=False)  # keeps Schema's __hash__
+class _RawSchema(Schema):
+    """A JSON Schema written as a dict, put into the document as it is."""
+
+    document: dict[str, Any] | None = None
+
+    def to_schema(self) -> dict[str, Any]:
+        return dict(self.document or {})
+
+
+def raw_schema(document: dict[str, Any]) -> Schema:
+    """A JSON Schema written as a dict (e.g. `inlined_schema(Struct)`), as it is."""
+    return _RawSchema(document=document)
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
+    """`node` with every `{"$ref": "#/$defs/X"}` replaced by X (the manifests do not recurse)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen:
+                raise ValueError(f"the schema of {name} refers to itself: cannot inline it")
+            rest = {key: value for key, value in node.items() if key != "$ref"}
+            return _inline({**defs[name], **rest}, defs, (*seen, name))
+        return {key: _inline(value, defs, seen) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(item, defs, seen) for item in node]
+    return node
+
+
+@cache
+def inlined_schema(target: Any) -> dict[str, Any]:
+    """The schema under schemas/ for `target`, without `$schema` and with `$defs` inlined."""
+    document = json.loads(render(target))
+    defs = document.pop("$defs", {})
+    document.pop("$schema", None)
+    return dict(_inline(document, defs))
+
+
+def _request_body(schema: dict[str, Any], description: str) -> RequestBody:
+    return RequestBody(
+        content={
+            media_type: OpenAPIMediaType(schema=_RawSchema(document=schema))
+            for media_type in BODY_MEDIA_TYPES
+        },
+        description=description,
+        required=True,
+    )
+
+
+@dataclass(eq=False)  # a dataclass, so that its __init__ calls __post_init__
+class RawBody(Operation):
+    """An operation whose handler reads the body itself; subclasses say what it holds."""
+
+    def body(self) -> RequestBody:
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        if self.request_body is None:
+            self.request_body = self.body()
+
+
+class ManifestBody(RawBody):
+    """The body is one manifest, JSON or YAML: a HardwareManifest or a DeploymentManifest."""
+
+    def body(self) -> RequestBody:
+        schema = {"oneOf": [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]}
+        return _request_body(schema, "One manifest (CONTRACT.md section 1), as JSON or YAML")
+
+
+class MatrixBody(RawBody):
+    """The body is a support matrix, JSON or YAML."""
+
+    def body(self) -> RequestBody:
+        return _request_body(
+            inlined_schema(Matrix), "A support matrix (CONTRACT.md section 2), as JSON or YAML"
+        )
+
+
+def document(app: Litestar) -> None:
+    """Declare security and the error responses of every route (see the module docstring)."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        for handler in route.route_handlers:
+            if not handler.resolve_include_in_schema() or handler.opt.get("public"):
+                continue
+            statuses = [400, 401, 403, 503]
+            if route.path_parameters:
+                statuses.append(404)
+            if issubclass(handler.operation_class, RawBody):
+                statuses += [413, 415]
+            declared = dict(handler.responses or {})
+            handler.responses = {
+                **{status: error(status) for status in sorted(statuses)},
+                **declared,
+            }
+            handler.security = [{SECURITY_SCHEME: []}]

@@ -1,0 +1,70 @@
+"""Opaque keyset cursors: the last item's sort key, base64url JSON; a bad cursor is a 400.
+
+A forged cursor is refused here too when the databases could not compare its values (an
+integer beyond 64 bits: SQLite raises OverflowError; text with NUL: PostgreSQL refuses it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from supportgate.errors import UsageError
+
+T = TypeVar("T")
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def encode_cursor(key: list[Any]) -> str:
+    return base64.urlsafe_b64encode(msgspec.json.encode(key)).decode().rstrip("=")
+
+
+def trim_page(
+    rows: Sequence[T], limit: int, key: Callable[[T], list[Any]]
+) -> tuple[list[T], str | None]:
+    """A page read with `limit + 1` rows: its first `limit`, and when there were more, the
+    cursor after the last of them (`key`: that row's sort key)."""
+    page = list(rows[:limit])
+    return page, encode_cursor(key(page[-1])) if len(rows) > limit else None
+
+
+def decode_cursor(cursor: str, *types: type) -> list[Any]:
+    """The key a cursor holds, checked to be values of `types` in order."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        key = msgspec.json.decode(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError, msgspec.DecodeError):
+        key = None
+    if (
+        not isinstance(key, list)
+        or len(key) != len(types)
+        or not all(type(value) is expected for value, expected in zip(key, types, strict=True))
+        or not all(map(_storable, key))
+    ):
+        raise UsageError("cursor: not a cursor this endpoint gave out")
+    return key
+
+
+def _storable(value: object) -> bool:
+    """A value the databases can compare: a 64-bit integer, text without NUL characters."""
+    if isinstance(value, int):
+        return _INT64_MIN <= value <= _INT64_MAX
+    return not isinstance(value, str) or "\x00" not in value
+
+
+def check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
+    """A query parameter that must be one of `choices` (None: not given)."""
+    if value is not None and value not in choices:
+        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"limit: must be between 1 and {MAX_LIMIT}, got {limit}")
+    return limit

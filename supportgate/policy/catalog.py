@@ -1,0 +1,71 @@
+"""The rule catalogue, read from the METADATA blocks of the policy modules.
+
+Each rule's METADATA (`title`, `description`, `custom.id`, `custom.severity`) is the one
+source of its id, severity and wording outside Rego: the reports use it for rule titles, and
+the policy tests check it against the rule heads (the set a rule adds to, the id it emits).
+regorus cannot read annotations at run time, so they are parsed here from the module text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
+from supportgate.errors import UsageError
+
+_HEAD = re.compile(r'^(?P<set>deny|warn) contains [\w.]+\("(?P<id>[a-z_.-]+)"')
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    id: str
+    severity: str
+    title: str
+    description: str
+    module: str
+    head_set: str | None
+    head_id: str | None
+
+
+def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
+    """Every METADATA-annotated rule in the modules, by rule id."""
+    catalog: dict[str, RuleInfo] = {}
+    for module, text in modules:
+        for info in _module_rules(module, text):
+            if info.id in catalog:
+                raise UsageError(
+                    f"{module}: rule id {info.id} is also declared in {catalog[info.id].module}"
+                )
+            catalog[info.id] = info
+    return catalog
+
+
+def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        if lines[index].strip() != "# METADATA":
+            index += 1
+            continue
+        block: list[str] = []
+        index += 1
+        while index < len(lines) and lines[index].startswith("#"):
+            block.append(lines[index][2:] if lines[index].startswith("# ") else lines[index][1:])
+            index += 1
+        head = _HEAD.match(lines[index]) if index < len(lines) else None
+        annotation = yaml.safe_load("\n".join(block)) or {}
+        custom = annotation.get("custom") or {}
+        if "id" not in custom:
+            continue
+        yield RuleInfo(
+            id=str(custom["id"]),
+            severity=str(custom.get("severity", "")),
+            title=str(annotation.get("title", "")),
+            description=" ".join(str(annotation.get("description", "")).split()),
+            module=module,
+            head_set=head.group("set") if head else None,
+            head_id=head.group("id") if head else None,
+        )

@@ -1,0 +1,99 @@
+"""The in-process engine: regorus (PyPI `gordon-to-regorus`), compiled once per thread and matrix.
+
+A regorus Engine is "unsendable": PyO3 panics when one is used (or dropped) from any thread but
+the one that created it (tests/integration/test_engines.py shows it). So each thread compiles its
+own engine
+per (policy revision, matrix content) on first use (about 5 ms) and reuses it for every later
+evaluation; no engine ever crosses a thread. Batches run on one engine, item after item:
+regorus evaluates `with input as` inside a comprehension to an empty collection, so the Rego
+`batch` rule is for OPA only (docs/policy-interface.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import regorus
+
+from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError
+from supportgate.manifests.decision import PolicyResult
+
+from .bundle import PolicyBundle
+from .engine import RESULT_RULE, LoadedMatrix, decode_result
+from .inputs import PolicyInput
+
+MAX_CACHED_ENGINES = 8
+
+# Per thread: (policy revision, matrix key) -> compiled engine. Module-level and never
+# replaced, because an engine may only be dropped by its own thread as well: the cache is
+# emptied when its thread ends, or one entry at a time by eviction, in that thread.
+_THREAD_ENGINES = threading.local()
+
+
+class EmbeddedEngine:
+    name = "embedded"
+
+    def __init__(self, bundle: PolicyBundle) -> None:
+        self._bundle = bundle
+
+    @property
+    def policy_revision(self) -> str:
+        return self._bundle.revision
+
+    def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
+        return _evaluate_one(self._engine(matrix), policy_input)
+
+    def evaluate_batch(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]:
+        engine = self._engine(matrix)
+        return [_evaluate_one(engine, item) for item in inputs]
+
+    def check_ready(self) -> None:
+        """The policies compile."""
+        self._compile(None)
+
+    def close(self) -> None:
+        """Nothing to release: compiled engines belong to their threads (see above)."""
+
+    def _engine(self, matrix: LoadedMatrix) -> Any:
+        engines: dict[tuple[str, str], Any] | None = getattr(_THREAD_ENGINES, "engines", None)
+        if engines is None:
+            engines = _THREAD_ENGINES.engines = {}
+        key = (self._bundle.revision, matrix.key)
+        engine = engines.get(key)
+        if engine is None:
+            if len(engines) >= MAX_CACHED_ENGINES:
+                engines.pop(next(iter(engines)))
+            engine = engines[key] = self._compile(matrix)
+        return engine
+
+    def _compile(self, matrix: LoadedMatrix | None) -> Any:
+        engine = regorus.Engine()
+        try:
+            for name, text in self._bundle.modules:
+                engine.add_policy(name, text)
+            if matrix is not None:
+                engine.add_data_json('{"matrix":' + matrix.canonical.decode() + "}")
+        except RuntimeError as exc:
+            raise PolicyEngineUnavailable(
+                f"the policies do not compile: {_first_line(exc)}"
+            ) from exc
+        return engine
+
+
+def _evaluate_one(engine: Any, policy_input: PolicyInput) -> PolicyResult:
+    try:
+        engine.set_input_json(policy_input.canonical.decode())
+        raw = engine.eval_rule_as_json(RESULT_RULE)
+    except RuntimeError as exc:
+        raise PolicyEvaluationError(f"policy evaluation failed: {_first_line(exc)}") from exc
+    return decode_result(raw)
+
+
+def _first_line(exc: BaseException) -> str:
+    """regorus errors carry a Rust backtrace after the message; keep the message."""
+    text = str(exc).strip()
+    return text.split("\nStack backtrace:")[0].strip()

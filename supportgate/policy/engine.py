@@ -1,0 +1,76 @@
+"""The interface every policy engine implements, and what they share."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+
+from supportgate.errors import PolicyEvaluationError
+from supportgate.manifests.decision import PolicyResult
+
+from .inputs import PolicyInput
+
+RESULT_RULE = "data.supportgate.decision.result"
+
+_matrix_encoder = msgspec.json.Encoder(order="sorted")
+_result_decoder = msgspec.json.Decoder(PolicyResult)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedMatrix:
+    """A support matrix ready for an engine: its version, its JSON, and a content key."""
+
+    version: str
+    document: Mapping[str, Any]
+    canonical: bytes
+    key: str
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> LoadedMatrix:
+        canonical = _matrix_encoder.encode(document)
+        key = hashlib.sha256(canonical).hexdigest()[:16]
+        return cls(
+            version=str(document["version"]), document=document, canonical=canonical, key=key
+        )
+
+
+class PolicyEngine(Protocol):
+    """Evaluates policy inputs under a matrix; the same answers from every implementation."""
+
+    name: str
+
+    @property
+    def policy_revision(self) -> str: ...
+
+    def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult: ...
+
+    def evaluate_batch(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]: ...
+
+    def check_ready(self) -> None:
+        """Raise PolicyEngineError when the engine cannot evaluate right now."""
+
+    def close(self) -> None: ...
+
+
+def decode_result(raw: bytes | str) -> PolicyResult:
+    """The engine's JSON answer as a normalised PolicyResult; anything else is an engine error."""
+    try:
+        return _result_decoder.decode(raw).normalised()
+    except msgspec.ValidationError as exc:
+        raise PolicyEvaluationError(f"the policy answered no decision document: {exc}") from exc
+
+
+def convert_result(value: object) -> PolicyResult:
+    """Like decode_result, for an answer already parsed into Python values."""
+    if value is None:
+        raise PolicyEvaluationError("the policy left the decision undefined")
+    try:
+        return msgspec.convert(value, PolicyResult).normalised()
+    except msgspec.ValidationError as exc:
+        raise PolicyEvaluationError(f"the policy answered no decision document: {exc}") from exc

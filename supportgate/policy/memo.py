@@ -1,0 +1,92 @@
+"""Decisions reused for inputs the evaluation time cannot change.
+
+CI posts the same manifests again and again; when an input carries no waivers and no evidence
+times (`PolicyInput.timeless_key`), its decision depends only on the manifest, the matrix and
+the policies, so the answer for one (policy revision, matrix, timeless key) is the answer for
+all of them. The cache is bounded (least recently used out) and shared by threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from supportgate.manifests.decision import PolicyResult
+
+from .engine import LoadedMatrix, PolicyEngine
+from .inputs import PolicyInput
+
+DEFAULT_CAPACITY = 4096
+
+_Key = tuple[str, str, str]
+
+
+class MemoizedEngine:
+    """A PolicyEngine that asks the engine it wraps only for answers it has not kept."""
+
+    def __init__(self, engine: PolicyEngine, *, capacity: int = DEFAULT_CAPACITY) -> None:
+        self._engine = engine
+        self.name = engine.name
+        self._capacity = capacity
+        self._answers: OrderedDict[_Key, PolicyResult] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def policy_revision(self) -> str:
+        return self._engine.policy_revision
+
+    def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
+        key = self._key(matrix, policy_input)
+        kept = self._kept(key)
+        if kept is not None:
+            return kept
+        result = self._engine.evaluate(matrix, policy_input)
+        self._keep(key, result)
+        return result
+
+    def evaluate_batch(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]:
+        keys = [self._key(matrix, item) for item in inputs]
+        results = [self._kept(key) for key in keys]
+        missing = [index for index, result in enumerate(results) if result is None]
+        if missing:
+            fresh = self._engine.evaluate_batch(matrix, [inputs[index] for index in missing])
+            for index, result in zip(missing, fresh, strict=True):
+                results[index] = result
+                self._keep(keys[index], result)
+        return [result for result in results if result is not None]
+
+    def check_ready(self) -> None:
+        self._engine.check_ready()
+
+    def close(self) -> None:
+        self._engine.close()
+
+    def _key(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> _Key | None:
+        if policy_input.timeless_key is None:
+            return None
+        return (self._engine.policy_revision, matrix.key, policy_input.timeless_key)
+
+    def _kept(self, key: _Key | None) -> PolicyResult | None:
+        if key is None:
+            return None
+        with self._lock:
+            result = self._answers.get(key)
+            if result is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                self._answers.move_to_end(key)
+            return result
+
+    def _keep(self, key: _Key | None, result: PolicyResult) -> None:
+        if key is None:
+            return
+        with self._lock:
+            self._answers[key] = result
+            while len(self._answers) > self._capacity:
+                self._answers.popitem(last=False)

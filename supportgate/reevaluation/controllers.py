@@ -1,0 +1,63 @@
+"""HTTP: POST /v1/reevaluations (start a sweep now, 202), GET /v1/reevaluations/{id}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar import Controller, Request, get, post
+from litestar.exceptions import NotFoundException
+from litestar.openapi.spec import OpenAPIMediaType, RequestBody
+from litestar.params import FromPath
+
+from supportgate.dependencies import RuntimeDep
+from supportgate.openapi import RawBody, body, inlined_schema, raw_schema
+
+from .views import SweepRequest, SweepView, decode_request
+
+ACCEPTED = 202
+
+
+class SweepRequestBody(RawBody):
+    """The optional body: `{"manifests": [{"kind": ..., "name": ...}]}`."""
+
+    def body(self) -> RequestBody:
+        return RequestBody(
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=raw_schema(inlined_schema(SweepRequest))
+                )
+            },
+            description="Optional: limit the sweep to these tracked manifests",
+            required=False,
+        )
+
+
+class ReevaluationController(Controller):
+    path = "/v1/reevaluations"
+    tags = ["reevaluations"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @post(
+        "/",
+        opt={"role": "admin"},
+        status_code=ACCEPTED,
+        summary="Re-evaluate the tracked manifests now (all, or those named); 202 with the sweep",
+        operation_class=SweepRequestBody,
+        responses={ACCEPTED: body(SweepView, "The sweep, queued; poll GET .../{id}")},
+    )
+    async def start(self, request: Request[Any, Any, Any], runtime: RuntimeDep) -> SweepView:
+        wanted = decode_request(await request.body(), request.headers.get("content-type"))
+        sweep = await anyio.to_thread.run_sync(runtime.reevaluation.request_now, wanted)
+        request.state["log"] = {"sweep_id": sweep.id}
+        return sweep
+
+    @get(
+        "/{sweep_id:str}",
+        opt={"role": "admin"},
+        summary="A sweep: status, cause, trigger, counts, times",
+    )
+    async def one(self, runtime: RuntimeDep, sweep_id: FromPath[str]) -> SweepView:
+        found = await anyio.to_thread.run_sync(runtime.reevaluation.view, sweep_id)
+        if found is None:
+            raise NotFoundException(f"sweep_id: no sweep {sweep_id!r}")
+        return found

@@ -1,0 +1,319 @@
+"""One sweep, batch by batch: evaluate, compare, append what changed, move the cursor.
+
+Per batch (supportgate.reevaluation.source): `read` fetches what the batch needs from the
+database; manifests whose memo still holds (memo.py) are known unchanged and not evaluated;
+`plan` gives the others to Evaluator.evaluate_batch; `commit` writes. A sweep runs the three
+as a pipeline (services.ReevaluationService._sweep): batch n+1 is read and batch n-1 written
+while batch n is evaluated. A decision is recorded when the verdict, the violations (rule,
+severity, path, waiver; not the message text, which quotes the evaluation time) or the matrix
+version / policy revision differ from the manifest's latest decision. The decisions go
+through DecisionRecorder.write (the hash chain, alerts and webhook deliveries; in the
+decision writer process when there is one), and in that same transaction (SweepBatchWrite)
+the tracked manifests move to them, the batch's unchanged manifests get one UPDATE of
+last_evaluated_at, the memos are saved and the sweep's cursor and counts move past the
+batch. Killed at any point, the sweep resumes after the last committed batch: nothing is
+recorded twice or skipped.
+
+Under the audit-head lock (SweepBatchWrite.admit), a record is dropped when its manifest
+changed since the batch was read (a submission recorded a newer decision, or it was
+untracked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.audit.recorder import DecisionRecorder, Record
+from supportgate.db import transaction
+from supportgate.evaluations.evaluator import Evaluation, Evaluator
+from supportgate.manifests.decision import Cause, Decision
+
+from . import repository
+from .memo import memo_key, stable_until
+from .source import Key, TrackedBatch, TrackedRow, WaiversFor, subjects
+
+
+@dataclass(frozen=True, slots=True)
+class BatchCounts:
+    evaluated: int
+    changed: int
+    failed: int
+    skipped: int  # known unchanged from the memo (counted in `evaluated` too)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What one batch will write."""
+
+    records: list[Record] = field(default_factory=list)
+    expected: dict[Key, tuple[str, str | None]] = field(default_factory=dict)
+    unchanged: list[Key] = field(default_factory=list)
+    memos: dict[Key, SweepMemo] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRead:
+    """A batch and what planning it needs from the database, read before it is evaluated
+    (`read`), so that the next batch can be read while this one is evaluated."""
+
+    batch: TrackedBatch
+    waivers: Mapping[Key, Sequence[Mapping[str, Any]]]
+    keys: dict[Key, str]
+    """Each row's memo key as it stands (before this sweep decides anything)."""
+    held: dict[Key, datetime | None]
+    """Rows whose memo held when read, with its stable_until: known unchanged, content not
+    read."""
+    previous: dict[str, tuple[Any, ...]]
+    """The latest decisions of the rows to evaluate (repository.previous_decisions)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPlan:
+    batch: TrackedBatch
+    writes: _Plan
+    now: datetime
+    failed: int
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSweeper:
+    sweep_id: str
+    cause: Cause
+    evaluator: Evaluator
+    sessions: sessionmaker[Session]
+    recorder: DecisionRecorder
+    waivers_for: WaiversFor
+
+    def read(self, batch: TrackedBatch) -> BatchRead:
+        """What the batch's plan needs from the database: waivers, memos, and for the rows
+        whose memo does not hold, their content (decoded) and latest decisions."""
+        now = datetime.now(UTC)
+        waivers = self.waivers_for(batch.keys)
+        with transaction(self.sessions) as session:
+            memos = repository.memos(session, batch.keys)
+        keys = {
+            row.key: self._key(batch, row, waivers.get(row.key, ()), row.latest_decision_id)
+            for row in batch.rows
+        }
+        held = {
+            key: until
+            for key, (memo_key, until) in memos.items()
+            if memo_key == keys.get(key) and _holds(until, now)
+        }
+        previous = self._load(batch, [row for row in batch.rows if row.key not in held])
+        return BatchRead(batch, waivers, keys, held, previous)
+
+    def plan(self, read: BatchRead) -> BatchPlan:
+        """Evaluate the batch and decide what to write (reads only; no lock held)."""
+        now = datetime.now(UTC)
+        batch, waivers, keys = read.batch, read.waivers, dict(read.keys)
+        held = {key for key, until in read.held.items() if _holds(until, now)}
+        expired = [row for row in batch.rows if row.key in read.held and row.key not in held]
+        # memos that ran out since the batch was read: those rows are read now
+        previous = {**read.previous, **self._load(batch, expired)}
+        plan = _Plan()
+        to_evaluate: list[TrackedRow] = []
+        for row in batch.rows:
+            if row.key in held:
+                plan.unchanged.append(row.key)
+            else:
+                to_evaluate.append(row)
+        evaluable = [row for row in to_evaluate if row.manifest is not None]
+        evaluations = self.evaluator.evaluate_batch(
+            subjects(batch, self.cause, lambda _keys: waivers, rows=evaluable),
+            evaluated_at=now,
+            hardware=batch.hardware,
+        )
+        max_age = self.evaluator.matrix.document.get("evidence_max_age_days")
+        for row, evaluation in zip(evaluable, evaluations, strict=True):
+            row_waivers = waivers.get(row.key, ())
+            latest = row.latest_decision_id
+            if _differs(evaluation.decision, previous.get(latest or "")):
+                plan.records.append(Record(evaluation=evaluation))
+                plan.expected[row.key] = (row.content_digest, latest)
+                latest = evaluation.decision.id
+                keys[row.key] = self._key(batch, row, row_waivers, latest)
+            else:
+                plan.unchanged.append(row.key)
+            plan.memos[row.key] = SweepMemo(
+                kind=row.kind,
+                name=row.name,
+                key=keys[row.key],
+                stable_until=stable_until(
+                    row.content or {}, evaluated_at=now, max_age_days=max_age, waivers=row_waivers
+                ),
+            )
+        return BatchPlan(
+            batch=batch,
+            writes=plan,
+            now=now,
+            failed=len(to_evaluate) - len(evaluable),
+            skipped=len(batch.rows) - len(to_evaluate),
+        )
+
+    def _load(self, batch: TrackedBatch, rows: list[TrackedRow]) -> dict[str, tuple[Any, ...]]:
+        """Read these rows' content (and decode it); their latest decisions
+        (repository.previous_decisions)."""
+        if not rows:
+            return {}
+        batch.load_content(self.sessions, rows)
+        latest = [row.latest_decision_id for row in rows if row.manifest is not None]
+        with transaction(self.sessions) as session:
+            return repository.previous_decisions(
+                session,
+                [decision_id for decision_id in latest if decision_id],
+                matrix_version=self.evaluator.matrix.version,
+                policy_revision=self.evaluator.engine.policy_revision,
+            )
+
+    def commit(self, planned: BatchPlan) -> BatchCounts:
+        """Write a planned batch in one transaction (decisions, alerts, cursor)."""
+        plan, evaluated = planned.writes, len(planned.batch.rows) - planned.failed
+        write = SweepBatchWrite(
+            sweep_id=self.sweep_id,
+            expected=[(kind, name, *head) for (kind, name), head in plan.expected.items()],
+            unchanged=plan.unchanged,
+            memos=list(plan.memos.values()),
+            cursor=planned.batch.last_key,
+            touched_at=planned.now,
+            evaluated=evaluated,
+            failed=planned.failed,
+        )
+        changed = 0
+        if plan.records:
+            changed = len(self.recorder.write(plan.records, hooks=write))
+        else:
+            with transaction(self.sessions, write=True) as session:
+                write.finish(session, ())
+        return BatchCounts(
+            evaluated=evaluated, changed=changed, failed=planned.failed, skipped=planned.skipped
+        )
+
+    def _key(
+        self,
+        batch: TrackedBatch,
+        row: TrackedRow,
+        waivers: Sequence[Mapping[str, Any]],
+        latest_decision_id: str | None,
+    ) -> str:
+        pool = batch.pools.get(row.hardware_ref) if row.hardware_ref is not None else None
+        return memo_key(
+            content_digest=row.content_digest,
+            pool_digest=None if pool is None else pool.content_digest,
+            matrix_key=self.evaluator.matrix.key,
+            policy_revision=self.evaluator.engine.policy_revision,
+            waivers=waivers,
+            latest_decision_id=latest_decision_id,
+        )
+
+
+class SweepMemo(msgspec.Struct, frozen=True):
+    kind: str
+    name: str
+    key: str
+    stable_until: datetime | None
+
+
+class SweepBatchWrite(msgspec.Struct, frozen=True):
+    """What a sweep's batch writes besides its decisions (the recorder's BatchHooks), as data,
+    so that the decision writer process can run it in the decisions' transaction.
+
+    `admit`, under the audit-head lock: drop each record whose manifest changed since the
+    batch was read (`expected`: kind, name, content digest and latest decision id as read).
+    `finish`: move the tracked manifests to the appended decisions, stamp the unchanged ones,
+    save the memos (not those of dropped records) and move the sweep's cursor and counts.
+    """
+
+    sweep_id: str
+    expected: list[tuple[str, str, str, str | None]]
+    unchanged: list[Key]
+    memos: list[SweepMemo]
+    cursor: Key
+    touched_at: datetime
+    evaluated: int
+    failed: int
+
+    def admit(self, session: Session, records: Sequence[Record]) -> Sequence[Record]:
+        expected = {(kind, name): (digest, latest) for kind, name, digest, latest in self.expected}
+        heads = repository.current_heads(session, list(expected))
+        keys = [_key_of(record.evaluation) for record in records]
+        return [r for r, key in zip(records, keys, strict=True) if heads.get(key) == expected[key]]
+
+    def finish(self, session: Session, appended: Sequence[Record]) -> None:
+        decisions = [record.evaluation.decision for record in appended]
+        moved = {(d.manifest.kind, d.manifest.name) for d in decisions}
+        dropped = {(kind, name) for kind, name, _, _ in self.expected} - moved
+        repository.move_latest(
+            session,
+            [
+                {
+                    "k": d.manifest.kind,
+                    "n": d.manifest.name,
+                    "decision_id": d.id,
+                    "verdict": d.verdict,
+                    "at": d.evaluated_at,
+                }
+                for d in decisions
+            ],
+        )
+        repository.touch(session, self.unchanged, self.touched_at)
+        repository.save_memos(
+            session,
+            [
+                msgspec.structs.asdict(memo)
+                for memo in self.memos
+                if (memo.kind, memo.name) not in dropped
+            ],
+        )
+        repository.advance_sweep(
+            session,
+            self.sweep_id,
+            cursor=self.cursor,
+            evaluated=self.evaluated,
+            changed=len(appended),
+            failed=self.failed,
+        )
+
+
+def _holds(until: datetime | None, now: datetime) -> bool:
+    return until is not None and now < until
+
+
+def _key_of(evaluation: Evaluation) -> Key:
+    ref = evaluation.decision.manifest
+    return (ref.kind, ref.name)
+
+
+def _differs(decision: Decision, previous: tuple[Any, ...] | None) -> bool:
+    """Whether `decision` says something the manifest's latest decision did not."""
+    if previous is None:
+        return True
+    verdict, matrix_version, policy_revision, violations = previous
+    if (verdict, matrix_version, policy_revision) != (
+        decision.verdict,
+        decision.matrix_version,
+        decision.policy_revision,
+    ):
+        return True
+    return _violation_keys(decision) != _stored_violation_keys(violations)
+
+
+def _violation_keys(decision: Decision) -> list[tuple[str, str, str, str | None]]:
+    return sorted((v.rule, v.severity, v.path, v.waiver_id) for v in decision.violations)
+
+
+def _stored_violation_keys(violations: Any) -> list[tuple[str, str, str, str | None]] | None:
+    try:
+        return sorted(
+            (v["rule"], v["severity"], v["path"], v.get("waiver_id")) for v in violations or ()
+        )
+    except (AttributeError, KeyError, TypeError):
+        return None

@@ -1,0 +1,448 @@
+"""Re-evaluation sweeps: asking for one, running them, and what the API shows of them.
+
+    start_sweep(cause, trigger=..., only=None) -> sweep id   queued; runs in the background
+    run_sweep(cause, trigger=..., only=None) -> SweepView    runs now (CLI, tests)
+    view(sweep_id) -> SweepView | None
+
+A sweep is a `sweeps` row, unique per `trigger` (the same trigger twice is the same sweep,
+in this process or another). Sweeps run one at a time per database (locks.py), oldest first,
+in a worker thread; a sweep left unfinished by a dead process is resumed from its cursor by
+whichever process next takes the lock (at startup, and every POLL_SECONDS). The matrix a
+sweep judges under is pinned when it starts running, so a resumed sweep judges alike.
+
+What starts sweeps (triggers): a matrix version becoming current (published now, or its
+effective_from arriving), a new policy revision at startup, a tracked HardwareManifest
+recorded (its deployments), a waiver expiring, the cron, POST /v1/reevaluations and
+`supportgate reevaluate` (schedule.py holds the timed ones).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.audit.recorder import DecisionRecorder
+from supportgate.db import Sweep, transaction
+from supportgate.errors import DatabaseError, PolicyEngineError, UsageError
+from supportgate.evaluations.evaluator import Evaluator
+from supportgate.ids import random_uuid
+from supportgate.logging import get_logger
+from supportgate.manifests.decision import Cause, Decision
+from supportgate.matrix.services import MatrixService, PublishedMatrix
+from supportgate.policy import PolicyEngine
+
+from . import repository
+
+if TYPE_CHECKING:
+    from supportgate.waivers.services import WaiverChange
+from .locks import sweep_lock
+from .runner import BatchCounts, BatchRead, BatchSweeper
+from .source import Key, TrackedBatch, WaiversFor, iter_tracked_batches, keys_referencing
+from .source import no_waivers as _no_waivers
+from .views import SweepCounts, SweepRequest, SweepView
+
+log = get_logger(__name__)
+
+SWEEP_BATCH_SIZE = 1000
+"""Manifests per batch (one transaction each); bench/bench_sweep.py measured 500 and 1000."""
+POLL_SECONDS = 10.0
+HARDWARE_GATHER_SECONDS = 0.1
+"""How often a service looks for sweeps to resume (another replica's, after it died)."""
+WAIT_SECONDS = 0.5
+
+
+class SweepPaused(DatabaseError):
+    """The sweep stopped on an unavailable engine or database; it resumes later."""
+
+
+class ReevaluationService:
+    def __init__(
+        self,
+        *,
+        sessions: sessionmaker[Session],
+        db: Engine,
+        engine: PolicyEngine,
+        matrices: MatrixService,
+        recorder: DecisionRecorder,
+        batch_size: int = SWEEP_BATCH_SIZE,
+    ) -> None:
+        self._sessions = sessions
+        self._db = db
+        self._engine = engine
+        self._matrices = matrices
+        self._recorder = recorder
+        self.batch_size = batch_size
+        self.waivers_for: WaiversFor = _no_waivers
+        """The unexpired waivers of a batch's manifests (the waivers domain sets it)."""
+        self._wake = threading.Event()
+        self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
+        self._stopping = threading.Event()
+        self._hardware: queue.SimpleQueue[Decision] = queue.SimpleQueue()
+        self._hardware_pending = 0  # pool changes taken in but whose sweep is not queued yet
+        self._hardware_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._seen_matrix: str | None = None
+
+    # Asking for sweeps.
+
+    def start_sweep(
+        self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
+    ) -> str:
+        """Queue the sweep for `trigger` (or find the one already asked for) and have the
+        worker run it; its id."""
+        sweep_id = self._request(cause, trigger=trigger, only=only)
+        self.wake()
+        return sweep_id
+
+    def run_sweep(
+        self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
+    ) -> SweepView:
+        """Queue the sweep and run (or wait for) every sweep up to it, in this thread."""
+        sweep_id = self._request(cause, trigger=trigger, only=only)
+        while True:
+            outcome = self.drain()
+            view = self.view(sweep_id)
+            assert view is not None  # noqa: S101 - the row was inserted above
+            if view.status in ("finished", "failed"):
+                return view
+            if outcome == "paused":
+                raise SweepPaused(
+                    f"sweep {sweep_id} paused (it resumes later from where it stopped): "
+                    f"{view.error}"
+                )
+            time.sleep(WAIT_SECONDS)  # another process holds the sweep lock
+
+    def request_now(self, body: SweepRequest | None) -> SweepView:
+        """POST /v1/reevaluations: a new sweep now (cause `schedule`), queued."""
+        only = None
+        if body is not None and body.manifests is not None:
+            if not body.manifests:
+                raise UsageError("manifests: name at least one manifest, or leave it out")
+            only = [(m.kind, m.name) for m in body.manifests]
+        sweep_id = self.start_sweep("schedule", trigger=f"request:{random_uuid()}", only=only)
+        view = self.view(sweep_id)
+        assert view is not None  # noqa: S101 - just inserted
+        return view
+
+    def hardware_recorded(self, decision: Decision) -> None:
+        """A HardwareManifest's decision is recorded: re-evaluate the deployments on it that
+        were judged before it (in the worker, so the request does not wait)."""
+        with self._hardware_lock:
+            self._hardware_pending += 1
+        self._hardware.put(decision)
+        self._wake.set()
+
+    def waiver_changed(self, change: WaiverChange) -> None:
+        """A waiver was created or deleted: re-evaluate its manifest (when tracked)."""
+        if change.tracked:
+            self.start_sweep("waiver", trigger=change.trigger, only=[change.manifest])
+
+    def matrix_published(self, published: PublishedMatrix) -> None:
+        """A version was published: sweep now if it is current (a future one is scheduled)."""
+        if self._matrices.current().version == published.version:
+            self.start_sweep("matrix", trigger=matrix_trigger(published.version))
+
+    def check_matrix(self) -> None:
+        """Sweep when the current matrix version is one no sweep has judged under yet; at
+        startup, also when tracked manifests were judged under another policy revision."""
+        current = self._matrices.current()
+        if current.version == self._seen_matrix:
+            return
+        first_look = self._seen_matrix is None
+        self._seen_matrix = current.version
+        if not first_look:
+            self.start_sweep("matrix", trigger=matrix_trigger(current.version))
+            return
+        revision = self._engine.policy_revision
+        with transaction(self._sessions) as session:
+            other_matrix, other_policy = repository.judged_elsewhere(
+                session, matrix_version=current.version, policy_revision=revision
+            )
+            last = repository.latest_finished(session)
+        if other_matrix:
+            self.start_sweep("matrix", trigger=matrix_trigger(current.version))
+        elif other_policy:
+            after = last.id if last is not None else "none"
+            trigger = f"policy:{revision}:after:{after}"
+            self._request("policy", trigger=trigger, only=None, policy_revision=revision)
+            self.wake()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until no sweep is queued or running (and no pool change is waiting to start
+        one); False if that did not happen within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with transaction(self._sessions) as session:
+                busy = repository.next_unfinished(session, self._engine.policy_revision) is not None
+            with self._hardware_lock:
+                pending = self._hardware_pending
+            if not busy and not pending:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def view(self, sweep_id: str) -> SweepView | None:
+        with transaction(self._sessions) as session:
+            row = repository.sweep(session, sweep_id)
+            return None if row is None else _view(row)
+
+    # Running them.
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stopping.clear()
+            self._thread = threading.Thread(target=self._work, name="sweeper", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the current batch (an unfinished sweep resumes at the next start)."""
+        if self._thread is not None:
+            self._stopping.set()
+            self._wake.set()
+            self._thread.join()
+            self._thread = None
+
+    def wake(self) -> None:
+        """Have the worker look for unfinished sweeps now."""
+        self._drain_due = True
+        self._wake.set()
+
+    def drain(self) -> str:
+        """Run unfinished sweeps, oldest first, while this process holds the sweep lock:
+        `done` (none left), `busy` (another process holds the lock) or `paused` (the engine
+        or the database failed; the sweep stays unfinished and is retried)."""
+        with sweep_lock(self._db) as held:
+            if not held:
+                return "busy"
+            while not self._stopping.is_set():
+                with transaction(self._sessions) as session:
+                    sweep_id = repository.next_unfinished(session, self._engine.policy_revision)
+                if sweep_id is None:
+                    return "done"
+                if not self._run(sweep_id):
+                    return "paused"
+            return "paused"
+
+    def _work(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                if self._take_hardware():
+                    self._drain_due = True
+                if self._drain_due:
+                    self._drain_due = False
+                    self.drain()
+            except Exception:  # the worker must outlive a bad moment (the database away)
+                log.exception("sweeper_error")
+            if not self._wake.wait(POLL_SECONDS):
+                self._drain_due = True  # another process may have queued one
+            self._wake.clear()
+            if not self._drain_due and not self._stopping.is_set():
+                # Only pools changed: let a burst of them (CI posting many) gather, so one
+                # lookup serves them all, instead of a query per submission.
+                self._stopping.wait(HARDWARE_GATHER_SECONDS)
+
+    def _take_hardware(self) -> bool:
+        """Turn the pool changes taken in so far into sweeps of the deployments on them:
+        one lookup for all of them, one sweep per pool (its latest decision names it)."""
+        latest: dict[str, Decision] = {}
+        taken = 0
+        while True:
+            try:
+                decision = self._hardware.get_nowait()
+            except queue.Empty:
+                break
+            latest[decision.manifest.name] = decision
+            taken += 1
+        try:
+            judged = {name: decision.evaluated_at for name, decision in latest.items()}
+            referencing = keys_referencing(self._sessions, judged) if latest else {}
+            for name, keys in referencing.items():
+                trigger = f"hardware:{name}:{latest[name].id}"
+                self._request("hardware", trigger=trigger, only=keys)
+        finally:
+            with self._hardware_lock:
+                self._hardware_pending -= taken
+        return bool(referencing)
+
+    def _request(
+        self,
+        cause: Cause,
+        *,
+        trigger: str,
+        only: Sequence[tuple[str, str]] | None,
+        policy_revision: str | None = None,
+    ) -> str:
+        """Insert the sweep for `trigger` (queued) unless there is one; its id.
+        `policy_revision`: only a process on these policies may run it (a policy sweep)."""
+        values: dict[str, Any] = {
+            "id": random_uuid(),
+            "trigger": trigger,
+            "cause": cause,
+            "status": "queued",
+            "only": None if only is None else [list(key) for key in only],
+            "evaluated": 0,
+            "changed": 0,
+            "failed": 0,
+            "requested_at": datetime.now(UTC),
+            "policy_revision": policy_revision,
+        }
+        with transaction(self._sessions, write=True) as session:
+            return repository.insert_sweep(session, values)
+
+    def _run(self, sweep_id: str) -> bool:
+        """Run (or resume) one sweep; False when it must wait (the engine or the database
+        is unavailable: it stays unfinished and is retried)."""
+        started = time.monotonic()
+        sweep = self._begin(sweep_id)
+        if sweep is None:
+            return True
+        matrix = self._matrices.get(sweep.matrix_version or "") or self._matrices.current()
+        sweeper = BatchSweeper(
+            sweep_id=sweep.id,
+            cause=sweep.cause,  # type: ignore[arg-type]  # a checked column
+            evaluator=Evaluator(self._engine, matrix.loaded),
+            sessions=self._sessions,
+            recorder=self._recorder,
+            waivers_for=self.waivers_for,
+        )
+        after: Key | None = None
+        if sweep.cursor_kind is not None and sweep.cursor_name is not None:
+            after = (sweep.cursor_kind, sweep.cursor_name)
+        only = None if sweep.only is None else [(k, n) for k, n in sweep.only]
+        try:
+            skipped = self._sweep(sweeper, only=only, after=after)
+            if skipped is None:
+                return False
+        except (PolicyEngineError, DBAPIError, DatabaseError) as exc:
+            log.warning("sweep_paused", sweep_id=sweep_id, error=str(exc).splitlines()[0])
+            self._set(sweep_id, error=str(exc)[:2000])
+            return False
+        except Exception as exc:
+            log.exception("sweep_failed", sweep_id=sweep_id)
+            self._set(sweep_id, status="failed", error=repr(exc)[:2000], finished_at=_now())
+            return True
+        self._set(sweep_id, status="finished", finished_at=_now(), error=None)
+        view = self.view(sweep_id)
+        if view is not None:
+            log.info(
+                "sweep_finished",
+                sweep_id=sweep_id,
+                cause=view.cause,
+                trigger=view.trigger,
+                matrix_version=view.matrix_version,
+                evaluated=view.counts.evaluated,
+                changed=view.counts.changed,
+                failed=view.counts.failed,
+                unchanged_by_memo=skipped,
+                run_seconds=round(time.monotonic() - started, 3),
+            )
+        return True
+
+    def _sweep(
+        self, sweeper: BatchSweeper, *, only: list[Key] | None, after: Key | None
+    ) -> int | None:
+        """Every batch: evaluated here while the next one is read in a second thread and the
+        one before is written in a third (the database works while the engine does; batches
+        still commit in order, one at a time). The manifests the memo knew unchanged; None
+        when stopped part way."""
+        skipped = 0
+        batches = iter_tracked_batches(
+            self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
+        )
+        with (
+            closing(_read_ahead(sweeper, batches)) as reads,
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer,
+        ):
+            pending: Future[BatchCounts] | None = None
+            for read in reads:
+                planned = sweeper.plan(read)
+                if pending is not None:
+                    skipped += pending.result().skipped
+                pending = writer.submit(sweeper.commit, planned)
+                if self._stopping.is_set():
+                    pending.result()
+                    return None
+            if pending is not None:
+                skipped += pending.result().skipped
+        return skipped
+
+    def _begin(self, sweep_id: str) -> Sweep | None:
+        """The sweep, marked running with its matrix pinned; None if it is already done."""
+        with transaction(self._sessions, write=True) as session:
+            sweep = repository.sweep(session, sweep_id, lock=True)
+            if sweep is None or sweep.status not in repository.UNFINISHED:
+                return None
+            if sweep.status == "queued":
+                self._matrices.versions(reload=True)  # another replica may have just published
+                values = {
+                    "status": "running",
+                    "started_at": _now(),
+                    "matrix_version": self._matrices.current().version,
+                    "policy_revision": self._engine.policy_revision,
+                }
+                repository.update_sweep(session, sweep_id, **values)
+                sweep = repository.sweep(session, sweep_id)
+                log.info("sweep_started", sweep_id=sweep_id, **values)
+            assert sweep is not None  # noqa: S101 - locked above
+            session.expunge(sweep)
+            return sweep
+
+    def _set(self, sweep_id: str, **values: Any) -> None:
+        with transaction(self._sessions, write=True) as session:
+            repository.update_sweep(session, sweep_id, **values)
+
+
+def _read_ahead(
+    sweeper: BatchSweeper, batches: Iterator[TrackedBatch]
+) -> Generator[BatchRead, None, None]:
+    """The batches, each read (BatchSweeper.read) in a thread of its own while the caller
+    works on the one before."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-reader") as reader:
+
+        def read_next() -> BatchRead | None:
+            batch = next(batches, None)
+            return None if batch is None else sweeper.read(batch)
+
+        ahead = reader.submit(read_next)
+        while (current := ahead.result()) is not None:
+            ahead = reader.submit(read_next)
+            yield current
+
+
+def matrix_trigger(version: str) -> str:
+    return f"matrix:{version}"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _view(row: Sweep) -> SweepView:
+    duration = None
+    if row.started_at is not None and row.finished_at is not None:
+        duration = round((row.finished_at - row.started_at).total_seconds(), 3)
+    return SweepView(
+        id=row.id,
+        status=row.status,
+        cause=row.cause,  # type: ignore[arg-type]  # a checked column
+        trigger=row.trigger,
+        counts=SweepCounts(evaluated=row.evaluated, changed=row.changed, failed=row.failed),
+        matrix_version=row.matrix_version,
+        policy_revision=row.policy_revision,
+        requested_at=row.requested_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        duration_seconds=duration,
+        error=row.error,
+    )

@@ -1,0 +1,287 @@
+"""Tracked manifests as evaluation subjects, streamed from the database in batches.
+
+    iter_tracked_batches(sessions, batch_size=500, only=None, after=None)
+        -> Iterator[TrackedBatch]    keyset pages over (kind, name), one short read each
+    subjects(batch, cause, waivers_for=no_waivers) -> list[Subject]
+        the batch's manifests (those whose content decodes), in order; `batch.hardware` is
+        the HardwareLookup to hand Evaluator.evaluate_batch with them
+
+A batch holds its rows (content, digests, latest verdict and decision id) and the tracked
+HardwareManifests its deployments reference, so `manifest.hardware-ref` fires exactly when
+the referenced pool is not tracked. Only one batch is held at a time: memory stays flat.
+Used by sweeps (supportgate/reevaluation) and by the matrix impact analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from sqlalchemy import Table, and_, or_, select
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import Manifest as ManifestRow
+from supportgate.db import transaction
+from supportgate.db.keys import in_keys, one_of
+from supportgate.evaluations.evaluator import Subject
+from supportgate.manifests import DeploymentManifest, HardwareManifest, Manifest
+from supportgate.manifests.decision import Cause
+
+DEFAULT_BATCH_SIZE = 500
+
+Key = tuple[str, str]
+"""(kind, name): a tracked manifest's identity and the order batches come in."""
+
+WaiversFor = Callable[[Sequence[Key]], Mapping[Key, Sequence[Mapping[str, Any]]]]
+"""The unexpired waivers of a batch's manifests, by (kind, name) (absent: none), each as the
+policy input's `waivers` items (docs/policy-interface.md)."""
+
+_manifests: Table = ManifestRow.__table__  # type: ignore[attr-defined]
+_COLUMNS = (
+    _manifests.c.kind,
+    _manifests.c.name,
+    _manifests.c.content_digest,
+    _manifests.c.hardware_ref,
+    _manifests.c.latest_decision_id,
+    _manifests.c.latest_verdict,
+)
+_TYPES: dict[str, type[Manifest]] = {
+    "HardwareManifest": HardwareManifest,
+    "DeploymentManifest": DeploymentManifest,
+}
+_UNDECODED: Any = object()
+
+
+@dataclass(slots=True, eq=False)
+class TrackedRow:
+    kind: str
+    name: str
+    content_digest: str
+    hardware_ref: str | None
+    latest_decision_id: str | None
+    latest_verdict: str | None
+    content: dict[str, Any] | None = None
+    """The canonical manifest (None until read: `with_content=False` / `load_content`)."""
+    _manifest: Any = field(default=_UNDECODED, repr=False)
+
+    @property
+    def key(self) -> Key:
+        return (self.kind, self.name)
+
+    @property
+    def manifest(self) -> Manifest | None:
+        """The content as its Struct (decoded once, when first asked); None if it no longer
+        decodes (content tracked by an older supportgate whose schema differed)."""
+        if self._manifest is _UNDECODED:
+            if self.content is None:
+                raise ValueError(f"the content of {self.kind}/{self.name} was not read")
+            try:
+                self._manifest = manifest_from_content(self.kind, self.content)
+            except (msgspec.ValidationError, KeyError):
+                self._manifest = None
+        return self._manifest  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """A tracked HardwareManifest a deployment references."""
+
+    content_digest: str
+    manifest: HardwareManifest | None
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedBatch:
+    rows: list[TrackedRow]
+    pools: dict[str, Pool]
+    """The tracked HardwareManifests this batch's deployments reference, by name."""
+
+    @property
+    def last_key(self) -> Key:
+        return self.rows[-1].key
+
+    @property
+    def keys(self) -> list[Key]:
+        return [row.key for row in self.rows]
+
+    def load_content(self, sessions: sessionmaker[Session], rows: Sequence[TrackedRow]) -> None:
+        """Read the content of these rows (of a batch read `with_content=False`)."""
+        wanted = [row for row in rows if row.content is None]
+        if not wanted:
+            return
+        with transaction(sessions) as session:
+            statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.content).where(
+                in_keys(session, _manifests, [row.key for row in wanted])
+            )
+            found = {(kind, name): content for kind, name, content in session.execute(statement)}
+        for row in wanted:
+            row.content = found.get(row.key)  # untracked meanwhile: stays None, not evaluated
+            if row.content is None:
+                row._manifest = None
+
+    def hardware(self, name: str) -> HardwareManifest | None:
+        """The HardwareLookup for Evaluator.evaluate_batch."""
+        pool = self.pools.get(name)
+        return None if pool is None else pool.manifest
+
+
+def no_waivers(_keys: Sequence[Key]) -> Mapping[Key, Sequence[Mapping[str, Any]]]:
+    return {}
+
+
+def iter_tracked_batches(
+    sessions: sessionmaker[Session],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    only: Sequence[Key] | None = None,
+    after: Key | None = None,
+    with_content: bool = True,
+) -> Iterator[TrackedBatch]:
+    """Tracked manifests in (kind, name) order, after `after`, `batch_size` at a time.
+
+    `only`: just these (kind, name) (those no longer tracked are skipped). Each batch is read
+    in its own transaction, so a long sweep holds no snapshot or lock between batches.
+    `with_content=False` leaves the content out (read it with `batch.load_content`).
+    """
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    wanted = None if only is None else sorted(set(only))
+    cursor = after
+    cache: PoolCache = {}
+    while True:
+        if wanted is not None:
+            chunk = [key for key in wanted if cursor is None or key > cursor][:batch_size]
+            if not chunk:
+                return
+            with transaction(sessions) as session:
+                rows = _rows(session, in_keys(session, _manifests, chunk), batch_size, with_content)
+                batch = _batch(session, rows, cache)
+            cursor = chunk[-1]
+            if batch is not None:
+                yield batch
+            continue
+        with transaction(sessions) as session:
+            rows = _rows(session, _after(cursor), batch_size, with_content)
+            batch = _batch(session, rows, cache)
+        if batch is None:
+            return
+        yield batch
+        if len(batch.rows) < batch_size:
+            return
+        cursor = batch.last_key
+
+
+def subjects(
+    batch: TrackedBatch,
+    cause: Cause,
+    waivers_for: WaiversFor = no_waivers,
+    *,
+    rows: Sequence[TrackedRow] | None = None,
+) -> list[Subject]:
+    """Subjects for the batch's rows (or just `rows`) whose content decodes, in order, with
+    this cause and their unexpired waivers."""
+    chosen = [row for row in (batch.rows if rows is None else rows) if row.manifest is not None]
+    waivers = waivers_for([row.key for row in chosen]) if chosen else {}
+    return [
+        Subject(row.manifest, cause=cause, waivers=tuple(waivers.get(row.key, ())))  # type: ignore[arg-type]
+        for row in chosen
+    ]
+
+
+def keys_referencing(
+    sessions: sessionmaker[Session], pools: Mapping[str, datetime]
+) -> dict[str, list[Key]]:
+    """The tracked DeploymentManifests whose spec.hardware.ref names one of these pools and
+    that were last judged before that pool's decision (`pools`: name -> its evaluated_at; a
+    deployment judged since already saw the pool as it is), by pool. One query for however
+    many pools: CI may post many in a burst."""
+    found: dict[str, list[Key]] = {}
+    with transaction(sessions) as session:
+        statement = (
+            select(
+                _manifests.c.hardware_ref,
+                _manifests.c.kind,
+                _manifests.c.name,
+                _manifests.c.last_evaluated_at,
+            )
+            .where(
+                _manifests.c.kind == "DeploymentManifest",
+                one_of(session, _manifests.c.hardware_ref, pools),
+            )
+            .order_by(_manifests.c.kind, _manifests.c.name)
+        )
+        for ref, kind, name, judged_at in session.execute(statement):
+            if judged_at is None or judged_at < pools[ref]:
+                found.setdefault(ref, []).append((kind, name))
+    return found
+
+
+def manifest_from_content(kind: str, content: Mapping[str, Any]) -> Manifest:
+    """A tracked row's content (the canonical manifest) as its Struct."""
+    return msgspec.convert(content, _TYPES[kind])
+
+
+def _after(key: Key | None) -> Any:
+    if key is None:
+        return None
+    kind, name = key
+    return or_(_manifests.c.kind > kind, and_(_manifests.c.kind == kind, _manifests.c.name > name))
+
+
+def _rows(session: Session, where: Any, limit: int, with_content: bool) -> list[TrackedRow]:
+    columns = (*_COLUMNS, _manifests.c.content) if with_content else _COLUMNS
+    statement = select(*columns)
+    if where is not None:
+        statement = statement.where(where)
+    statement = statement.order_by(_manifests.c.kind, _manifests.c.name).limit(limit)
+    return [TrackedRow(*row) for row in session.execute(statement)]
+
+
+def _batch(session: Session, rows: list[TrackedRow], cache: PoolCache) -> TrackedBatch | None:
+    if not rows:
+        return None
+    refs = {row.hardware_ref for row in rows if row.hardware_ref is not None}
+    return TrackedBatch(rows=rows, pools=_pools(session, refs, cache))
+
+
+PoolCache = dict[tuple[str, str], HardwareManifest | None]
+"""Decoded pools by (name, content_digest), shared by the batches of one pass."""
+POOL_CACHE_LIMIT = 10_000
+
+
+def _pools(session: Session, names: set[str], cache: PoolCache) -> dict[str, Pool]:
+    """The tracked pools among `names`: their digests read, their content read and decoded
+    only when this pass has not seen that (name, digest) yet."""
+    if not names:
+        return {}
+    pool_rows = (_manifests.c.kind == "HardwareManifest") & one_of(
+        session, _manifests.c.name, names
+    )
+    digests = dict(
+        session.execute(
+            select(_manifests.c.name, _manifests.c.content_digest).where(pool_rows)
+        ).all()
+    )
+    missing = [name for name, digest in digests.items() if (name, digest) not in cache]
+    if missing:
+        if len(cache) > POOL_CACHE_LIMIT:
+            cache.clear()
+        statement = select(
+            _manifests.c.name, _manifests.c.content_digest, _manifests.c.content
+        ).where(
+            _manifests.c.kind == "HardwareManifest", one_of(session, _manifests.c.name, missing)
+        )
+        for name, digest, content in session.execute(statement):
+            try:
+                cache[(name, digest)] = msgspec.convert(content, HardwareManifest)
+            except msgspec.ValidationError:
+                cache[(name, digest)] = None
+            digests[name] = digest
+    return {
+        name: Pool(content_digest=digest, manifest=cache.get((name, digest)))
+        for name, digest in digests.items()
+    }

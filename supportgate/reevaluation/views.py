@@ -1,0 +1,73 @@
+"""Bodies of the re-evaluation endpoints."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import msgspec
+
+from supportgate.errors import ManifestError, UnsupportedMediaType
+from supportgate.manifests.common import DnsLabel
+from supportgate.manifests.decision import Cause, ManifestKind
+from supportgate.manifests.decode import format_for_media_type
+
+SweepStatus = str
+
+
+class SweepCounts(msgspec.Struct, frozen=True, kw_only=True):
+    evaluated: int
+    changed: int
+    failed: int
+
+
+class SweepView(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    status: SweepStatus
+    cause: Cause
+    trigger: str
+    counts: SweepCounts
+    matrix_version: str | None
+    policy_revision: str | None
+    requested_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    duration_seconds: float | None
+    error: str | None
+
+
+class ManifestKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    kind: ManifestKind
+    name: DnsLabel
+
+
+class SweepRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """POST /v1/reevaluations (the body is optional): `manifests` limits the sweep to these
+    tracked manifests; without it every tracked manifest is re-evaluated."""
+
+    manifests: list[ManifestKey] | None = None
+
+
+MAX_MANIFESTS = 10_000
+_request_decoder = msgspec.json.Decoder(SweepRequest)
+_at_path = re.compile(r" - at `(\$[^`]*)`$")
+
+
+def decode_request(body: bytes, content_type: str | None) -> SweepRequest | None:
+    """The optional JSON body of POST /v1/reevaluations (None when empty); a ManifestError
+    naming the field when it does not fit."""
+    if not body.strip():
+        return None
+    if format_for_media_type(content_type) != "json":
+        raise UnsupportedMediaType("Content-Type: send the body as application/json")
+    try:
+        request = _request_decoder.decode(body)
+    except msgspec.DecodeError as exc:
+        message = str(exc)
+        found = _at_path.search(message)
+        raise ManifestError(
+            _at_path.sub("", message), path=found.group(1) if found else "$"
+        ) from None
+    if request.manifests is not None and len(request.manifests) > MAX_MANIFESTS:
+        raise ManifestError(f"at most {MAX_MANIFESTS} manifests", path="$.manifests")
+    return request

@@ -1,0 +1,75 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per violation.
+
+    ::error file=deploy/a.yaml,line=12,title=port.pinning::DeploymentManifest/a spec.port: ...
+
+deny is `error`, warn `warning`, waived `notice`. Escaping follows @actions/core: in data
+`%`, CR and LF; in property values also `:` and `,`. A final line summarises the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from supportgate.manifests.decision import Severity
+from supportgate.reports.locate import locate
+from supportgate.reports.model import (
+    CheckedManifest,
+    FailOn,
+    any_failed,
+    ordered_violations,
+    printable,
+    subject,
+    summary_line,
+)
+
+COMMANDS: dict[Severity, str] = {"deny": "error", "warn": "warning", "waived": "notice"}
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: str | int | None) -> str:
+    """One workflow command line; properties that are `None` are left out."""
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{name}{' ' + props if props else ''}::{escape_data(printable(message))}"
+
+
+def render_github(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
+    lines: list[str] = []
+    for result in results:
+        file = _file(result.source)
+        for violation in ordered_violations(result.decision):
+            where = f" {violation.path}" if violation.path else ""
+            waiver = f" (waiver {violation.waiver_id})" if violation.waiver_id else ""
+            message = f"{subject(result.decision)}{where}: {violation.message}{waiver}"
+            lines.append(
+                command(
+                    COMMANDS[violation.severity],
+                    message,
+                    file=printable(file),
+                    line=locate(result.text, violation.path, result.document_index),
+                    title=printable(violation.rule),
+                )
+            )
+    summary = summary_line(results, fail_on)
+    lines.append(
+        command("error" if any_failed(results, fail_on) else "notice", summary, title="supportgate")
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _file(source: str) -> str:
+    """The path GitHub resolves against the workspace: forward slashes, no leading `./`."""
+    path = source.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path

@@ -1,0 +1,144 @@
+"""Everything a running supportgate holds, built once from Settings and shared by the API and
+the CLI: database, policy engine, matrix versions, API keys and the decision recorder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.audit.recorder import DecisionRecorder
+from supportgate.audit.writer_process import ProcessDecisionRecorder
+from supportgate.auth.services import KeyService
+from supportgate.config import Settings
+from supportgate.db import create_db_engine, session_factory
+from supportgate.db.migrate import ensure_current, upgrade
+from supportgate.evaluations.services import EvaluationService
+from supportgate.evaluations.tracking import TrackingService
+from supportgate.logging import get_logger
+from supportgate.manifests.decision import Decision
+from supportgate.matrix import load_matrix_file
+from supportgate.matrix.impact import ImpactAnalysis
+from supportgate.matrix.services import MatrixService
+from supportgate.observability.metrics import Metrics
+from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
+from supportgate.reevaluation.schedule import SweepScheduler
+from supportgate.reevaluation.services import ReevaluationService
+from supportgate.waivers.services import WaiverService, deny_rule_ids
+from supportgate.webhooks.services import WebhookService
+
+log = get_logger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Engine
+    sessions: sessionmaker[Session]
+    bundle: PolicyBundle
+    engine: PolicyEngine
+    matrices: MatrixService
+    keys: KeyService
+    recorder: DecisionRecorder
+    evaluations: EvaluationService
+    tracking: TrackingService
+    metrics: Metrics
+    webhooks: WebhookService
+    waivers: WaiverService
+    impact: ImpactAnalysis
+    reevaluation: ReevaluationService
+    sweeps: SweepScheduler
+
+    @classmethod
+    def build(cls, settings: Settings) -> Runtime:
+        """Wire the parts; nothing is read or written until start()."""
+        db = create_db_engine(settings.database_url)
+        sessions = session_factory(db)
+        bundle = PolicyBundle.load(settings.policy_dir)
+        engine = build_engine(bundle, settings.opa_url)
+        matrices = MatrixService(sessions)
+        waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules))
+        metrics = Metrics(sessions)
+        recorder = _recorder(settings, sessions, metrics)
+        evaluations = EvaluationService(
+            sessions=sessions,
+            engine=engine,
+            matrices=matrices,
+            recorder=recorder,
+            waivers=waivers,
+        )
+        reevaluation = ReevaluationService(
+            sessions=sessions, db=db, engine=engine, matrices=matrices, recorder=recorder
+        )
+        reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, datetime.now(UTC))
+        waivers.subscribe(reevaluation.waiver_changed)
+        matrices.on_published = reevaluation.matrix_published
+        evaluations.on_hardware_recorded = reevaluation.hardware_recorded
+        sweeps = SweepScheduler(
+            reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers
+        )
+        # A new waiver may expire before the next tick: schedule its expiry now.
+        waivers.subscribe(lambda _change: sweeps.tick())
+        return cls(
+            settings=settings,
+            db=db,
+            sessions=sessions,
+            bundle=bundle,
+            engine=engine,
+            matrices=matrices,
+            keys=KeyService(sessions),
+            recorder=recorder,
+            evaluations=evaluations,
+            tracking=TrackingService(sessions),
+            metrics=metrics,
+            webhooks=WebhookService(sessions),
+            waivers=waivers,
+            impact=ImpactAnalysis(
+                sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers
+            ),
+            reevaluation=reevaluation,
+            sweeps=sweeps,
+        )
+
+    def prepare_database(self, *, upgrade_schema: bool) -> None:
+        """Bring the schema to head (or refuse when it is behind), and seed the default matrix."""
+        if upgrade_schema:
+            upgrade(self.settings.database_url)
+        else:
+            ensure_current(self.db)
+        self.matrices.ensure_default(load_matrix_file(self.bundle.default_matrix_path))
+
+    def start(self, *, upgrade_schema: bool) -> None:
+        self.prepare_database(upgrade_schema=upgrade_schema)
+        self.recorder.start()
+        self.webhooks.start()
+        self.reevaluation.start()
+        self.sweeps.start()
+        log.info(
+            "supportgate_started",
+            engine=self.engine.name,
+            policy_revision=self.bundle.revision,
+            matrix_version=self.matrices.current().version,
+        )
+
+    def stop(self) -> None:
+        self.sweeps.stop()
+        self.reevaluation.stop()
+        self.webhooks.stop()
+        self.recorder.stop()
+        self.engine.close()
+        self.db.dispose()
+
+
+def _recorder(
+    settings: Settings, sessions: sessionmaker[Session], metrics: Metrics
+) -> DecisionRecorder:
+    def count(decision: Decision) -> None:
+        metrics.decisions.labels(decision.verdict, decision.cause).inc()
+
+    if settings.writes_in_process:
+        return ProcessDecisionRecorder(sessions, settings.database_url, on_recorded=count)
+    return DecisionRecorder(sessions, on_recorded=count)

@@ -1,0 +1,81 @@
+"""HTTP: POST /v1/waivers (admin), GET /v1/waivers (procurement), DELETE /v1/waivers/{id}
+(admin; the row stays, marked deleted). One service call each."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio.to_thread
+from litestar import Controller, Request, delete, get, post
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from supportgate.audit.controllers import Kind, Name
+from supportgate.auth.guard import principal_of
+from supportgate.dependencies import RuntimeDep
+from supportgate.http_paging import Cursor, Limit
+from supportgate.pagination import DEFAULT_LIMIT
+
+from .views import WaiverPage, WaiverRequest, WaiverView
+
+Rule = Annotated[str | None, QueryParameter(description="the waived rule id (`port.production`)")]
+Active = Annotated[
+    bool | None,
+    QueryParameter(description="true: in force now; false: deleted or expired"),
+]
+
+
+class WaiverController(Controller):
+    path = "/v1/waivers"
+    tags = ["waivers"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @post(
+        "/",
+        opt={"role": "admin"},
+        summary="Waive a deny rule for one manifest until expires_at (re-evaluates it now)",
+    )
+    async def create(
+        self, request: Request[Any, Any, Any], runtime: RuntimeDep, data: JSONBody[WaiverRequest]
+    ) -> WaiverView:
+        created_by = principal_of(request).name
+        created = await anyio.to_thread.run_sync(
+            lambda: runtime.waivers.create(data, created_by=created_by)
+        )
+        request.state["log"] = {"waiver_id": created.id}
+        return created
+
+    @get("/", opt={"role": "procurement"}, summary="Waivers, newest first (deleted ones too)")
+    async def list_waivers(
+        self,
+        runtime: RuntimeDep,
+        *,
+        kind: Kind = None,
+        name: Name = None,
+        rule: Rule = None,
+        active: Active = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> WaiverPage:
+        return await anyio.to_thread.run_sync(
+            lambda: runtime.waivers.page(
+                kind=kind, name=name, rule=rule, active=active, cursor=cursor, limit=limit
+            )
+        )
+
+    @delete(
+        "/{id:str}",
+        opt={"role": "admin"},
+        summary="Delete a waiver: it stops applying at once; its record stays for the audit",
+    )
+    async def remove(
+        self,
+        request: Request[Any, Any, Any],
+        runtime: RuntimeDep,
+        id: FromPath[str],  # the contract's path: /v1/waivers/{id}
+    ) -> None:
+        deleted_by = principal_of(request).name
+        deleted = await anyio.to_thread.run_sync(
+            lambda: runtime.waivers.delete(id, deleted_by=deleted_by)
+        )
+        if deleted is None:
+            raise NotFoundException(f"id: no waiver {id!r} that is not deleted")

@@ -1,0 +1,85 @@
+"""Reads and writes of the waivers table."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlmodel import Session
+
+from supportgate.db import Waiver
+from supportgate.db.keys import one_of
+
+_waivers = Waiver.__table__  # type: ignore[attr-defined]
+
+
+def insert(session: Session, waiver: Waiver) -> Waiver:
+    session.add(waiver)
+    session.flush()
+    return waiver
+
+
+def by_id(session: Session, waiver_id: str) -> Waiver | None:
+    statement = select(Waiver).where(_waivers.c.id == waiver_id)
+    return session.execute(statement).scalars().one_or_none()
+
+
+def mark_deleted(session: Session, waiver_id: str, *, at: datetime, by: str) -> bool:
+    """Set deleted_at on a waiver not deleted yet; False when there is none."""
+    result = session.execute(
+        update(_waivers)
+        .where(_waivers.c.id == waiver_id, _waivers.c.deleted_at.is_(None))
+        .values(deleted_at=at, deleted_by=by)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def active(
+    session: Session, at: datetime, *, names: Collection[str] | None = None
+) -> Sequence[Waiver]:
+    """Waivers not deleted whose expires_at is after `at` (only for `names`, when given)."""
+    statement = select(Waiver).where(_waivers.c.deleted_at.is_(None), _waivers.c.expires_at > at)
+    if names is not None:
+        statement = statement.where(one_of(session, _waivers.c.name, names))
+    return session.execute(statement.order_by(_waivers.c.id)).scalars().all()
+
+
+def next_expiry(session: Session, after: datetime) -> datetime | None:
+    """The earliest expires_at after `after` among waivers not deleted."""
+    statement = select(func.min(_waivers.c.expires_at)).where(
+        _waivers.c.deleted_at.is_(None), _waivers.c.expires_at > after
+    )
+    found: datetime | None = session.execute(statement).scalar_one_or_none()
+    return found
+
+
+def page(
+    session: Session,
+    *,
+    kind: str | None,
+    name: str | None,
+    rule: str | None,
+    active_at: datetime | None,
+    inactive_at: datetime | None,
+    before_seq: int | None,
+    limit: int,
+) -> Sequence[Waiver]:
+    """Waivers newest first, older than the cursor; `active_at` keeps the ones in force at that
+    time, `inactive_at` the ones deleted or expired by then."""
+    statement = select(Waiver)
+    for column, value in (("kind", kind), ("name", name), ("rule", rule)):
+        if value is not None:
+            statement = statement.where(_waivers.c[column] == value)
+    if active_at is not None:
+        statement = statement.where(
+            _waivers.c.deleted_at.is_(None), _waivers.c.expires_at > active_at
+        )
+    if inactive_at is not None:
+        statement = statement.where(
+            _waivers.c.deleted_at.is_not(None) | (_waivers.c.expires_at <= inactive_at)
+        )
+    if before_seq is not None:
+        statement = statement.where(_waivers.c.seq < before_seq)
+    statement = statement.order_by(_waivers.c.seq.desc()).limit(limit)
+    return session.execute(statement).scalars().all()

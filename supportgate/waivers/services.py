@@ -1,0 +1,278 @@
+"""Waivers: creating, listing, deleting, and the active ones for the policy input.
+
+Every evaluation asks for the waivers of its manifest, so the active waivers are held in
+memory: reloaded after this process creates or deletes one, and every RELOAD_SECONDS (another
+replica may have), the way the matrix versions are. A submission adds no query while the
+cache is fresh. Sweeps read the database (`active_by_manifest`, `next_expiry`).
+
+A waiver leaves the policy input once `expires_at` is not after the evaluation time (the
+policies check that too, so a replayed decision keeps its waiver). Listeners hear of each
+create and delete after it committed: the runtime re-evaluates the manifest (cause `waiver`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import Waiver, transaction
+from supportgate.errors import UsageError
+from supportgate.evaluations import repository as tracked_manifests
+from supportgate.ids import random_uuid
+from supportgate.logging import get_logger
+from supportgate.manifests.decision import MANIFEST_KINDS
+from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
+from supportgate.policy.catalog import read_catalog
+from supportgate.policy.inputs import format_time
+
+from . import repository
+from .views import NAME_PATTERN, WaiverPage, WaiverRequest, WaiverView
+
+log = get_logger(__name__)
+
+RELOAD_SECONDS = 5.0
+LATEST_EXPIRY = datetime(2200, 1, 1, tzinfo=UTC)
+"""expires_at must be before this: the policies compare times as int64 nanoseconds (up to
+2262), and a time they cannot read would silently waive nothing."""
+ManifestKey = tuple[str, str]
+PolicyWaiver = dict[str, Any]
+"""A waiver as the policy input has it: `{id, rule, expires_at}` (docs/policy-interface.md)."""
+
+_NAME = re.compile(NAME_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class WaiverChange:
+    """A waiver created or deleted (committed); `tracked`: its manifest is tracked."""
+
+    waiver: WaiverView
+    action: Literal["created", "deleted"]
+    tracked: bool
+
+    @property
+    def trigger(self) -> str:
+        return f"waiver:{self.waiver.id}:{self.action}"
+
+    @property
+    def manifest(self) -> ManifestKey:
+        return (self.waiver.kind, self.waiver.name)
+
+
+Listener = Callable[[WaiverChange], None]
+
+
+def deny_rule_ids(modules: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The ids of the deny rules in the policy modules: the rules a waiver may name."""
+    return frozenset(rule.id for rule in read_catalog(modules).values() if rule.severity == "deny")
+
+
+class WaiverService:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        deny_rules: frozenset[str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sessions = sessions
+        self._deny_rules = deny_rules
+        self._clock = clock
+        self._lock = threading.Lock()  # guards the two fields below
+        self._reloading = threading.Lock()  # one reload at a time, in commit order
+        self._active: dict[ManifestKey, tuple[tuple[datetime, PolicyWaiver], ...]] = {}
+        self._loaded_at = float("-inf")
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call `listener` after each waiver created or deleted (in the writing thread)."""
+        self._listeners.append(listener)
+
+    # --- writes -------------------------------------------------------------------------
+
+    def create(self, request: WaiverRequest, *, created_by: str) -> WaiverView:
+        now = datetime.now(UTC)
+        self._check(request, now)
+        row = Waiver(
+            id=random_uuid(),
+            rule=request.rule,
+            kind=request.kind,
+            name=request.name,
+            justification=request.justification.strip(),
+            expires_at=request.expires_at.astimezone(UTC),
+            created_by=created_by,
+            created_at=now,
+        )
+        with transaction(self._sessions, write=True) as session:
+            view = _view(repository.insert(session, row))
+            tracked = _tracked(session, view)
+        log.info(
+            "waiver_created",
+            **_named(view),
+            expires_at=format_time(view.expires_at),
+            created_by=created_by,
+        )
+        self._changed(WaiverChange(view, "created", tracked))
+        return view
+
+    def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
+        """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
+        now = datetime.now(UTC)
+        with transaction(self._sessions, write=True) as session:
+            if not repository.mark_deleted(session, waiver_id, at=now, by=deleted_by):
+                return None
+            row = repository.by_id(session, waiver_id)
+            assert row is not None  # noqa: S101 - just updated in this transaction
+            view = _view(row)
+            tracked = _tracked(session, view)
+        log.info("waiver_deleted", **_named(view), deleted_by=deleted_by)
+        # An expired waiver waives nothing any more: deleting it changes no verdict.
+        self._changed(WaiverChange(view, "deleted", tracked and view.expires_at > now))
+        return view
+
+    def _check(self, request: WaiverRequest, now: datetime) -> None:
+        if request.rule not in self._deny_rules:
+            raise UsageError(
+                f"rule: {request.rule!r} is not a deny rule; a waiver names one of "
+                f"{', '.join(sorted(self._deny_rules))}"
+            )
+        if not _NAME.fullmatch(request.name):
+            raise UsageError(f"name: {request.name!r} is not a manifest name (a DNS label)")
+        if not request.justification.strip():
+            raise UsageError("justification: must say why the rule is waived (not blank)")
+        expires_at = request.expires_at
+        if expires_at.tzinfo is None or expires_at.utcoffset() is None:
+            raise UsageError("expires_at: must carry a time zone (`Z` or `+01:00`)")
+        if not now < expires_at < LATEST_EXPIRY:
+            raise UsageError(
+                f"expires_at: must be in the future and before {format_time(LATEST_EXPIRY)}, "
+                f"got {expires_at.isoformat()}"
+            )
+
+    def _changed(self, change: WaiverChange) -> None:
+        self._reload()
+        for listener in self._listeners:
+            try:
+                listener(change)
+            except Exception:  # the waiver is committed; a later sweep catches up
+                log.exception("waiver_listener_failed", trigger=change.trigger)
+
+    # --- reads --------------------------------------------------------------------------
+
+    def page(
+        self,
+        *,
+        kind: str | None,
+        name: str | None,
+        rule: str | None,
+        active: bool | None,
+        cursor: str | None,
+        limit: int,
+    ) -> WaiverPage:
+        check_choice("kind", kind, MANIFEST_KINDS)
+        before = decode_cursor(cursor, int)[0] if cursor else None
+        limit = check_limit(limit)
+        now = datetime.now(UTC)
+        with transaction(self._sessions) as session:
+            rows = repository.page(
+                session,
+                kind=kind,
+                name=name,
+                rule=rule,
+                active_at=now if active is True else None,
+                inactive_at=now if active is False else None,
+                before_seq=before,
+                limit=limit + 1,
+            )
+            items = [(row.seq, _view(row)) for row in rows]
+        items, next_cursor = trim_page(items, limit, lambda item: [item[0]])
+        return WaiverPage(items=[view for _, view in items], next_cursor=next_cursor)
+
+    def cache_is_fresh(self) -> bool:
+        """Whether active_for() answers from memory, without reading the database."""
+        return self._clock() - self._loaded_at <= RELOAD_SECONDS
+
+    def active_for(self, kind: str, name: str, at: datetime) -> list[PolicyWaiver]:
+        """The waivers of manifest (kind, name) in force at `at`, in policy-input form."""
+        if not self.cache_is_fresh():
+            self._refresh()
+        with self._lock:
+            held = self._active.get((kind, name), ())
+        return [dict(waiver) for expires_at, waiver in held if expires_at > at]
+
+    def active_by_manifest(
+        self, keys: Sequence[ManifestKey], at: datetime
+    ) -> dict[ManifestKey, list[PolicyWaiver]]:
+        """For sweeps, from the database: each key's waivers in force at `at` (every key is in
+        the answer, most with an empty list)."""
+        wanted = set(keys)
+        found: dict[ManifestKey, list[PolicyWaiver]] = {key: [] for key in wanted}
+        if not wanted:
+            return found
+        with transaction(self._sessions) as session:
+            rows = repository.active(session, at, names={name for _, name in wanted})
+            for row in rows:
+                if (row.kind, row.name) in wanted:
+                    found[(row.kind, row.name)].append(_policy_form(row))
+        return found
+
+    def next_expiry(self, after: datetime) -> datetime | None:
+        """When the next waiver (not deleted) expires after `after`, from the database: the
+        time a sweep must flip its manifest back."""
+        with transaction(self._sessions) as session:
+            return repository.next_expiry(session, after)
+
+    def _refresh(self) -> None:
+        """Reload a stale cache; while another thread reloads it, answer from the one held
+        (a first load is waited for: there is nothing to answer from yet)."""
+        loaded = self._loaded_at != float("-inf")
+        if not self._reloading.acquire(blocking=not loaded):
+            return
+        try:
+            if not self.cache_is_fresh():
+                self._read()
+        finally:
+            self._reloading.release()
+
+    def _reload(self) -> None:
+        """Reload now, after this process changed a waiver: waits for a reload under way,
+        which may have read before the change committed."""
+        with self._reloading:
+            self._read()
+
+    def _read(self) -> None:
+        loaded_at = self._clock()
+        now = datetime.now(UTC)
+        active: defaultdict[ManifestKey, list[tuple[datetime, PolicyWaiver]]] = defaultdict(list)
+        with transaction(self._sessions) as session:
+            for row in repository.active(session, now):
+                active[(row.kind, row.name)].append((row.expires_at, _policy_form(row)))
+        with self._lock:
+            self._active = {key: tuple(held) for key, held in active.items()}
+            self._loaded_at = loaded_at
+
+
+def _policy_form(row: Waiver) -> PolicyWaiver:
+    return {"id": row.id, "rule": row.rule, "expires_at": format_time(row.expires_at)}
+
+
+def _tracked(session: Session, view: WaiverView) -> bool:
+    return tracked_manifests.tracked(session, view.kind, view.name) is not None
+
+
+def _named(view: WaiverView) -> dict[str, str]:
+    """The key/values that name a waiver in its log events."""
+    return {"waiver_id": view.id, "rule": view.rule, "manifest": f"{view.kind}/{view.name}"}
+
+
+def _view(row: Waiver) -> WaiverView:
+    return msgspec.convert(row, WaiverView, from_attributes=True)

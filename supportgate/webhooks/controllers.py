@@ -1,0 +1,79 @@
+"""HTTP: webhook subscriptions (admin). POST /v1/webhooks (subscribe; the secret is shown
+once), GET /v1/webhooks, DELETE /v1/webhooks/{webhook_id}, GET
+/v1/webhooks/{webhook_id}/deliveries (the delivery log). One service call each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar import Controller, Request, delete, get, post
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from supportgate.auth.guard import principal_of
+from supportgate.dependencies import RuntimeDep
+from supportgate.http_paging import Cursor, Limit
+from supportgate.pagination import DEFAULT_LIMIT
+
+from .views import DeliveryPage, DeliveryStatus, WebhookCreate, WebhookCreated, WebhookList
+
+
+def _unknown(webhook_id: str) -> NotFoundException:
+    return NotFoundException(f"webhook_id: no webhook subscription {webhook_id!r}")
+
+
+class WebhookController(Controller):
+    path = "/v1/webhooks"
+    tags = ["webhooks"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @post(
+        "/",
+        opt={"role": "admin"},
+        summary="Subscribe a URL to alerts; the answer holds its signing secret, shown once",
+    )
+    async def create(
+        self, request: Request[Any, Any, Any], runtime: RuntimeDep, data: JSONBody[WebhookCreate]
+    ) -> WebhookCreated:
+        creator = principal_of(request).name
+        created = await anyio.to_thread.run_sync(
+            lambda: runtime.webhooks.create(data, created_by=creator)
+        )
+        request.state["log"] = {"webhook": created.id}
+        return created
+
+    @get("/", opt={"role": "admin"}, summary="Every webhook subscription, without secrets")
+    async def subscriptions(self, runtime: RuntimeDep) -> WebhookList:
+        return await anyio.to_thread.run_sync(runtime.webhooks.subscriptions)
+
+    @delete(
+        "/{webhook_id:str}",
+        opt={"role": "admin"},
+        summary="Delete a subscription with its pending deliveries and delivery log",
+    )
+    async def remove(self, runtime: RuntimeDep, webhook_id: FromPath[str]) -> None:
+        if not await anyio.to_thread.run_sync(runtime.webhooks.delete, webhook_id):
+            raise _unknown(webhook_id)
+
+    @get(
+        "/{webhook_id:str}/deliveries",
+        opt={"role": "admin"},
+        summary="The delivery log: a subscription's deliveries, newest first, with attempts",
+    )
+    async def deliveries(
+        self,
+        runtime: RuntimeDep,
+        webhook_id: FromPath[str],
+        *,
+        status: FromQuery[DeliveryStatus | None] = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> DeliveryPage:
+        page = await anyio.to_thread.run_sync(
+            lambda: runtime.webhooks.deliveries(
+                webhook_id, status=status, cursor=cursor, limit=limit
+            )
+        )
+        if page is None:
+            raise _unknown(webhook_id)
+        return page

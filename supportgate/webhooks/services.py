@@ -1,0 +1,164 @@
+"""Webhook subscriptions: create (with a new secret), list, delete, the delivery log; and the
+dispatcher's start and stop, with the service."""
+
+from __future__ import annotations
+
+import string
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import transaction
+from supportgate.db.tables import (
+    DELIVERY_STATUSES,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookSubscription,
+)
+from supportgate.errors import UsageError
+from supportgate.ids import random_uuid
+from supportgate.logging import get_logger
+from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
+
+from . import repository, signing
+from .dispatcher import WebhookDispatcher
+from .retries import DeliveryPolicy
+from .views import (
+    Delivery,
+    DeliveryAttempt,
+    DeliveryPage,
+    Webhook,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+)
+
+log = get_logger(__name__)
+SCHEMES = ("http", "https")
+_UNSAFE = frozenset(string.whitespace) | {chr(code) for code in range(32)} | {"\x7f"}
+
+
+class WebhookService:
+    def __init__(self, sessions: sessionmaker[Session], *, policy: DeliveryPolicy | None = None):
+        self._sessions = sessions
+        self.dispatcher = WebhookDispatcher(sessions, policy=policy)
+
+    def start(self) -> None:
+        self.dispatcher.start()
+
+    def stop(self) -> None:
+        self.dispatcher.stop()
+
+    def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
+        url = check_url(request.url)
+        if request.description is not None and "\x00" in request.description:
+            raise UsageError("description: NUL characters are not accepted")
+        row = WebhookSubscription(
+            id=random_uuid(),
+            url=url,
+            description=request.description,
+            secret=signing.new_secret(),
+            state="active",
+            created_at=datetime.now(UTC),
+            created_by=created_by,
+        )
+        with transaction(self._sessions, write=True) as session:
+            repository.insert_subscription(session, row)
+        log.info("webhook_subscribed", subscription=row.id, url=url, created_by=created_by)
+        return WebhookCreated(**msgspec.structs.asdict(_view(row, 0)), secret=row.secret)
+
+    def subscriptions(self) -> WebhookList:
+        with transaction(self._sessions) as session:
+            rows = repository.all_subscriptions(session)
+            pending = repository.pending_counts(session)
+        return WebhookList(items=[_view(row, pending.get(row.id, 0)) for row in rows])
+
+    def delete(self, subscription_id: str) -> bool:
+        """Delete a subscription, its outbox rows and their log; False when there is none."""
+        with transaction(self._sessions, write=True) as session:
+            deleted = repository.delete_subscription(session, subscription_id)
+        if deleted:
+            log.info("webhook_deleted", subscription=subscription_id)
+        return deleted
+
+    def deliveries(
+        self, subscription_id: str, *, status: str | None, cursor: str | None, limit: int
+    ) -> DeliveryPage | None:
+        """A subscription's deliveries with their attempts, newest first; None: no such one."""
+        check_choice("status", status, DELIVERY_STATUSES)
+        before = decode_cursor(cursor, int)[0] if cursor else None
+        limit = check_limit(limit)
+        with transaction(self._sessions) as session:
+            if repository.subscription(session, subscription_id) is None:
+                return None
+            rows = repository.deliveries_page(
+                session, subscription_id, status=status, before_seq=before, limit=limit + 1
+            )
+            rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
+            attempts = repository.attempts_of(session, [row.seq for row in rows if row.seq])
+        items = [_delivery(row, attempts.get(row.seq or 0, [])) for row in rows]
+        return DeliveryPage(items=items, next_cursor=next_cursor)
+
+
+def check_url(url: str) -> str:
+    """An absolute http or https URL with a host; a UsageError naming `url` otherwise."""
+    if any(char in _UNSAFE for char in url):
+        raise UsageError("url: must not contain spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UsageError(f"url: not a valid URL ({exc})") from exc
+    if parts.scheme.lower() not in SCHEMES:
+        raise UsageError(f"url: must be an http or https URL, got scheme {parts.scheme!r}")
+    if not parts.hostname:
+        raise UsageError("url: must name a host")
+    if port == 0:
+        raise UsageError("url: port 0 cannot be reached")
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"url: not a valid URL ({exc})") from exc
+    return url
+
+
+def _view(row: WebhookSubscription, pending: int) -> Webhook:
+    return Webhook(
+        id=row.id,
+        url=row.url,
+        description=row.description,
+        state=row.state,  # type: ignore[arg-type]
+        created_at=row.created_at,
+        created_by=row.created_by,
+        consecutive_failures=row.consecutive_failures,
+        pending_deliveries=pending,
+        disabled_at=row.disabled_at,
+        disabled_reason=row.disabled_reason,
+    )
+
+
+def _delivery(row: WebhookDelivery, attempts: list[WebhookAttempt]) -> Delivery:
+    return Delivery(
+        id=row.message_id,
+        alert_id=row.alert_id,
+        status=row.status,  # type: ignore[arg-type]
+        created_at=row.created_at,
+        next_attempt_at=row.next_attempt_at if row.status == "pending" else None,
+        finished_at=row.finished_at,
+        last_status_code=row.last_status_code,
+        last_error=row.last_error,
+        attempts=[
+            DeliveryAttempt(
+                attempt=attempt.attempt,
+                at=attempt.at,
+                status_code=attempt.status_code,
+                error=attempt.error,
+                duration_ms=attempt.duration_ms,
+            )
+            for attempt in attempts
+        ],
+    )

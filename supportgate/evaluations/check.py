@@ -312,7 +312,9 @@ def _evaluate(
     except ManifestError as exc:
         raise _Stopped(Problem(str(exc), source=str(matrix_path), field=exc.path)) from None
     except UsageError as exc:  # the file cannot be read
-        raise _Stopped(Problem(str(exc), field="--matrix" if options.matrix else None)) from None
+        if options.matrix is None:
+            raise _Stopped(Problem(str(exc))) from None
+        raise _Stopped(Problem(f"--matrix: {exc}", field="--matrix")) from None
     if not items:
         return []
     evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))

@@ -183,11 +183,10 @@ def run_check(
             evaluated_at = parse_at(options.at)
         except UsageError as exc:
             problems.append(Problem(str(exc), field="--at"))
-    settings = Settings.from_env(environ)
     bundle: PolicyBundle | None = None
     try:
-        bundle = PolicyBundle.load(settings.policy_dir)
-    except InputError as exc:
+        bundle = PolicyBundle.load(Settings.from_env(environ).policy_dir)
+    except InputError as exc:  # a bad setting, no policies
         problems.append(Problem(str(exc)))
     # under a bad --at or without the policies nothing is evaluated; the files are still read
     can_evaluate = not problems

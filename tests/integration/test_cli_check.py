@@ -466,3 +466,34 @@ def test_console_script_writes_sarif_for_a_broken_file(tmp_path: Path) -> None:
     assert sarif_schema_errors(log) == []
     assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False
     assert "$.metadata.name" in finished.stderr
+
+
+def test_a_refused_command_line_writes_a_report_only_for_an_explicit_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = str(write(tmp_path, "h.yaml", H100))
+    code, out, err = run_cli(capsys, "check", "--bogus", good)
+    assert (code, out) == (2, "")  # text by default: stderr is the report
+    assert "unrecognized arguments: --bogus" in err
+    target = tmp_path / "refused.json"
+    code, out, _ = run_cli(capsys, "check", "--format=json", f"--output={target}", "--bogus", good)
+    assert (code, out) == (2, "")
+    (error,) = json.loads(target.read_text())["errors"]
+    assert error["message"] == "the command line was refused: unrecognized arguments: --bogus"
+    code, out, _ = run_cli(capsys, "check", "--format", "xml", "--bogus", good)
+    assert (code, out) == (2, "")
+
+
+def test_a_broken_document_of_several_names_the_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = write(tmp_path, "pools.yaml", H100 + "---\n" + BROKEN)
+    code, out, _ = run(capsys, "--format", "json", str(stream))
+    (error,) = json.loads(out)["errors"]
+    assert code == 2
+    assert (error["source"], error["field"], error["line"]) == (
+        str(stream),
+        "$.metadata.name",
+        None,
+    )
+    assert error["message"].startswith(f"{stream}, document 2: ")

@@ -9,7 +9,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from supportgate.audit.verify import verify_chain
@@ -18,15 +17,11 @@ from supportgate.collect import command as collect_command
 from supportgate.config import Settings
 from supportgate.db.migrate import ensure_current, head_revision, upgrade
 from supportgate.errors import DatabaseError, InputError, PolicyEngineError
-from supportgate.evaluations.check import check, read_manifest_files
-from supportgate.evaluations.evaluator import Evaluator
-from supportgate.evaluations.remote import Server, check_remote
+from supportgate.evaluations.check import CheckOptions, report_refused_command, run_check
 from supportgate.ids import random_uuid
 from supportgate.logging import configure_logging
-from supportgate.matrix import load_matrix_file, prepare
+from supportgate.matrix import load_matrix_file
 from supportgate.matrix.services import cli_publisher, describe
-from supportgate.policy import EmbeddedEngine, PolicyBundle
-from supportgate.policy.catalog import read_catalog
 from supportgate.reports import FAIL_ON, FORMATS
 from supportgate.runtime import Runtime
 
@@ -36,8 +31,15 @@ EXIT_ERROR = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(arguments)
+    except _Refused as refused:  # `check --format F` still writes its report (reports.md)
+        report_refused_command(
+            arguments, refused.message, os.environ, stdout=sys.stdout, stderr=sys.stderr
+        )
+        raise
     try:
         return int(args.run(args))
     except (InputError, PolicyEngineError, DatabaseError) as exc:
@@ -104,37 +106,18 @@ def _audit_verify(_: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    bundle = PolicyBundle.load(settings.policy_dir)
-    titles = {rule_id: rule.title for rule_id, rule in read_catalog(bundle.modules).items()}
-    if args.server is not None or args.token is not None:
-        server = Server.from_options(
-            args.server,
-            args.token,
-            os.environ,
-            in_process_only={"--matrix": args.matrix, "--at": args.at},
-        )
-        outcome = check_remote(
-            read_manifest_files(args.files),
-            server,
-            fmt=args.format,
-            fail_on=args.fail_on,
-            rule_titles=titles,
-        )
-    else:
-        matrix = load_matrix_file(args.matrix or bundle.default_matrix_path)
-        items = read_manifest_files(args.files)
-        evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
-        outcome = check(
-            items,
-            evaluator,
-            evaluated_at=args.at or datetime.now(UTC),
-            fmt=args.format,
-            fail_on=args.fail_on,
-            rule_titles=titles,
-        )
-    sys.stdout.write(outcome.output if outcome.output.endswith("\n") else outcome.output + "\n")
-    return EXIT_GATE_FAILED if outcome.failed else EXIT_OK
+    options = CheckOptions(
+        files=args.files,
+        fmt=args.format,
+        fail_on=args.fail_on,
+        matrix=args.matrix,
+        at=args.at,
+        server=args.server,
+        token=args.token,
+        output=args.output,
+        sarif_root=args.sarif_root,
+    )
+    return run_check(options, os.environ, stdout=sys.stdout, stderr=sys.stderr)
 
 
 def _matrix_publish(args: argparse.Namespace) -> int:
@@ -162,14 +145,12 @@ def _reevaluate(_: argparse.Namespace) -> int:
     return EXIT_OK if sweep.status == "finished" else EXIT_ERROR
 
 
-def _timestamp(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"give a time zone (e.g. Z): {text!r}")
-    return moment.astimezone(UTC)
+class _Refused(SystemExit):
+    """The parser refused the command line; `message` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(EXIT_ERROR)
+        self.message = message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,7 +159,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         print(f"supportgate: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_ERROR)
+        raise _Refused(message)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -194,12 +175,13 @@ def _parser() -> argparse.ArgumentParser:
         default="rejected",
         help="fail the gate on rejected manifests (default), or on experimental ones too",
     )
+    # --matrix and --at are checked by run_check, so that a bad value is in the report too
     check_cmd.add_argument(
-        "--matrix", type=Path, help="evaluate under this matrix file instead of the default"
+        "--matrix", metavar="FILE", help="evaluate under this matrix file instead of the default"
     )
     check_cmd.add_argument(
         "--at",
-        type=_timestamp,
+        metavar="TIME",
         help="evaluation time (RFC 3339), for replaying a decision; default now",
     )
     check_cmd.add_argument(
@@ -207,6 +189,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     check_cmd.add_argument(
         "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
+    )
+    check_cmd.add_argument(
+        "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    check_cmd.add_argument(
+        "--sarif-root",
+        metavar="DIR",
+        help="SARIF paths are relative to DIR (default: the working directory)",
     )
     check_cmd.set_defaults(run=_check)
 

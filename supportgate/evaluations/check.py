@@ -1,13 +1,31 @@
-"""`supportgate check`: evaluate manifest files offline, resolving hardware refs among them."""
+"""`supportgate check`: evaluate manifest files, resolving hardware refs among them, and report.
+
+    run_check(CheckOptions(files=[...], fmt="sarif"), os.environ) -> exit code
+
+The report always comes out, in the format asked for, on stdout or in the `--output` file:
+a problem (a file that cannot be read, holds no manifest or a broken one, repeats a
+manifest; a bad `--at`, `--matrix` or server option; an engine or server that gives no
+decision) is part of the report and makes the exit code 2, and its message also goes to
+stderr. The files that are fine are still evaluated and reported beside the problems
+(a deployment whose HardwareManifest was in a broken file finds no pool, and says so with
+`manifest.hardware-ref`); a problem that stops every evaluation (a bad `--at`, `--matrix`,
+server, engine) leaves the report with problems only.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import argparse
+import io
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
-from supportgate.errors import UsageError
+from supportgate.config import Settings
+from supportgate.errors import InputError, ManifestError, PolicyEngineError, UsageError
 from supportgate.manifests import (
     DeploymentManifest,
     HardwareManifest,
@@ -15,9 +33,24 @@ from supportgate.manifests import (
     decode_manifests,
     format_of,
 )
-from supportgate.reports import CheckedManifest, FailOn, gate_failed, render
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.catalog import read_catalog
+from supportgate.reports import (
+    FAIL_ON,
+    FORMATS,
+    CheckedManifest,
+    FailOn,
+    Problem,
+    Report,
+    SarifOptions,
+    render,
+)
+from supportgate.reports.rules import docs_url
 
 from .evaluator import Evaluator, Subject
+
+Clock = Callable[[], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,73 +62,293 @@ class SourcedManifest:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckOutcome:
-    output: str
-    failed: bool
+class ManifestFiles:
+    """The manifests read from the files, and the problems of the files that gave none."""
+
+    manifests: list[SourcedManifest]
+    problems: list[Problem]
 
 
-def read_manifest_files(paths: Sequence[str]) -> list[SourcedManifest]:
-    """Every manifest in the files, in order; a broken file raises naming the file and field."""
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """The `check` command line: the files and the options, as given (not yet validated)."""
+
+    files: Sequence[str]
+    fmt: str = "text"
+    fail_on: FailOn = "rejected"
+    matrix: str | None = None
+    at: str | None = None
+    server: str | None = None
+    token: str | None = None
+    output: str | None = None
+    sarif_root: str | None = None
+
+
+def read_manifest_files(paths: Sequence[str]) -> ManifestFiles:
+    """Every manifest in the files, in order; a file that gives none is a problem naming it."""
     found: list[SourcedManifest] = []
+    problems: list[Problem] = []
     for source in paths:
-        path = Path(source)
         try:
-            data = path.read_bytes()
+            data = Path(source).read_bytes()
         except OSError as exc:
-            raise UsageError(f"{source}: cannot read: {exc.strerror}") from exc
-        manifests = decode_manifests(data, fmt=format_of(source), source=source)
-        text = data.decode("utf-8")
+            problems.append(Problem(f"{source}: cannot read: {exc.strerror}", source=source))
+            continue
+        text = data.decode("utf-8", errors="replace")
+        try:
+            manifests = decode_manifests(data, fmt=format_of(source), source=source)
+        except ManifestError as exc:
+            # the error names "<file>, document N" for a stream of several documents: its
+            # field's line is then in a document this side does not know
+            document = 0 if exc.source == source else None
+            problems.append(Problem(str(exc), source, exc.path, text, document))
+            continue
+        if not manifests:
+            problems.append(
+                Problem(
+                    f"{source}: holds no manifest (no document, or only empty ones) - at `$`",
+                    source=source,
+                    field="$",
+                )
+            )
         found.extend(
             SourcedManifest(source=source, text=text, document_index=index, manifest=manifest)
             for index, manifest in enumerate(manifests)
         )
-    _refuse_duplicates(found)
-    return found
+    unique, duplicates = _split_duplicates(found)
+    return ManifestFiles(manifests=unique, problems=problems + duplicates)
 
 
-def check(
+def check_locally(
     items: Sequence[SourcedManifest],
     evaluator: Evaluator,
     *,
     evaluated_at: datetime,
-    fmt: str,
-    fail_on: FailOn,
-    rule_titles: Mapping[str, str],
-) -> CheckOutcome:
-    """Hardware first (deployments may reference it), then deployments, reported in file order."""
+    clock: Clock = time.perf_counter,
+) -> list[CheckedManifest]:
+    """Hardware first (deployments may reference it), then deployments, reported in file order.
+
+    The manifests go to the engine in one batch; each one's `seconds` is its share of it.
+    """
     pools = {
         item.manifest.metadata.name: item.manifest
         for item in items
         if isinstance(item.manifest, HardwareManifest)
     }
     ordered = sorted(items, key=lambda item: isinstance(item.manifest, DeploymentManifest))
+    started = clock()
     evaluations = evaluator.evaluate_batch(
         [Subject(item.manifest) for item in ordered],
         evaluated_at=evaluated_at,
         hardware=pools.get,
     )
+    share = (clock() - started) / len(items) if items else 0.0
     by_item = {id(item): evaluation for item, evaluation in zip(ordered, evaluations, strict=True)}
-    results = [
+    return [
         CheckedManifest(
             source=item.source,
             decision=by_item[id(item)].decision,
             text=item.text,
             document_index=item.document_index,
+            seconds=share,
         )
         for item in items
     ]
-    failed = any(gate_failed(result.decision, fail_on) for result in results)
-    output = render(results, fmt, fail_on=fail_on, rule_titles=rule_titles)
-    return CheckOutcome(output=output, failed=failed)
 
 
-def _refuse_duplicates(items: Sequence[SourcedManifest]) -> None:
+def parse_at(text: str) -> datetime:
+    """`--at`: an RFC 3339 time with a zone, in UTC."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--at: not an RFC 3339 time: {text!r}") from None
+    if moment.tzinfo is None:
+        raise UsageError(f"--at: give a time zone (e.g. Z): {text!r}")
+    return moment.astimezone(UTC)
+
+
+def run_check(
+    options: CheckOptions,
+    environ: Mapping[str, str],
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Evaluate, report in `options.fmt` (stdout or `--output`), and return the exit code."""
+    problems: list[Problem] = []
+    results: list[CheckedManifest] = []
+    evaluated_at = datetime.now(UTC)
+    if options.at is not None:
+        try:
+            evaluated_at = parse_at(options.at)
+        except UsageError as exc:
+            problems.append(Problem(str(exc), field="--at"))
+    bundle: PolicyBundle | None = None
+    try:
+        bundle = PolicyBundle.load(Settings.from_env(environ).policy_dir)
+    except InputError as exc:  # a bad setting, no policies
+        problems.append(Problem(str(exc)))
+    # under a bad --at or without the policies nothing is evaluated; the files are still read
+    can_evaluate = not problems
+    files = read_manifest_files(options.files)
+    problems += files.problems
+    if can_evaluate and bundle is not None:
+        try:
+            results = _evaluate(options, bundle, environ, files.manifests, evaluated_at)
+        except _Stopped as stopped:
+            problems.append(stopped.problem)
+        except (InputError, PolicyEngineError) as exc:
+            problems.append(Problem(str(exc)))
+    sarif = sarif_options(bundle if options.fmt == "sarif" else None, environ, options.sarif_root)
+    report = Report(results=results, problems=problems, fail_on=options.fail_on)
+    return write_report(report, options.fmt, options.output, sarif, stdout=stdout, stderr=stderr)
+
+
+def write_report(
+    report: Report,
+    fmt: str,
+    output: str | None,
+    sarif: SarifOptions,
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """The report to `output` (else stdout), its problems to stderr; returns the exit code.
+
+    When `output` cannot be written, that is one more problem, and the report goes to stdout.
+    """
+    text = render(
+        report.results, fmt, fail_on=report.fail_on, problems=report.problems, sarif=sarif
+    )
+    if output is not None:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            unwritten = Problem(
+                f"--output: cannot write {output}: {exc.strerror}", field="--output"
+            )
+            report = Report(report.results, [*report.problems, unwritten], report.fail_on)
+            return write_report(report, fmt, None, sarif, stdout=stdout, stderr=stderr)
+    else:
+        stdout.write(text)
+        stdout.flush()
+    for problem in report.problems:
+        print(f"supportgate: error: {problem.message}", file=stderr)
+    return report.exit_code
+
+
+def sarif_options(
+    bundle: PolicyBundle | None, environ: Mapping[str, str], sarif_root: str | None
+) -> SarifOptions:
+    """The rule catalogue (none without a bundle), `--sarif-root` (default: the working
+    directory) and the docs URL. The root is resolved (symlinks too), as GitHub matches
+    URIs against the checkout's real files."""
+    rules = read_catalog(bundle.modules) if bundle is not None else {}
+    cwd = os.getcwd()
+    root = os.path.realpath(os.path.join(cwd, sarif_root or "."))
+    return SarifOptions(rules=rules, root=root, cwd=cwd, docs_url=docs_url(environ))
+
+
+def report_refused_command(
+    arguments: Sequence[str],
+    message: str,
+    environ: Mapping[str, str],
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> None:
+    """After argparse refused a `check` command line, still write the report it asked for.
+
+    Only when the line names a valid `--format` explicitly (with the default text format
+    the stderr message is the report); `--output`, `--fail-on` and `--sarif-root` are read
+    as well as they can be. The report holds one problem: the refusal.
+    """
+    words = [word for word in arguments if not word.startswith("-")]
+    if not words or words[0] != "check":
+        return
+    lenient = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    for option in ("--format", "--fail-on", "--output", "--sarif-root"):
+        lenient.add_argument(option)
+    try:
+        known, _ = lenient.parse_known_args(arguments[arguments.index("check") + 1 :])
+    except argparse.ArgumentError:
+        return
+    if known.format not in FORMATS:
+        return
+    fail_on: FailOn = known.fail_on if known.fail_on in FAIL_ON else "rejected"
+    try:
+        bundle: PolicyBundle | None = PolicyBundle.load(Settings.from_env(environ).policy_dir)
+    except InputError:
+        bundle = None  # the report still comes out, with no rule descriptions
+    sarif = sarif_options(bundle if known.format == "sarif" else None, environ, known.sarif_root)
+    refusal = Problem(f"the command line was refused: {message}")
+    report = Report(results=[], problems=[refusal], fail_on=fail_on)
+    # the parser has told stderr already: only the report is written here
+    write_report(report, known.format, known.output, sarif, stdout=stdout, stderr=io.StringIO())
+
+
+def _evaluate(
+    options: CheckOptions,
+    bundle: PolicyBundle,
+    environ: Mapping[str, str],
+    items: list[SourcedManifest],
+    evaluated_at: datetime,
+) -> list[CheckedManifest]:
+    if options.server is not None or options.token is not None:
+        from .remote import Server, check_remote  # noqa: PLC0415 - only --server needs httpx
+
+        server = Server.from_options(
+            options.server,
+            options.token,
+            environ,
+            in_process_only={"--matrix": options.matrix, "--at": options.at},
+        )
+        return check_remote(items, server) if items else []
+
+    matrix_path = Path(options.matrix) if options.matrix else bundle.default_matrix_path
+    try:
+        matrix = load_matrix_file(matrix_path)
+    except ManifestError as exc:
+        raise _Stopped(Problem(str(exc), source=str(matrix_path), field=exc.path)) from None
+    except UsageError as exc:  # the file cannot be read
+        if options.matrix is None:
+            raise _Stopped(Problem(str(exc))) from None
+        raise _Stopped(Problem(f"--matrix: {exc}", field="--matrix")) from None
+    if not items:
+        return []
+    evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
+    return check_locally(items, evaluator, evaluated_at=evaluated_at)
+
+
+def _split_duplicates(
+    items: Sequence[SourcedManifest],
+) -> tuple[list[SourcedManifest], list[Problem]]:
+    """The first manifest of each (kind, name), and a problem for every later one."""
     seen: dict[tuple[str, str], str] = {}
+    unique: list[SourcedManifest] = []
+    problems: list[Problem] = []
     for item in items:
         key = (item.manifest.kind, item.manifest.metadata.name)
         if key in seen:
-            raise UsageError(
-                f"{item.source}: {key[0]} {key[1]!r} is also defined in {seen[key]}; "
-                "a manifest is identified by kind and name"
+            problems.append(
+                Problem(
+                    f"{item.source}: {key[0]} {key[1]!r} is also defined in {seen[key]}; "
+                    "a manifest is identified by kind and name - at `$.metadata.name`",
+                    source=item.source,
+                    field="$.metadata.name",
+                    text=item.text,
+                    document_index=item.document_index,
+                )
             )
+            continue
         seen[key] = item.source
+        unique.append(item)
+    return unique, problems
+
+
+class _Stopped(Exception):
+    """A problem that stops every evaluation (the matrix), carried out of `_evaluate`."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem

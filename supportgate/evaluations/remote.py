@@ -2,7 +2,7 @@
 
 Each manifest is POSTed to the server's `/v1/evaluations` (so it is recorded and tracked
 there), hardware manifests first so that deployments' `hardware.ref` resolve on the server.
-The decisions are rendered by the same reports as an in-process check, with the same gate.
+The decisions go to the same reports as an in-process check, with the same gate.
 
 What is sent: a YAML file holding one manifest goes as written (`application/yaml`), a JSON
 file holding one object as written (`application/json`); each manifest of a multi-document
@@ -38,9 +38,9 @@ from supportgate import __version__
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.manifests import DeploymentManifest, format_of
 from supportgate.manifests.decision import Decision
-from supportgate.reports import CheckedManifest, FailOn, gate_failed, render
+from supportgate.reports import CheckedManifest
 
-from .check import CheckOutcome, SourcedManifest
+from .check import SourcedManifest
 
 __all__ = ["RetryPolicy", "Server", "check_remote"]
 
@@ -112,35 +112,34 @@ def check_remote(
     items: Sequence[SourcedManifest],
     server: Server,
     *,
-    fmt: str,
-    fail_on: FailOn,
-    rule_titles: Mapping[str, str],
     retry: RetryPolicy | None = None,
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
-) -> CheckOutcome:
-    """POST every manifest (hardware first), then report in file order and apply the gate."""
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[CheckedManifest]:
+    """POST every manifest (hardware first); the decisions in file order, each with the time
+    its request took (retries included)."""
     requests = _requests(items, server.idempotency_scope)
     order = sorted(
         range(len(items)), key=lambda i: isinstance(items[i].manifest, DeploymentManifest)
     )
-    decisions: dict[int, Decision] = {}
+    decisions: dict[int, tuple[Decision, float]] = {}
     with _client(server, transport) as client:
         poster = _Poster(client, server.url, retry or RetryPolicy(), sleep)
         for index in order:
-            decisions[index] = poster.evaluate(items[index], requests[index])
-    results = [
+            started = clock()
+            decision = poster.evaluate(items[index], requests[index])
+            decisions[index] = (decision, clock() - started)
+    return [
         CheckedManifest(
             source=item.source,
-            decision=decisions[index],
+            decision=decisions[index][0],
             text=item.text,
             document_index=item.document_index,
+            seconds=decisions[index][1],
         )
         for index, item in enumerate(items)
     ]
-    failed = any(gate_failed(result.decision, fail_on) for result in results)
-    output = render(results, fmt, fail_on=fail_on, rule_titles=rule_titles)
-    return CheckOutcome(output=output, failed=failed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """The rule catalogue, read from the METADATA blocks of the policy modules.
 
-Each rule's METADATA (`title`, `description`, `custom.id`, `custom.severity`) is the one
-source of its id, severity and wording outside Rego: the reports use it for rule titles, and
-the policy tests check it against the rule heads (the set a rule adds to, the id it emits).
+Each rule's METADATA (`title`, `description`, `custom.id`, `custom.severity`,
+`custom.remediation`) is the one source of its id, severity and wording outside Rego: the
+reports use it to describe rules (SARIF rule descriptors, docs/rules.md), and the policy
+tests check it against the rule heads (the set a rule adds to, the id it emits).
 regorus cannot read annotations at run time, so they are parsed here from the module text.
 """
 
@@ -25,6 +26,8 @@ class RuleInfo:
     severity: str
     title: str
     description: str
+    remediation: str
+    """What to change so that the rule no longer fires (`custom.remediation`)."""
     module: str
     head_set: str | None
     head_id: str | None
@@ -64,8 +67,14 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
             id=str(custom["id"]),
             severity=str(custom.get("severity", "")),
             title=str(annotation.get("title", "")),
-            description=" ".join(str(annotation.get("description", "")).split()),
+            description=_one_line(annotation.get("description")),
+            remediation=_one_line(custom.get("remediation")),
             module=module,
             head_set=head.group("set") if head else None,
             head_id=head.group("id") if head else None,
         )
+
+
+def _one_line(value: object) -> str:
+    """A METADATA text with its YAML line breaks and indentation folded into single spaces."""
+    return " ".join(str(value or "").split())

@@ -2,22 +2,21 @@
 
     ::error file=deploy/a.yaml,line=12,title=port.pinning::DeploymentManifest/a spec.port: ...
 
-deny is `error`, warn `warning`, waived `notice`. Escaping follows @actions/core: in data
-`%`, CR and LF; in property values also `:` and `,`. A final line summarises the gate.
+deny is `error`, warn `warning`, waived `notice`. A problem (exit 2) is an `error` titled
+`supportgate: input error`, on its file and line when it has them. Escaping follows
+@actions/core: in data `%`, CR and LF; in property values also `:` and `,`. A final line
+summarises the gate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from supportgate.manifests.decision import Severity
 from supportgate.reports.locate import locate
 from supportgate.reports.model import (
-    CheckedManifest,
-    FailOn,
-    any_failed,
+    Report,
     ordered_violations,
     printable,
+    problem_line,
     subject,
     summary_line,
 )
@@ -43,9 +42,18 @@ def command(name: str, message: str, **properties: str | int | None) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(printable(message))}"
 
 
-def render_github(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
-    lines: list[str] = []
-    for result in results:
+def render_github(report: Report) -> str:
+    lines = [
+        command(
+            "error",
+            problem.message,
+            file=None if problem.source is None else printable(_file(problem.source)),
+            line=problem_line(problem),
+            title="supportgate: input error",
+        )
+        for problem in report.problems
+    ]
+    for result in report.results:
         file = _file(result.source)
         for violation in ordered_violations(result.decision):
             where = f" {violation.path}" if violation.path else ""
@@ -60,9 +68,9 @@ def render_github(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
                     title=printable(violation.rule),
                 )
             )
-    summary = summary_line(results, fail_on)
+    passed = report.status == "passed"
     lines.append(
-        command("error" if any_failed(results, fail_on) else "notice", summary, title="supportgate")
+        command("notice" if passed else "error", summary_line(report), title="supportgate")
     )
     return "\n".join(lines) + "\n"
 

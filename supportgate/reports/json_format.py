@@ -1,33 +1,47 @@
-"""`--format json`: the gate and every decision, for machines.
+"""`--format json`: the gate, the problems and every decision, for machines.
 
-    {"gate": {"fail_on": ..., "passed": bool},
+    {"gate": {"fail_on": ..., "status": "passed" | "failed" | "error", "passed": bool},
+     "errors": [{"source": ..., "field": ..., "line": ..., "message": ...}],
      "results": [{"source": ..., "passed": bool, "decision": <Decision>}]}
 
-Keys keep this order and the decision keeps its Struct field order, so equal input gives
-byte-equal output.
+`errors` is always there (empty when nothing kept check from judging); `source`, `field`
+and `line` of an error are null when they do not apply. Keys keep this order and the
+decision keeps its Struct field order, so equal input gives byte-equal output.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from supportgate.reports.model import CheckedManifest, FailOn, any_failed, gate_failed
+from supportgate.reports.model import Report, gate_failed, problem_line
 
 
-def render_json(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
+def render_json(report: Report) -> str:
     document: dict[str, Any] = {
-        "gate": {"fail_on": fail_on, "passed": not any_failed(results, fail_on)},
+        "gate": {
+            "fail_on": report.fail_on,
+            "status": report.status,
+            "passed": report.status == "passed",
+        },
+        "errors": [
+            {
+                "source": problem.source,
+                "field": problem.field,
+                "line": problem_line(problem),
+                "message": problem.message,
+            }
+            for problem in report.problems
+        ],
         "results": [
             {
                 "source": result.source,
-                "passed": not gate_failed(result.decision, fail_on),
+                "passed": not gate_failed(result.decision, report.fail_on),
                 "decision": msgspec.to_builtins(result.decision),
             }
-            for result in results
+            for result in report.results
         ],
     }
     return json.dumps(document, indent=2) + "\n"

@@ -1,7 +1,16 @@
-"""`--format junit`: JUnit XML, one testsuite per file and one testcase per manifest.
+"""`--format junit`: JUnit XML valid against Jenkins' junit-10.xsd, for GitLab and Jenkins.
 
-A testcase fails when its manifest fails the gate; the failure lists the violations.
+One testsuite per file and one testcase per manifest (`classname` the kind, `name` the
+manifest's name), each with a `time`. A manifest that fails the gate is a `<failure>`
+listing its violations. An `experimental` manifest that passes the gate is `<skipped>`,
+with the reason as message and text: GitLab's merge-request test report shows a skipped
+case's text but nothing of a passed case's `<system-out>`, and an experimental verdict
+must not go unseen. Each problem (exit 2) is an `<error>` testcase, in the suite of its
+file (`classname` `input`), or in a `supportgate` suite when it concerns no file.
 Warnings, waived denies and recommendations go to the testcase's `<system-out>`.
+
+junit-10.xsd allows `tests`, `failures`, `errors` and `time` on `<testsuites>` (no
+`skipped`), and `skipped` and `file` on a `<testsuite>`; nothing else is written.
 ElementTree escapes markup; characters XML 1.0 cannot carry at all are replaced first.
 """
 
@@ -10,69 +19,134 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from supportgate.manifests.decision import Decision, Violation
 from supportgate.reports.model import (
     CheckedManifest,
     FailOn,
+    Problem,
+    Report,
     gate_failed,
     ordered_violations,
     subject,
 )
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+NO_FILE_SUITE = "supportgate"
 
 
-def render_junit(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
-    by_source: dict[str, list[CheckedManifest]] = {}
-    for result in results:
-        by_source.setdefault(result.source, []).append(result)
+@dataclass
+class _Counts:
+    tests: int = 0
+    failures: int = 0
+    errors: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+
+    def add(self, other: _Counts) -> None:
+        self.tests += other.tests
+        self.failures += other.failures
+        self.errors += other.errors
+        self.skipped += other.skipped
+        self.seconds += other.seconds
+
+
+def render_junit(report: Report) -> str:
+    # one suite per file (None: the problems that concern no file), problems first
+    suites: dict[str | None, tuple[list[Problem], list[CheckedManifest]]] = {}
+    for problem in report.problems:
+        suites.setdefault(problem.source, ([], []))[0].append(problem)
+    for result in report.results:
+        suites.setdefault(result.source, ([], []))[1].append(result)
 
     root = ET.Element("testsuites", name="supportgate")
-    total = failures = 0
-    for source, group in by_source.items():
-        suite = ET.SubElement(root, "testsuite", name=_xml(source))
-        suite_failures = 0
-        for result in group:
-            failed = gate_failed(result.decision, fail_on)
-            suite_failures += int(failed)
-            _testcase(suite, result.decision, failed=failed, fail_on=fail_on)
-        _counts(suite, tests=len(group), failures=suite_failures)
-        total += len(group)
-        failures += suite_failures
-    _counts(root, tests=total, failures=failures)
+    total = _Counts()
+    for source, (problems, results) in suites.items():
+        suite = ET.SubElement(root, "testsuite", name=_xml(source or NO_FILE_SUITE))
+        if source is not None:
+            suite.set("file", _xml(source))
+        counts = _Counts()
+        for problem in problems:
+            _error_case(suite, problem)
+            counts.add(_Counts(tests=1, errors=1))
+        for result in results:
+            counts.add(_testcase(suite, result, report.fail_on))
+        _set_counts(suite, counts)
+        suite.set("skipped", str(counts.skipped))
+        total.add(counts)
+    _set_counts(root, total)
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
 
 
-def _counts(element: ET.Element, *, tests: int, failures: int) -> None:
-    element.set("tests", str(tests))
-    element.set("failures", str(failures))
-    element.set("errors", "0")
-    element.set("skipped", "0")
+def _set_counts(element: ET.Element, counts: _Counts) -> None:
+    element.set("tests", str(counts.tests))
+    element.set("failures", str(counts.failures))
+    element.set("errors", str(counts.errors))
+    element.set("time", _seconds(counts.seconds))
 
 
-def _testcase(suite: ET.Element, decision: Decision, *, failed: bool, fail_on: FailOn) -> None:
+def _seconds(value: float) -> str:
+    """Seconds with three decimals, the form junit-10.xsd's SUREFIRE_TIME accepts."""
+    return f"{max(value, 0.0):.3f}"
+
+
+def _error_case(suite: ET.Element, problem: Problem) -> None:
+    name = problem.source if problem.source is not None else "supportgate check"
+    case = ET.SubElement(suite, "testcase", classname="input", name=_xml(name), time=_seconds(0))
+    error = ET.SubElement(case, "error", message=_xml(problem.message), type="input-error")
+    error.text = _xml(problem.message)
+
+
+def _testcase(suite: ET.Element, result: CheckedManifest, fail_on: FailOn) -> _Counts:
+    decision = result.decision
     case = ET.SubElement(
-        suite, "testcase", classname=decision.manifest.kind, name=_xml(decision.manifest.name)
+        suite,
+        "testcase",
+        classname=decision.manifest.kind,
+        name=_xml(decision.manifest.name),
+        time=_seconds(result.seconds),
     )
+    counts = _Counts(tests=1, seconds=result.seconds)
     violations = ordered_violations(decision)
-    if failed:
-        severities = Counter(v.severity for v in violations)
-        counted = ", ".join(
-            f"{severities[s]} {s}" for s in ("deny", "waived", "warn") if severities[s]
+    if gate_failed(decision, fail_on):
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=_xml(_failure_message(decision, fail_on)),
+            type=decision.verdict,
         )
-        message = f"{subject(decision)} is {decision.verdict} (fail on {fail_on})"
-        if counted:
-            message = f"{message}: {counted}"
-        failure = ET.SubElement(case, "failure", message=_xml(message), type=decision.verdict)
         failure.text = _xml("\n".join(_line(v) for v in violations))
+        counts.failures = 1
+    elif decision.verdict == "experimental":
+        reason = _experimental_reason(decision, fail_on)
+        ET.SubElement(case, "skipped", message=_xml(reason), type="experimental").text = _xml(
+            reason
+        )
+        counts.skipped = 1
     notes = [_line(v) for v in violations if v.severity != "deny"]
     notes += [f"recommendation: {text}" for text in decision.recommendations]
     if notes:
         ET.SubElement(case, "system-out").text = _xml("\n".join(notes))
+    return counts
+
+
+def _failure_message(decision: Decision, fail_on: FailOn) -> str:
+    severities = Counter(v.severity for v in decision.violations)
+    counted = ", ".join(f"{severities[s]} {s}" for s in ("deny", "waived", "warn") if severities[s])
+    message = f"{subject(decision)} is {decision.verdict} (fail on {fail_on})"
+    return f"{message}: {counted}" if counted else message
+
+
+def _experimental_reason(decision: Decision, fail_on: FailOn) -> str:
+    warnings = ", ".join(sorted({v.rule for v in decision.violations if v.severity == "warn"}))
+    why = f" ({warnings})" if warnings else ""
+    return (
+        f"{subject(decision)} is experimental{why}: not officially supported; "
+        f"the gate passes it (fail on {fail_on}), --fail-on experimental would fail it"
+    )
 
 
 def _line(violation: Violation) -> str:

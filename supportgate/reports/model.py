@@ -1,4 +1,9 @@
-"""What every report format shares: the checked manifest, the gate and the summary."""
+"""What every report format shares: the checked manifests, the problems, the gate, the summary.
+
+The gate has three outcomes, which are also `supportgate check`'s exit codes: `passed` (0),
+`failed` (1: a manifest fails the gate) and `error` (2: a problem kept check from judging
+some input). An error outranks a failure: a report with problems never says "passed".
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from supportgate.manifests.decision import Decision, Severity, Violation
+from supportgate.reports.locate import locate
 
 FailOn = Literal["rejected", "experimental"]
 FAIL_ON: tuple[FailOn, ...] = ("rejected", "experimental")
+GateStatus = Literal["passed", "failed", "error"]
+EXIT_CODES: dict[GateStatus, int] = {"passed": 0, "failed": 1, "error": 2}
 
 _SEVERITY_RANK: dict[Severity, int] = {"deny": 0, "waived": 1, "warn": 2}
 
@@ -22,13 +30,53 @@ class CheckedManifest:
 
     `source` is the file path as the user gave it; `text` is that file's text (used only to
     find line numbers, `None` when unknown); `document_index` says which YAML document of a
-    multi-document file the manifest is.
+    multi-document file the manifest is; `seconds` is the time its evaluation took.
     """
 
     source: str
     decision: Decision
     text: str | None
     document_index: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something that kept `check` from judging an input (exit 2).
+
+    A file that cannot be read, holds no manifest or no valid one, repeats a manifest; an
+    option with a bad value; an engine or server that gave no decision. `message` is the
+    whole sentence for people (it names the file and field itself). `source` is the file
+    concerned (`None` for an option or the engine); `field` the JSON path of the failing
+    field in it (`$.metadata.name`; `$` for the whole document) or the option (`--at`),
+    `None` when nothing narrower applies. `text` and `document_index` locate the field's
+    line, as for CheckedManifest; `document_index` is `None` when the document is unknown.
+    """
+
+    message: str
+    source: str | None = None
+    field: str | None = None
+    text: str | None = None
+    document_index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What a report format renders: the decisions, the problems and the gate they meet."""
+
+    results: Sequence[CheckedManifest]
+    problems: Sequence[Problem] = ()
+    fail_on: FailOn = "rejected"
+
+    @property
+    def status(self) -> GateStatus:
+        if self.problems:
+            return "error"
+        return "failed" if any_failed(self.results, self.fail_on) else "passed"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
 
 
 def gate_failed(decision: Decision, fail_on: FailOn) -> bool:
@@ -52,14 +100,22 @@ def subject(decision: Decision) -> str:
     return f"{decision.manifest.kind}/{decision.manifest.name}"
 
 
-def summary_line(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
-    """`N manifests: X supported, Y experimental, Z rejected; gate: passed|failed (fail on ...)`."""
-    verdicts = Counter(result.decision.verdict for result in results)
-    gate = "failed" if any_failed(results, fail_on) else "passed"
+def problem_line(problem: Problem) -> int | None:
+    """The 1-based line of the problem's field in its file, when the text shows it."""
+    if problem.field is None or problem.document_index is None:
+        return None
+    return locate(problem.text, problem.field, problem.document_index)
+
+
+def summary_line(report: Report) -> str:
+    """`N manifests: X supported, Y experimental, Z rejected[; E errors]; gate: <status> (...)`."""
+    verdicts = Counter(result.decision.verdict for result in report.results)
+    count = len(report.problems)
+    errors = f"; {count} error{'' if count == 1 else 's'}" if count else ""
     return (
-        f"{len(results)} manifests: {verdicts['supported']} supported, "
-        f"{verdicts['experimental']} experimental, {verdicts['rejected']} rejected; "
-        f"gate: {gate} (fail on {fail_on})"
+        f"{len(report.results)} manifests: {verdicts['supported']} supported, "
+        f"{verdicts['experimental']} experimental, {verdicts['rejected']} rejected{errors}; "
+        f"gate: {report.status} (fail on {report.fail_on})"
     )
 
 

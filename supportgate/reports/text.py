@@ -1,13 +1,10 @@
-"""`--format text`: one aligned block per manifest and a summary line, for people."""
+"""`--format text`: the problems, one aligned block per manifest and a summary, for people."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from supportgate.manifests.decision import Violation
 from supportgate.reports.model import (
-    CheckedManifest,
-    FailOn,
+    Report,
     gate_failed,
     ordered_violations,
     printable,
@@ -19,12 +16,13 @@ _INDENT = "  "
 _SEVERITY_WIDTH = len("waived")
 
 
-def render_text(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
+def render_text(report: Report) -> str:
+    results, fail_on = report.results, report.fail_on
     source_width = max((len(printable(r.source)) for r in results), default=0)
     subject_width = max((len(subject(r.decision)) for r in results), default=0)
     rule_width = max((len(v.rule) for r in results for v in r.decision.violations), default=0)
 
-    lines: list[str] = []
+    lines = [f"ERROR  {printable(problem.message)}" for problem in report.problems]
     for result in results:
         decision = result.decision
         status = "FAIL" if gate_failed(decision, fail_on) else "PASS"
@@ -34,9 +32,9 @@ def render_text(results: Sequence[CheckedManifest], fail_on: FailOn) -> str:
         )
         for violation in ordered_violations(decision):
             lines.extend(_violation_lines(violation, rule_width))
-    if results:
+    if lines:
         lines.append("")
-    lines.append(summary_line(results, fail_on))
+    lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,7 @@ import yaml
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.evaluations.check import read_manifest_files
 from supportgate.evaluations.remote import RetryPolicy, Server, check_remote
+from supportgate.reports import gate_failed, render
 
 from ..api import Api
 
@@ -44,16 +45,15 @@ def run(
     files: list[Path], handler: Handler, *, token: str = FAKE_KEY, fmt: str = "json"
 ) -> tuple[bool, Any, list[float]]:
     sleeps: list[float] = []
-    outcome = check_remote(
-        read_manifest_files([str(path) for path in files]),
+    results = check_remote(
+        read_manifest_files([str(path) for path in files]).manifests,
         Server(url="http://supportgate.test/", token=token, idempotency_scope="test"),
-        fmt=fmt,
-        fail_on="rejected",
-        rule_titles={},
         transport=httpx.MockTransport(handler),
         sleep=sleeps.append,
     )
-    return outcome.failed, json.loads(outcome.output) if fmt == "json" else outcome.output, sleeps
+    failed = any(gate_failed(result.decision, "rejected") for result in results)
+    output = render(results, fmt, fail_on="rejected")
+    return failed, json.loads(output) if fmt == "json" else output, sleeps
 
 
 def history(api: Api, kind: str, name: str) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.errors import UsageError
 from supportgate.policy import PolicyBundle
 from supportgate.policy.catalog import RuleInfo, read_catalog
+from supportgate.reports.rules import rule_anchor
+from supportgate.reports.rules_page import render_rules_page
 
 CONTRACT_DENY = {
     "host.os",
@@ -88,3 +90,23 @@ def test_ids_are_not_declared_twice(policy_bundle: PolicyBundle) -> None:
         UsageError, match=r"host\.os is also declared in supportgate/host/host\.rego"
     ):
         read_catalog([host, ("copy.rego", host[1])])
+
+
+def test_every_rule_says_how_to_fix_it(catalog: dict[str, RuleInfo]) -> None:
+    """custom.remediation: the text SARIF's help and docs/rules.md give under "How to fix"."""
+    for rule_id, rule in catalog.items():
+        assert rule.remediation, rule_id
+        assert rule.remediation.endswith("."), rule_id
+        assert rule.remediation != rule.description, rule_id
+
+
+def test_the_rules_page_is_generated_from_the_catalogue(
+    catalog: dict[str, RuleInfo], pytestconfig: pytest.Config
+) -> None:
+    """docs/rules.md never drifts: regenerate it with python -m supportgate.reports.rules_page
+    --write. Every rule's SARIF helpUri anchor is on the page, once."""
+    page = (pytestconfig.rootpath / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page == render_rules_page(catalog)
+    for rule_id in catalog:
+        assert page.count(f'<a id="{rule_anchor(rule_id)}"></a>') == 1, rule_id
+    assert len({rule_anchor(rule_id) for rule_id in catalog}) == len(catalog)

@@ -22,9 +22,20 @@ from supportgate.manifests.decision import (
     Verdict,
     Violation,
 )
-from supportgate.reports import FORMATS, CheckedManifest, gate_failed, locate, render
+from supportgate.policy.catalog import RuleInfo
+from supportgate.reports import (
+    FORMATS,
+    CheckedManifest,
+    Problem,
+    SarifOptions,
+    gate_failed,
+    locate,
+    render,
+)
 from supportgate.reports.github import escape_data, escape_property
-from supportgate.reports.sarif import fingerprint
+from supportgate.reports.rules import rule_anchor, rule_help_uri
+from supportgate.reports.sarif import artifact_location, fingerprint
+from tests.report_schemas import github_problems, sarif_schema_errors
 
 DEPLOYMENT_YAML = """\
 # a port trial that went to production too early
@@ -328,8 +339,9 @@ def test_text_escapes_terminal_control_characters() -> None:
 
 def test_json_document() -> None:
     document = json.loads(render(RESULTS, "json", fail_on="rejected"))
-    assert list(document) == ["gate", "results"]
-    assert document["gate"] == {"fail_on": "rejected", "passed": False}
+    assert list(document) == ["gate", "errors", "results"]
+    assert document["gate"] == {"fail_on": "rejected", "status": "failed", "passed": False}
+    assert document["errors"] == []
     assert [r["source"] for r in document["results"]] == [
         DEPLOYMENT_SOURCE,
         HARDWARE_SOURCE,
@@ -345,8 +357,8 @@ def test_json_document() -> None:
 def test_json_gate_follows_fail_on() -> None:
     lenient = json.loads(render(RESULTS[1:], "json", fail_on="rejected"))
     strict = json.loads(render(RESULTS[1:], "json", fail_on="experimental"))
-    assert lenient["gate"] == {"fail_on": "rejected", "passed": True}
-    assert strict["gate"] == {"fail_on": "experimental", "passed": False}
+    assert lenient["gate"] == {"fail_on": "rejected", "status": "passed", "passed": True}
+    assert strict["gate"] == {"fail_on": "experimental", "status": "failed", "passed": False}
     assert [r["passed"] for r in strict["results"]] == [True, False]
 
 
@@ -369,20 +381,25 @@ def test_sarif_log_tool_and_rules() -> None:
 
     rules = driver["rules"]
     ids = [rule["id"] for rule in rules]
-    assert ids == sorted(
-        {
-            "port.production",
-            "service.kv_cache",
-            "port.isolation",
-            "service.external",
-            "claims.performance",
-            "support.platform",
-        }
-    )
+    # no catalogue given: the input-error rule, then the rules the decisions name, sorted
+    assert ids == [
+        "check.input-error",
+        *sorted(
+            {
+                "port.production",
+                "service.kv_cache",
+                "port.isolation",
+                "service.external",
+                "claims.performance",
+                "support.platform",
+            }
+        ),
+    ]
     levels = {rule["id"]: rule["defaultConfiguration"]["level"] for rule in rules}
     assert levels == {
+        "check.input-error": "error",
         "claims.performance": "warning",
-        "port.isolation": "note",
+        "port.isolation": "error",  # a waived deny is a note on the result, not on the rule
         "port.production": "error",
         "service.external": "warning",
         "service.kv_cache": "error",
@@ -459,14 +476,15 @@ def test_sarif_without_text_or_findings() -> None:
 
     clean = sarif(CLEAN)["runs"][0]
     assert clean["results"] == []
-    assert clean["tool"]["driver"]["rules"] == []
+    assert [rule["id"] for rule in clean["tool"]["driver"]["rules"]] == ["check.input-error"]
+    assert clean["invocations"] == [{"executionSuccessful": True, "exitCode": 0}]
 
 
 # --- junit -----------------------------------------------------------------------------------
 
 
-def junit(results: Any, fail_on: Any = "rejected") -> ET.Element:
-    out = render(results, "junit", fail_on=fail_on)
+def junit(results: Any, fail_on: Any = "rejected", problems: Any = ()) -> ET.Element:
+    out = render(results, "junit", fail_on=fail_on, problems=problems)
     assert out.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
     return ET.fromstring(out)  # noqa: S314 - parses the XML this test just rendered
 
@@ -507,6 +525,17 @@ def test_junit_suites_cases_and_counts() -> None:
     assert all(c.find("failure") is None for c in passing)
     assert "warn support.platform" in (passing[1].findtext("system-out") or "")
     assert passing[0].find("system-out") is None
+    # the experimental pool passes the gate, and shows as skipped with its reason
+    assert passing[0].find("skipped") is None
+    skipped = passing[1].find("skipped")
+    assert skipped is not None
+    assert skipped.get("type") == "experimental"
+    assert skipped.text == skipped.get("message")
+    assert (skipped.text or "").startswith(
+        "HardwareManifest/h100-pool-a is experimental (support.platform): not officially"
+    )
+    assert (suites[1].get("skipped"), suites[0].get("skipped")) == ("1", "0")
+    assert root.get("skipped") is None  # junit-10.xsd allows no skipped on testsuites
 
 
 def test_junit_experimental_gate() -> None:
@@ -519,6 +548,8 @@ def test_junit_experimental_gate() -> None:
     failure = cases[1].find("failure")
     assert failure is not None
     assert failure.get("type") == "experimental"
+    assert cases[1].find("skipped") is None
+    assert hardware.get("skipped") == "0"
 
 
 def test_junit_escapes_markup_and_drops_what_xml_cannot_carry() -> None:
@@ -597,3 +628,303 @@ def test_github_escape_functions() -> None:
     assert escape_property("50%\r\nnext: a, b") == "50%25%0D%0Anext%3A a%2C b"
     # % goes first, so an escape is never escaped twice
     assert escape_property("%3A") == "%253A"
+
+
+# --- problems: every format still reports, and says what is wrong ------------------------
+
+BROKEN_YAML = """\
+apiVersion: supportgate/v1
+kind: HardwareManifest
+metadata: {name: Bad_Name}
+spec: {}
+"""
+BROKEN_SOURCE = "hardware/broken.yaml"
+BROKEN = Problem(
+    f"{BROKEN_SOURCE}: expected a DNS label, got 'Bad_Name' - at `$.metadata.name`",
+    source=BROKEN_SOURCE,
+    field="$.metadata.name",
+    text=BROKEN_YAML,
+    document_index=0,
+)
+BAD_AT = Problem("--at: not an RFC 3339 time: 'yesterday'", field="--at")
+PROBLEMS = (BROKEN, BAD_AT)
+
+
+def test_text_lists_problems_first_and_the_gate_is_an_error() -> None:
+    out = render(RESULTS, "text", fail_on="rejected", problems=PROBLEMS)
+    lines = out.splitlines()
+    assert lines[:2] == [f"ERROR  {BROKEN.message}", f"ERROR  {BAD_AT.message}"]
+    assert lines[2].startswith("FAIL  ")
+    assert lines[-1] == (
+        "3 manifests: 1 supported, 1 experimental, 1 rejected; 2 errors; "
+        "gate: error (fail on rejected)"
+    )
+    lone = render([], "text", fail_on="rejected", problems=[BAD_AT]).splitlines()
+    assert lone[-1].endswith("; 1 error; gate: error (fail on rejected)")
+
+
+def test_json_errors_list() -> None:
+    document = json.loads(render(RESULTS[1:], "json", fail_on="rejected", problems=PROBLEMS))
+    assert document["gate"] == {"fail_on": "rejected", "status": "error", "passed": False}
+    assert document["errors"] == [
+        {
+            "source": BROKEN_SOURCE,
+            "field": "$.metadata.name",
+            "line": line_of(BROKEN_YAML, "Bad_Name"),
+            "message": BROKEN.message,
+        },
+        {"source": None, "field": "--at", "line": None, "message": BAD_AT.message},
+    ]
+    assert len(document["results"]) == 2  # the files that were fine are still reported
+
+
+def test_junit_error_case_per_problem() -> None:
+    root = junit(RESULTS, problems=PROBLEMS)
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "1", "2")
+    suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    broken = suites[BROKEN_SOURCE]
+    assert (broken.get("file"), broken.get("tests"), broken.get("errors")) == (
+        BROKEN_SOURCE,
+        "1",
+        "1",
+    )
+    case = broken.find("testcase")
+    assert case is not None
+    assert (case.get("classname"), case.get("name")) == ("input", BROKEN_SOURCE)
+    error = case.find("error")
+    assert error is not None
+    assert error.get("message") == BROKEN.message
+    assert "$.metadata.name" in (error.text or "")
+    no_file = suites["supportgate"]
+    assert no_file.get("file") is None
+    assert no_file.findtext("testcase/error") == BAD_AT.message
+
+
+def test_github_error_annotations() -> None:
+    lines = render([], "github", fail_on="rejected", problems=PROBLEMS).splitlines()
+    assert lines == [
+        f"::error file={BROKEN_SOURCE},line={line_of(BROKEN_YAML, 'Bad_Name')},"
+        f"title=supportgate%3A input error::{BROKEN.message}",
+        f"::error title=supportgate%3A input error::{BAD_AT.message}",
+        "::error title=supportgate::0 manifests: 0 supported, 0 experimental, 0 rejected; "
+        "2 errors; gate: error (fail on rejected)",
+    ]
+
+
+def test_sarif_problems_fail_the_invocation_and_name_file_and_field() -> None:
+    log = json.loads(render(RESULTS[1:], "sarif", fail_on="rejected", problems=PROBLEMS))
+    run = log["runs"][0]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["exitCode"] == 2
+    broken, bad_at = invocation["toolExecutionNotifications"]
+    assert broken["level"] == "error"
+    assert broken["message"]["text"] == BROKEN.message
+    (location,) = broken["locations"]
+    assert location["physicalLocation"]["artifactLocation"] == {
+        "uri": BROKEN_SOURCE,
+        "uriBaseId": "%SRCROOT%",
+    }
+    assert location["physicalLocation"]["region"]["startLine"] == line_of(BROKEN_YAML, "Bad_Name")
+    assert location["logicalLocations"] == [{"fullyQualifiedName": "$.metadata.name"}]
+    assert bad_at["locations"] == [{"logicalLocations": [{"fullyQualifiedName": "--at"}]}]
+    # the broken file is also an alert where the file is; the option error has no file
+    input_results = [r for r in run["results"] if r["ruleId"] == "check.input-error"]
+    assert [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in input_results
+    ] == [BROKEN_SOURCE]
+    assert sarif_schema_errors(log) == []
+    assert github_problems(log) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_reports_problems_alone(fmt: str) -> None:
+    out = render([], fmt, fail_on="experimental", problems=PROBLEMS)
+    assert out.endswith("\n")
+    assert "$.metadata.name" in out
+    assert "--at" in out
+    assert "yesterday" in out
+
+
+# --- SARIF rules from the catalogue ----------------------------------------------------
+
+
+def rule_info(rule_id: str, severity: str) -> RuleInfo:
+    return RuleInfo(
+        id=rule_id,
+        severity=severity,
+        title=f"Title of {rule_id}",
+        description=f"What {rule_id} checks.",
+        remediation=f"How to satisfy {rule_id}.",
+        module=f"supportgate/{rule_id.split('.', maxsplit=1)[0]}/x.rego",
+        head_set=severity,
+        head_id=rule_id,
+    )
+
+
+CATALOG = {
+    rule_id: rule_info(rule_id, severity)
+    for rule_id, severity in [
+        ("port.production", "deny"),
+        ("port.isolation", "deny"),
+        ("service.kv_cache", "deny"),
+        ("host.os", "deny"),
+        ("service.external", "warn"),
+        ("claims.performance", "warn"),
+        ("support.platform", "warn"),
+    ]
+}
+DOCS = "https://docs.example/supportgate/"
+WITH_CATALOG = SarifOptions(rules=CATALOG, docs_url=DOCS)
+
+
+def sarif_with(results: Any, options: SarifOptions = WITH_CATALOG, **kw: Any) -> dict[str, Any]:
+    out = render(results, "sarif", fail_on="rejected", sarif=options, **kw)
+    log: dict[str, Any] = json.loads(out)
+    return log
+
+
+def test_sarif_rule_descriptors_come_from_the_catalogue() -> None:
+    driver = sarif_with(RESULTS)["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == DOCS + "reports.md"
+    rules = {rule["id"]: rule for rule in driver["rules"]}
+    assert list(rules) == [*sorted(CATALOG), "check.input-error"]
+    production = rules["port.production"]
+    assert production["shortDescription"] == {"text": "Title of port.production"}
+    assert production["fullDescription"] == {"text": "What port.production checks."}
+    assert production["help"]["text"] == (
+        "What port.production checks.\n\nHow to fix: How to satisfy port.production."
+    )
+    markdown = production["help"]["markdown"]
+    assert "**How to fix:** How to satisfy port.production." in markdown
+    assert production["helpUri"] == DOCS + "rules.md#port-production"
+    assert f"[Documentation]({production['helpUri']})" in markdown
+    assert production["defaultConfiguration"] == {"level": "error"}
+    assert production["properties"] == {
+        "tags": ["supportgate", "compliance", "security", "port"],
+        "precision": "very-high",
+        "problem.severity": "error",
+        "security-severity": "8.0",
+    }
+    platform = rules["support.platform"]
+    assert platform["defaultConfiguration"] == {"level": "warning"}
+    assert platform["properties"]["security-severity"] == "3.0"
+    assert rules["check.input-error"]["helpUri"] == DOCS + "reports.md#input-errors"
+
+
+def test_sarif_rules_are_the_same_in_every_run() -> None:
+    """The rules array (ids, order, levels) does not depend on what fired or how."""
+    runs = [
+        sarif_with(RESULTS),
+        sarif_with(CLEAN),
+        sarif_with(RESULTS[2:]),
+        sarif_with([], problems=PROBLEMS),
+    ]
+    rule_arrays = [run["runs"][0]["tool"]["driver"]["rules"] for run in runs]
+    assert all(rules == rule_arrays[0] for rules in rule_arrays)
+    # port.isolation is only waived in RESULTS: its result is a note, its rule an error
+    isolation = next(r for r in runs[0]["runs"][0]["results"] if r["ruleId"] == "port.isolation")
+    assert isolation["level"] == "note"
+
+    # without a catalogue too: a deny seen only waived in one run keeps the deny's level
+    denied = decision(
+        "DeploymentManifest", "d", "rejected", (violation("org.x", "deny", "spec", "m"),)
+    )
+    waived = decision(
+        "DeploymentManifest", "d", "experimental", (violation("org.x", "waived", "spec", "m"),)
+    )
+    levels = [
+        {
+            rule["id"]: rule["defaultConfiguration"]["level"]
+            for rule in sarif([CheckedManifest("d.yaml", d, None)])["runs"][0]["tool"]["driver"][
+                "rules"
+            ]
+        }
+        for d in (denied, waived)
+    ]
+    assert levels[0] == levels[1] == {"check.input-error": "error", "org.x": "error"}
+
+
+def test_sarif_regions_cover_the_located_line() -> None:
+    result = sarif_with(RESULTS)["runs"][0]["results"][0]
+    assert result["ruleId"] == "port.production"
+    line = line_of(DEPLOYMENT_YAML, "stage: production")
+    text = DEPLOYMENT_YAML.splitlines()[line - 1]
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": line,
+        "startColumn": text.index("stage") + 1,
+        "endLine": line,
+        "endColumn": len(text) + 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("a.yaml", {"uri": "sub/a.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("./deep/b c.yaml", {"uri": "sub/deep/b%20c.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("../up.yaml", {"uri": "up.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("/repo/x/abs.yaml", {"uri": "x/abs.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("/repo/sub/../x/abs.yaml", {"uri": "x/abs.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("/elsewhere/c.yaml", {"uri": "file:///elsewhere/c.yaml"}),
+        ("/repository/c.yaml", {"uri": "file:///repository/c.yaml"}),  # not under /repo
+        ("../../outside.yaml", {"uri": "file:///outside.yaml"}),
+    ],
+)
+def test_sarif_paths_are_relative_to_the_root(source: str, expected: dict[str, str]) -> None:
+    options = SarifOptions(root="/repo", cwd="/repo/sub")
+    assert artifact_location(source, options) == expected
+
+
+def test_sarif_declares_the_root_it_is_relative_to() -> None:
+    options = SarifOptions(rules=CATALOG, root="/repo", cwd="/repo", docs_url=DOCS)
+    absolute = [CheckedManifest("/repo/deploy/d.yaml", REJECTED, DEPLOYMENT_YAML)]
+    run = sarif_with(absolute, options)["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///repo/"
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert uris == {"deploy/d.yaml"}
+
+
+@pytest.mark.parametrize(
+    ("results", "problems"),
+    [(RESULTS, ()), (CLEAN, ()), ((), PROBLEMS), (RESULTS, PROBLEMS)],
+)
+def test_sarif_meets_the_schema_and_githubs_requirements(results: Any, problems: Any) -> None:
+    for options in (WITH_CATALOG, SarifOptions(), SarifOptions(root="/repo", cwd="/repo")):
+        log = sarif_with(results, options, problems=problems)
+        assert sarif_schema_errors(log) == []
+        assert github_problems(log) == []
+
+
+def test_the_schema_checks_can_fail() -> None:
+    """The validators used above reject what GitHub would refuse."""
+    log = sarif_with(RESULTS)
+    run = log["runs"][0]
+    run["results"][0]["ruleIndex"] = 0 if run["results"][0]["ruleIndex"] else 1
+    run["tool"]["driver"]["rules"][0]["fullDescription"]["text"] = ""
+    del run["results"][1]["locations"][0]["physicalLocation"]["region"]["endColumn"]
+    run["results"][2]["level"] = "fatal"
+    assert len(github_problems(log)) == 3
+    assert sarif_schema_errors(log) != []
+
+
+def test_rule_anchors_and_help_uris() -> None:
+    assert rule_anchor("port.production") == "port-production"
+    assert rule_anchor("service.kv_cache") == "service-kv_cache"
+    assert rule_anchor("org.Acme.rule-1") == "org-acme-rule-1"
+    assert rule_help_uri(DOCS, "host.os") == DOCS + "rules.md#host-os"
+
+
+def test_junit_times_add_up() -> None:
+    timed = (
+        CheckedManifest(HARDWARE_SOURCE, SUPPORTED, HARDWARE_YAML, 0, seconds=0.25),
+        CheckedManifest(HARDWARE_SOURCE, EXPERIMENTAL, HARDWARE_YAML, 1, seconds=0.125),
+        CheckedManifest(DEPLOYMENT_SOURCE, REJECTED, DEPLOYMENT_YAML, seconds=1.5),
+    )
+    root = junit(timed)
+    assert root.get("time") == "1.875"
+    suites = root.findall("testsuite")
+    assert [suite.get("time") for suite in suites] == ["0.375", "1.500"]
+    assert [case.get("time") for case in suites[0].findall("testcase")] == ["0.250", "0.125"]

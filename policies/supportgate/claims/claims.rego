@@ -25,6 +25,10 @@ deny := set()
 # custom:
 #   id: claims.correctness
 #   severity: warn
+#   remediation: >-
+#     Run the missing correctness checks (numerical_parity against a reference runtime,
+#     structured_output, long_context, distributed_stability) on this platform and record each
+#     as evidence with status passed, a time and a ref.
 warn contains data.supportgate.lib.violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
 	data.supportgate.lib.facts.deployment
 	data.supportgate.lib.facts.platform_unlisted
@@ -40,6 +44,9 @@ warn contains data.supportgate.lib.violation("claims.correctness", sprintf("spec
 # custom:
 #   id: claims.performance
 #   severity: warn
+#   remediation: >-
+#     Benchmark the deployment on this platform and record evidence.performance with status
+#     passed and its measured latencies, concurrency, memory and recovery time.
 warn contains data.supportgate.lib.violation("claims.performance", "spec.evidence.performance", message) if {
 	data.supportgate.lib.facts.deployment
 	data.supportgate.lib.facts.platform_unlisted
@@ -55,6 +62,9 @@ warn contains data.supportgate.lib.violation("claims.performance", "spec.evidenc
 # custom:
 #   id: evidence.stale
 #   severity: warn
+#   remediation: >-
+#     Re-run the stale check and record the new result with a fresh `at` time, or replace the
+#     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
 warn contains data.supportgate.lib.violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
 	some item, record in data.supportgate.lib.members(data.supportgate.lib.spec.evidence)
 	record.at <= _stale_cutoff

@@ -22,6 +22,9 @@ warn := set()
 # custom:
 #   id: host.os
 #   severity: deny
+#   remediation: >-
+#     Run the pool on an operating system the engine supports (the matrix's host.os for the
+#     engine), or set os.name to what the hardware really runs if it is wrong.
 deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.hardware_path("os.name"), message) if {
 	allowed := data.supportgate.lib.engine.host.os
 	data.supportgate.lib.facts.hardware_known
@@ -44,6 +47,9 @@ deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.har
 # custom:
 #   id: host.compiler
 #   severity: deny
+#   remediation: >-
+#     Install the compiler the engine requires (the matrix's host.compiler name, at least its
+#     min version) and record it in compiler.name and compiler.version.
 deny contains data.supportgate.lib.violation("host.compiler", finding.path, finding.message) if {
 	finding := _compiler_finding
 }
@@ -54,6 +60,9 @@ deny contains data.supportgate.lib.violation("host.compiler", finding.path, find
 # custom:
 #   id: host.python
 #   severity: deny
+#   remediation: >-
+#     Install a python version in the engine's host.python range (min <= v < below) and record
+#     it in python, quoted ("3.12.7").
 deny contains data.supportgate.lib.violation("host.python", data.supportgate.lib.hardware_path("python"), message) if {
 	required := data.supportgate.lib.engine.host.python
 	data.supportgate.lib.facts.hardware_known

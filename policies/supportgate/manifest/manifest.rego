@@ -21,6 +21,10 @@ warn := set()
 # custom:
 #   id: manifest.hardware-ref
 #   severity: deny
+#   remediation: >-
+#     Post the referenced HardwareManifest first (or give it to `supportgate check` beside the
+#     deployment), fix the name in hardware.ref, or describe the pool inline with
+#     hardware.spec.
 deny contains data.supportgate.lib.violation("manifest.hardware-ref", finding.path, finding.message) if {
 	some finding in _hardware_findings
 }

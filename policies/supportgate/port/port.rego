@@ -29,6 +29,9 @@ _messages := {
 # custom:
 #   id: port.production
 #   severity: deny
+#   remediation: >-
+#     Keep the deployment at stage experimental or evaluation until every evidence item has
+#     passed, or move it to an officially supported platform and model.
 deny contains data.supportgate.lib.violation("port.production", "spec.stage", message) if {
 	applies
 	data.supportgate.lib.spec.stage == "production"
@@ -44,6 +47,9 @@ deny contains data.supportgate.lib.violation("port.production", "spec.stage", me
 # custom:
 #   id: port.production-stack
 #   severity: deny
+#   remediation: >-
+#     Leave the production stack untouched while porting and declare it with
+#     port.production_stack_unchanged: true.
 deny contains data.supportgate.lib.violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
 	applies
 	not data.supportgate.lib.spec.port.production_stack_unchanged == true
@@ -59,6 +65,9 @@ deny contains data.supportgate.lib.violation("port.production-stack", "spec.port
 # custom:
 #   id: port.isolation
 #   severity: deny
+#   remediation: >-
+#     Do the port on an isolated branch of the engine and declare it with
+#     port.isolated_branch: true.
 deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolated_branch", message) if {
 	applies
 	not data.supportgate.lib.spec.port.isolated_branch == true
@@ -76,6 +85,9 @@ deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolat
 # custom:
 #   id: port.pinning
 #   severity: deny
+#   remediation: >-
+#     Pin every version the port was tested with in port.pinned: engine, toolkit, driver,
+#     compiler and model (a digest such as sha256:...).
 deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
 	applies
 	some pin in data.supportgate.lib.pins
@@ -92,6 +104,9 @@ deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.
 # custom:
 #   id: port.arch-dependencies
 #   severity: deny
+#   remediation: >-
+#     Inventory each of the engine's architecture-dependent dependencies in
+#     port.arch_dependencies as ported or unported; unknown is not an answer.
 deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("spec.port.arch_dependencies.%v", [dependency]), message) if {
 	applies
 	some dependency in data.supportgate.lib.members(data.supportgate.lib.engine.arch_dependencies)
@@ -111,6 +126,9 @@ deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("
 # custom:
 #   id: port.consumer-card
 #   severity: warn
+#   remediation: >-
+#     Plan production on a data-center accelerator that the matrix lists; keep the consumer
+#     card for development and trials.
 warn contains data.supportgate.lib.violation("port.consumer-card", data.supportgate.lib.hardware_path("accelerator"), message) if {
 	data.supportgate.lib.facts.hardware_known
 	data.supportgate.lib.facts.consumer_card

@@ -21,6 +21,9 @@ _messages := {
 # custom:
 #   id: service.kv_cache
 #   severity: deny
+#   remediation: >-
+#     Name a KV cache for online serving in service.kv_cache, builtin if the engine provides
+#     one or external with its provider.
 deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
 	"kv_cache" in _missing_online
 }
@@ -31,6 +34,9 @@ deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.k
 # custom:
 #   id: service.pd_orchestration
 #   severity: deny
+#   remediation: >-
+#     Name a prefill/decode orchestrator in service.pd_orchestration, builtin if the engine
+#     provides one or external with its provider.
 deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.service.pd_orchestration", _missing_message("pd_orchestration")) if {
 	"pd_orchestration" in _missing_online
 }
@@ -41,6 +47,9 @@ deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.s
 # custom:
 #   id: service.load_balancing
 #   severity: deny
+#   remediation: >-
+#     Name a load balancer in service.load_balancing, builtin if the engine provides one or
+#     external with its provider.
 deny contains data.supportgate.lib.violation("service.load_balancing", "spec.service.load_balancing", _missing_message("load_balancing")) if {
 	"load_balancing" in _missing_online
 }
@@ -51,6 +60,9 @@ deny contains data.supportgate.lib.violation("service.load_balancing", "spec.ser
 # custom:
 #   id: service.authentication
 #   severity: deny
+#   remediation: >-
+#     Name an authentication layer in service.authentication, builtin if the engine provides
+#     one or external with its provider.
 deny contains data.supportgate.lib.violation("service.authentication", "spec.service.authentication", _missing_message("authentication")) if {
 	"authentication" in _missing_online
 }
@@ -61,6 +73,9 @@ deny contains data.supportgate.lib.violation("service.authentication", "spec.ser
 # custom:
 #   id: service.http_transport
 #   severity: deny
+#   remediation: >-
+#     Name an HTTP front end in service.http_transport, builtin if the engine provides one or
+#     external with its provider.
 deny contains data.supportgate.lib.violation("service.http_transport", "spec.service.http_transport", _missing_message("http_transport")) if {
 	"http_transport" in _missing_online
 }
@@ -71,6 +86,9 @@ deny contains data.supportgate.lib.violation("service.http_transport", "spec.ser
 # custom:
 #   id: service.api_compatibility
 #   severity: deny
+#   remediation: >-
+#     Name an API compatibility layer in service.api_compatibility, builtin if the engine
+#     provides one or external (for example deepseek-recipe).
 deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.service.api_compatibility", _missing_message("api_compatibility")) if {
 	"api_compatibility" in _missing_online
 }
@@ -81,6 +99,9 @@ deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.
 # custom:
 #   id: service.not-provided
 #   severity: deny
+#   remediation: >-
+#     Change the component's source to external and name its provider: the matrix says the
+#     engine does not ship it.
 deny contains data.supportgate.lib.violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
 	some name, component in _components
 	component.source == "builtin"
@@ -97,6 +118,9 @@ deny contains data.supportgate.lib.violation("service.not-provided", sprintf("sp
 # custom:
 #   id: service.recipe-scope
 #   severity: deny
+#   remediation: >-
+#     Use deepseek-recipe only for api_compatibility and name a real production service as the
+#     provider of the other components.
 deny contains data.supportgate.lib.violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
 	some name, component in _components
 	name != "api_compatibility"
@@ -113,6 +137,9 @@ deny contains data.supportgate.lib.violation("service.recipe-scope", sprintf("sp
 # custom:
 #   id: service.external
 #   severity: warn
+#   remediation: >-
+#     Budget the integration and operation of each external component in the migration plan;
+#     nothing in the manifest needs to change.
 warn contains data.supportgate.lib.violation("service.external", sprintf("spec.service.%v", [name]), message) if {
 	some name, component in _components
 	component.source == "external"

@@ -21,6 +21,9 @@ _messages := {
 # custom:
 #   id: support.engine
 #   severity: deny
+#   remediation: >-
+#     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
+#     new matrix version.
 deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name", message) if {
 	data.supportgate.lib.facts.deployment
 	not data.supportgate.lib.facts.engine_known
@@ -38,6 +41,9 @@ deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name
 # custom:
 #   id: support.toolkit
 #   severity: deny
+#   remediation: >-
+#     Install a toolkit of the name and version range the matrix lists for this platform (min
+#     <= v < below) and record it in toolkit.
 deny contains data.supportgate.lib.violation("support.toolkit", finding.path, finding.message) if {
 	finding := _toolkit_finding
 }
@@ -50,6 +56,9 @@ deny contains data.supportgate.lib.violation("support.toolkit", finding.path, fi
 # custom:
 #   id: support.platform
 #   severity: warn
+#   remediation: >-
+#     Treat the deployment as an experimental port and gather its evidence, or use a platform
+#     the engine lists; the recommendations name runtimes that document this platform.
 warn contains data.supportgate.lib.violation("support.platform", data.supportgate.lib.hardware_path("accelerator"), message) if {
 	data.supportgate.lib.facts.platform_unlisted
 	message := data.supportgate.lib.hardware_message(sprintf(_messages.platform, [
@@ -66,6 +75,9 @@ warn contains data.supportgate.lib.violation("support.platform", data.supportgat
 # custom:
 #   id: support.model
 #   severity: warn
+#   remediation: >-
+#     Use a model the engine lists, or treat the deployment as an experimental port and gather
+#     its evidence.
 warn contains data.supportgate.lib.violation("support.model", "spec.model.name", message) if {
 	data.supportgate.lib.facts.model_unlisted
 	message := sprintf(_messages.model, [

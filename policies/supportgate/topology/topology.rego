@@ -21,6 +21,9 @@ _messages := {
 # custom:
 #   id: topology.capacity
 #   severity: deny
+#   remediation: >-
+#     Lower prefill_gpus and decode_gpus to fit the pool, or reference a pool with more nodes
+#     or GPUs per node.
 deny contains data.supportgate.lib.violation("topology.capacity", "spec.topology", message) if {
 	applies
 	nodes := data.supportgate.lib.hardware.nodes
@@ -49,6 +52,9 @@ deny contains data.supportgate.lib.violation("topology.capacity", "spec.topology
 # custom:
 #   id: topology.scale-up-domain
 #   severity: warn
+#   remediation: >-
+#     Fit prefill and decode each within one scale-up domain (interconnect.scale_up_domain),
+#     or run on hardware with a larger NVLink/HCCS domain.
 warn contains data.supportgate.lib.violation("topology.scale-up-domain", finding.path, finding.message) if {
 	some finding in _scale_up_findings
 }

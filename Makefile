@@ -27,6 +27,7 @@ bench:
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_engine
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_opa
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_check
+	$(BIN)/python -m bench.bench_cli_startup
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_api
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_audit
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_sweep

@@ -10,20 +10,21 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from supportgate.audit.verify import verify_chain
+# Only what `check` and the parser need is imported here: `check` runs in every CI job, and
+# the database and web stacks (SQLAlchemy, Alembic, Litestar, httpx) would triple its start-up.
+# The commands that need them import them in their own function.
 from supportgate.auth import ROLES
 from supportgate.collect import command as collect_command
 from supportgate.config import Settings
-from supportgate.db.migrate import ensure_current, head_revision, upgrade
 from supportgate.errors import DatabaseError, InputError, PolicyEngineError
 from supportgate.evaluations.check import CheckOptions, report_refused_command, run_check
-from supportgate.ids import random_uuid
-from supportgate.logging import configure_logging
 from supportgate.matrix import load_matrix_file
-from supportgate.matrix.services import cli_publisher, describe
 from supportgate.reports import FAIL_ON, FORMATS
-from supportgate.runtime import Runtime
+
+if TYPE_CHECKING:
+    from supportgate.runtime import Runtime
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -51,11 +52,13 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415 - only the server needs it
 
     from supportgate.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
+    from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
+    from supportgate.logging import configure_logging  # noqa: PLC0415 - see the imports above
 
     configure_logging()
     settings = Settings.from_env()
     if args.bootstrap_admin_key:
-        runtime = _runtime()
+        runtime = _runtime(may_create=True)
         try:
             secret = runtime.keys.bootstrap_admin()
         finally:
@@ -64,20 +67,62 @@ def _serve(args: argparse.Namespace) -> int:
             print("no API key existed: created admin key 'admin'; it is shown only once:")
             print(secret, flush=True)
     if args.no_upgrade:  # refuse now, in one line naming the fix, not in uvicorn's lifespan
+        _absent_database(settings.database_url, may_create=False)
         ensure_current(settings.database_url)
     app = create_app(settings, upgrade_schema=not args.no_upgrade)
     uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
     return EXIT_OK
 
 
-def _runtime() -> Runtime:
-    """The service's parts for a CLI command, on a database at the current schema."""
-    runtime = Runtime.build(Settings.from_env())
+def _runtime(*, may_create: bool = False) -> Runtime:
+    """The service's parts for a CLI command, on a database at the current schema.
+
+    Only the commands that set a database up (`keys create`, `serve --bootstrap-admin-key`)
+    may create its SQLite file, and say so on stderr; the others refuse a missing one.
+    """
+    from supportgate.runtime import Runtime  # noqa: PLC0415 - see the imports above
+
+    settings = Settings.from_env()
+    absent = _absent_database(settings.database_url, may_create=may_create)
+    runtime = Runtime.build(settings)
     runtime.prepare_database(upgrade_schema=True)
+    if absent is not None:
+        print(f"supportgate: created the database {absent}", file=sys.stderr)
     return runtime
 
 
+def _absent_database(url: str, *, may_create: bool) -> str | None:
+    """The URL of a SQLite file that does not exist yet (None when it does, or for PostgreSQL).
+
+    Connecting would create it empty, and a command reading it would report on nothing as if
+    all were well (`audit verify`: "intact: 0 decisions"). So unless the command `may_create`
+    the database, a missing file is refused, naming the URL: usually the wrong directory
+    (the default `sqlite:///supportgate.db` is relative) or the wrong SUPPORTGATE_DATABASE_URL.
+    An in-memory database is refused always: it would be this command's own, and gone after.
+    """
+    from supportgate.db.engine import absent_sqlite_database  # noqa: PLC0415 - see above
+    from supportgate.db.migrate import UPGRADE_COMMAND  # noqa: PLC0415 - see the imports above
+
+    absent = absent_sqlite_database(url)
+    if absent is None:
+        return None
+    if absent.in_memory:
+        raise DatabaseError(
+            f"the database {absent.url} is in memory: this command's own, empty, and gone when "
+            "it ends. Set SUPPORTGATE_DATABASE_URL to the service's database"
+        )
+    if not may_create:
+        raise DatabaseError(
+            f"no database at {absent.url}: the SQLite file does not exist. Run the command "
+            "where the service keeps its database, set SUPPORTGATE_DATABASE_URL to it, or "
+            f"create one with `{UPGRADE_COMMAND}`"
+        )
+    return absent.url
+
+
 def _db_upgrade(_: argparse.Namespace) -> int:
+    from supportgate.db.migrate import head_revision, upgrade  # noqa: PLC0415 - see above
+
     settings = Settings.from_env()
     upgrade(settings.database_url)
     print(f"database schema is at {head_revision()}")
@@ -85,7 +130,7 @@ def _db_upgrade(_: argparse.Namespace) -> int:
 
 
 def _keys_create(args: argparse.Namespace) -> int:
-    runtime = _runtime()
+    runtime = _runtime(may_create=True)  # a first key, made before the first `serve`
     try:
         secret = runtime.keys.create_key(name=args.name, role=args.role)
     finally:
@@ -96,6 +141,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _audit_verify(_: argparse.Namespace) -> int:
+    from supportgate.audit.verify import verify_chain  # noqa: PLC0415 - see the imports above
+
     runtime = _runtime()
     try:
         report = verify_chain(runtime.sessions)
@@ -121,6 +168,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _matrix_publish(args: argparse.Namespace) -> int:
+    from supportgate.matrix.services import cli_publisher, describe  # noqa: PLC0415 - see above
+
     matrix = load_matrix_file(args.file)
     runtime = _runtime()
     try:
@@ -132,6 +181,8 @@ def _matrix_publish(args: argparse.Namespace) -> int:
 
 
 def _reevaluate(_: argparse.Namespace) -> int:
+    from supportgate.ids import random_uuid  # noqa: PLC0415 - uuid loads platform: see above
+
     runtime = _runtime()
     try:
         sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{random_uuid()}")
@@ -154,12 +205,29 @@ class _Refused(SystemExit):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors exit with our code 2 and the same prefix."""
+    """argparse, but usage errors exit with our code 2 and the same prefix, under the usage of
+    the command they are about (`usage: supportgate keys create ...`)."""
+
+    _has_commands = False
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         print(f"supportgate: error: {message}", file=sys.stderr)
         raise _Refused(message)
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        self._has_commands = True
+        return super().add_subparsers(**kwargs)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and not self._has_commands:
+            # argparse hands a command's leftover arguments up to `supportgate` itself, which
+            # would refuse them under its own usage: refuse them here, under the command's.
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
+import msgspec
 import structlog
 
 # structlog's events and stdlib records (uvicorn, APScheduler, alembic) go to the same stdout
@@ -31,6 +32,17 @@ class _LineWriter:
     log = debug = info = warn = warning = error = critical = exception = fatal = msg
 
 
+# msgspec writes what the json module would repr into a string: datetimes as RFC 3339 text
+# (UTC as `Z`), dates and times ISO 8601, Decimals and UUIDs as strings, bytes as base64,
+# NaN as null (json.dumps writes `NaN`, which is not JSON). Anything else: its str().
+_JSON = msgspec.json.Encoder(enc_hook=str)
+
+
+def _json_line(event: dict[str, Any], **_renderer_options: Any) -> str:
+    """An event as one line of JSON whose every field is a JSON value."""
+    return _JSON.encode(event).decode()
+
+
 class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """The stdlib handler, taking the same lock as _LineWriter."""
 
@@ -50,7 +62,9 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     renderer: Any = (
-        structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer(serializer=_json_line)
+        if as_json
+        else structlog.dev.ConsoleRenderer()
     )
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],

@@ -5,15 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, get_args
 
 from supportgate.errors import UsageError
 
-from .probe import SystemProbe
-from .render import FORMATS, render
-from .services import OPTIONAL_FIELDS, CollectOptions, Vendor, collect
+from .options import FORMATS, OPTIONAL_FIELDS, CollectOptions, Vendor
 
 EXIT_OK = 0
 
@@ -117,6 +114,10 @@ def options_from(args: argparse.Namespace) -> CollectOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .probe import SystemProbe  # noqa: PLC0415 - only `collect` loads them (options.py)
+    from .render import render  # noqa: PLC0415 - only `collect` loads them (options.py)
+    from .services import collect  # noqa: PLC0415 - only `collect` loads them (options.py)
+
     manifest = collect(options_from(args), SystemProbe())
     text = render(manifest, args.format)
     if args.output is None:
@@ -129,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _write(path: Path, text: str) -> None:
     """Whole or not at all: a temporary file beside `path`, renamed over it."""
+    import tempfile  # noqa: PLC0415 - only --output needs it, and every command loads this module
+
     directory = path.parent if str(path.parent) else Path()
     try:
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")

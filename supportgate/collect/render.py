@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import yaml
 
 from supportgate.manifests import HardwareManifest, to_builtins
 
-OutputFormat = Literal["yaml", "json"]
-FORMATS: Final[tuple[OutputFormat, ...]] = ("yaml", "json")
+from .options import OutputFormat
+
 _NUMERIC: Final = re.compile(r"[0-9][0-9.]*\Z")
 _TOP_LEVEL: Final = ("apiVersion", "kind", "metadata", "spec")
 

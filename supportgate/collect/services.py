@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from dataclasses import dataclass
+from typing import Any, Final
 
 from supportgate.errors import ManifestError, UsageError
 from supportgate.manifests import HardwareManifest, decode_manifest
 
 from . import parsers
+from .options import CollectOptions
 from .probe import Output, Probe
-
-Vendor = Literal["auto", "nvidia", "ascend"]
-OPTIONAL_FIELDS: Final = ("interconnect", "driver", "os", "compiler", "python")
 
 NVIDIA_QUERY: Final = ("index", "name", "compute_cap", "memory.total", "driver_version")
 NVCC_COMMANDS: Final = ("nvcc", "/usr/local/cuda/bin/nvcc")
@@ -45,35 +43,6 @@ CANN_HOMES: Final = (
 
 class CollectError(UsageError):
     """Some values could neither be probed nor were given; the message lists each."""
-
-
-@dataclass(frozen=True, slots=True)
-class CollectOptions:
-    """The command line of `supportgate collect`; None means "probe it"."""
-
-    name: str
-    owner: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    nodes: int = 1
-    scale_up_domain: int | None = None
-    fabric: str | None = None
-    vendor: Vendor = "auto"
-    model: str | None = None
-    arch: str | None = None
-    memory_gib: float | None = None
-    per_node: int | None = None
-    gpu_model: str | None = None
-    driver: str | None = None
-    toolkit_name: str | None = None
-    toolkit_version: str | None = None
-    os_name: str | None = None
-    distribution: str | None = None
-    kernel: str | None = None
-    compiler_name: str = "gcc"
-    compiler_version: str | None = None
-    python_command: str = "python3"
-    python_version: str | None = None
-    omit: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,32 @@ def database_url(url: str) -> URL:
     if parsed.get_backend_name() == "sqlite" and not _sqlite_in_memory(parsed):
         parsed = _absolute_sqlite(parsed)
     return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentDatabase:
+    """A SQLite database that does not exist yet, which a connection would create empty."""
+
+    url: str
+    """The URL, with the file's absolute path."""
+    in_memory: bool
+    """An in-memory database: one process's own, gone when it ends. Else a missing file."""
+
+
+def absent_sqlite_database(url: str) -> AbsentDatabase | None:
+    """The SQLite database at `url` when it does not exist yet: a missing file, or memory.
+
+    None when the file exists, and for PostgreSQL and `file:` URIs (taken as written).
+    """
+    parsed = database_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    if _sqlite_in_memory(parsed):
+        return AbsentDatabase(parsed.render_as_string(), in_memory=True)
+    database = parsed.database or ""
+    if database.startswith("file:") or Path(database).exists():
+        return None
+    return AbsentDatabase(parsed.render_as_string(), in_memory=False)
 
 
 def create_db_engine(url: str) -> Engine:

@@ -17,6 +17,9 @@ import yaml
 
 from supportgate.errors import UsageError
 
+# libyaml's safe loader when PyYAML has it: every `supportgate check` reads the ~30 METADATA
+# blocks, and PyYAML's pure-Python loader takes ~10 ms over them (bench/bench_cli_startup.py).
+_METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HEAD = re.compile(r'^(?P<set>deny|warn) contains [\w.]+\("(?P<id>[a-z_.-]+)"')
 
 
@@ -59,7 +62,7 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
             block.append(lines[index][2:] if lines[index].startswith("# ") else lines[index][1:])
             index += 1
         head = _HEAD.match(lines[index]) if index < len(lines) else None
-        annotation = yaml.safe_load("\n".join(block)) or {}
+        annotation = yaml.load("\n".join(block), Loader=_METADATA_LOADER) or {}  # noqa: S506 - safe
         custom = annotation.get("custom") or {}
         if "id" not in custom:
             continue

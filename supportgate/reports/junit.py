@@ -32,7 +32,9 @@ from supportgate.reports.model import (
     subject,
 )
 
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What XML 1.0 cannot carry, named as itself: the complement of its Char production compiles
+# in ~6 ms at import (the astral range), which every `supportgate check` paid; this in ~1 ms.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 NO_FILE_SUITE = "supportgate"
 
 

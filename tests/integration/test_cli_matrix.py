@@ -12,6 +12,7 @@ import yaml
 
 from supportgate.cli import main
 from supportgate.config import DEFAULT_POLICY_DIR, Settings
+from supportgate.db.migrate import upgrade
 from supportgate.matrix.services import MatrixService
 from supportgate.runtime import Runtime
 
@@ -20,7 +21,9 @@ DEFAULT_MATRIX = DEFAULT_POLICY_DIR / "matrix" / "data.yaml"
 
 @pytest.fixture
 def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A migrated SQLite file (publishing refuses a missing one: test_cli_missing_database)."""
     url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    upgrade(url)
     monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", url)
     monkeypatch.delenv("SUPPORTGATE_OPA_URL", raising=False)
     return url
@@ -112,7 +115,8 @@ def test_bad_file_is_exit_2_naming_file_and_field(
     assert out == ""
     assert str(path) in err
     assert f"`{field}" in err
-    assert not Path(database.removeprefix("sqlite:///")).exists()  # refused before any write
+    with stored(database) as matrices:
+        assert matrices.versions(reload=True) == []  # refused before any write, the seed's too
 
 
 def test_usage_errors_are_exit_2(

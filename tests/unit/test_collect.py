@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from supportgate.collect import CollectError, CollectOptions, Output, collect, render
+from supportgate.collect.options import CollectOptions
+from supportgate.collect.probe import Output
+from supportgate.collect.render import render
+from supportgate.collect.services import CollectError, collect
 from supportgate.errors import ManifestError
 from supportgate.manifests import HardwareManifest, decode_manifest
 

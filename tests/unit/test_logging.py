@@ -1,13 +1,22 @@
-"""Log lines from structlog and from stdlib loggers, written by many threads, never interleave."""
+"""Log lines from structlog and from stdlib loggers, written by many threads, never interleave;
+every field of a JSON line is a JSON value (times as RFC 3339 text, not a Python repr)."""
 
 from __future__ import annotations
 
 import io
 import json
 import logging
+import math
+import re
 import sys
 import threading
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import structlog
@@ -25,13 +34,29 @@ class YieldingStream(io.StringIO):
         return super().write(text)
 
 
-def test_lines_from_both_kinds_of_logger_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+RFC_3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})\Z")
+
+
+@contextmanager
+def json_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[YieldingStream]:
+    """Logging configured for JSON lines into the stream it gives; restored afterwards.
+
+    A context manager in the test, not a fixture: pytest puts its own sys.stdout back between
+    a fixture's setup and the test, and structlog's writer takes sys.stdout at first use."""
     captured = YieldingStream()
     monkeypatch.setattr(sys, "stdout", captured)
     root = logging.getLogger()
     saved = (root.handlers, root.level)
     configure_logging(json=True)
     try:
+        yield captured
+    finally:
+        root.handlers, root.level = saved
+        structlog.reset_defaults()
+
+
+def test_lines_from_both_kinds_of_logger_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    with json_logs(monkeypatch) as captured:
         events = get_logger("test")
         stdlib = logging.getLogger("test.stdlib")
 
@@ -48,11 +73,42 @@ def test_lines_from_both_kinds_of_logger_stay_whole(monkeypatch: pytest.MonkeyPa
             thread.start()
         for thread in threads:
             thread.join()
-    finally:
-        root.handlers, root.level = saved
-        structlog.reset_defaults()
 
     lines = captured.getvalue().splitlines()
     assert len(lines) == 4 * LINES_PER_THREAD
     parsed = [json.loads(line) for line in lines]
     assert sum(1 for event in parsed if event["event"] == "structlog_event") == 2 * LINES_PER_THREAD
+
+
+def test_fields_the_json_module_cannot_write_are_json_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    effective_from = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+    in_paris = datetime(2026, 12, 1, 4, 0, 0, 250000, tzinfo=timezone(timedelta(hours=1)))
+    subscription = uuid.UUID("00000000-0000-4000-8000-000000000001")
+    with json_logs(monkeypatch) as captured:
+        get_logger("test").info(
+            "matrix_published",
+            effective_from=effective_from,
+            in_paris=in_paris,
+            price=Decimal("1.50"),
+            digest=b"\x00\xff",
+            subscription=subscription,
+            policy_dir=Path("/srv/policies"),
+            ratio=math.nan,
+            error=ValueError("boom"),
+        )
+    (line,) = captured.getvalue().splitlines()
+    event = json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    assert RFC_3339.match(event["effective_from"]), event
+    assert datetime.fromisoformat(event["effective_from"]) == effective_from
+    assert event["effective_from"].endswith("Z")
+    assert RFC_3339.match(event["in_paris"]), event
+    assert datetime.fromisoformat(event["in_paris"]) == in_paris
+    assert RFC_3339.match(event["timestamp"]), event
+    assert event["price"] == "1.50"
+    assert event["digest"] == "AP8="  # base64
+    assert event["subscription"] == str(subscription)
+    assert event["policy_dir"] == "/srv/policies"
+    assert event["ratio"] is None
+    assert event["error"] == "boom"

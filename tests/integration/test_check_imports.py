@@ -1,0 +1,52 @@
+"""`supportgate check` on a file loads no database and no HTTP code: it runs in every CI job,
+and SQLAlchemy alone once tripled its start-up (bench/bench_cli_startup.py measures it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ..server import clean_env
+
+# The top-level packages of the database and web stacks.
+HEAVY = ("sqlalchemy", "sqlmodel", "alembic", "litestar", "uvicorn", "psycopg", "httpx", "requests")
+
+# Runs the real command line in a fresh interpreter; prints what got imported on stderr, as
+# the check's report takes stdout.
+PROGRAM = """
+import json, sys
+from supportgate.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(name for name in sys.modules if name.split(".")[0] in {heavy!r})
+print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
+"""
+
+
+def _run_in_fresh_process(*argv: str, **env: str) -> tuple[int, list[str]]:
+    """The command's exit code, and the heavy modules it imported."""
+    finished = subprocess.run(
+        [sys.executable, "-c", PROGRAM.format(heavy=set(HEAVY)), *argv],
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    outcome = json.loads(finished.stderr.strip().splitlines()[-1])
+    return outcome["code"], outcome["heavy"]
+
+
+def test_check_on_one_file_imports_no_database_or_http_code(shared_examples: Path) -> None:
+    code, heavy = _run_in_fresh_process("check", str(shared_examples / "hw-b200-pool.yaml"))
+    assert code == 0
+    assert heavy == []
+
+
+def test_the_probe_sees_what_a_database_command_imports(tmp_path: Path) -> None:
+    """The same probe on `audit verify`, which needs SQLAlchemy: the test above can fail."""
+    missing = f"sqlite:///{tmp_path / 'missing.db'}"
+    code, heavy = _run_in_fresh_process("audit", "verify", SUPPORTGATE_DATABASE_URL=missing)
+    assert code == 2  # refused: the file does not exist
+    assert "sqlalchemy" in heavy

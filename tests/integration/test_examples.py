@@ -3,6 +3,7 @@ they show every verdict and every rule id of the policies."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,24 @@ def test_unresolved_hardware_ref_is_rejected(
     ).decision
     assert decision.verdict == "rejected"
     assert "manifest.hardware-ref" in decision.rules("deny")
+
+
+_RULE_ROW = re.compile(  # | `rule` | severity | fires when | [file](link) |
+    r"^\| `(?P<rule>[a-z_.-]+)` \| (?P<severity>deny|warn) \| .* "
+    r"\| \[(?P<file>[\w.-]+)\]\((?P<link>[^)]+)\) \|$",
+    re.MULTILINE,
+)
+
+
+def test_the_rules_page_names_every_rule_and_an_example_that_shows_it(
+    policy_bundle: PolicyBundle, examples_dir: Path
+) -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "manifests.md"
+    rows = list(_RULE_ROW.finditer(page.read_text("utf-8")))
+    catalog = read_catalog(policy_bundle.modules)
+    assert sorted(row["rule"] for row in rows) == sorted(catalog)
+    decisions = expected().decisions
+    for row in rows:
+        assert row["severity"] == catalog[row["rule"]].severity, row[0]
+        assert row["link"] == f"../examples/manifests/{row['file']}", row[0]
+        assert row["rule"] in decisions[row["file"]].rules, row[0]

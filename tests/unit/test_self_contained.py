@@ -34,18 +34,6 @@ _CHECKED_FOR_CLIMBS = {".md", ".sh", ".yml", ".yaml", ".toml", ".ini", ".cfg", "
 _CHECKED_NAMES = {"Dockerfile", "Makefile", ".dockerignore", ".gitignore"}
 
 _PATH_CALLS = {"dirname", "abspath", "realpath"}
-_CLIMB = re.compile(
-    r"Path\(\s*__file__\s*\)"
-    r"(?P<steps>(?:\.resolve\(\)|\.absolute\(\)|\.parent\b|\.parents\[\d+\])*)"
-    r"(?P<parts>(?:\s*/\s*(?:\"[^\"\n]*\"|'[^'\n]*'))*)"
-)
-_STEP = re.compile(r"\.parent\b|\.parents\[(\d+)\]")
-_PART = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
-_DIRNAME_NEST = re.compile(
-    r"(?P<dirnames>(?:(?:os\.path\.)?dirname\(\s*)+)"
-    r"(?:(?:os\.path\.)?(?:abspath|realpath)\(\s*)?__file__"
-)
-_PATH_CALLS = {"dirname", "abspath", "realpath"}
 _CLIMB = re.compile(r"(?<![\w.])\.\.(?![\w.])")
 _TOKEN_END = set(" \t\"'`()<>[]{},;=|&@")
 

@@ -7,7 +7,7 @@ What the rows look like:
   deployments (5,000 distinct), a few popular ones decided far more often than the rest.
 - verdict: 50% supported, 30% experimental, 20% rejected, each kind and verdict with VARIANTS
   decision documents. Their claims, checklist, recommendations and stored policy input are
-  those the real policies give the shared examples of that kind and verdict; their violations
+  those the real policies give the examples of that kind and verdict; their violations
   name 0 to 4 real rule ids from the policy catalogue (a rejected decision at least one deny
   and a supported one no support.platform; some denies waived), and decision_rules holds
   exactly the document's (rule, severity) pairs, as the recorder writes them. port.production

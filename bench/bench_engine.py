@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=200)
     args = parser.parse_args()
     rows = run(args.loops)
-    print(table("Embedded engine, shared examples (per manifest)", rows, rows[0]))
+    print(table("Embedded engine, the examples (per manifest)", rows, rows[0]))
 
 
 if __name__ == "__main__":

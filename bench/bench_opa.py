@@ -75,7 +75,7 @@ def main() -> None:
         raise SystemExit("no opa binary: run scripts/install --with-opa")
     with running_opa(opa) as url:
         rows = run(url, args.loops, args.batch)
-    print(table("OPA server, shared examples (per manifest)", rows, rows[0]))
+    print(table("OPA server, the examples (per manifest)", rows, rows[0]))
 
 
 if __name__ == "__main__":

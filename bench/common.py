@@ -10,8 +10,8 @@ from pathlib import Path
 
 from supportgate.manifests import Manifest, decode_manifest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
-EXAMPLE_TIME = "2026-11-30T00:00:00Z"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "manifests"
+EXAMPLE_TIME = "2026-11-30T00:00:00Z"  # the evaluated_at of examples/manifests/expected.yaml
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +60,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
+def example_manifest(name: str) -> Manifest:
+    """One example manifest, by file name."""
+    return decode_manifest((EXAMPLES / name).read_bytes(), fmt="yaml", source=name)
+
+
 def example_manifests() -> tuple[list[Manifest], list[Manifest]]:
-    """The shared examples as (hardware, deployments)."""
+    """The examples (examples/manifests/) as (hardware, deployments)."""
     hardware: list[Manifest] = []
     deployments: list[Manifest] = []
     for path in sorted(EXAMPLES.glob("*.yaml")):
         if path.name == "expected.yaml":
             continue
-        manifest = decode_manifest(path.read_bytes(), fmt="yaml", source=path.name)
+        manifest = example_manifest(path.name)
         (hardware if manifest.kind == "HardwareManifest" else deployments).append(manifest)
     return hardware, deployments

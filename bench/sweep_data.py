@@ -1,6 +1,6 @@
 """A synthetic fleet of tracked manifests for sweep benchmarks and tests, inserted fast.
 
-`fleet(n)` makes n tracked manifests from the shared examples: one HardwareManifest in ten
+`fleet(n)` makes n tracked manifests from six of the examples: one HardwareManifest in ten
 (pools of H100 `sm90`, B200 `sm100`, H100 again and Ascend `950` in turn, some on old
 compilers that are rejected), the rest DeploymentManifests referencing those pools by name
 (trial and production stages, offline and online). Under the default matrix the sm90 half
@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from sqlalchemy import Engine, insert
 
-from bench.common import example_manifests
+from bench.common import example_manifest
 from supportgate.db import Manifest
 from supportgate.manifests import Matrix, decode_matrix, to_builtins
 from supportgate.policy.inputs import canonical_digest
@@ -42,12 +42,23 @@ _COLUMNS = (
 POLICIES = Path(__file__).resolve().parents[1] / "policies"
 
 
+# The pools, by arch, and the deployments the fleet is made of: offline deployments whose
+# verdicts follow the platform (an always-rejected template, such as an online one missing a
+# service component, would never flip).
+POOL_TEMPLATES = ("hw-h100-pool-a.yaml", "hw-b200-pool.yaml", "hw-ascend950-pool.yaml")
+DEPLOYMENT_TEMPLATES = (
+    "dep-b200-offline.yaml",
+    "dep-h100-port-trial.yaml",
+    "dep-h100-production.yaml",
+)
+
+
 def _templates() -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    hardware, deployments = example_manifests()
-    pools = {str(m.spec.accelerator.arch): to_builtins(m) for m in hardware}  # type: ignore[union-attr]
-    # Offline deployments, and online ones that name every service component: their verdicts
-    # follow the platform (an always-rejected online template would never flip).
-    return pools, [to_builtins(m) for m in deployments if m.spec.mode == "offline"]  # type: ignore[union-attr]
+    pools = {}
+    for name in POOL_TEMPLATES:
+        pool = example_manifest(name)
+        pools[str(pool.spec.accelerator.arch)] = to_builtins(pool)  # type: ignore[union-attr]
+    return pools, [to_builtins(example_manifest(name)) for name in DEPLOYMENT_TEMPLATES]
 
 
 def fleet(n: int) -> Iterator[dict[str, Any]]:

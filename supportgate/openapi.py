@@ -153,7 +153,7 @@ class ManifestBody(RawBody):
 
     def body(self) -> RequestBody:
         schema = {"oneOf": [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]}
-        return _request_body(schema, "One manifest (CONTRACT.md section 1), as JSON or YAML")
+        return _request_body(schema, "One manifest (docs/manifests.md), as JSON or YAML")
 
 
 class MatrixBody(RawBody):
@@ -161,7 +161,7 @@ class MatrixBody(RawBody):
 
     def body(self) -> RequestBody:
         return _request_body(
-            inlined_schema(Matrix), "A support matrix (CONTRACT.md section 2), as JSON or YAML"
+            inlined_schema(Matrix), "A support matrix (docs/manifests.md), as JSON or YAML"
         )
 
 

@@ -12,6 +12,7 @@ from supportgate.db.migrate import upgrade
 from supportgate.policy.bundle import PolicyBundle
 
 from .api import Api, running_api
+from .examples import EXAMPLES
 from .services import (
     PostgresUnavailableError,
     find_opa,
@@ -20,8 +21,6 @@ from .services import (
     running_opa,
     temporary_database,
 )
-
-SHARED_EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "examples"
 
 
 @pytest.fixture(scope="session")
@@ -47,10 +46,9 @@ def opa_url(opa_binary: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def shared_examples() -> Path:
-    if not SHARED_EXAMPLES.is_dir():
-        pytest.fail(f"the shared examples are missing at {SHARED_EXAMPLES}")
-    return SHARED_EXAMPLES
+def examples_dir() -> Path:
+    """examples/manifests/: the example manifests and their expected.yaml."""
+    return EXAMPLES
 
 
 @pytest.fixture(params=["embedded", "opa"])

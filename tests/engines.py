@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
 from supportgate.policy.engine import LoadedMatrix
 from supportgate.policy.opa import OpaEngine
 
-EXAMPLE_TIME = datetime(2026, 11, 30, tzinfo=UTC)
+from .examples import expected
+
+EXAMPLE_TIME = expected().evaluated_at  # the time examples/manifests/expected.yaml is written for
 
 
 def default_matrix(bundle: PolicyBundle) -> LoadedMatrix:

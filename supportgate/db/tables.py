@@ -347,7 +347,7 @@ class Alert(SQLModel, table=True):
     decision_id: str
 
 
-# --- waivers (CONTRACT.md section 4; migration 0004) -----------------------------------------
+# --- waivers (docs/waivers.md; migration 0004) ----------------------------------------------
 
 
 class Waiver(SQLModel, table=True):

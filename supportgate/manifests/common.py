@@ -88,7 +88,7 @@ class FieldError(ValueError):
 class Contract(
     msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True, omit_defaults=True
 ):
-    """Base of the contract Structs (CONTRACT.md sections 1 and 2).
+    """Base of the contract Structs (docs/manifests.md).
 
     Subclasses repeat `frozen=True` (mypy's dataclass_transform does not inherit it), and
     those listing a required field after an optional one, to keep the contract's field order,

@@ -1,4 +1,4 @@
-"""The decision document (CONTRACT.md sections 3 and 4).
+"""The decision document (docs/manifests.md).
 
 `PolicyResult` is what the Rego entrypoint `data.supportgate.decision.result` answers;
 `Decision` is that result plus what Python knows about the evaluation (identity, matrix

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 MAX_BYTES: Final = 1024 * 1024
-"""Largest document accepted, in bytes (CONTRACT.md section 4: larger bodies are 413)."""
+"""Largest document accepted, in bytes (larger bodies are 413)."""
 
 Format = Literal["json", "yaml"]
 Manifest = HardwareManifest | DeploymentManifest

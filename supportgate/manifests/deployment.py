@@ -1,4 +1,4 @@
-"""DeploymentManifest: what runs on a pool (CONTRACT.md section 1).
+"""DeploymentManifest: what runs on a pool (docs/manifests.md).
 
 Required: `hardware` (exactly one of `ref` and `spec`), `engine`, `model`, `stage`, `mode`
 and `topology`. `service`, `port` and `evidence`, and every entry inside them, are optional:

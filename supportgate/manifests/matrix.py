@@ -1,4 +1,4 @@
-"""The support matrix: versioned policy data (CONTRACT.md section 2).
+"""The support matrix: versioned policy data (docs/manifests.md).
 
 Required: `version`, `evidence_max_age_days` and `engines`; per engine `models`, `platforms`
 and `host.os`. Optional, and omitted from the canonical form when absent or empty:

@@ -9,7 +9,7 @@ import msgspec
 
 from supportgate.manifests.decision import ManifestKind
 
-NAME_PATTERN = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # metadata.name (CONTRACT.md section 1)
+NAME_PATTERN = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # metadata.name (docs/manifests.md)
 MAX_JUSTIFICATION = 4096
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,8 +12,7 @@ import yaml
 from sqlalchemy import text
 
 from ..api import Api
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+from ..examples import EXAMPLES, expected
 
 DECISION_FIELDS = {
     "id",
@@ -34,10 +32,20 @@ DECISION_FIELDS = {
 
 
 def example(name: str) -> dict[str, Any]:
-    """A shared example manifest as a document (the examples quote every version)."""
+    """An example manifest as a document (the examples quote every version)."""
     loaded = yaml.safe_load((EXAMPLES / name).read_text())
     assert isinstance(loaded, dict)
     return copy.deepcopy(loaded)
+
+
+def post_examples(api: Api) -> list[dict[str, Any]]:
+    """Post every example as YAML in tracking order (hardware first); the 201 bodies."""
+    bodies = []
+    for path in expected().files:
+        response = api.post_manifest(path)
+        assert response.status_code == 201, (path.name, response.text)
+        bodies.append(response.json())
+    return bodies
 
 
 def hardware(name: str = "pool-a", **spec: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,8 @@ from supportgate.audit.filters import AuditFilter
 from supportgate.audit.services import AuditService
 
 from ..api import Api
-from .test_audit import AT, post_examples, record, write
+from .support import post_examples
+from .test_audit import AT, record, write
 
 
 def csv_export(api: Api, **params: Any) -> list[dict[str, str]]:
@@ -33,8 +33,8 @@ def csv_export(api: Api, **params: Any) -> list[dict[str, str]]:
     return [dict(zip(CSV_COLUMNS, row, strict=True)) for row in rows[1:]]
 
 
-def test_csv_rows_are_the_decisions(api: Api, shared_examples: Path) -> None:
-    bodies = list(reversed(post_examples(api, shared_examples)))
+def test_csv_rows_are_the_decisions(api: Api) -> None:
+    bodies = list(reversed(post_examples(api)))
     rows = csv_export(api, limit=1)  # limit (and cursor) do not apply to the export
     assert [row["id"] for row in rows] == [body["id"] for body in bodies]
     for row, body in zip(rows, bodies, strict=True):

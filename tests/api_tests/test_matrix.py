@@ -186,8 +186,8 @@ def test_unknown_version_is_404(sqlite_api: Api) -> None:
     assert "1999.1.1" in response.json()["detail"]
 
 
-def test_new_decisions_use_the_published_matrix(api: Api, shared_examples: Path) -> None:
-    pool = shared_examples / "hw-h100-pool-a.yaml"
+def test_new_decisions_use_the_published_matrix(api: Api, examples_dir: Path) -> None:
+    pool = examples_dir / "hw-h100-pool-a.yaml"
     before = api.post_manifest(pool).json()
     assert (before["verdict"], before["matrix_version"]) == ("experimental", DEFAULT_VERSION)
 

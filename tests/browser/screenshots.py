@@ -1,5 +1,5 @@
 """PNG screenshots of the console's main pages, for the README: a served console seeded with
-the shared examples (tests/browser/seed.py), driven in headless Chromium.
+the examples (tests/browser/seed.py), driven in headless Chromium.
 
 Run: scripts/screenshots [DIRECTORY]   (default docs/screenshots)
 """

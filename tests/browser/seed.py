@@ -1,17 +1,18 @@
 """Data for the browser tests and the screenshots, sent to a real server over HTTP: a webhook,
-the shared examples, a second matrix version that lists H100 (sm90), the H100 pool and its
-deployments posted again under it (verdict changes: a timeline, a diff, alerts), a waiver."""
+the examples (examples/manifests/), a second matrix version that lists H100 (sm90), the H100
+pool and its deployments posted again under it (verdict changes: a timeline, a diff, alerts),
+a waiver."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import yaml
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+from ..examples import EXAMPLES, expected
+
 NEW_VERSION = "2026.12.1"
 TIMEOUT_S = 30.0
 
@@ -71,8 +72,8 @@ class Seeder:
             "admin",
             json={"url": "http://127.0.0.1:9/procurement-inbox", "description": "procurement"},
         )
-        for path in sorted(EXAMPLES.glob("hw-*.yaml")) + sorted(EXAMPLES.glob("dep-*.yaml")):
-            self.post_example(path.name)
+        for name in expected().decisions:  # in tracking order: hardware first
+            self.post_example(name)
         self._send("POST", "/v1/matrix", "admin", json=proposed_matrix(self.current_matrix()))
         for name in ("hw-h100-pool-a.yaml", "dep-h100-port-trial.yaml", "dep-h100-production.yaml"):
             self.post_example(name)

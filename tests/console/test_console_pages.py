@@ -16,7 +16,8 @@ from supportgate.audit.csv_export import CSV_COLUMNS
 from supportgate.console.session import CSRF_FIELD
 
 from ..api import Api
-from ..api_tests.support import EXAMPLES, created, example, hardware, rows
+from ..api_tests.support import created, example, hardware, post_examples, rows
+from ..examples import expected
 from .support import alert_text, csrf, login
 
 _LINK = re.compile(r'href="/ui/manifests/(\w+)/([a-z0-9-]+)"')
@@ -25,8 +26,7 @@ _NEXT = re.compile(r'<a class="next" href="\?([^"]+)"')
 
 
 def seed(api: Api) -> None:
-    for path in sorted(EXAMPLES.glob("hw-*.yaml")) + sorted(EXAMPLES.glob("dep-*.yaml")):
-        assert api.post_manifest(path).status_code == 201
+    post_examples(api)
 
 
 def listed(response: httpx.Response) -> list[tuple[str, str]]:
@@ -60,25 +60,25 @@ def test_tracked_manifests_filter_by_kind_verdict_owner_and_rule(api: Api) -> No
     seed(api)
     login(api)
     everything = listed(api.client.get("/ui/manifests"))
-    assert len(everything) == 8
+    assert len(everything) == len(expected().decisions)
     for params in (
         {"kind": "HardwareManifest"},
         {"verdict": "rejected"},
         {"owner": "ml-platform"},
         {"kind": "DeploymentManifest", "verdict": "experimental"},
     ):
-        expected = [
-            (m["kind"], m["name"]) for m in api_get(api, "/v1/manifests", **params)["items"]
-        ]
-        assert listed(api.client.get("/ui/manifests", params=params)) == expected, params
-        assert 0 < len(expected) < 8
+        via_api = [(m["kind"], m["name"]) for m in api_get(api, "/v1/manifests", **params)["items"]]
+        assert listed(api.client.get("/ui/manifests", params=params)) == via_api, params
+        assert 0 < len(via_api) < len(everything)
     consumer = listed(api.client.get("/ui/manifests", params={"rule": "port.consumer-card"}))
-    assert consumer == [("HardwareManifest", "rtx4090-workstation")]
+    assert sorted(consumer) == expected().showing("port.consumer-card")
+    assert ("HardwareManifest", "rtx4090-workstation") in consumer
     production = listed(
         api.client.get(
             "/ui/manifests", params={"rule": "port.production", "kind": "", "owner": " "}
         )
     )
+    assert production == expected().showing("port.production")
     assert production == [("DeploymentManifest", "v41-flash-h100-prod")]
     assert listed(api.client.get("/ui/manifests", params={"rule": "no.such-rule"})) == []
     for params, field in (
@@ -145,7 +145,7 @@ def test_the_audit_search_filters_pages_with_cursors_and_exports_csv(api: Api) -
     more = _NEXT.search(first.text)
     assert more is not None
     second = api.client.get("/ui/audit?" + html.unescape(more.group(1)))
-    assert len(listed(second)) == 60 - 50
+    assert len(listed(second)) == len(expected().decisions) + 52 - 50
     assert _NEXT.search(second.text) is None
 
     since = (datetime.now(UTC) - timedelta(hours=1)).isoformat()

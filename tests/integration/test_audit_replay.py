@@ -10,20 +10,20 @@ from sqlalchemy import text
 from supportgate.audit.replay import CannotReplay, replay, replay_decision
 
 from ..api import Api
-from ..api_tests.test_audit import post_examples
+from ..api_tests.support import post_examples
 
 
-def test_every_example_decision_replays(api: Api, shared_examples: Path) -> None:
-    for body in post_examples(api, shared_examples):
+def test_every_example_decision_replays(api: Api) -> None:
+    for body in post_examples(api):
         assert replay(api.runtime, body["id"]), body["manifest"]
 
 
-def test_replay_needs_nothing_but_the_audit_row(api: Api, shared_examples: Path) -> None:
+def test_replay_needs_nothing_but_the_audit_row(api: Api, examples_dir: Path) -> None:
     """The deployment's hardware pool is changed and then untracked: the stored input still
     holds the pool as it was evaluated, so the old decision replays."""
-    api.post_manifest(shared_examples / "hw-h100-pool-a.yaml")
-    deployment = api.post_manifest(shared_examples / "dep-h100-port-trial.yaml").json()
-    pool = (shared_examples / "hw-h100-pool-a.yaml").read_text()
+    api.post_manifest(examples_dir / "hw-h100-pool-a.yaml")
+    deployment = api.post_manifest(examples_dir / "dep-h100-port-trial.yaml").json()
+    pool = (examples_dir / "hw-h100-pool-a.yaml").read_text()
     changed = api.client.post(
         "/v1/evaluations",
         content=pool.replace("nodes: 8", "nodes: 1"),
@@ -40,8 +40,8 @@ def test_replay_needs_nothing_but_the_audit_row(api: Api, shared_examples: Path)
     assert outcome.replayed["violations"] == deployment["violations"]
 
 
-def test_an_edited_decision_does_not_replay(api: Api, shared_examples: Path) -> None:
-    body = api.post_manifest(shared_examples / "hw-h100-pool-a.yaml").json()
+def test_an_edited_decision_does_not_replay(api: Api, examples_dir: Path) -> None:
+    body = api.post_manifest(examples_dir / "hw-h100-pool-a.yaml").json()
     with api.runtime.db.begin() as connection:
         connection.execute(
             text("UPDATE decisions SET verdict = 'supported' WHERE id = :id"), {"id": body["id"]}
@@ -49,8 +49,8 @@ def test_an_edited_decision_does_not_replay(api: Api, shared_examples: Path) -> 
     assert not replay(api.runtime, body["id"])
 
 
-def test_an_edited_input_does_not_replay(api: Api, shared_examples: Path) -> None:
-    body = api.post_manifest(shared_examples / "hw-h100-pool-a.yaml").json()
+def test_an_edited_input_does_not_replay(api: Api, examples_dir: Path) -> None:
+    body = api.post_manifest(examples_dir / "hw-h100-pool-a.yaml").json()
     with api.runtime.db.begin() as connection:
         connection.execute(
             text("UPDATE decisions SET policy_input = replace(policy_input, 'sm90', 'sm100')")
@@ -60,10 +60,10 @@ def test_an_edited_input_does_not_replay(api: Api, shared_examples: Path) -> Non
     assert not outcome.reproduced
 
 
-def test_what_cannot_be_replayed(sqlite_api: Api, shared_examples: Path) -> None:
+def test_what_cannot_be_replayed(sqlite_api: Api, examples_dir: Path) -> None:
     with pytest.raises(CannotReplay, match="no decision"):
         replay(sqlite_api.runtime, "no-such-id")
-    body = sqlite_api.post_manifest(shared_examples / "hw-b200-pool.yaml").json()
+    body = sqlite_api.post_manifest(examples_dir / "hw-b200-pool.yaml").json()
     with sqlite_api.runtime.db.begin() as connection:
         connection.execute(text("UPDATE decisions SET matrix_version = 'gone'"))
     with pytest.raises(CannotReplay, match="matrix_version"):

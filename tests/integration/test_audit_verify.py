@@ -23,11 +23,11 @@ _decisions = DecisionRow.__table__  # type: ignore[attr-defined]
 
 
 @pytest.fixture
-def history(api: Api, shared_examples: Path, monkeypatch: pytest.MonkeyPatch) -> Api:
+def history(api: Api, examples_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Api:
     """Nine decisions (the examples posted three times over); the CLI on the same database."""
     for _ in range(3):
         for name in EXAMPLES:
-            assert api.post_manifest(shared_examples / name).status_code == 201
+            assert api.post_manifest(examples_dir / name).status_code == 201
     assert api.runtime.reevaluation.wait_idle()  # the pool's re-posts sweep its deployment
     monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", api.runtime.settings.database_url)
     return api

@@ -38,8 +38,8 @@ def _run_in_fresh_process(*argv: str, **env: str) -> tuple[int, list[str]]:
     return outcome["code"], outcome["heavy"]
 
 
-def test_check_on_one_file_imports_no_database_or_http_code(shared_examples: Path) -> None:
-    code, heavy = _run_in_fresh_process("check", str(shared_examples / "hw-b200-pool.yaml"))
+def test_check_on_one_file_imports_no_database_or_http_code(examples_dir: Path) -> None:
+    code, heavy = _run_in_fresh_process("check", str(examples_dir / "hw-b200-pool.yaml"))
     assert code == 0
     assert heavy == []
 

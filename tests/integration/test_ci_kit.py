@@ -145,12 +145,12 @@ def run_as_ci(line: str, workspace: Path, served: Served, token: str) -> int:
     return done.returncode
 
 
-def workspace(tmp_path: Path, shared: Path, hardware: str, *deployments: str) -> Path:
+def workspace(tmp_path: Path, examples: Path, hardware: str, *deployments: str) -> Path:
     root = tmp_path / "workspace"
     (root / "deploy").mkdir(parents=True)
-    shutil.copy(shared / hardware, root / "hardware.yaml")
+    shutil.copy(examples / hardware, root / "hardware.yaml")
     for name in deployments:
-        shutil.copy(shared / name, root / "deploy" / name)
+        shutil.copy(examples / name, root / "deploy" / name)
     return root
 
 
@@ -190,7 +190,7 @@ REPORTS = [  # a pipeline's lines, and whether the report its check step wrote s
 @pytest.mark.parametrize(("lines", "report_fails"), REPORTS)
 def test_the_check_step_writes_its_report_and_gates(  # noqa: PLR0917 - pytest passes by name
     server: tuple[Served, str],
-    shared_examples: Path,
+    examples_dir: Path,
     tmp_path: Path,
     lines: Callable[[], list[str]],
     report_fails: Callable[[Path, tuple[str, ...]], bool],
@@ -198,6 +198,6 @@ def test_the_check_step_writes_its_report_and_gates(  # noqa: PLR0917 - pytest p
     exit_code: int,
 ) -> None:
     served, token = server
-    root = workspace(tmp_path, shared_examples, *files)
+    root = workspace(tmp_path, examples_dir, *files)
     assert run_as_ci(check_line(lines()), root, served, token) == exit_code
     assert report_fails(root, files) == (exit_code == 1)

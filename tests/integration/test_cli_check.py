@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from supportgate.cli import main
+from supportgate.policy.inputs import format_time
+from tests.examples import expected, report_problems
 from tests.report_schemas import github_problems, junit_schema_errors, sarif_schema_errors
 
 AT = "2026-11-30T00:00:00Z"
@@ -30,42 +31,43 @@ def examples(directory: Path, *names: str) -> list[str]:
 
 
 def test_all_examples_json_matches_expected(
-    shared_examples: Path, capsys: pytest.CaptureFixture[str]
+    examples_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    expected = yaml.safe_load((shared_examples / "expected.yaml").read_text())
-    code, out, _ = run(capsys, "--format", "json", *examples(shared_examples, *expected))
+    wanted = expected()
+    assert format_time(wanted.evaluated_at) == AT
+    code, out, _ = run(capsys, "--format", "json", *examples(examples_dir, *wanted.decisions))
     report = json.loads(out)
     assert code == 1
     assert report["gate"] == {"fail_on": "rejected", "status": "failed", "passed": False}
-    verdicts = {Path(r["source"]).name: r["decision"]["verdict"] for r in report["results"]}
-    assert verdicts == {name: want["verdict"] for name, want in expected.items()}
+    assert [Path(r["source"]).name for r in report["results"]] == list(wanted.decisions)
+    assert report_problems(report["results"], exact=True) == {}
 
 
 def test_supported_manifests_pass_the_gate(
-    shared_examples: Path, capsys: pytest.CaptureFixture[str]
+    examples_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    files = examples(shared_examples, "hw-b200-pool.yaml", "dep-b200-offline.yaml")
+    files = examples(examples_dir, "hw-b200-pool.yaml", "dep-b200-offline.yaml")
     code, out, _ = run(capsys, *files)
     assert code == 0
     assert "gate: passed" in out
 
 
-def test_fail_on_experimental(shared_examples: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    files = examples(shared_examples, "hw-h100-pool-a.yaml")
+def test_fail_on_experimental(examples_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = examples(examples_dir, "hw-h100-pool-a.yaml")
     assert run(capsys, *files)[0] == 0
     assert run(capsys, "--fail-on", "experimental", *files)[0] == 1
 
 
 def test_hardware_ref_resolves_only_among_given_files(
-    shared_examples: Path, capsys: pytest.CaptureFixture[str]
+    examples_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    alone = examples(shared_examples, "dep-h100-port-trial.yaml")
+    alone = examples(examples_dir, "dep-h100-port-trial.yaml")
     code, out, _ = run(capsys, "--format", "json", *alone)
     decision = json.loads(out)["results"][0]["decision"]
     assert code == 1
     assert "manifest.hardware-ref" in {v["rule"] for v in decision["violations"]}
 
-    with_pool = examples(shared_examples, "dep-h100-port-trial.yaml", "hw-h100-pool-a.yaml")
+    with_pool = examples(examples_dir, "dep-h100-port-trial.yaml", "hw-h100-pool-a.yaml")
     code, out, _ = run(capsys, "--format", "json", *with_pool)
     assert code == 0
     assert [r["decision"]["verdict"] for r in json.loads(out)["results"]] == [
@@ -107,23 +109,23 @@ def test_usage_errors_are_exit_2(argv: list[str], capsys: pytest.CaptureFixture[
 
 
 def test_duplicate_manifest_is_exit_2(
-    shared_examples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    examples_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     copy = tmp_path / "copy.yaml"
-    shutil.copy(shared_examples / "hw-b200-pool.yaml", copy)
-    code, _, err = run(capsys, str(shared_examples / "hw-b200-pool.yaml"), str(copy))
+    shutil.copy(examples_dir / "hw-b200-pool.yaml", copy)
+    code, _, err = run(capsys, str(examples_dir / "hw-b200-pool.yaml"), str(copy))
     assert code == 2
     assert "b200-pool" in err
 
 
 def test_multi_document_file(
-    shared_examples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    examples_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bundle = tmp_path / "all.yaml"
     bundle.write_text(
-        (shared_examples / "hw-b200-pool.yaml").read_text()
+        (examples_dir / "hw-b200-pool.yaml").read_text()
         + "---\n"
-        + (shared_examples / "dep-b200-offline.yaml").read_text()
+        + (examples_dir / "dep-b200-offline.yaml").read_text()
     )
     code, out, _ = run(capsys, "--format", "json", str(bundle))
     assert code == 0
@@ -134,10 +136,10 @@ def test_multi_document_file(
 
 
 def test_sarif_names_rules_from_policy_metadata(
-    shared_examples: Path, capsys: pytest.CaptureFixture[str]
+    examples_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(
-        capsys, "--format", "sarif", *examples(shared_examples, "hw-rtx4090-workstation.yaml")
+        capsys, "--format", "sarif", *examples(examples_dir, "hw-rtx4090-workstation.yaml")
     )
     run_ = json.loads(out)["runs"][0]
     rules = {
@@ -153,7 +155,7 @@ def test_sarif_names_rules_from_policy_metadata(
     }
 
 
-def test_console_script_is_installed(shared_examples: Path) -> None:
+def test_console_script_is_installed(examples_dir: Path) -> None:
     script = Path(sys.executable).with_name("supportgate")
     finished = subprocess.run(
         [
@@ -161,7 +163,7 @@ def test_console_script_is_installed(shared_examples: Path) -> None:
             "check",
             "--format",
             "github",
-            str(shared_examples / "hw-rtx4090-workstation.yaml"),
+            str(examples_dir / "hw-rtx4090-workstation.yaml"),
         ],
         capture_output=True,
         text=True,

@@ -65,7 +65,7 @@ def history(api: Api, kind: str, name: str) -> list[dict[str, Any]]:
     return items
 
 
-def test_a_lost_response_is_retried_and_recorded_once(api: Api, shared_examples: Path) -> None:
+def test_a_lost_response_is_retried_and_recorded_once(api: Api, examples_dir: Path) -> None:
     """The server recorded the decision, the answer was lost: the retry gets the same one."""
     app = forward(api)
     seen: list[httpx.Request] = []
@@ -77,9 +77,7 @@ def test_a_lost_response_is_retried_and_recorded_once(api: Api, shared_examples:
             raise httpx.ReadError("connection reset by peer", request=request)
         return answer
 
-    failed, report, sleeps = run(
-        [shared_examples / "hw-b200-pool.yaml"], flaky, token=api.keys["ci"]
-    )
+    failed, report, sleeps = run([examples_dir / "hw-b200-pool.yaml"], flaky, token=api.keys["ci"])
     assert not failed
     assert sleeps == [0.5]
     assert len({request.headers["idempotency-key"] for request in seen}) == 1
@@ -88,16 +86,16 @@ def test_a_lost_response_is_retried_and_recorded_once(api: Api, shared_examples:
 
 
 def test_hardware_goes_first_and_each_document_is_sent_alone(
-    api: Api, shared_examples: Path, tmp_path: Path
+    api: Api, examples_dir: Path, tmp_path: Path
 ) -> None:
-    deployment = shared_examples / "dep-h100-port-trial.yaml"
+    deployment = examples_dir / "dep-h100-port-trial.yaml"
     bundle = tmp_path / "pool-and-offline.yaml"
     bundle.write_text(
-        (shared_examples / "dep-b200-offline.yaml").read_text()
+        (examples_dir / "dep-b200-offline.yaml").read_text()
         + "---\n"
-        + (shared_examples / "hw-b200-pool.yaml").read_text()
+        + (examples_dir / "hw-b200-pool.yaml").read_text()
     )
-    pool = shared_examples / "hw-h100-pool-a.yaml"
+    pool = examples_dir / "hw-h100-pool-a.yaml"
     app = forward(api)
     seen: list[httpx.Request] = []
 
@@ -127,7 +125,7 @@ def test_hardware_goes_first_and_each_document_is_sent_alone(
     assert len({r.headers["idempotency-key"] for r in seen}) == 4
 
 
-def test_503_is_retried_with_retry_after_then_gives_up(shared_examples: Path) -> None:
+def test_503_is_retried_with_retry_after_then_gives_up(examples_dir: Path) -> None:
     calls: list[httpx.Request] = []
 
     def overloaded(request: httpx.Request) -> httpx.Response:
@@ -137,11 +135,11 @@ def test_503_is_retried_with_retry_after_then_gives_up(shared_examples: Path) ->
         )
 
     with pytest.raises(PolicyEngineUnavailable, match=r"could not evaluate it \(503\): busy"):
-        run([shared_examples / "hw-b200-pool.yaml"], overloaded)
+        run([examples_dir / "hw-b200-pool.yaml"], overloaded)
     assert len(calls) == RetryPolicy().attempts
 
 
-def test_503_then_success(sqlite_api: Api, shared_examples: Path) -> None:
+def test_503_then_success(sqlite_api: Api, examples_dir: Path) -> None:
     app = forward(sqlite_api)
     calls: list[int] = []
 
@@ -152,18 +150,18 @@ def test_503_then_success(sqlite_api: Api, shared_examples: Path) -> None:
         return app(request)
 
     failed, _, sleeps = run(
-        [shared_examples / "hw-b200-pool.yaml"], recovering, token=sqlite_api.keys["ci"]
+        [examples_dir / "hw-b200-pool.yaml"], recovering, token=sqlite_api.keys["ci"]
     )
     assert not failed
     assert sleeps == [RetryPolicy().max_delay]  # Retry-After, capped
 
 
-def test_a_4xx_names_file_manifest_and_field(shared_examples: Path) -> None:
+def test_a_4xx_names_file_manifest_and_field(examples_dir: Path) -> None:
     def refusing(_: httpx.Request) -> httpx.Response:
         body = {"status_code": 400, "detail": "Expected `int` >= 1", "field": "$.spec.nodes"}
         return httpx.Response(400, json=body)
 
-    pool = shared_examples / "hw-b200-pool.yaml"
+    pool = examples_dir / "hw-b200-pool.yaml"
     with pytest.raises(UsageError) as caught:
         run([pool], refusing)
     message = str(caught.value)
@@ -173,20 +171,20 @@ def test_a_4xx_names_file_manifest_and_field(shared_examples: Path) -> None:
 
 
 @pytest.mark.parametrize("status", [401, 403])
-def test_refused_key(shared_examples: Path, status: int) -> None:
+def test_refused_key(examples_dir: Path, status: int) -> None:
     def refusing(_: httpx.Request) -> httpx.Response:
         return httpx.Response(status, json={"status_code": status, "detail": "unknown API key"})
 
     with pytest.raises(UsageError, match="the server refused the key: unknown API key"):
-        run([shared_examples / "hw-b200-pool.yaml"], refusing)
+        run([examples_dir / "hw-b200-pool.yaml"], refusing)
 
 
-def test_not_a_supportgate_server(shared_examples: Path) -> None:
+def test_not_a_supportgate_server(examples_dir: Path) -> None:
     def teapot(_: httpx.Request) -> httpx.Response:
         return httpx.Response(201, text="<html>hello</html>")
 
     with pytest.raises(PolicyEngineUnavailable, match="not a supportgate decision"):
-        run([shared_examples / "hw-b200-pool.yaml"], teapot)
+        run([examples_dir / "hw-b200-pool.yaml"], teapot)
 
 
 def test_server_options() -> None:

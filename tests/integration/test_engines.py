@@ -43,8 +43,8 @@ def test_policy_revision_changes_with_any_policy_edit(
     assert PolicyBundle.load(copy).revision != policy_bundle.revision
 
 
-def test_input_digest_is_canonical(policy_bundle: PolicyBundle, shared_examples: Path) -> None:
-    manifest = _example(shared_examples, "hw-h100-pool-a.yaml")
+def test_input_digest_is_canonical(policy_bundle: PolicyBundle, examples_dir: Path) -> None:
+    manifest = _example(examples_dir, "hw-h100-pool-a.yaml")
     first, second = _input(policy_bundle, manifest), _input(policy_bundle, manifest)
     assert first.digest == second.digest
     assert first.digest.startswith("sha256:")
@@ -54,12 +54,12 @@ def test_input_digest_is_canonical(policy_bundle: PolicyBundle, shared_examples:
 
 
 def test_embedded_engine_is_safe_under_concurrent_use(
-    policy_bundle: PolicyBundle, shared_examples: Path
+    policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     engine = EmbeddedEngine(policy_bundle)
     matrix = default_matrix(policy_bundle)
     inputs = [
-        _input(policy_bundle, _example(shared_examples, name))
+        _input(policy_bundle, _example(examples_dir, name))
         for name in ("hw-h100-pool-a.yaml", "hw-rtx4090-workstation.yaml", "hw-b200-pool.yaml")
     ]
     expected = [engine.evaluate(matrix, item) for item in inputs]
@@ -69,7 +69,7 @@ def test_embedded_engine_is_safe_under_concurrent_use(
 
 
 def test_embedded_engine_refuses_broken_policies(
-    tmp_path: Path, policy_bundle: PolicyBundle, shared_examples: Path
+    tmp_path: Path, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     copy = tmp_path / "policies"
     shutil.copytree(policy_bundle.directory, copy)
@@ -80,15 +80,15 @@ def test_embedded_engine_refuses_broken_policies(
     with pytest.raises(PolicyEngineUnavailable, match="do not compile"):
         EmbeddedEngine(broken).evaluate(
             default_matrix(policy_bundle),
-            _input(policy_bundle, _example(shared_examples, "hw-b200-pool.yaml")),
+            _input(policy_bundle, _example(examples_dir, "hw-b200-pool.yaml")),
         )
 
 
 def test_unreachable_opa_is_engine_unavailable(
-    policy_bundle: PolicyBundle, shared_examples: Path
+    policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     engine = OpaEngine(f"http://127.0.0.1:{free_port()}", policy_bundle, timeout_s=2)
-    policy_input = _input(policy_bundle, _example(shared_examples, "hw-b200-pool.yaml"))
+    policy_input = _input(policy_bundle, _example(examples_dir, "hw-b200-pool.yaml"))
     with pytest.raises(PolicyEngineUnavailable):
         engine.evaluate(default_matrix(policy_bundle), policy_input)
     with pytest.raises(PolicyEngineUnavailable):
@@ -97,11 +97,11 @@ def test_unreachable_opa_is_engine_unavailable(
 
 @pytest.mark.opa
 def test_opa_reloads_after_its_policies_vanish(
-    opa_url: str, policy_bundle: PolicyBundle, shared_examples: Path
+    opa_url: str, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     engine = OpaEngine(opa_url, policy_bundle)
     matrix = default_matrix(policy_bundle)
-    policy_input = _input(policy_bundle, _example(shared_examples, "hw-h100-pool-a.yaml"))
+    policy_input = _input(policy_bundle, _example(examples_dir, "hw-h100-pool-a.yaml"))
     first = engine.evaluate(matrix, policy_input)
     # Someone else (or a restart) wipes OPA: policies and data gone.
     _wipe(opa_url)
@@ -123,11 +123,11 @@ def _wipe(opa_url: str) -> None:
 
 @pytest.mark.opa
 def test_opa_with_a_foreign_revision_is_reloaded(
-    opa_url: str, policy_bundle: PolicyBundle, shared_examples: Path
+    opa_url: str, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     engine = OpaEngine(opa_url, policy_bundle)
     matrix = default_matrix(policy_bundle)
-    policy_input = _input(policy_bundle, _example(shared_examples, "hw-rtx4090-workstation.yaml"))
+    policy_input = _input(policy_bundle, _example(examples_dir, "hw-rtx4090-workstation.yaml"))
     engine.evaluate(matrix, policy_input)
     requests.put(
         f"{opa_url}/v1/data/supportgate_meta",

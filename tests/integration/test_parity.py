@@ -1,4 +1,4 @@
-"""Both engines give identical decisions: shared examples and generated manifests.
+"""Both engines give identical decisions: the examples and generated manifests.
 
 Every generated manifest goes through the same Python path as production (decode → Struct →
 policy input) and is then evaluated by the in-process engine and by OPA; the answers must be
@@ -29,6 +29,7 @@ from supportgate.policy.opa import OpaEngine
 
 from .. import strategies
 from ..engines import EXAMPLE_TIME, default_matrix
+from ..examples import expected
 
 pytestmark = pytest.mark.opa
 
@@ -70,9 +71,9 @@ class Engines:
 
 
 @pytest.fixture(scope="module")
-def engines(policy_bundle: PolicyBundle, opa_url: str, shared_examples: Path) -> Iterator[Engines]:
+def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
     pools = {}
-    for path in sorted(shared_examples.glob("hw-*.yaml")):
+    for path in sorted(examples_dir.glob("hw-*.yaml")):
         manifest = decode_manifest(path.read_bytes(), fmt="yaml")
         assert isinstance(manifest, HardwareManifest)
         pools[manifest.metadata.name] = manifest
@@ -102,11 +103,9 @@ waivers = st.lists(
 moments = st.integers(-400, 400).map(lambda hours: EXAMPLE_TIME + timedelta(hours=hours))
 
 
-def test_shared_examples_agree(engines: Engines, shared_examples: Path) -> None:
+def test_examples_agree(engines: Engines) -> None:
     subjects = [
-        Subject(decode_manifest(path.read_bytes(), fmt="yaml"))
-        for path in sorted(shared_examples.glob("*.yaml"))
-        if path.name != "expected.yaml"
+        Subject(decode_manifest(path.read_bytes(), fmt="yaml")) for path in expected().files
     ]
     inputs = engines.inputs(engines.default, subjects, EXAMPLE_TIME)
     for policy_input in inputs:

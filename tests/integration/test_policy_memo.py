@@ -46,12 +46,12 @@ def counting(policy_bundle: PolicyBundle) -> CountingEngine:
     return CountingEngine(policy_bundle)
 
 
-def _manifest(shared_examples: Path, name: str) -> Any:
-    return decode_manifest((shared_examples / name).read_bytes(), fmt="yaml")
+def _manifest(examples_dir: Path, name: str) -> Any:
+    return decode_manifest((examples_dir / name).read_bytes(), fmt="yaml")
 
 
-def _with_evidence_times(shared_examples: Path) -> list[Path]:
-    return [p for p in sorted(shared_examples.glob("dep-*.yaml")) if " at: " in p.read_text()]
+def _with_evidence_times(examples_dir: Path) -> list[Path]:
+    return [p for p in sorted(examples_dir.glob("dep-*.yaml")) if " at: " in p.read_text()]
 
 
 def _evaluator(engine: Any, bundle: PolicyBundle) -> Evaluator:
@@ -59,11 +59,11 @@ def _evaluator(engine: Any, bundle: PolicyBundle) -> Evaluator:
 
 
 def test_a_pool_is_evaluated_once_and_answered_the_same_later(
-    counting: CountingEngine, policy_bundle: PolicyBundle, shared_examples: Path
+    counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     memo = MemoizedEngine(counting)
     evaluator = _evaluator(memo, policy_bundle)
-    subject = Subject(_manifest(shared_examples, "hw-h100-pool-a.yaml"))
+    subject = Subject(_manifest(examples_dir, "hw-h100-pool-a.yaml"))
 
     first = evaluator.evaluate(subject, evaluated_at=EXAMPLE_TIME)
     later = evaluator.evaluate(subject, evaluated_at=EXAMPLE_TIME + timedelta(days=400))
@@ -79,14 +79,12 @@ def test_a_pool_is_evaluated_once_and_answered_the_same_later(
 
 
 def test_evidence_times_and_waivers_are_always_evaluated(
-    counting: CountingEngine, policy_bundle: PolicyBundle, shared_examples: Path
+    counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     evaluator = _evaluator(MemoizedEngine(counting), policy_bundle)
-    timed = [
-        _manifest(shared_examples, path.name) for path in _with_evidence_times(shared_examples)
-    ]
-    assert timed, "the shared examples have deployments with evidence times"
-    pool = _manifest(shared_examples, "hw-h100-pool-a.yaml")
+    timed = [_manifest(examples_dir, path.name) for path in _with_evidence_times(examples_dir)]
+    assert timed, "the examples have deployments with evidence times"
+    pool = _manifest(examples_dir, "hw-h100-pool-a.yaml")
     waiver = {"id": "w-1", "rule": "support.toolkit", "expires_at": "2027-01-01T00:00:00Z"}
     subjects = [Subject(m) for m in timed] + [Subject(pool, waivers=[waiver])]
 
@@ -98,11 +96,11 @@ def test_evidence_times_and_waivers_are_always_evaluated(
 
 
 def test_a_stale_answer_is_never_given_for_evidence_that_ages(
-    policy_bundle: PolicyBundle, shared_examples: Path
+    policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     """The reason evidence times are excluded: the same manifest later turns stale."""
     evaluator = _evaluator(MemoizedEngine(EmbeddedEngine(policy_bundle)), policy_bundle)
-    manifest = _manifest(shared_examples, _with_evidence_times(shared_examples)[0].name)
+    manifest = _manifest(examples_dir, _with_evidence_times(examples_dir)[0].name)
     now = evaluator.evaluate(Subject(manifest), evaluated_at=EXAMPLE_TIME)
     later = evaluator.evaluate(Subject(manifest), evaluated_at=EXAMPLE_TIME + timedelta(days=900))
 
@@ -114,13 +112,13 @@ def test_a_stale_answer_is_never_given_for_evidence_that_ages(
 
 
 def test_matrices_and_batches_keep_answers_apart_and_in_order(
-    counting: CountingEngine, policy_bundle: PolicyBundle, shared_examples: Path
+    counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     memo = MemoizedEngine(counting, capacity=2)
     matrix = default_matrix(policy_bundle)
     other_document = {**matrix.document, "version": "other"}
     other = LoadedMatrix.from_document(other_document)
-    pools = [_manifest(shared_examples, p.name) for p in sorted(shared_examples.glob("hw-*"))]
+    pools = [_manifest(examples_dir, p.name) for p in sorted(examples_dir.glob("hw-*"))]
     assert len(pools) >= 3
     subjects = [Subject(p) for p in pools]
 
@@ -156,8 +154,8 @@ def test_a_timeless_input_gets_the_same_decision_at_every_time(
     assert then.decision.verdict == now.decision.verdict
 
 
-def test_the_timeless_key_is_the_input_without_its_time(shared_examples: Path) -> None:
-    manifest = msgspec.to_builtins(_manifest(shared_examples, "hw-h100-pool-a.yaml"))
+def test_the_timeless_key_is_the_input_without_its_time(examples_dir: Path) -> None:
+    manifest = msgspec.to_builtins(_manifest(examples_dir, "hw-h100-pool-a.yaml"))
     now = build_input(manifest, evaluated_at=EXAMPLE_TIME)
     later = build_input(manifest, evaluated_at=EXAMPLE_TIME + timedelta(seconds=1))
     without_time = {k: v for k, v in now.document.items() if k != "evaluated_at"}

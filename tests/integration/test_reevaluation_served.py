@@ -19,11 +19,11 @@ from bench.sweep_data import insert_fleet, sm90_matrix_json
 from supportgate.audit.verify import verify_chain
 from supportgate.db import create_db_engine, session_factory
 
+from ..examples import expected
 from ..server import Served, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database
 from ..waiting import wait_until
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
 H100 = {
     ("HardwareManifest", "h100-pool-a"),
     ("DeploymentManifest", "v41-flash-h100-trial"),
@@ -97,7 +97,7 @@ def test_publishing_sm90_turns_the_h100_verdicts_within_seconds(
     keys = make_keys(served_db)
     with serving(tmp_path, env=clean_env(SUPPORTGATE_DATABASE_URL=served_db)) as server:
         with client(server, keys["ci"]) as ci:
-            for path in [*sorted(EXAMPLES.glob("hw-*.yaml")), *sorted(EXAMPLES.glob("dep-*.yaml"))]:
+            for path in expected().files:
                 posted = ci.post(
                     "/v1/evaluations",
                     content=path.read_bytes(),

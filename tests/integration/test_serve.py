@@ -13,7 +13,8 @@ from sqlalchemy import text
 
 from supportgate.db import create_db_engine
 
-from ..api_tests.support import EXAMPLES, example
+from ..api_tests.support import example
+from ..examples import EXAMPLES
 from ..server import clean_env, run_cli, serving
 
 

@@ -1,4 +1,4 @@
-"""Every rule id of CONTRACT.md section 3 is in the policies with METADATA that matches its
+"""Every rule id of docs/manifests.md is in the policies with METADATA that matches its
 rule head, and has Rego tests where it fires and where it stays quiet."""
 
 from __future__ import annotations

@@ -45,9 +45,9 @@ def test_rules_msgspec_would_miss_go_the_careful_way(body: bytes, path: str) -> 
     assert raised.value.path == path
 
 
-def test_duplicate_keys_deep_inside_are_refused(shared_examples: Any) -> None:
+def test_duplicate_keys_deep_inside_are_refused(examples_dir: Any) -> None:
     document = to_builtins(
-        decode_manifest((shared_examples / "hw-b200-pool.yaml").read_bytes(), fmt="yaml")
+        decode_manifest((examples_dir / "hw-b200-pool.yaml").read_bytes(), fmt="yaml")
     )
     data = msgspec.json.encode(document).replace(b'"nodes":9', b'"nodes":9,"nodes":10')
     assert decode._clean_json_manifest(data) is None
@@ -65,10 +65,10 @@ def test_duplicate_keys_deep_inside_are_refused(shared_examples: Any) -> None:
     ],
 )
 def test_other_spellings_decide_the_same(
-    shared_examples: Any, find: bytes, spelling: bytes, fast_path: bool
+    examples_dir: Any, find: bytes, spelling: bytes, fast_path: bool
 ) -> None:
     document = to_builtins(
-        decode_manifest((shared_examples / "hw-b200-pool.yaml").read_bytes(), fmt="yaml")
+        decode_manifest((examples_dir / "hw-b200-pool.yaml").read_bytes(), fmt="yaml")
     )
     data = msgspec.json.encode(document).replace(find, spelling, 1)
     assert data != msgspec.json.encode(document)

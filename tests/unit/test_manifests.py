@@ -1,4 +1,4 @@
-"""The contract Structs: the shared examples, validation with JSON paths, the canonical form."""
+"""The contract Structs: the examples, validation with JSON paths, the canonical form."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from supportgate.manifests import (
 )
 from supportgate.manifests.common import COMPONENTS, version_key
 from supportgate.manifests.deployment import EvidenceItem
+from tests.examples import expected
 from tests.strategies import manifests, matrices
 
 HARDWARE = """\
@@ -85,23 +86,17 @@ alternatives:
 """
 
 
-def _example_names(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.glob("*.yaml") if p.name != "expected.yaml")
+def test_every_example_decodes(examples_dir: Path) -> None:
+    for name in expected().decisions:
+        manifest = decode_manifest((examples_dir / name).read_bytes(), fmt="yaml", source=name)
+        struct = DeploymentManifest if name.startswith("dep-") else HardwareManifest
+        assert isinstance(manifest, struct), name
+        assert manifest.kind == struct.__name__
 
 
-def test_every_shared_example_decodes(shared_examples: Path) -> None:
-    names = _example_names(shared_examples)
-    assert len(names) >= 8
-    for name in names:
-        manifest = decode_manifest((shared_examples / name).read_bytes(), fmt="yaml", source=name)
-        expected = DeploymentManifest if name.startswith("dep-") else HardwareManifest
-        assert isinstance(manifest, expected), name
-        assert manifest.kind == expected.__name__
-
-
-def test_shared_examples_round_trip_through_canonical_json(shared_examples: Path) -> None:
-    for name in _example_names(shared_examples):
-        manifest = decode_manifest((shared_examples / name).read_bytes(), fmt="yaml")
+def test_examples_round_trip_through_canonical_json(examples_dir: Path) -> None:
+    for name in expected().decisions:
+        manifest = decode_manifest((examples_dir / name).read_bytes(), fmt="yaml")
         canonical = msgspec.json.encode(to_builtins(manifest))
         assert decode_manifest(canonical, fmt="json") == manifest, name
 

@@ -1,4 +1,4 @@
-# The three claims kept apart (DOMAIN.md): a build proves only that the code compiles;
+# The three claims kept apart (docs/domain.md): a build proves only that the code compiles;
 # correctness and performance on an unlisted platform need their own evidence. Also the
 # freshness of every evidence item.
 #

@@ -1,11 +1,11 @@
 # The entrypoint: data.supportgate.decision.result combines every concern's deny and warn
-# sets into the decision document of CONTRACT.md section 3 (docs/policy-interface.md).
+# sets into the decision document (docs/manifests.md, docs/policy-interface.md).
 #
 # Everything but `batch` is evaluated by regorus as well as OPA: no rego.metadata.*, no
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-# The checklist answers the four pre-migration questions (DOMAIN.md):
+# The checklist answers the four pre-migration questions (docs/domain.md):
 # distributed_performance is answered by the performance evidence (latency, concurrency,
 # memory, recovery). It and the other parts are written into result directly rather than
 # through rules of their own (one rule evaluation less each).

@@ -1,4 +1,4 @@
-# The experimental-port discipline (DOMAIN.md): a deployment on an unlisted platform or
+# The experimental-port discipline (docs/domain.md): a deployment on an unlisted platform or
 # model keeps the production stack unchanged, works on an isolated branch with pinned
 # versions, inventories the architecture-dependent dependencies and reaches production
 # only with every evidence item passed.

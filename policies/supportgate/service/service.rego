@@ -1,4 +1,4 @@
-# Service completeness (DOMAIN.md): the engine release is offline inference; an online
+# Service completeness (docs/domain.md): the engine release is offline inference; an online
 # API needs a KV cache, prefill/decode orchestration, load balancing, authentication, HTTP
 # transport and API compatibility from somewhere.
 #

@@ -1,0 +1,143 @@
+"""scripts/install runs pip only when something changed, and scripts/serve asks it for the
+runtime dependencies alone.
+
+Run on a copy of the scripts and pyproject.toml (so the test may edit pyproject.toml) with a
+stand-in virtualenv (SUPPORTGATE_VENV) whose `python` writes down each call instead of running
+pip, and whose pip "install" leaves a `supportgate` that writes down its arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ..docker_context import REPO
+
+STAND_IN_PYTHON = """\
+#!/bin/sh
+# Records the call; a pip install "succeeds" unless FAIL_PIP is set, and leaves a supportgate.
+bin="$(dirname "$0")"
+echo "$*" >> "$bin/../calls"
+[ -z "${FAIL_PIP:-}" ] || exit 1
+printf '#!/bin/sh\\necho "supportgate $*" >> "$(dirname "$0")/../calls"\\n' > "$bin/supportgate"
+chmod +x "$bin/supportgate"
+"""
+
+
+@dataclass
+class Checkout:
+    root: Path
+    venv: Path
+
+    def run(
+        self, script: str, *args: str, fail_pip: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "SUPPORTGATE_VENV": str(self.venv)}
+        env.pop("FAIL_PIP", None)
+        if fail_pip:
+            env["FAIL_PIP"] = "1"
+        return subprocess.run(
+            [str(self.root / "scripts" / script), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    def calls(self) -> list[str]:
+        """Each call since the last look."""
+        log = self.venv / "calls"
+        lines = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return lines
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Checkout:
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    for name in ("install", "serve", "lib.sh"):
+        shutil.copy2(REPO / "scripts" / name, root / "scripts" / name)
+    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(STAND_IN_PYTHON)
+    python.chmod(0o755)
+    return Checkout(root, venv)
+
+
+def _pip_installs(calls: list[str]) -> list[str]:
+    return [call.removeprefix("-m pip install --quiet --editable ") for call in calls]
+
+
+def test_a_second_install_of_the_same_mode_runs_no_pip(checkout: Checkout) -> None:
+    first = checkout.run("install", "--runtime")
+    assert first.returncode == 0, first.stderr
+    assert _pip_installs(checkout.calls()) == [str(checkout.root)]
+    again = checkout.run("install", "--runtime")
+    assert again.returncode == 0, again.stderr
+    assert checkout.calls() == []
+
+
+def test_dev_after_runtime_installs_the_dev_extra_and_then_serves_both(
+    checkout: Checkout,
+) -> None:
+    assert checkout.run("install", "--runtime").returncode == 0
+    checkout.calls()
+    assert checkout.run("install", "--dev").returncode == 0
+    assert _pip_installs(checkout.calls()) == [f"{checkout.root}[dev]"]
+    assert checkout.run("install", "--dev").returncode == 0
+    assert checkout.run("install", "--runtime").returncode == 0  # dev holds runtime
+    assert checkout.calls() == []
+
+
+def test_a_changed_pyproject_installs_again(checkout: Checkout) -> None:
+    assert checkout.run("install", "--runtime").returncode == 0
+    checkout.calls()
+    pyproject = checkout.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n# a new pin\n")
+    assert checkout.run("install", "--runtime").returncode == 0
+    assert _pip_installs(checkout.calls()) == [str(checkout.root)]
+
+
+def test_a_failed_pip_install_is_tried_again_next_time(checkout: Checkout) -> None:
+    assert checkout.run("install", "--dev").returncode == 0
+    checkout.calls()
+    pyproject = checkout.root / "pyproject.toml"
+    before = pyproject.read_text()
+    pyproject.write_text(before + "\n# a new pin\n")
+    assert checkout.run("install", "--dev", fail_pip=True).returncode != 0
+    checkout.calls()
+    pyproject.write_text(before)  # back to what the stamp once recorded: pip ran half-way since
+    assert checkout.run("install", "--dev").returncode == 0
+    assert _pip_installs(checkout.calls()) == [f"{checkout.root}[dev]"]
+
+
+def test_install_needs_a_mode_and_names_an_unknown_option(checkout: Checkout) -> None:
+    bare = checkout.run("install")
+    assert bare.returncode == 2
+    assert "usage: scripts/install --runtime|--dev" in bare.stderr
+    unknown = checkout.run("install", "--with-opa", "--everything")
+    assert unknown.returncode == 2
+    assert "unknown option --everything" in unknown.stderr
+    assert checkout.calls() == []
+
+
+def test_serve_installs_the_runtime_only_then_passes_its_arguments_on(
+    checkout: Checkout,
+) -> None:
+    for _ in range(2):
+        served = checkout.run("serve", "--port", "8123")
+        assert served.returncode == 0, served.stderr
+    assert checkout.calls() == [
+        f"-m pip install --quiet --editable {checkout.root}",
+        "supportgate serve --bootstrap-admin-key --port 8123",
+        "supportgate serve --bootstrap-admin-key --port 8123",
+    ]

@@ -9,6 +9,7 @@ pip, and whose pip "install" leaves a `supportgate` that writes down its argumen
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -35,9 +36,11 @@ class Checkout:
     venv: Path
 
     def run(
-        self, script: str, *args: str, fail_pip: bool = False
+        self, script: str, *args: str, fail_pip: bool = False, path: str | None = None
     ) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "SUPPORTGATE_VENV": str(self.venv)}
+        if path is not None:
+            env["PATH"] = path
         env.pop("FAIL_PIP", None)
         if fail_pip:
             env["FAIL_PIP"] = "1"
@@ -141,3 +144,44 @@ def test_serve_installs_the_runtime_only_then_passes_its_arguments_on(
         "supportgate serve --bootstrap-admin-key --port 8123",
         "supportgate serve --bootstrap-admin-key --port 8123",
     ]
+
+
+def _stand_in_go(tools: Path, opa_version: str) -> str:
+    """A PATH whose `go` writes down each call (GOPATH: `tools`) and whose `opa` is at
+    `opa_version`; the system's tools after them."""
+    bin_dir = tools / "bin"
+    bin_dir.mkdir(parents=True)
+    scripts = {
+        "go": f'[ "$1" = env ] && {{ echo {tools}; exit 0; }}\necho "go $*" >> {tools}/calls\n',
+        # like the real one, it goes on writing after the Version line (a reader that stops
+        # early makes it die of SIGPIPE)
+        "opa": f"echo 'Version: {opa_version}'\nsleep 0.2\necho 'Platform: linux'\n",
+    }
+    for name, body in scripts.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}")
+        (bin_dir / name).chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_with_opa_runs_go_install_only_when_opa_is_not_at_the_pinned_version(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    pinned = re.search(r'^OPA_VERSION="v([^"]+)"', (REPO / "scripts/lib.sh").read_text(), re.M)
+    assert pinned is not None
+    current, old = tmp_path / "current", tmp_path / "old"
+    assert (
+        checkout.run(
+            "install", "--runtime", "--with-opa", path=_stand_in_go(current, pinned[1])
+        ).returncode
+        == 0
+    )
+    assert not (current / "calls").exists()
+    assert (
+        checkout.run(
+            "install", "--runtime", "--with-opa", path=_stand_in_go(old, "0.70.0")
+        ).returncode
+        == 0
+    )
+    assert (old / "calls").read_text() == (
+        f"go install github.com/open-policy-agent/opa@v{pinned[1]}\n"
+    )

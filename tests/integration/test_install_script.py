@@ -185,3 +185,21 @@ def test_with_opa_runs_go_install_only_when_opa_is_not_at_the_pinned_version(
     assert (old / "calls").read_text() == (
         f"go install github.com/open-policy-agent/opa@v{pinned[1]}\n"
     )
+
+
+def test_an_old_python_is_refused_before_any_virtualenv_is_made(tmp_path: Path) -> None:
+    old_python = tmp_path / "python3.10"
+    old_python.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "Python 3.10.12"\nexit 1\n')
+    old_python.chmod(0o755)
+    venv = tmp_path / "no-venv-yet"
+    refused = subprocess.run(
+        [str(REPO / "scripts" / "install"), "--runtime"],
+        env={**os.environ, "SUPPORTGATE_VENV": str(venv), "SUPPORTGATE_PYTHON": str(old_python)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert refused.returncode == 1
+    assert f"needs Python 3.11 or newer; '{old_python}' is Python 3.10.12" in refused.stderr
+    assert not venv.exists()

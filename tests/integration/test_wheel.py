@@ -1,5 +1,5 @@
 """supportgate as a stranger gets it: the wheel `python -m build` makes, installed with plain pip
-into a fresh virtualenv, run from an empty directory with no checkout in sight.
+into a fresh virtualenv, run in a directory that holds only copies of the example manifests.
 
 The wheel is built from exactly the files the Dockerfile's build stage copies
 (tests/docker_context.py), so this is also the wheel the image installs. Slow (a build and a
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,28 +24,15 @@ import httpx
 import pytest
 
 import supportgate
+from supportgate.policy.inputs import format_time
 
 from ..docker_context import REPO, copy_build_context, is_copied
+from ..examples import expected, report_problems
 from ..server import clean_env, run_cli, serving
 
 pytestmark = pytest.mark.slow
 
 BUILD_TIMEOUT_S = 600.0
-CHECKED_AT = "2026-11-30T00:00:00Z"
-MANIFEST = """\
-apiVersion: supportgate/v1
-kind: HardwareManifest
-metadata: {name: wheel-test-pool, owner: packaging}
-spec:
-  accelerator: {vendor: nvidia, model: H100-SXM5-80GB, arch: sm90, memory_gib: 80, per_node: 8}
-  nodes: 2
-  interconnect: {scale_up_domain: 8, fabric: nvlink4}
-  toolkit: {name: cuda, version: "12.8"}
-  driver: "570.86.15"
-  os: {name: linux, distribution: ubuntu-22.04, kernel: "5.15.0"}
-  compiler: {name: gcc, version: "13.2.0"}
-  python: "3.12.3"
-"""
 
 
 def _run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -120,7 +108,7 @@ def _without_ids(value: Any) -> Any:
     return value
 
 
-def test_the_installed_wheel_checks_migrates_serves_and_verifies_from_an_empty_directory(
+def test_the_installed_wheel_checks_migrates_serves_and_verifies_outside_the_checkout(
     installed: Path, tmp_path: Path
 ) -> None:
     workdir = tmp_path / "work"
@@ -144,15 +132,19 @@ def test_the_installed_wheel_checks_migrates_serves_and_verifies_from_an_empty_d
     shown = supportgate_cli("--version")
     assert (shown.returncode, shown.stdout) == (0, f"supportgate {supportgate.__version__}\n")
 
-    (workdir / "pool.yaml").write_text(MANIFEST)
-    check_args = ("check", "--format", "json", "--at", CHECKED_AT, "pool.yaml")
+    wanted = expected()  # examples/manifests/expected.yaml
+    for example in wanted.files:
+        shutil.copy2(example, workdir / example.name)
+    at = format_time(wanted.evaluated_at)
+    check_args = ("check", "--format", "json", "--at", at, *wanted.decisions)
     checked = supportgate_cli(*check_args)
-    assert checked.returncode == 0, checked.stderr
-    from_checkout = run_cli(check_args, env=clean_env(), cwd=workdir)
-    assert from_checkout.returncode == 0, from_checkout.stderr
+    rejected = any(want.verdict == "rejected" for want in wanted.decisions.values())
+    assert checked.returncode == (1 if rejected else 0), checked.stderr
     report = json.loads(checked.stdout)
+    assert report_problems(report["results"], exact=True) == {}
+    from_checkout = run_cli(check_args, env=clean_env(), cwd=workdir)
+    assert from_checkout.returncode == checked.returncode, from_checkout.stderr
     assert _without_ids(report) == _without_ids(json.loads(from_checkout.stdout))
-    (verdict,) = {result["decision"]["verdict"] for result in report["results"]}
 
     upgraded = supportgate_cli("db", "upgrade")
     assert upgraded.returncode == 0, upgraded.stderr
@@ -161,17 +153,20 @@ def test_the_installed_wheel_checks_migrates_serves_and_verifies_from_an_empty_d
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip().splitlines()[-1]
 
+    hardware = wanted.files[0]  # tracking order: hardware first
+    checked_now = supportgate_cli("check", "--format", "json", hardware.name)  # as served: now
+    (result,) = json.loads(checked_now.stdout)["results"]
     with serving(
         workdir, env=env, command=installed_supportgate, ready_path="/health/ready"
     ) as served:
         posted = httpx.post(
             f"{served.url}/v1/evaluations",
-            content=MANIFEST,
+            content=hardware.read_bytes(),
             headers={"Authorization": f"Bearer {key}", "Content-Type": "application/yaml"},
             timeout=30,
         )
         assert posted.status_code == 201, posted.text
-        assert posted.json()["verdict"] == verdict
+        assert posted.json()["verdict"] == result["decision"]["verdict"]
         login = httpx.get(f"{served.url}/ui/login", timeout=10)
         assert login.status_code == 200, login.text  # a template from the wheel
         stylesheet = httpx.get(f"{served.url}/ui/static/console.css", timeout=10)

@@ -1,6 +1,22 @@
 # The supportgate service: `docker build -t supportgate .` (docker-compose.yml builds it too).
-# The project is installed editable from /app because the service finds its policies
-# (/app/policies) and migrations (/app/migrations) beside the `service` package.
+# Two stages: the first builds supportgate's wheel (the package with its policies, default
+# matrix, migrations and console files as package data); the image installs only that wheel,
+# with no checkout and no build tools in it. tests/integration/test_dockerfile.py checks that
+# what is copied exists and suffices, and tests/integration/test_wheel.py builds and runs the
+# wheel from exactly these files.
+FROM python:3.11-slim AS build
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+RUN pip install build==1.6.1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY supportgate ./supportgate
+COPY policies ./policies
+COPY migrations ./migrations
+RUN python -m build --wheel --outdir /dist .
+
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -12,12 +28,8 @@ RUN groupadd --system --gid 10001 supportgate \
  && useradd --system --uid 10001 --gid supportgate \
       --home-dir /var/lib/supportgate --create-home --shell /usr/sbin/nologin supportgate
 
-WORKDIR /app
-COPY pyproject.toml README.md alembic.ini ./
-COPY supportgate ./supportgate
-COPY policies ./policies
-COPY migrations ./migrations
-RUN pip install --editable .
+COPY --from=build /dist/ /tmp/dist/
+RUN pip install /tmp/dist/*.whl && rm -rf /tmp/dist
 
 # Not root from here on. The working directory holds the SQLite file when no
 # SUPPORTGATE_DATABASE_URL is given.

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 .PHONY: install lint test bench schemas rego
 
 install:
-	./scripts/install --with-opa
+	./scripts/install --dev --with-opa --with-browser
 
 lint:
 	$(BIN)/ruff check supportgate tests bench

@@ -22,6 +22,7 @@ from supportgate.errors import DatabaseError, InputError, PolicyEngineError
 from supportgate.evaluations.check import CheckOptions, report_refused_command, run_check
 from supportgate.matrix import load_matrix_file
 from supportgate.reports import FAIL_ON, FORMATS
+from supportgate.version import PrintVersion
 
 if TYPE_CHECKING:
     from supportgate.runtime import Runtime
@@ -232,6 +233,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action=PrintVersion)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     check_cmd = commands.add_parser("check", help="evaluate manifest files and gate on the verdict")

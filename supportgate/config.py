@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from supportgate.package_data import POLICIES_PACKAGE, package_directory
 from supportgate.pagination import check_choice
 
-DEFAULT_POLICY_DIR = Path(__file__).resolve().parent.parent / "policies"
+DEFAULT_POLICY_DIR = package_directory(POLICIES_PACKAGE)
 DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
 DEFAULT_REEVALUATE_CRON = "0 3 * * *"
 

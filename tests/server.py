@@ -45,10 +45,16 @@ def clean_env(**variables: str) -> dict[str, str]:
 
 
 def run_cli(
-    args: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float = 120.0
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float = 120.0,
+    command: Sequence[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """`command` (default: supportgate_command()) with `args`, its output captured."""
     return subprocess.run(
-        [*supportgate_command(), *args],
+        [*(command or supportgate_command()), *args],
         env=dict(env),
         cwd=cwd,
         capture_output=True,
@@ -108,15 +114,18 @@ def serving(
     env: Mapping[str, str],
     args: Sequence[str] = (),
     ready_path: str = "/health/live",
+    command: Sequence[str] | None = None,
 ) -> Iterator[Served]:
-    """`supportgate serve` in `workdir` on a free port; yields once `ready_path` answers 200."""
+    """`supportgate serve` in `workdir` on a free port; yields once `ready_path` answers 200.
+    `command` is the supportgate to run (default: supportgate_command())."""
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
+    listen = ("--host", "127.0.0.1", "--port", str(port))
     stdout = workdir / f"serve-{port}.stdout"
     stderr = workdir / f"serve-{port}.stderr"
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
-            [*supportgate_command(), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+            [*(command or supportgate_command()), "serve", *listen, *args],
             env=dict(env),
             cwd=workdir,
             stdout=out,

@@ -3,11 +3,10 @@ carry and who is logged in; errors become pages too (a login redirect, 403, 404,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, NotAuthorizedException
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -21,18 +20,18 @@ from supportgate.auth.guard import PRINCIPAL_STATE_KEY
 from supportgate.errors import DatabaseError, InputError, PolicyEngineError
 from supportgate.http_errors import input_status
 from supportgate.logging import get_logger
+from supportgate.package_data import CONSOLE_PACKAGE, package_directory
 from supportgate.policy.inputs import format_time
 
 from .session import CONSOLE_PATH, CSRF_FIELD, csrf_cookies, csrf_token
 
 log = get_logger(__name__)
-TEMPLATES = Path(__file__).resolve().parent / "templates"
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = package_directory(CONSOLE_PACKAGE, "static")
 
 
 def template_config() -> TemplateConfig[JinjaTemplateEngine]:
     environment = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=PackageLoader(CONSOLE_PACKAGE, "templates"),
         autoescape=True,  # every value is escaped unless a template says otherwise (none does)
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -1,14 +1,14 @@
 """Alembic, run from Python: upgrade, downgrade and the schema check made at startup.
 
-The migrations live in `migrations/` at the repository root (beside `policies/`), so an
-editable install finds them without alembic.ini or a working directory.
+The migrations live in `migrations/` at the repository root (beside `policies/`) and install
+as the package data `supportgate.migrations`: found with importlib.resources, in a wheel and an
+editable checkout alike, without alembic.ini or a working directory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
@@ -18,10 +18,11 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
 from supportgate.errors import DatabaseError, SchemaOutdated
+from supportgate.package_data import MIGRATIONS_PACKAGE, package_directory
 
 from .engine import as_database_error, create_db_engine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
+MIGRATIONS_DIR = package_directory(MIGRATIONS_PACKAGE)
 UPGRADE_COMMAND = "supportgate db upgrade"
 
 

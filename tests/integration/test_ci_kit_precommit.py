@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,9 @@ from .ci_kit import (
     REJECTED_DEPLOYMENT,
     REJECTED_RULE,
     ROOT,
-    deployment,
     committed_repository,
     copy_of_this_checkout,
+    deployment,
     git,
     write_files,
 )
@@ -49,9 +48,9 @@ class HookRepository:
 
 
 @pytest.fixture(scope="module")
-def hook_repository(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HookRepository]:
+def hook_repository(tmp_path_factory: pytest.TempPathFactory) -> HookRepository:
     path = copy_of_this_checkout(tmp_path_factory.mktemp("supportgate-repo"))
-    yield HookRepository(
+    return HookRepository(
         path=path,
         rev=committed_repository(path),
         home=tmp_path_factory.mktemp("pre-commit-home"),

@@ -11,8 +11,8 @@ repository itself for the first checkout. The workflow is the example with one c
 `collect-flags` describe a B200 pool completely (this machine has no GPU, and its compiler and
 Python must not decide the verdict), so `collect` runs but probes nothing.
 
-Each run installs supportgate into the action's virtualenv with pip (about 75 s on the 2-core
-development machine, pip's cache warm)."""
+Each run installs supportgate into the action's virtualenv with pip: about 100 s a run on the
+2-core development machine (shared, pip's cache warm), 3.5 minutes for two runs."""
 
 from __future__ import annotations
 
@@ -207,10 +207,16 @@ def tracked(kit: Kit) -> dict[tuple[str, str], str]:
     }
 
 
-def sarif_results(run: Run) -> list[dict[str, Any]]:
+def uploaded_sarif(run: Run) -> dict[str, Any]:
+    """The SARIF report the upload step was given (version 2.1.0)."""
     sarif = json.loads((run.record / "uploaded.sarif").read_text())
+    assert isinstance(sarif, dict)
     assert sarif["version"] == "2.1.0"
-    return [result for each in sarif["runs"] for result in each["results"]]
+    return sarif
+
+
+def sarif_results(run: Run) -> list[dict[str, Any]]:
+    return [result for each in uploaded_sarif(run)["runs"] for result in each["results"]]
 
 
 def test_the_example_gates_a_passing_pool_and_deployment(kit: Kit, tmp_path: Path) -> None:
@@ -236,3 +242,18 @@ def test_the_example_uploads_the_findings_then_fails_on_a_rejected_deployment(
     assert REJECTED_RULE in [result["ruleId"] for result in errors], errors
     assert tracked(kit)[("DeploymentManifest", "v41-flash-b200-oversized")] == "rejected"
     assert "a manifest fails the gate (fail on rejected)" in run.log
+
+
+def test_the_example_uploads_a_report_naming_a_broken_file_then_fails(
+    kit: Kit, tmp_path: Path
+) -> None:
+    broken = PASSING_DEPLOYMENT.replace("v41-flash-b200-batch", "Not_A_DNS_Label")
+    run = run_example(kit, tmp_path, {"batch.yaml": PASSING_DEPLOYMENT, "broken.yaml": broken})
+    assert run.returncode != 0, run.log
+    (invocation,) = uploaded_sarif(run)["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    notes = [note["message"]["text"] for note in invocation["toolExecutionNotifications"]]
+    assert any(
+        note.startswith("deploy/broken.yaml: ") and "$.metadata.name" in note for note in notes
+    ), notes
+    assert "supportgate check could not check (exit 2)" in run.log

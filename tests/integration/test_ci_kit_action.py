@@ -11,8 +11,8 @@ repository itself for the first checkout. The workflow is the example with one c
 `collect-flags` describe a B200 pool completely (this machine has no GPU, and its compiler and
 Python must not decide the verdict), so `collect` runs but probes nothing.
 
-Each run installs supportgate into the action's virtualenv with pip: about 100 s a run on the
-2-core development machine (shared, pip's cache warm), 3.5 minutes for two runs."""
+Each run installs supportgate into the action's virtualenv with pip (pip's cache warm): the
+three runs take 2 to 3 minutes on the 2-core development machine."""
 
 from __future__ import annotations
 

@@ -44,6 +44,9 @@ from .ci_kit import (
     write_files,
 )
 
+# pip installs supportgate into a fresh virtualenv, as in the wheel test
+pytestmark = pytest.mark.slow
+
 EXAMPLE = ROOT / "examples" / "ci" / "github-actions.yml"
 ACT_TIMEOUT_S = 900
 USER_REPOSITORY = "https://github.com/acme/inference-fleet"  # gives github.repository_owner

@@ -32,6 +32,9 @@ from .ci_kit import (
     write_files,
 )
 
+# pip installs supportgate into a fresh virtualenv, as in the wheel test
+pytestmark = pytest.mark.slow
+
 HOOK_ID = "supportgate-check"
 INSTALL_TIMEOUT_S = 900
 POOL = "hardware/b200-pool.yaml"

@@ -3,9 +3,9 @@ repository, as a user's `.pre-commit-config.yaml` would use it: `repo:` is a com
 checkout (pre-commit clones the commit it is given, and installs the hook's Python environment
 from it with pip), so what runs is this repository's hook definition and package.
 
-The first run installs the environment (PyPI reachable, pip's cache warm: about 75 s on the
-2-core development machine); every test of the module reuses it (PRE_COMMIT_HOME in the
-module's temp directory)."""
+The first run installs the environment (PyPI reachable, pip's cache warm: 26 s to 75 s on the
+2-core development machine, depending on its load); every test of the module reuses it
+(PRE_COMMIT_HOME in the module's temp directory)."""
 
 from __future__ import annotations
 

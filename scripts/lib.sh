@@ -3,6 +3,8 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${SUPPORTGATE_VENV:-$ROOT/.venv}"
 OPA_VERSION="v1.22.3"
+ACTIONLINT_VERSION="v1.7.12"
+ACT_VERSION="v0.2.89"
 PYTHON="${SUPPORTGATE_PYTHON:-python3}"
 
 gobin() { printf '%s/bin' "$(go env GOPATH)"; }

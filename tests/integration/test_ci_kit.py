@@ -1,10 +1,12 @@
-"""examples/ci: both pipelines parse, every supportgate command in them is a real command line,
-and their `check` step, run as written by bash against a real `supportgate serve`, writes the
-report the CI system uploads and fails the build exactly when a manifest is rejected."""
+"""examples/ci and action.yml: every pipeline and the action are valid against the JSON
+schemas their CI systems publish (vendored in check-jsonschema), pin what they use, and upload
+their report even when the gate fails; every supportgate command in the GitLab pipeline is a
+real command line, and its `check` step, run as written by bash against a real `supportgate
+serve`, writes the report GitLab reads and fails the build exactly when a manifest is
+rejected. The action's steps run for real under act in test_ci_kit_action.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -22,13 +24,21 @@ import yaml
 from supportgate.cli import _parser
 
 from ..server import Served, clean_env, make_keys, serving, supportgate_command
+from .ci_kit import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+ACTION = ROOT / "action.yml"
 SUPPORTGATE = ".supportgate-venv/bin/supportgate"
 SARIF_UPLOAD = "github/codeql-action/upload-sarif@"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+LOCAL_ACTION = "./.supportgate"  # the example's checkout of supportgate (action.yml at its root)
+CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
+SCHEMAS = [  # (file, check-jsonschema's vendored schema for it)
+    pytest.param(GITHUB, "vendor.github-workflows", id="github-workflow"),
+    pytest.param(ACTION, "vendor.github-actions", id="github-action"),
+    pytest.param(GITLAB, "vendor.gitlab-ci", id="gitlab-ci"),
+]
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -43,10 +53,10 @@ def github_steps() -> list[dict[str, Any]]:
     return steps
 
 
-def github_lines() -> list[str]:
-    return [
-        line for step in github_steps() for line in str(step.get("run", "")).splitlines() if line
-    ]
+def action_steps() -> list[dict[str, Any]]:
+    steps = load(ACTION)["runs"]["steps"]
+    assert isinstance(steps, list)
+    return steps
 
 
 def gitlab_job() -> dict[str, Any]:
@@ -74,9 +84,43 @@ def check_line(lines: list[str]) -> str:
     return line
 
 
-@pytest.mark.parametrize("lines", [github_lines, gitlab_lines], ids=["github", "gitlab"])
-def test_every_supportgate_command_is_a_real_command_line(lines: Any) -> None:
-    commands = [args for line in lines() if (args := supportgate_args(line)) is not None]
+@pytest.mark.parametrize(("path", "schema"), SCHEMAS)
+def test_valid_against_the_ci_systems_schema(path: Path, schema: str) -> None:
+    assert validate(path, schema).returncode == 0
+
+
+BROKEN = [  # a copy with one mistake each schema catches
+    pytest.param(GITHUB, "vendor.github-workflows", ("runs-on:", "runs_on:"), id="github-workflow"),
+    pytest.param(ACTION, "vendor.github-actions", ("shell: bash", "shell: []"), id="github-action"),
+    pytest.param(GITLAB, "vendor.gitlab-ci", ("when: always", "when: sometimes"), id="gitlab-ci"),
+]
+
+
+@pytest.mark.parametrize(("path", "schema", "mistake"), BROKEN)
+def test_the_schema_check_catches_a_mistake(
+    tmp_path: Path, path: Path, schema: str, mistake: tuple[str, str]
+) -> None:
+    text = path.read_text()
+    assert mistake[0] in text
+    broken = tmp_path / path.name
+    broken.write_text(text.replace(mistake[0], mistake[1], 1))
+    done = validate(broken, schema)
+    assert done.returncode == 1, done.stdout
+    assert "Schema validation errors" in done.stdout
+
+
+def validate(path: Path, schema: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CHECK_JSONSCHEMA), "--builtin-schema", schema, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_supportgate_command_is_a_real_command_line() -> None:
+    commands = [args for line in gitlab_lines() if (args := supportgate_args(line)) is not None]
     assert [args[0] for args in commands] == ["collect", "check"]
     for args in commands:
         parsed = _parser().parse_args(args)  # exits 2 on an unknown command or flag
@@ -87,17 +131,26 @@ def test_every_supportgate_command_is_a_real_command_line(lines: Any) -> None:
     assert check.token == "$SUPPORTGATE_TOKEN"  # noqa: S105 - the variable's name, from a secret
 
 
-def test_github_pins_its_actions_and_uploads_sarif_even_when_the_gate_fails() -> None:
+def test_github_pins_what_it_uses_and_runs_the_action_from_supportgates_checkout() -> None:
     steps = github_steps()
-    uses = [str(step["uses"]).split(" #")[0] for step in steps if "uses" in step]
-    assert uses
-    assert all(PINNED.match(action) for action in uses), uses
+    remote = [str(step["uses"]) for step in [*steps, *action_steps()] if "uses" in step]
+    remote.remove(LOCAL_ACTION)
+    assert all(PINNED.match(action) for action in remote), remote
+    (checkout,) = [step for step in steps if step.get("with", {}).get("path") == ".supportgate"]
+    assert checkout["with"]["repository"] == "${{ vars.SUPPORTGATE_REPOSITORY }}"
+    (gate,) = [step for step in steps if step.get("uses") == LOCAL_ACTION]
+    assert gate["with"]["server"] == "${{ vars.SUPPORTGATE_URL }}"
+    assert gate["with"]["token"] == "${{ secrets.SUPPORTGATE_TOKEN }}"  # noqa: S105 - a reference
+    assert load(GITHUB)["permissions"]["security-events"] == "write"  # upload-sarif
+
+
+def test_the_action_uploads_sarif_even_when_the_gate_fails_then_fails_on_it() -> None:
+    steps = action_steps()
     (upload,) = [step for step in steps if str(step.get("uses", "")).startswith(SARIF_UPLOAD)]
-    assert upload["if"] == "always()"
-    assert upload["with"]["sarif_file"] == "supportgate.sarif"
-    assert "> supportgate.sarif" in check_line(github_lines())
-    assert _parser().parse_args(supportgate_args(check_line(github_lines()))).format == "sarif"
-    assert load(GITHUB)["permissions"]["security-events"] == "write"
+    assert upload["if"].startswith("always() && ")
+    assert upload["with"]["sarif_file"] == "${{ steps.check.outputs.sarif-file }}"
+    assert steps[-1]["if"].startswith("always() && ")
+    assert 'exit "$CODE"' in steps[-1]["run"]
 
 
 def test_gitlab_reports_junit_even_when_the_gate_fails() -> None:
@@ -164,14 +217,6 @@ CASES = [
 ]
 
 
-def sarif_fails(root: Path, files: tuple[str, ...]) -> bool:
-    """Whether the SARIF report (version 2.1.0) holds an error."""
-    del files  # SARIF lists results, not the manifests checked
-    sarif = json.loads((root / "supportgate.sarif").read_text())
-    assert sarif["version"] == "2.1.0"
-    return "error" in [result["level"] for run in sarif["runs"] for result in run["results"]]
-
-
 def junit_fails(root: Path, files: tuple[str, ...]) -> bool:
     """Whether the JUnit report (a test case per manifest) holds a failure."""
     tree = ET.parse(root / "supportgate-junit.xml")  # noqa: S314 - our own output
@@ -181,7 +226,6 @@ def junit_fails(root: Path, files: tuple[str, ...]) -> bool:
 
 
 REPORTS = [  # a pipeline's lines, and whether the report its check step wrote shows a failure
-    pytest.param(github_lines, sarif_fails, id="github-sarif"),
     pytest.param(gitlab_lines, junit_fails, id="gitlab-junit"),
 ]
 

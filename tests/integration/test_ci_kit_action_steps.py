@@ -1,0 +1,200 @@
+"""action.yml's `collect` and `check` scripts, each run by bash as GitHub runs a `shell: bash`
+step (`bash --noprofile --norc -eo pipefail`), with the environment the step declares and a
+stand-in `supportgate` that records its arguments: the command lines they build are real
+`supportgate` command lines (parsed by the CLI's own parser), from the inputs as documented.
+The whole action runs under act in test_ci_kit_action.py; these cases are the inputs' edges."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from supportgate.cli import _parser
+
+from .ci_kit import ROOT, write_files
+
+RECORDER = """\
+#!/bin/sh
+# Records its arguments, one per line, and exits with $EXIT_CODE.
+for arg in "$@"; do printf '%s\\n' "$arg"; done >"$RECORDED_ARGS"
+echo '{"report": true}'
+exit "${EXIT_CODE:-0}"
+"""
+
+
+def action_step(step_id: str) -> dict[str, Any]:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    (step,) = [step for step in action["runs"]["steps"] if step.get("id") == step_id]
+    assert isinstance(step, dict)
+    assert step["shell"] == "bash"
+    return step
+
+
+@dataclass(frozen=True)
+class StepRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    args: list[str]  # what `supportgate` was called with ([] when it was not)
+    outputs: dict[str, str]  # what the step wrote to $GITHUB_OUTPUT
+
+
+def run_step(
+    step_id: str, workspace: Path, env: Mapping[str, str], *, exit_code: int = 0
+) -> StepRun:
+    step = action_step(step_id)
+    assert set(env) <= set(step["env"]), "the test sets only what the step declares"
+    script = workspace.parent / f"{step_id}.sh"
+    script.write_text(step["run"])
+    recorder = workspace.parent / "supportgate"
+    recorder.write_text(RECORDER)
+    recorder.chmod(0o755)
+    recorded = workspace.parent / "args"
+    outputs = workspace.parent / "github-output"
+    bash = shutil.which("bash")
+    assert bash is not None
+    done = subprocess.run(
+        [bash, "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=workspace,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "RUNNER_TEMP": str(workspace.parent),
+            "GITHUB_OUTPUT": str(outputs),
+            "SUPPORTGATE": str(recorder),
+            "RECORDED_ARGS": str(recorded),
+            "EXIT_CODE": str(exit_code),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    lines = outputs.read_text().splitlines() if outputs.exists() else []
+    return StepRun(
+        returncode=done.returncode,
+        stdout=done.stdout,
+        stderr=done.stderr,
+        args=recorded.read_text().splitlines() if recorded.exists() else [],
+        outputs=dict(line.split("=", 1) for line in lines),
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    write_files(
+        root,
+        {
+            "hardware.yaml": "",
+            "deploy/a.yaml": "",
+            "deploy/nested/b.yaml": "",
+            "deploy/with space.yaml": "",
+        },
+    )
+    return root
+
+
+CHECK_ENV = {"SARIF_FILE": "supportgate.sarif", "FAIL_ON": "rejected", "HARDWARE_FILE": ""}
+COLLECT_ENV = {
+    "VENV_PYTHON": sys.executable,
+    "COLLECT_NAME": "rtx-pool",
+    "HARDWARE_FILE": "hardware.yaml",
+}
+
+
+def test_check_expands_each_line_once_and_passes_on_a_line_matching_nothing(
+    workspace: Path,
+) -> None:
+    files = "deploy/**/*.yaml\n\n  deploy/with space.yaml  \nmissing/*.yaml\nhardware.yaml\n"
+    run = run_step(
+        "check",
+        workspace,
+        {**CHECK_ENV, "FILES": files, "HARDWARE_FILE": "hardware.yaml", "SERVER": ""},
+    )
+    assert run.returncode == 0, run.stderr
+    parsed = _parser().parse_args(run.args)
+    assert parsed.files == [
+        "hardware.yaml",  # collected: checked first
+        "deploy/a.yaml",
+        "deploy/nested/b.yaml",
+        "deploy/with space.yaml",  # once, though two lines name it
+        "missing/*.yaml",  # `check` names it in its report
+    ]
+    assert (parsed.format, parsed.fail_on, parsed.server, parsed.token) == (
+        "sarif",
+        "rejected",
+        None,
+        None,
+    )
+    assert (workspace / "supportgate.sarif").read_text() == '{"report": true}\n'
+    assert run.outputs == {"exit-code": "0", "sarif-file": "supportgate.sarif"}
+
+
+@pytest.mark.parametrize("exit_code", [1, 2])
+def test_check_records_a_failing_exit_code_and_leaves_failing_to_the_last_step(
+    workspace: Path, exit_code: int
+) -> None:
+    run = run_step(
+        "check",
+        workspace,
+        {
+            **CHECK_ENV,
+            "FILES": "deploy/a.yaml",
+            "FAIL_ON": "experimental",
+            "SERVER": "https://supportgate.example.com",
+            "SUPPORTGATE_TOKEN": "a-ci-key",  # a made-up key
+        },
+        exit_code=exit_code,
+    )
+    assert run.returncode == 0, run.stderr  # the upload step still runs
+    assert run.outputs["exit-code"] == str(exit_code)
+    parsed = _parser().parse_args(run.args)
+    assert parsed.server == "https://supportgate.example.com"
+    assert parsed.fail_on == "experimental"
+    assert "a-ci-key" not in run.args  # check reads it from SUPPORTGATE_TOKEN
+
+
+def test_collect_splits_its_flags_with_shell_quoting(workspace: Path) -> None:
+    flags = "--owner infra --gpu-model 'RTX 5880 Ada Generation' --label team=ml"
+    run = run_step(
+        "collect",
+        workspace,
+        {**COLLECT_ENV, "COLLECT_FLAGS": flags},
+    )
+    assert run.returncode == 0, run.stderr
+    parsed = _parser().parse_args(run.args)
+    assert (parsed.name, parsed.owner, parsed.gpu_model, parsed.label) == (
+        "rtx-pool",
+        "infra",
+        "RTX 5880 Ada Generation",
+        ["team=ml"],
+    )
+    assert parsed.output == Path("hardware.yaml")
+    assert run.outputs == {"hardware-file": "hardware.yaml"}
+
+
+def test_collect_refuses_flags_it_cannot_split_naming_the_input(workspace: Path) -> None:
+    run = run_step(
+        "collect",
+        workspace,
+        {**COLLECT_ENV, "COLLECT_FLAGS": "--gpu-model 'RTX 5880"},
+    )
+    assert run.returncode != 0
+    assert "::error title=supportgate::collect-flags: No closing quotation" in run.stderr
+    assert run.args == []
+
+
+def test_collect_without_a_name_collects_nothing(workspace: Path) -> None:
+    run = run_step("collect", workspace, {**COLLECT_ENV, "COLLECT_NAME": ""})
+    assert run.returncode == 0, run.stderr
+    assert run.args == []
+    assert run.outputs == {}

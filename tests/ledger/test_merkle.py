@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from functools import cache
 
 import pytest
@@ -237,7 +238,7 @@ def test_verification_names_the_field_that_fails() -> None:
 
 def test_a_tree_refuses_leaves_and_sizes_it_does_not_have() -> None:
     _, tree, _ = _shared(300)
-    for call, field in [
+    calls: list[tuple[Callable[[], object], str]] = [
         (lambda: tree.inclusion_proof(300), "leaf_index"),
         (lambda: tree.inclusion_proof(5, 5), "leaf_index"),
         (lambda: tree.inclusion_proof(0, 301), "tree_size"),
@@ -245,7 +246,8 @@ def test_a_tree_refuses_leaves_and_sizes_it_does_not_have() -> None:
         (lambda: tree.leaf_hash(-1), "leaf_index"),
         (lambda: tree.consistency_proof(11, 10), "first"),
         (lambda: MerkleTree(MemoryNodeStore(), -1), "tree_size"),
-    ]:
+    ]
+    for call, field in calls:
         with pytest.raises(OutOfRange) as caught:
             call()
         assert caught.value.field == field
@@ -282,9 +284,8 @@ def test_a_tree_over_a_store_that_lost_nodes_says_so() -> None:
 BIG = 100_000
 
 
-def _reads(store: MemoryNodeStore, call: object) -> int:
+def _reads(store: MemoryNodeStore, call: Callable[[], object]) -> int:
     before = store.reads
-    assert callable(call)
     call()
     return store.reads - before
 

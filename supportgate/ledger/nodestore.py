@@ -55,6 +55,10 @@ class MemoryNodeStore:
         self._levels: list[bytearray] = []
         self.reads = 0
 
+    def __len__(self) -> int:
+        """The number of nodes stored."""
+        return sum(len(row) for row in self._levels) // HASH_SIZE
+
     def get(self, ids: Sequence[NodeId]) -> list[bytes]:
         self.reads += len(ids)
         return [self._hash_of(node) for node in ids]

@@ -157,6 +157,8 @@ def test_appending_reads_no_node() -> None:
     store = MemoryNodeStore()
     MerkleTree(store).append(_entries(1000))
     assert store.reads == 0
+    # 1000 leaves, and the 994 inner nodes of the complete subtrees 512 + 256 + ... + 8
+    assert len(store) == 1000 + 994
 
 
 # -- verification refuses what does not hold -----------------------------------------------

@@ -20,7 +20,7 @@ rfc9162.py has the RFC's own recursive definitions, the oracle the tests compare
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from supportgate.ledger.errors import InvalidProof, OutOfRange
 from supportgate.ledger.nodestore import HASH_SIZE, NodeId, NodeStore
@@ -196,19 +196,9 @@ def verify_inclusion(
         raise InvalidProof(
             f"{leaf_index} is not a leaf of a tree of {tree_size} leaves", field="leaf_index"
         )
-    fn, sn, r = leaf_index, tree_size - 1, leaf
-    for p in proof:
-        if sn == 0:
-            raise InvalidProof(f"the proof has {len(proof)} hashes, too many", field="hashes")
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            while not fn & 1 and fn != 0:
-                fn, sn = fn >> 1, sn >> 1
-        else:
-            r = node_hash(r, p)
-        fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise InvalidProof(f"the proof has {len(proof)} hashes, too few", field="hashes")
+    r = leaf
+    for p, left in _walk(leaf_index, tree_size - 1, proof, hashes=len(proof)):
+        r = node_hash(p, r) if left else node_hash(r, p)
     if r != root:
         raise InvalidProof("the proof does not lead to the root hash", field="hashes")
 
@@ -249,19 +239,30 @@ def _consistency_roots(
     while fn & 1:
         fn, sn = fn >> 1, sn >> 1
     fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            raise InvalidProof(f"the proof has {len(proof)} hashes, too many", field="hashes")
-        if fn & 1 or fn == sn:
+    for c, left in _walk(fn, sn, path[1:], hashes=len(proof)):
+        if left:
             fr, sr = node_hash(c, fr), node_hash(c, sr)
-            while not fn & 1 and fn != 0:
-                fn, sn = fn >> 1, sn >> 1
         else:
             sr = node_hash(sr, c)
+    return fr, sr
+
+
+def _walk(fn: int, sn: int, path: Sequence[bytes], *, hashes: int) -> Iterator[tuple[bytes, bool]]:
+    """The loop both verifications share (2.1.3.2 step 4, 2.1.4.2 step 6): each hash of
+    `path` with whether it is the left child where it joins (fn is a right child, or the
+    last node of its level), fn and sn shifted as the RFC says. Refuses a proof of more or
+    fewer than the path's `hashes` (counted as the caller was given them)."""
+    for p in path:
+        if sn == 0:
+            raise InvalidProof(f"the proof has {hashes} hashes, too many", field="hashes")
+        left = bool(fn & 1) or fn == sn
+        yield p, left
+        if left:
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
         fn, sn = fn >> 1, sn >> 1
     if sn != 0:
-        raise InvalidProof(f"the proof has {len(proof)} hashes, too few", field="hashes")
-    return fr, sr
+        raise InvalidProof(f"the proof has {hashes} hashes, too few", field="hashes")
 
 
 def _check_hashes(proof: Sequence[bytes], **named: bytes) -> None:

@@ -104,6 +104,13 @@ def _check_against_rfc(
     verify_consistency(first, size, consistency, tree.root(first), root)
 
 
+def _draw_leaf_and_first(data: st.DataObject, size: int) -> tuple[int, int]:
+    """A leaf of the tree of `size` leaves, and an earlier size to prove consistency from."""
+    return data.draw(st.integers(0, size - 1), label="leaf"), data.draw(
+        st.integers(0, size), label="first"
+    )
+
+
 def test_every_proof_of_every_tree_up_to_64_leaves() -> None:
     entries, tree, _ = _shared(300)
     for size in range(1, 65):
@@ -118,10 +125,7 @@ def test_a_tree_of_random_entries_matches_the_rfc(
     entries: list[bytes], data: st.DataObject
 ) -> None:
     tree, _ = _tree(entries)
-    size = len(entries)
-    leaf = data.draw(st.integers(0, size - 1), label="leaf")
-    first = data.draw(st.integers(0, size), label="first")
-    _check_against_rfc(entries, tree, size, leaf, first)
+    _check_against_rfc(entries, tree, len(entries), *_draw_leaf_and_first(data, len(entries)))
 
 
 @settings(max_examples=150, deadline=None)
@@ -129,9 +133,7 @@ def test_a_tree_of_random_entries_matches_the_rfc(
 def test_earlier_sizes_of_a_grown_tree_match_the_rfc(data: st.DataObject) -> None:
     entries, tree, _ = _shared(300)
     size = data.draw(st.integers(1, 300), label="size")
-    leaf = data.draw(st.integers(0, size - 1), label="leaf")
-    first = data.draw(st.integers(0, size), label="first")
-    _check_against_rfc(entries, tree, size, leaf, first)
+    _check_against_rfc(entries, tree, size, *_draw_leaf_and_first(data, size))
 
 
 @pytest.mark.parametrize("size", [1023, 1024, 1025, 4097, 20_000])
@@ -164,6 +166,12 @@ def test_appending_reads_no_node() -> None:
 # -- verification refuses what does not hold -----------------------------------------------
 
 
+def _flip_one(data: st.DataObject, proof: list[bytes]) -> list[bytes]:
+    """`proof` with one bit of one of its hashes flipped."""
+    at = data.draw(st.integers(0, len(proof) - 1), label="at")
+    return [*proof[:at], _flip(proof[at], data.draw(st.integers(0, 31), "byte")), *proof[at + 1 :]]
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_a_touched_inclusion_proof_does_not_verify(data: st.DataObject) -> None:
@@ -172,8 +180,7 @@ def test_a_touched_inclusion_proof_does_not_verify(data: st.DataObject) -> None:
     leaf = data.draw(st.integers(0, size - 1), label="leaf")
     proof, root = tree.inclusion_proof(leaf, size), tree.root(size)
     hashed = leaf_hash(entries[leaf])
-    at = data.draw(st.integers(0, len(proof) - 1), label="at")
-    flipped = [*proof[:at], _flip(proof[at], data.draw(st.integers(0, 31))), *proof[at + 1 :]]
+    flipped = _flip_one(data, proof)
     with pytest.raises(InvalidProof, match="does not lead to the root"):
         verify_inclusion(hashed, leaf, size, flipped, root)
     with pytest.raises(InvalidProof):
@@ -194,8 +201,7 @@ def test_a_touched_consistency_proof_does_not_verify(data: st.DataObject) -> Non
     first = data.draw(st.integers(1, second - 1), label="first")
     proof = tree.consistency_proof(first, second)
     roots = tree.root(first), tree.root(second)
-    at = data.draw(st.integers(0, len(proof) - 1), label="at")
-    flipped = [*proof[:at], _flip(proof[at]), *proof[at + 1 :]]
+    flipped = _flip_one(data, proof)
     with pytest.raises(InvalidProof, match=r"does not lead to the (first|second) root"):
         verify_consistency(first, second, flipped, *roots)
     # a first tree of 2**k leaves is the proof's seed, so a wrong first root shows in the second

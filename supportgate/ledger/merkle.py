@@ -233,7 +233,7 @@ def _consistency_roots(
     if not proof:
         raise InvalidProof("the proof is empty", field="hashes")
     path = list(proof)
-    if first & (first - 1) == 0:
+    if (first & (first - 1)) == 0:  # a power of two
         path.insert(0, first_root)
     fn, sn = first - 1, second - 1
     while fn & 1:

@@ -6,7 +6,7 @@ Run: python -m bench.bench_ledger [--leaves 1000000] [--batch 1000] [--entry-byt
    are appended to a MerkleTree over a MemoryNodeStore in batches of --batch (as a writer
    batch would), timed as a whole: per leaf, against hashing the leaf alone (SHA-256 of
    0x00 || entry), which is the part no tree can avoid.
-2. On the full tree: the inclusion proof of leaf 0 and of the last leaf, consistency proofs
+2. On the full tree: the inclusion proof of leaves 0 and 1 and of the last leaf, consistency proofs
    from sizes 1, half and last-but-one, and the root at an earlier size: node reads (what a
    SQL store would fetch, in one query) and the median time of each over --repeats.
    Target (issue 11): the proof for the last leaf within 2x of the one for the first.
@@ -93,6 +93,7 @@ def main() -> None:
     root = tree.root()
     cases: list[tuple[str, Callable[[], object]]] = [
         ("inclusion proof, leaf 0", lambda: tree.inclusion_proof(0)),
+        ("inclusion proof, leaf 1", lambda: tree.inclusion_proof(1)),
         (f"inclusion proof, leaf {n - 1:,}", lambda: tree.inclusion_proof(n - 1)),
         (f"consistency proof {1:,} -> {n:,}", lambda: tree.consistency_proof(1)),
         (f"consistency proof {n // 2 + 1:,} -> {n:,}", lambda: tree.consistency_proof(n // 2 + 1)),

@@ -103,6 +103,8 @@ _OTHER = _signer(bytes(32)).verifier().encoded().split("+")[1]  # another key's 
         (VERIFIER_KEY[:-1], "not standard base64"),
         (VERIFIER_KEY[:-8] + "AAAA", "an Ed25519 key has 32 bytes, not 29"),
         (VERIFIER_KEY.replace(NAME, "example.com/a b"), "no spaces"),
+        (VERIFIER_KEY.replace(NAME, "example.com/a\N{NO-BREAK SPACE}b"), "no spaces"),
+        (VERIFIER_KEY.replace(NAME, "example.com/a\x1fb"), "no spaces"),
         (VERIFIER_KEY.replace(NAME, ""), "not empty"),
         (NAME, "a key is <name>"),
         (SIGNER_KEY, "a key is <name>"),

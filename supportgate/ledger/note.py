@@ -138,7 +138,7 @@ class NoteSigner:
 
     def sign(self, text: str) -> str:
         """The signed note: `text`, a blank line, and this key's signature line."""
-        data = text.encode()
+        data = text.encode("utf-8", "surrogatepass")
         _check_note_text(data, field="text")
         if not data.endswith(b"\n"):
             raise InvalidNote("a note's text ends with a newline", field="text")
@@ -189,7 +189,8 @@ def _check_note_text(data: bytes, *, field: str) -> str:
 def open_note(message: bytes | str, verifier: NoteVerifier) -> str:
     """The text of a signed note, once its signature by `verifier` holds; InvalidNote
     naming the part that does not (`note`, `signatures[i]`)."""
-    data = message.encode() if isinstance(message, str) else message
+    # a lone surrogate in a str is kept as bytes, for the UTF-8 check to name it
+    data = message.encode("utf-8", "surrogatepass") if isinstance(message, str) else message
     _check_note_text(data, field="note")
     split = data.rfind(b"\n\n")
     if split < 0:

@@ -211,6 +211,8 @@ def test_a_note_that_is_not_utf8_is_refused() -> None:
     with pytest.raises(InvalidNote, match="a note is UTF-8") as caught:
         open_note(SIGNED.encode().replace(b"\n3\n", b"\n\xff\n"), VERIFIER)
     assert caught.value.field == "note"
+    with pytest.raises(InvalidNote, match="a note is UTF-8"):
+        open_note(SIGNED.replace("\n3\n", "\n\ud800\n"), VERIFIER)
 
 
 def test_a_note_signed_by_another_key_of_the_same_name_is_refused() -> None:
@@ -222,7 +224,11 @@ def test_a_note_signed_by_another_key_of_the_same_name_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("no newline", "ends with a newline"), ("a\x00b\n", "no control character")],
+    [
+        ("no newline", "ends with a newline"),
+        ("a\x00b\n", "no control character"),
+        ("a\udfffb\n", "a note is UTF-8"),
+    ],
 )
 def test_only_a_text_that_makes_a_note_is_signed(text: str, message: str) -> None:
     with pytest.raises(InvalidNote, match=message) as caught:

@@ -20,6 +20,7 @@ from supportgate.config import Settings
 from supportgate.console import console_mount
 from supportgate.dependencies import RuntimeDep
 from supportgate.evaluations.controllers import EvaluationController, ManifestController
+from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
 from supportgate.http_input import refuse_nul_characters
 from supportgate.matrix.controllers import MatrixController
@@ -105,6 +106,7 @@ def create_app(
         state=State({"runtime": built}),
     )
     document(app)
+    app.asgi_handler = AllowEveryMethod(app)(app.asgi_handler)
     # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
     # sees a request no route matches (404, 405), and every request gets its event.
     app.asgi_handler = RequestObserver()(app.asgi_handler)

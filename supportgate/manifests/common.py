@@ -60,10 +60,11 @@ Arch = Annotated[
 ]
 Text = Annotated[str, msgspec.Meta(min_length=1)]
 
-STORABLE_TEXT_RE: Final = r"^(?:[^\u0000\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$"
-"""Text without a NUL character or an unpaired surrogate, which the decoder refuses in every
-string and key (supportgate.manifests._convert). Written for both regex dialects: ECMA-262
-sees a surrogate pair as two code units (the second branch), Python as one code point."""
+STORABLE_TEXT_RE: Final = r"^[^\u0000]*$"
+"""Text without a NUL character, which the decoder refuses in every string and key
+(supportgate.manifests._convert). It also refuses an unpaired surrogate (JSON `"\ud800"`),
+which no schema says: regex dialects over UTF-8 (Rust's, Go's, RE2) cannot name surrogates,
+and a pattern that does is not a valid regex to them."""
 
 # An RFC 3339 time with an offset, as msgspec reads it: `T`, `t` or a space between date and
 # time, any number of fraction digits, `Z`, `z`, `+01:00` or `+0100`; real calendar dates only.

@@ -12,12 +12,14 @@ checks beyond them:
 - each Struct's `json_schema_rules` (its `__post_init__` checks: an NVIDIA arch is `sm` +
   digits, exactly one of `hardware.ref` and `hardware.spec`) are merged into its definition;
 - every string and every map key without a pattern of its own gets STORABLE_TEXT_RE (no NUL
-  character, no unpaired surrogate).
+  character).
 
-Patterns keep END_GUARD, so that validators using Python's `re` agree with ECMA-262 ones.
-Two matrix checks compare one field with another, which JSON Schema cannot: a version range
-must not be empty (`min` < `below`) and `default_engine` must be among `engines`. Their
-descriptions say so, and the decoder alone enforces them.
+Patterns keep END_GUARD, so that validators using Python's `re` agree with ECMA-262 ones, and
+use only what Rust's and Go's regex dialects read too. What the decoder alone enforces, since
+JSON Schema cannot say it: a matrix's version range must not be empty (`min` < `below`) and
+its `default_engine` must be among `engines` (one field compared with another; their
+descriptions say so), and no string may hold an unpaired surrogate (JSON `"\ud800"`; see
+STORABLE_TEXT_RE).
 """
 
 from __future__ import annotations

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 
+from supportgate.manifests.common import END_GUARD
+
 MAX_URL_LENGTH = 2048
 MAX_DESCRIPTION_LENGTH = 500
+
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_PORT = r"[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]"
+URL_PATTERN: Final = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://"  # http or https, any case
+    r"(?:[-A-Za-z0-9._~!$&'()*+,;=:%]*@)?"  # user:password@
+    rf"{_LABEL}(?:\.{_LABEL})*\.?"  # a DNS name or an IPv4 address
+    rf"(?::(?:{_PORT}))?"  # a port from 1 to 65535
+    r"(?:[/?#][!-~]*)?$" + END_GUARD  # path, query and fragment: printable ASCII, no space
+)
+"""The webhook URLs accepted (supportgate.webhooks.services.check_url checks it too)."""
+NOT_NUL: Final = r"^[^\u0000]*$"
 
 WebhookState = Literal["active", "disabled"]
 DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
@@ -17,8 +31,22 @@ DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
 class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """POST /v1/webhooks: the URL that receives every alert (http or https)."""
 
-    url: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_URL_LENGTH)]
-    description: Annotated[str, msgspec.Meta(max_length=MAX_DESCRIPTION_LENGTH)] | None = None
+    url: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=MAX_URL_LENGTH,
+            description="http(s)://host[:port][/path]: a DNS name or IPv4 address",
+            pattern=URL_PATTERN,
+        ),
+    ]
+    description: (
+        Annotated[
+            str,
+            msgspec.Meta(max_length=MAX_DESCRIPTION_LENGTH, extra_json_schema={"pattern": NOT_NUL}),
+        ]
+        | None
+    ) = None
 
 
 class Webhook(msgspec.Struct, frozen=True, kw_only=True):

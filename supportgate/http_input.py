@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Litestar, Request
+from litestar.openapi.spec import Parameter
 
 from supportgate.errors import UsageError
 from supportgate.openapi import operations
@@ -53,7 +54,11 @@ def _query_names(app: Litestar) -> dict[tuple[str, str | None], frozenset[str]]:
     names: dict[tuple[str, str | None], frozenset[str]] | None = app.state.get(_QUERY_NAMES_KEY)
     if names is None:
         names = {
-            key: frozenset(p.name for p in operation.parameters or [] if p.param_in == "query")
+            key: frozenset(
+                p.name
+                for p in operation.parameters or []
+                if isinstance(p, Parameter) and p.param_in == "query"
+            )
             for key, operation in operations(app.openapi_schema).items()
         }
         app.state[_QUERY_NAMES_KEY] = names

@@ -240,7 +240,9 @@ def test_an_integral_float_is_the_integer_in_integer_places(written: str) -> Non
 
 
 def test_an_integral_float_in_json_is_the_integer() -> None:
-    assert decode_manifest(_json('"nodes": 4', '"nodes": 4.0'), fmt="json").spec.nodes == 4
+    manifest = decode_manifest(_json('"nodes": 4', '"nodes": 4.0'), fmt="json")
+    assert isinstance(manifest, HardwareManifest)
+    assert manifest.spec.nodes == 4
 
 
 def test_null_reads_as_absent() -> None:
@@ -447,7 +449,9 @@ def test_a_time_on_the_calendars_first_or_last_day_must_be_in_utc(at: str, accep
         "topology:", f"evidence: {{build: {{status: passed, at: '{at}'}}}}\n  topology:"
     )
     if accepted:
-        assert decode_manifest(text.encode(), fmt="yaml").spec.evidence is not None
+        manifest = decode_manifest(text.encode(), fmt="yaml")
+        assert isinstance(manifest, DeploymentManifest)
+        assert manifest.spec.evidence is not None
     else:
         error = _refused(text.encode())
         assert error.path == "$.spec.evidence.build.at"

@@ -92,6 +92,7 @@ def test_the_justification_pattern_is_what_the_service_accepts(
         ("http://host:0/", False),
         ("http://host:65536/", False),
         ("http://under_score.example/", False),
+        ("http://a..b/hooks", False),  # IDNA cannot encode it: no delivery could succeed
         ("http://[::1]:8080/", False),  # IPv6 literals are not taken
         ("0", False),
     ],

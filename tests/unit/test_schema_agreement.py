@@ -223,15 +223,15 @@ SETTINGS: Final = settings(
 
 
 @pytest.fixture(scope="module")
-def manifest_seeds(shared_examples: Path) -> st.SearchStrategy[Doc]:
+def manifest_seeds(examples_dir: Path) -> st.SearchStrategy[Doc]:
     """The example manifests, the contract's, and any tests/strategies.py draws."""
     examples = [
         to_builtins(manifest)
-        for path in sorted(shared_examples.glob("*.yaml"))
+        for path in sorted(examples_dir.glob("*.yaml"))
         if path.name != "expected.yaml"
         for manifest in decode_manifests(path.read_bytes(), fmt="yaml")
     ]
-    assert examples, f"no example manifests in {shared_examples}"
+    assert examples, f"no example manifests in {examples_dir}"
     return st.sampled_from([*examples, *CONTRACT_EXAMPLES]) | strategies.manifests()
 
 

@@ -40,7 +40,7 @@ from tests import strategies
 Doc = dict[str, Any]
 Path_ = tuple[str | int, ...]
 
-CONTRACT_EXAMPLES: Final[tuple[Doc, ...]] = (  # CONTRACT.md section 1, as JSON
+CONTRACT_EXAMPLES: Final[tuple[Doc, ...]] = (  # the examples of docs/manifests.md, as JSON
     {
         "apiVersion": "supportgate/v1",
         "kind": "HardwareManifest",

@@ -122,15 +122,15 @@ def check_url(url: str) -> str:
         raise UsageError("url: must name a host")
     if port == 0:
         raise UsageError("url: port 0 cannot be reached")
-    if not _URL.match(url):
-        raise UsageError(
-            "url: must be http(s)://host[:port][/path] with a DNS name or an IPv4 address"
-            " as the host, in printable ASCII"
-        )
     try:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise UsageError(f"url: not a valid URL ({exc})") from exc
+    if not _URL.match(url):
+        raise UsageError(
+            "url: must be http(s)://host[:port][/path] with a DNS name, an IPv4 or an [IPv6]"
+            " address as the host, in printable ASCII"
+        )
     return url
 
 

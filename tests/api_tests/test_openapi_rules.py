@@ -93,7 +93,9 @@ def test_the_justification_pattern_is_what_the_service_accepts(
         ("http://host:65536/", False),
         ("http://under_score.example/", False),
         ("http://a..b/hooks", False),  # IDNA cannot encode it: no delivery could succeed
-        ("http://[::1]:8080/", False),  # IPv6 literals are not taken
+        ("http://[::1]:8080/", True),
+        ("http://[fe80::1%25eth0]/", False),  # no zone ids
+        ("http://999.1.1.1/", False),  # four numbers are an IPv4 address: not this one
         ("0", False),
     ],
 )

@@ -317,10 +317,8 @@ def test_a_disagreement_is_found(tmp_path: Path) -> None:
         {"$ref": "hardware.schema.json"},
         registry=Registry().with_resources([("hardware.schema.json", resource)]),
     )
-    seeds = st.sampled_from(CONTRACT_EXAMPLES[:1]) | strategies.hardware_manifests()
-
-    @settings(SETTINGS, max_examples=300)
-    @given(doc=mutants(seeds))
+    @SETTINGS  # the NVIDIA pool as the only seed, so that its arch is often what changes
+    @given(doc=mutants(st.just(CONTRACT_EXAMPLES[0])))
     def agree(doc: Doc) -> None:
         _assert_agree(doc, validator, decode_manifest)
 

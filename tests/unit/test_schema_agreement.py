@@ -317,6 +317,7 @@ def test_a_disagreement_is_found(tmp_path: Path) -> None:
         {"$ref": "hardware.schema.json"},
         registry=Registry().with_resources([("hardware.schema.json", resource)]),
     )
+
     @SETTINGS  # the NVIDIA pool as the only seed, so that its arch is often what changes
     @given(doc=mutants(st.just(CONTRACT_EXAMPLES[0])))
     def agree(doc: Doc) -> None:

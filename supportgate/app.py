@@ -20,13 +20,14 @@ from supportgate.config import Settings
 from supportgate.console import console_mount
 from supportgate.dependencies import RuntimeDep
 from supportgate.evaluations.controllers import EvaluationController, ManifestController
+from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
-from supportgate.http_input import refuse_nul_characters
+from supportgate.http_input import check_parameters
 from supportgate.matrix.controllers import MatrixController
 from supportgate.observability.health import live, ready
 from supportgate.observability.metrics import MEDIA_TYPE
 from supportgate.observability.requests import RequestObserver
-from supportgate.openapi import components, document
+from supportgate.openapi import components, declare_request_rules, document
 from supportgate.reevaluation.controllers import ReevaluationController
 from supportgate.runtime import Runtime
 from supportgate.waivers.controllers import WaiverController
@@ -96,7 +97,7 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],
         lifespan=[lifespan],
-        before_request=refuse_nul_characters,
+        before_request=check_parameters,
         logging_config=_logging_config(),
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
@@ -105,6 +106,8 @@ def create_app(
         state=State({"runtime": built}),
     )
     document(app)
+    declare_request_rules(app, waivable_rules=built.waivers.deny_rules)
+    app.asgi_handler = AllowEveryMethod(app)(app.asgi_handler)
     # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
     # sees a request no route matches (404, 405), and every request gets its event.
     app.asgi_handler = RequestObserver()(app.asgi_handler)

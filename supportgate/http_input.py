@@ -1,21 +1,65 @@
-"""A check every request's parameters pass before its handler runs (a `before_request` hook).
+"""Checks every request's parameters pass before its handler runs (the `before_request` hook).
 
-PostgreSQL refuses text holding a NUL character (the driver raises DataError, which would be
-a 503): a path or query parameter with one (`?owner=%00`) is bad input, a 400 naming it.
-Bodies are checked where they are decoded (supportgate.manifests).
+- PostgreSQL refuses text holding a NUL character (the driver raises DataError, which would
+  be a 503): a path or query parameter with one (`?owner=%00`) is bad input, a 400 naming it.
+- A query parameter the endpoint does not take is a 400 naming it: `?verdcit=rejected` would
+  otherwise answer every decision, unfiltered, as if the filter had matched. So is one given
+  twice (`?verdict=rejected&verdict=supported`), which would otherwise keep one silently.
+
+Bodies are checked where they are decoded (supportgate.manifests, the handlers' Structs).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request
+from litestar import Litestar, Request
+from litestar.openapi.spec import Parameter
 
 from supportgate.errors import UsageError
+from supportgate.openapi import operations
+
+_QUERY_NAMES_KEY = "supportgate_query_names"
+
+
+async def check_parameters(request: Request[Any, Any, Any]) -> None:
+    """The API's hook: both checks."""
+    await refuse_nul_characters(request)
+    refuse_unknown_query_parameters(request)
 
 
 async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
+    """Also the console's hook (supportgate.console.app)."""
     parameters = [*request.path_params.items(), *request.query_params.multi_items()]
     for name, value in parameters:
         if isinstance(value, str) and "\x00" in value:
             raise UsageError(f"{name}: NUL characters (%00) are not accepted")
+
+
+def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
+    known = _query_names(request.app).get((request.method, request.scope.get("path_template")))
+    if known is None:  # not in the OpenAPI document: Litestar's OPTIONS and /schema routes
+        return
+    for name in request.query_params:
+        if name not in known:
+            takes = ", ".join(sorted(known)) or "none"
+            raise UsageError(f"{name}: not a query parameter of this endpoint (it takes {takes})")
+        if len(request.query_params.getall(name)) > 1:
+            raise UsageError(f"{name}: given more than once; it takes one value")
+
+
+def _query_names(app: Litestar) -> dict[tuple[str, str | None], frozenset[str]]:
+    """The query parameters each operation declares, read once from the OpenAPI document
+    (none of them takes a list of values)."""
+    names: dict[tuple[str, str | None], frozenset[str]] | None = app.state.get(_QUERY_NAMES_KEY)
+    if names is None:
+        names = {
+            key: frozenset(
+                p.name
+                for p in operation.parameters or []
+                if isinstance(p, Parameter) and p.param_in == "query"
+            )
+            for key, operation in operations(app.openapi_schema).items()
+        }
+        app.state[_QUERY_NAMES_KEY] = names
+    return names

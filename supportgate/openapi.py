@@ -10,6 +10,14 @@
   `field` or `extra` names it); a route with path parameters may answer 404; a route with a
   raw body may answer 413 (over 1 MiB) and 415 (neither JSON nor YAML). A handler's own
   `responses=` (a 409, a 201 with its body) win over these.
+- Request rules the types do not carry (`declare_request_rules(app, ...)`, once, in
+  create_app): a JSON body Struct that forbids unknown fields says `additionalProperties:
+  false`, every free string parameter excludes NUL (supportgate.http_input refuses it),
+  a waiver's `rule` is one of the loaded policies' deny rules and its `expires_at` matches
+  RFC3339_RE (msgspec's reading of a time, as in the manifests). The rest is declared where
+  the parameter or body field is (patterns, lengths, list sizes); only what no schema can say
+  is left to the descriptions: a waiver's `expires_at` must be in the future, and a cursor
+  must be one the endpoint gave out.
 """
 
 from __future__ import annotations
@@ -24,18 +32,23 @@ from litestar import Litestar
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import (
     Components,
+    OpenAPI,
     OpenAPIMediaType,
     Operation,
     RequestBody,
     Schema,
     SecurityScheme,
 )
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.routes import HTTPRoute
 
 from supportgate.manifests import DeploymentManifest, HardwareManifest, Matrix
+from supportgate.manifests.common import RFC3339_RE
 from supportgate.manifests.schema import render
 
 SECURITY_SCHEME: Final = "apiKey"
+NOT_NUL: Final = r"^[^\u0000]*$"
+HTTP_METHODS: Final = ("get", "put", "post", "delete", "patch")
 BODY_MEDIA_TYPES: Final = ("application/json", "application/yaml")
 
 ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
@@ -184,3 +197,65 @@ def document(app: Litestar) -> None:
                 **declared,
             }
             handler.security = [{SECURITY_SCHEME: []}]
+
+
+def operations(openapi: OpenAPI) -> dict[tuple[str, str], Operation]:
+    """Every operation of the document by (METHOD, path template)."""
+    found: dict[tuple[str, str], Operation] = {}
+    for path, item in (openapi.paths or {}).items():
+        for method in HTTP_METHODS:
+            operation = getattr(item, method, None)
+            if operation is not None:
+                found[method.upper(), path] = operation
+    return found
+
+
+def _free_strings(schema: Any) -> list[Schema]:
+    """The string schemas in `schema` (a parameter's, maybe `oneOf` with null) without a
+    pattern, an enum or a format of their own."""
+    if not isinstance(schema, Schema) or schema.pattern or schema.enum or schema.format:
+        return []
+    if schema.type == OpenAPIType.STRING:
+        return [schema]
+    return [found for part in (schema.one_of or []) for found in _free_strings(part)]
+
+
+def _structs(base: type[msgspec.Struct] = msgspec.Struct) -> dict[str, type[msgspec.Struct]]:
+    found: dict[str, type[msgspec.Struct]] = {}
+    for struct in base.__subclasses__():
+        found[struct.__name__] = struct
+        found.update(_structs(struct))
+    return found
+
+
+def _body_components(openapi: OpenAPI) -> set[str]:
+    """The component names that request bodies refer to (`#/components/schemas/X`)."""
+    names: set[str] = set()
+    for operation in operations(openapi).values():
+        body = operation.request_body
+        for media in (body.content or {}).values() if isinstance(body, RequestBody) else ():
+            ref = getattr(media.schema, "ref", None)
+            if isinstance(ref, str):
+                names.add(ref.rsplit("/", 1)[-1])
+    return names
+
+
+def declare_request_rules(app: Litestar, *, waivable_rules: frozenset[str]) -> None:
+    """Declare what the handlers check beyond the types (see the module docstring)."""
+    openapi = app.openapi_schema  # generated here, once; later reads return this object
+    for operation in operations(openapi).values():
+        for parameter in operation.parameters or []:
+            for schema in _free_strings(getattr(parameter, "schema", None)):
+                schema.pattern = NOT_NUL
+    components = openapi.components.schemas or {}
+    structs = _structs()
+    for name in _body_components(openapi):  # Litestar leaves forbid_unknown_fields unsaid
+        struct = structs.get(name)
+        if struct is not None and struct.__struct_config__.forbid_unknown_fields:
+            components[name].additional_properties = False
+    waiver = components["WaiverRequest"].properties or {}
+    rule, expires_at = waiver["rule"], waiver["expires_at"]
+    if not (isinstance(rule, Schema) and isinstance(expires_at, Schema)):
+        raise TypeError("Litestar wrote no Schema for WaiverRequest.rule or .expires_at")
+    rule.enum = sorted(waivable_rules)
+    expires_at.pattern = RFC3339_RE  # msgspec's reading of a time; Meta takes no pattern there

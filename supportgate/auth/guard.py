@@ -3,7 +3,9 @@
 Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
 `opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
 under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
-No or an unknown key is 401; a key whose role is too small is 403.
+No or an unknown key is 401; a key whose role is too small is 403. `OPTIONS` on a path (the
+handler Litestar adds to every route, answering 204 with `Allow: <every method>`) needs no
+key: a CORS preflight never sends one, and the answer tells only which methods exist.
 
 The console (supportgate/console, mounted at /ui) is its own application with its own guard,
 `require_console_key`: the same keys and roles, read from its HttpOnly cookie instead of the
@@ -17,7 +19,9 @@ from typing import Any
 
 import anyio.to_thread
 from litestar.connection import ASGIConnection
+from litestar.enums import HttpMethod
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 
 from .roles import Principal, Role, role_allows
@@ -32,7 +36,7 @@ CONSOLE_COOKIE = "supportgate_console"
 async def require_key(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
-    if handler.opt.get("public") or handler.opt.get("console"):
+    if handler.opt.get("public") or handler.opt.get("console") or _only_options(handler):
         return
     secret = _bearer(connection.headers.get("authorization"))
     if secret is None:
@@ -88,6 +92,10 @@ def _request_state(connection: ASGIConnection[Any, Any, Any, Any]) -> dict[str, 
     a new State object, with a lock, at every access)."""
     state: dict[str, Any] = connection.scope.setdefault("state", {})
     return state
+
+
+def _only_options(handler: BaseRouteHandler) -> bool:
+    return isinstance(handler, HTTPRouteHandler) and handler.http_methods == {HttpMethod.OPTIONS}
 
 
 def _bearer(header: str | None) -> str | None:

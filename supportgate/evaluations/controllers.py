@@ -10,6 +10,7 @@ from litestar.params import FromPath, FromQuery, HeaderParameter
 
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import RuntimeDep
+from supportgate.evaluations.services import IDEMPOTENCY_KEY_PATTERN
 from supportgate.http_paging import Cursor, Limit
 from supportgate.manifests.decision import Decision, ManifestKind, Verdict
 from supportgate.manifests.decode import format_for_media_type
@@ -37,7 +38,14 @@ class EvaluationController(Controller):
         self,
         request: Request[Any, Any, Any],
         runtime: RuntimeDep,
-        idempotency_key: Annotated[str | None, HeaderParameter(name="Idempotency-Key")] = None,
+        idempotency_key: Annotated[
+            str | None,
+            HeaderParameter(
+                name="Idempotency-Key",
+                description="a repeat with the same key and body returns the first answer",
+                schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN},
+            ),
+        ] = None,
     ) -> Response[bytes]:
         fmt = format_for_media_type(request.headers.get("content-type"))
         answer = await runtime.evaluations.submit(

@@ -38,6 +38,7 @@ from supportgate.manifests import (
     Manifest,
     decode_manifest,
 )
+from supportgate.manifests.common import END_GUARD
 from supportgate.manifests.decision import Decision
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
@@ -52,6 +53,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 CREATED = 201
 MAX_IDEMPOTENCY_KEY = 255
+IDEMPOTENCY_KEY_PATTERN = (
+    rf"^[ \t]*[!-~](?:[ -~]{{0,{MAX_IDEMPOTENCY_KEY - 2}}}[!-~])?[ \t]*$" + END_GUARD
+)
+"""1 to MAX_IDEMPOTENCY_KEY printable ASCII characters; spaces and tabs around them are not
+part of the key (HTTP strips them from a header value; so does `_check_idempotency_key`)."""
 INLINE_DECODE_BYTES = 64 * 1024  # larger bodies are decoded off the event loop
 _canonical = msgspec.json.Encoder(order="sorted")
 _encoder = msgspec.json.Encoder()
@@ -210,6 +216,7 @@ def _hardware_ref(manifest: Manifest) -> str | None:
 
 
 def _check_idempotency_key(value: str) -> str:
+    value = value.strip(" \t")
     if not 1 <= len(value) <= MAX_IDEMPOTENCY_KEY or not value.isascii() or not value.isprintable():
         raise UsageError(
             f"Idempotency-Key: must be 1-{MAX_IDEMPOTENCY_KEY} printable ASCII characters"

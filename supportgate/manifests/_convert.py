@@ -1,8 +1,10 @@
 """From a raw tree to a validated Struct, with every error naming its JSON path.
 
 Two steps. `plain` walks the raw tree beside the target's type (msgspec.inspect) to turn it
-into builtins: it refuses duplicate keys, and gives a number found where the type wants a
-string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it).
+into builtins: it refuses duplicate keys, gives a number found where the type wants a
+string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it),
+and reads an integral float where the type wants an integer as that integer (`nodes: 8.0`
+is 8, as JSON Schema's `integer` has it; `8.5` is still refused).
 `validate` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
 a ValidationError into a ManifestError whose path names the failing field, dict keys included
 (msgspec itself writes `$.engines[...]`).
@@ -63,6 +65,13 @@ def _wants_text(kind: mi.Type | None) -> bool:
     return text and not any(isinstance(m, mi.IntType | mi.FloatType) for m in members)
 
 
+def _wants_integer(kind: mi.Type | None) -> bool:
+    """Whether an integer, and no float, is valid at a place of this type."""
+    members = _members(kind)
+    integer = any(isinstance(m, mi.IntType) for m in members)
+    return integer and not any(isinstance(m, mi.FloatType) for m in members)
+
+
 def _tag(mapping: RawMapping, field: str) -> object:
     return next((value for key, value in mapping.pairs if key == field), None)
 
@@ -100,20 +109,28 @@ def _storable(text: str, path: str) -> str:
     return text
 
 
+def _number(node: Number, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
+    """A number read as the type `kind` wants: the integer of an integral float where an
+    integer is wanted, the text written where a string is (if `numbers_as_text`)."""
+    if isinstance(node.value, float) and node.value.is_integer() and _wants_integer(kind):
+        return int(node.value)
+    if not _wants_text(kind):
+        return node.value
+    if numbers_as_text:
+        return node.text
+    raise ManifestError(
+        f'expected a string, got the number {node.text}: quote it ("{node.text}");'
+        " JSON numbers are not read as text (a version 3.10 would become 3.1)",
+        path=path,
+    )
+
+
 def plain(node: Raw, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
     """`node` as builtins, read as the type `kind` wants (None: no type known there)."""
     if isinstance(node, str):
         return _storable(node, path)
     if isinstance(node, Number):
-        if not _wants_text(kind):
-            return node.value
-        if numbers_as_text:
-            return node.text
-        raise ManifestError(
-            f'expected a string, got the number {node.text}: quote it ("{node.text}");'
-            " JSON numbers are not read as text (a version 3.10 would become 3.1)",
-            path=path,
-        )
+        return _number(node, kind, path, numbers_as_text=numbers_as_text)
     if isinstance(node, list):
         item = _item_type(kind)
         return [

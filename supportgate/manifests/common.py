@@ -4,22 +4,25 @@ Every contract Struct derives from `Contract`: unknown fields are refused, insta
 immutable, and optional fields default to `None` (or an empty tuple) so that the canonical
 form (`msgspec.to_builtins`) omits them instead of writing `null`.
 
-Validation that a JSON Schema pattern cannot express lives in `__post_init__` and raises
-`FieldError`, which names the offending field so that the decoder reports the full JSON path
-(`$.spec.accelerator.arch`, not just `$.spec.accelerator`).
+Validation across fields lives in `__post_init__` and raises `FieldError`, which names the
+offending field so that the decoder reports the full JSON path (`$.spec.accelerator.arch`,
+not just `$.spec.accelerator`). A Struct with such a check says the same in JSON Schema in
+its `json_schema_rules` (merged into its schema by `supportgate.manifests.schema`), so that
+the schemas accept exactly what the decoder accepts.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
-from typing import Annotated, Final, Literal, get_args
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, ClassVar, Final, Literal, get_args
 
 import msgspec
 
 END_GUARD: Final = r"(?!\n)"
 """Appended to each `$`-terminated pattern: Python's `$` also matches before a trailing
-newline ("sm90\n"); this closes the gap. JSON Schema (ECMA-262) `$` needs no guard."""
+newline ("sm90\n"); this closes the gap. It stays in the published schemas: ECMA-262 reads it
+as a no-op, and validators that use Python's `re` (the jsonschema library) then agree too."""
 
 PATTERNS: dict[str, str] = {}
 """Each string pattern in the Structs, as msgspec quotes it in errors, to what it means."""
@@ -56,8 +59,36 @@ Arch = Annotated[
     pattern(ARCH_RE, "an arch: `sm` + compute capability for NVIDIA (sm90), else e.g. 910b or 950"),
 ]
 Text = Annotated[str, msgspec.Meta(min_length=1)]
+
+STORABLE_TEXT_RE: Final = r"^[^\u0000]*$"
+"""Text without a NUL character, which the decoder refuses in every string and key
+(supportgate.manifests._convert). It also refuses an unpaired surrogate (JSON `"\ud800"`),
+which no schema says: regex dialects over UTF-8 (Rust's, Go's, RE2) cannot name surrogates,
+and a pattern that does is not a valid regex to them."""
+
+# An RFC 3339 time with an offset, as msgspec reads it: `T`, `t` or a space between date and
+# time, any number of fraction digits, `Z`, `z`, `+01:00` or `+0100`; real calendar dates only.
+# `[0-9]`, never `\d`: Python's `\d` also matches other scripts' digits.
+_DAY_OF_ANY_MONTH = r"(?:0[1-9]|1[0-9]|2[0-8])"
+_DATE = (
+    r"[0-9]{4}-"
+    rf"(?:(?:0[1-9]|1[0-2])-{_DAY_OF_ANY_MONTH}|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+    r"|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29"
+)
+_TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
+_OFFSET = r"[Zz]|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]"
+RFC3339_RE: Final = rf"^(?!0000)(?:{_DATE})[Tt ]{_TIME}(?:{_OFFSET})${END_GUARD}"
+EDGE_DAY_OFFSET_RE: Final = r"^(?:0001-01-01|9999-12-31)[Tt ][^+-]*[+-](?!00:?00$)"
+"""A time on the first or last day of the calendar with an offset that is not zero: in UTC it
+may fall outside the years 1 to 9999, so the decoder refuses every one (see `set_utc`)."""
+
 UtcDateTime = Annotated[
-    datetime, msgspec.Meta(tz=True, description="RFC 3339 time with an offset; stored in UTC.")
+    datetime,
+    msgspec.Meta(
+        tz=True,
+        description="RFC 3339 time with an offset; stored in UTC.",
+        extra_json_schema={"pattern": RFC3339_RE, "not": {"pattern": EDGE_DAY_OFFSET_RE}},
+    ),
 ]
 NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
@@ -74,6 +105,19 @@ Component = Literal[
 COMPONENTS: Final[tuple[Component, ...]] = get_args(Component)
 
 _NVIDIA_ARCH = re.compile(NVIDIA_ARCH_RE.removesuffix("$") + r"\Z")
+
+NVIDIA_ARCH_RULE: Final[dict[str, Any]] = {
+    "if": {"properties": {"vendor": {"const": "nvidia"}}, "required": ["vendor"]},
+    "then": {
+        "properties": {
+            "arch": {
+                "description": "an NVIDIA arch: `sm` + compute capability (sm90, sm100a)",
+                "pattern": NVIDIA_ARCH_RE + END_GUARD,
+            }
+        }
+    },
+}
+"""`check_arch` in JSON Schema, for the Structs holding a vendor and an arch."""
 
 
 class FieldError(ValueError):
@@ -92,8 +136,12 @@ class Contract(
 
     Subclasses repeat `frozen=True` (mypy's dataclass_transform does not inherit it), and
     those listing a required field after an optional one, to keep the contract's field order,
-    pass `kw_only=True` (msgspec does not inherit it).
+    pass `kw_only=True` (msgspec does not inherit it). A subclass whose `__post_init__`
+    checks something its fields' types cannot say states it in `json_schema_rules`.
     """
+
+    json_schema_rules: ClassVar[dict[str, Any]] = {}
+    """JSON Schema keywords merged into this Struct's schema (what `__post_init__` checks)."""
 
 
 def check_arch(vendor: str, arch: str) -> None:
@@ -121,14 +169,19 @@ def set_utc(struct: msgspec.Struct, name: str) -> None:
     """Convert a (frozen) Struct's optional datetime field to UTC, from `__post_init__`.
 
     The canonical form then always writes the time in UTC with a `Z`.
+
+    A time on 0001-01-01 or 9999-12-31 must be in UTC: with another offset it may lie outside
+    the years 1 to 9999 (0001-01-01T00:00:00+01:00 is in year 0), and the rule is simpler to
+    state, here and in the schema (EDGE_DAY_OFFSET_RE), than the exact limit.
     """
     moment: datetime | None = getattr(struct, name)
     if moment is not None:
-        try:
-            in_utc = moment.astimezone(UTC)
-        except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
-            raise FieldError(name, f"{moment.isoformat()} is out of range in UTC") from None
-        msgspec.structs.force_setattr(struct, name, in_utc)
+        if moment.utcoffset() and moment.date() in (date.min, date.max):
+            raise FieldError(
+                name,
+                f"{moment.isoformat()}: a time on 0001-01-01 or 9999-12-31 must be in UTC (Z)",
+            )
+        msgspec.structs.force_setattr(struct, name, moment.astimezone(UTC))
 
 
 class Metadata(Contract, frozen=True):

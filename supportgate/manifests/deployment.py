@@ -7,7 +7,7 @@ a missing component counts as `source: missing`, a missing evidence item as `sta
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -32,10 +32,17 @@ EvidenceStatus = Literal["passed", "failed", "absent"]
 
 
 class HardwareBinding(Contract, frozen=True):
-    """The pool a deployment runs on: `ref` (a tracked HardwareManifest) or inline `spec`."""
+    """The pool a deployment runs on: exactly one of `ref` (a tracked pool's name) and `spec`."""
 
     ref: DnsLabel | None = None
     spec: HardwareSpec | None = None
+
+    json_schema_rules: ClassVar[dict[str, Any]] = {  # a null one counts as absent
+        "oneOf": [
+            {"required": ["ref"], "properties": {"ref": {"not": {"type": "null"}}}},
+            {"required": ["spec"], "properties": {"spec": {"not": {"type": "null"}}}},
+        ],
+    }
 
     def __post_init__(self) -> None:
         if (self.ref is None) == (self.spec is None):

@@ -6,11 +6,12 @@ optional and omitted from the canonical form when absent.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
 from supportgate.manifests.common import (
+    NVIDIA_ARCH_RULE,
     Arch,
     Contract,
     Metadata,
@@ -23,13 +24,15 @@ from supportgate.manifests.common import (
 
 
 class Accelerator(Contract, frozen=True, kw_only=True):
-    """The accelerator in each node. NVIDIA `arch` must be `sm` + digits (checked on decode)."""
+    """The accelerator in each node. An NVIDIA `arch` is `sm` + compute capability (sm90)."""
 
     vendor: Vendor
     model: Text
     arch: Arch
     memory_gib: Annotated[float, msgspec.Meta(gt=0)] | None = None
     per_node: PositiveInt
+
+    json_schema_rules: ClassVar[dict[str, Any]] = NVIDIA_ARCH_RULE
 
     def __post_init__(self) -> None:
         check_arch(self.vendor, self.arch)

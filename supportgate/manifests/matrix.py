@@ -9,9 +9,10 @@ per engine `host.compiler`, `host.python`, `provides`, `arch_dependencies` and
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
 from supportgate.manifests.common import (
+    NVIDIA_ARCH_RULE,
     Arch,
     Component,
     Contract,
@@ -64,6 +65,8 @@ class Platform(Contract, frozen=True):
     arch: Arch
     toolkit: ToolkitRange
 
+    json_schema_rules: ClassVar[dict[str, Any]] = NVIDIA_ARCH_RULE
+
     def __post_init__(self) -> None:
         check_arch(self.vendor, self.arch)
 
@@ -107,6 +110,8 @@ class AlternativePlatform(Contract, frozen=True):
 
     vendor: Vendor
     arch: Arch
+
+    json_schema_rules: ClassVar[dict[str, Any]] = NVIDIA_ARCH_RULE
 
     def __post_init__(self) -> None:
         check_arch(self.vendor, self.arch)

@@ -4,9 +4,22 @@
     python -m supportgate.manifests.schema --check   exit 1 when a checked-in schema has drifted
 
 The Structs are the single source of truth; the files are pretty-printed with sorted keys
-and a trailing newline, so regenerating them is deterministic. Checks that JSON Schema cannot
-express (an NVIDIA arch is `sm` + digits, exactly one of `hardware.ref` and `hardware.spec`,
-non-empty version ranges, `default_engine` among `engines`) are named in the descriptions.
+and a trailing newline, so regenerating them is deterministic. A schema accepts exactly the
+documents the decoder accepts (tests/unit/test_schema_agreement.py checks it on mutations of
+the examples). msgspec writes what the field types say; two steps here add what the decoder
+checks beyond them:
+
+- each Struct's `json_schema_rules` (its `__post_init__` checks: an NVIDIA arch is `sm` +
+  digits, exactly one of `hardware.ref` and `hardware.spec`) are merged into its definition;
+- every string and every map key without a pattern of its own gets STORABLE_TEXT_RE (no NUL
+  character).
+
+Patterns keep END_GUARD, so that validators using Python's `re` agree with ECMA-262 ones, and
+use only what Rust's and Go's regex dialects read too. What the decoder alone enforces, since
+JSON Schema cannot say it: a matrix's version range must not be empty (`min` < `below`) and
+its `default_engine` must be among `engines` (one field compared with another; their
+descriptions say so), and no string may hold an unpaired surrogate (JSON `"\ud800"`; see
+STORABLE_TEXT_RE).
 """
 
 from __future__ import annotations
@@ -14,13 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import msgspec
 
-from supportgate.manifests.common import END_GUARD
+from supportgate.manifests.common import STORABLE_TEXT_RE, Contract
 from supportgate.manifests.decision import Decision
 from supportgate.manifests.deployment import DeploymentManifest
 from supportgate.manifests.hardware import HardwareManifest
@@ -35,25 +48,50 @@ SCHEMAS: Final[dict[str, Any]] = {
 DEFAULT_DIR: Final = Path(__file__).resolve().parents[2] / "schemas"
 
 
-def _ecma(node: object) -> object:
-    """Patterns as JSON Schema (ECMA-262) writes them, without Python's END_GUARD."""
-    if isinstance(node, dict):
-        return {
-            key: value.removesuffix(END_GUARD)
-            if key == "pattern" and isinstance(value, str)
-            else _ecma(value)
-            for key, value in node.items()
-        }
+def _contracts(base: type[Contract] = Contract) -> Iterator[type[Contract]]:
+    for struct in base.__subclasses__():
+        yield struct
+        yield from _contracts(struct)
+
+
+def _merge_struct_rules(defs: dict[str, Any]) -> None:
+    """Merge each Struct's `json_schema_rules` into its definition (named after the class)."""
+    for struct in _contracts():
+        rules = struct.json_schema_rules
+        if struct.__name__ not in defs or not rules or "json_schema_rules" not in vars(struct):
+            continue
+        definition = defs[struct.__name__]
+        clash = set(rules) & set(definition)
+        if clash:
+            raise ValueError(f"{struct.__name__}.json_schema_rules would replace {sorted(clash)}")
+        definition.update(rules)
+
+
+def _storable_text(node: Any) -> Any:
+    """`node` with STORABLE_TEXT_RE on every string and map key that has no pattern yet."""
     if isinstance(node, list):
-        return [_ecma(item) for item in node]
-    return node
+        return [_storable_text(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _storable_text(value) for key, value in node.items()}
+    if out.get("type") == "string" and "pattern" not in out:
+        out["pattern"] = STORABLE_TEXT_RE
+    if out.get("type") == "object" and isinstance(out.get("additionalProperties"), dict):
+        keys = out.get("propertyNames", {})
+        out["propertyNames"] = keys if "pattern" in keys else {**keys, "pattern": STORABLE_TEXT_RE}
+    return out
+
+
+def schema(target: Any) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of `target`, with `$defs`."""
+    generated = msgspec.json.schema(target)
+    _merge_struct_rules(generated.get("$defs", {}))
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **_storable_text(generated)}
 
 
 def render(target: Any) -> str:
     """The schema document for `target`, as the text checked in."""
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
-    schema.update(msgspec.json.schema(target))
-    return json.dumps(_ecma(schema), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(schema(target), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def expected() -> dict[str, str]:

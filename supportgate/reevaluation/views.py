@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Annotated
 
 import msgspec
 
@@ -41,14 +42,16 @@ class ManifestKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     name: DnsLabel
 
 
+MAX_MANIFESTS = 10_000
+
+
 class SweepRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """POST /v1/reevaluations (the body is optional): `manifests` limits the sweep to these
     tracked manifests; without it every tracked manifest is re-evaluated."""
 
-    manifests: list[ManifestKey] | None = None
+    manifests: Annotated[list[ManifestKey], msgspec.Meta(max_length=MAX_MANIFESTS)] | None = None
 
 
-MAX_MANIFESTS = 10_000
 _request_decoder = msgspec.json.Decoder(SweepRequest)
 _at_path = re.compile(r" - at `(\$[^`]*)`$")
 
@@ -68,6 +71,4 @@ def decode_request(body: bytes, content_type: str | None) -> SweepRequest | None
         raise ManifestError(
             _at_path.sub("", message), path=found.group(1) if found else "$"
         ) from None
-    if request.manifests is not None and len(request.manifests) > MAX_MANIFESTS:
-        raise ManifestError(f"at most {MAX_MANIFESTS} manifests", path="$.manifests")
     return request

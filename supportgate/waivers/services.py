@@ -36,14 +36,11 @@ from supportgate.policy.catalog import read_catalog
 from supportgate.policy.inputs import format_time
 
 from . import repository
-from .views import NAME_PATTERN, WaiverPage, WaiverRequest, WaiverView
+from .views import LATEST_EXPIRY, NAME_PATTERN, WaiverPage, WaiverRequest, WaiverView
 
 log = get_logger(__name__)
 
 RELOAD_SECONDS = 5.0
-LATEST_EXPIRY = datetime(2200, 1, 1, tzinfo=UTC)
-"""expires_at must be before this: the policies compare times as int64 nanoseconds (up to
-2262), and a time they cannot read would silently waive nothing."""
 ManifestKey = tuple[str, str]
 PolicyWaiver = dict[str, Any]
 """A waiver as the policy input has it: `{id, rule, expires_at}` (docs/policy-interface.md)."""
@@ -139,6 +136,11 @@ class WaiverService:
         self._changed(WaiverChange(view, "deleted", tracked and view.expires_at > now))
         return view
 
+    @property
+    def deny_rules(self) -> frozenset[str]:
+        """The rule ids a waiver may name: the deny rules of the loaded policies."""
+        return self._deny_rules
+
     def _check(self, request: WaiverRequest, now: datetime) -> None:
         if request.rule not in self._deny_rules:
             raise UsageError(
@@ -149,6 +151,8 @@ class WaiverService:
             raise UsageError(f"name: {request.name!r} is not a manifest name (a DNS label)")
         if not request.justification.strip():
             raise UsageError("justification: must say why the rule is waived (not blank)")
+        if "\x00" in request.justification:
+            raise UsageError("justification: NUL characters are not accepted")
         expires_at = request.expires_at
         if expires_at.tzinfo is None or expires_at.utcoffset() is None:
             raise UsageError("expires_at: must carry a time zone (`Z` or `+01:00`)")

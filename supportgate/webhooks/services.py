@@ -3,6 +3,7 @@ dispatcher's start and stop, with the service."""
 
 from __future__ import annotations
 
+import re
 import string
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -28,6 +29,7 @@ from . import repository, signing
 from .dispatcher import WebhookDispatcher
 from .retries import DeliveryPolicy
 from .views import (
+    URL_PATTERN,
     Delivery,
     DeliveryAttempt,
     DeliveryPage,
@@ -39,6 +41,7 @@ from .views import (
 
 log = get_logger(__name__)
 SCHEMES = ("http", "https")
+_URL = re.compile(URL_PATTERN)
 _UNSAFE = frozenset(string.whitespace) | {chr(code) for code in range(32)} | {"\x7f"}
 
 
@@ -123,6 +126,11 @@ def check_url(url: str) -> str:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise UsageError(f"url: not a valid URL ({exc})") from exc
+    if not _URL.match(url):
+        raise UsageError(
+            "url: must be http(s)://host[:port][/path] with a DNS name, an IPv4 or an [IPv6]"
+            " address as the host, in printable ASCII"
+        )
     return url
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import create_db_engine, session_factory, transaction
+from supportgate.db.tables import WebhookSubscription
 from supportgate.webhooks import enqueue_alert_deliveries, repository
 from supportgate.webhooks.dispatcher import Outcome, WebhookDispatcher, record
 from supportgate.webhooks.retries import DeliveryPolicy
@@ -235,7 +236,12 @@ def test_unreachable_receivers_are_failed_attempts_with_the_error(harness: Harne
     with running_receiver() as gone:  # a port nothing listens on any more
         closed = gone.url
     refused = harness.subscribe(closed)
-    bad_host = harness.subscribe("http://a..b/hooks")  # a host name IDNA cannot encode
+    bad_host = harness.subscribe("http://bad-host.example/hooks")
+    with transaction(harness.sessions, write=True) as session:
+        # A host name IDNA cannot encode, as stored before check_url refused such names.
+        row = session.get(WebhookSubscription, bad_host.id)
+        assert row is not None
+        row.url = "http://a..b/hooks"
     harness.enqueue(1)
     harness.start(replace(FAST, max_attempts=1))
     for created, error in ((refused, "ConnectError"), (bad_host, "UnicodeError")):

@@ -21,6 +21,7 @@ from supportgate.manifests import (
     decode_manifests,
     decode_matrix,
     format_of,
+    to_builtins,
 )
 from supportgate.manifests._yaml import parse_yaml
 
@@ -219,7 +220,7 @@ def test_an_unquoted_number_that_is_no_version_is_refused_as_one() -> None:
     ("old", "new", "path"),
     [
         ("nodes: 4", 'nodes: "4"', "$.spec.nodes"),
-        ("nodes: 4", "nodes: 4.0", "$.spec.nodes"),
+        ("nodes: 4", "nodes: 4.5", "$.spec.nodes"),
         ("nodes: 4", "nodes: .inf", "$.spec.nodes"),
         ("nodes: 4", "nodes: 1e999", "$.spec.nodes"),
         ("per_node: 16", "per_node: true", "$.spec.accelerator.per_node"),
@@ -227,6 +228,21 @@ def test_an_unquoted_number_that_is_no_version_is_refused_as_one() -> None:
 )
 def test_numbers_stay_strict_in_number_places(old: str, new: str, path: str) -> None:
     assert _refused(_hardware(old, new)).path == path
+
+
+@pytest.mark.parametrize("written", ["4.0", "4.", "0.4e1", "4e0"])
+def test_an_integral_float_is_the_integer_in_integer_places(written: str) -> None:
+    """As JSON Schema's `integer` has it (schemas/ and the decoder agree)."""
+    decoded = _hw(_hardware("nodes: 4", f"nodes: {written}"))
+    assert decoded.spec.nodes == 4
+    assert type(decoded.spec.nodes) is int
+    assert to_builtins(decoded)["spec"]["nodes"] == 4
+
+
+def test_an_integral_float_in_json_is_the_integer() -> None:
+    manifest = decode_manifest(_json('"nodes": 4', '"nodes": 4.0'), fmt="json")
+    assert isinstance(manifest, HardwareManifest)
+    assert manifest.spec.nodes == 4
 
 
 def test_null_reads_as_absent() -> None:
@@ -277,7 +293,7 @@ def test_invalid_json_is_a_manifest_error(text: str) -> None:
     [
         ('"nodes": 4', '"nodes": "4"', "$.spec.nodes"),
         ('"nodes": 4', '"nodes": true', "$.spec.nodes"),
-        ('"nodes": 4', '"nodes": 4.0', "$.spec.nodes"),
+        ('"nodes": 4', '"nodes": 4.5', "$.spec.nodes"),
     ],
 )
 def test_json_numbers_stay_strict(old: str, new: str, path: str) -> None:
@@ -414,3 +430,29 @@ CORPUS = [
 @pytest.mark.parametrize("text", CORPUS)
 def test_libyaml_and_pure_python_parsers_agree(text: str) -> None:
     assert parse_yaml(text, loader=yaml.CSafeLoader) == parse_yaml(text, loader=yaml.SafeLoader)
+
+
+@pytest.mark.parametrize(
+    ("at", "accepted"),
+    [
+        ("0001-01-01T00:00:00Z", True),
+        ("0001-01-01T05:00:00-00:00", True),
+        ("0001-01-02T00:00:00+14:00", True),
+        ("9999-12-31T23:59:59+00:00", True),
+        ("0001-01-01T05:00:00+01:00", False),  # would be in range, but the rule is simple
+        ("0001-01-01T00:00:00+14:00", False),
+        ("9999-12-31T00:00:00-01:00", False),
+    ],
+)
+def test_a_time_on_the_calendars_first_or_last_day_must_be_in_utc(at: str, accepted: bool) -> None:
+    text = DEPLOYMENT.replace(
+        "topology:", f"evidence: {{build: {{status: passed, at: '{at}'}}}}\n  topology:"
+    )
+    if accepted:
+        manifest = decode_manifest(text.encode(), fmt="yaml")
+        assert isinstance(manifest, DeploymentManifest)
+        assert manifest.spec.evidence is not None
+    else:
+        error = _refused(text.encode())
+        assert error.path == "$.spec.evidence.build.at"
+        assert "must be in UTC" in error.message

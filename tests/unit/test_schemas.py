@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from supportgate.manifests.common import STORABLE_TEXT_RE
+from supportgate.manifests.hardware import Accelerator
 from supportgate.manifests.schema import DEFAULT_DIR, SCHEMAS, expected, main, render
 
 REGENERATE = "run `python -m supportgate.manifests.schema --write` (or scripts/schemas)"
@@ -40,14 +42,46 @@ def test_rendering_is_deterministic_and_pretty() -> None:
 
 
 def test_patterns_are_those_of_the_contract() -> None:
+    """With END_GUARD, so that a validator using Python's `re` refuses "sm90\\n" too."""
     hardware = json.loads(render(SCHEMAS["hardware"]))
     metadata = hardware["$defs"]["Metadata"]["properties"]
-    assert metadata["name"]["pattern"] == "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+    assert metadata["name"]["pattern"] == "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$(?!\\n)"
     toolkit = hardware["$defs"]["Toolkit"]["properties"]
-    assert toolkit["version"]["pattern"] == r"^[0-9]+(\.[0-9]+){0,3}$"
+    assert toolkit["version"]["pattern"] == r"^[0-9]+(\.[0-9]+){0,3}$(?!\n)"
     manifest = hardware["$defs"]["HardwareManifest"]
     assert manifest["properties"]["kind"] == {"enum": ["HardwareManifest"]}
     assert "apiVersion" in manifest["required"]
+
+
+def test_post_init_checks_are_in_the_schemas() -> None:
+    hardware = json.loads(render(SCHEMAS["hardware"]))["$defs"]
+    assert hardware["Accelerator"]["if"]["properties"]["vendor"] == {"const": "nvidia"}
+    assert hardware["Accelerator"]["then"]["properties"]["arch"]["pattern"].startswith("^sm")
+    deployment = json.loads(render(SCHEMAS["deployment"]))["$defs"]
+    assert [option["required"] for option in deployment["HardwareBinding"]["oneOf"]] == [
+        ["ref"],
+        ["spec"],
+    ]
+    matrix = json.loads(render(SCHEMAS["matrix"]))["$defs"]
+    assert "if" in matrix["Platform"]
+    assert "if" in matrix["AlternativePlatform"]
+
+
+def test_every_free_string_and_key_is_storable_text() -> None:
+    hardware = json.loads(render(SCHEMAS["hardware"]))["$defs"]
+    owner = hardware["Metadata"]["properties"]["owner"]["anyOf"][0]
+    assert owner == {"type": "string", "pattern": STORABLE_TEXT_RE}
+    labels = hardware["Metadata"]["properties"]["labels"]["anyOf"][0]
+    assert labels["propertyNames"] == {"pattern": STORABLE_TEXT_RE}
+    assert labels["additionalProperties"] == {"type": "string", "pattern": STORABLE_TEXT_RE}
+    engines = json.loads(render(SCHEMAS["matrix"]))["$defs"]["Matrix"]["properties"]["engines"]
+    assert engines["propertyNames"] == {"minLength": 1, "pattern": STORABLE_TEXT_RE}
+
+
+def test_a_rule_may_not_replace_what_msgspec_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Accelerator, "json_schema_rules", {"required": []})
+    with pytest.raises(ValueError, match=r"Accelerator.json_schema_rules would replace"):
+        render(SCHEMAS["hardware"])
 
 
 def test_check_and_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,9 @@
 """scripts/install runs pip only when something changed, and scripts/serve asks it for the
 runtime dependencies alone.
 
-Run on a copy of the scripts and pyproject.toml (so the test may edit pyproject.toml) with a
-stand-in virtualenv (SUPPORTGATE_VENV) whose `python` writes down each call instead of running
-pip, and whose pip "install" leaves a `supportgate` that writes down its arguments.
+Run on a copy of the scripts, pyproject.toml and supportgate/__init__.py (so the test may edit
+them) with a stand-in virtualenv (SUPPORTGATE_VENV) whose `python` writes down each call instead
+of running pip, and whose pip "install" leaves a `supportgate` that writes down its arguments.
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ def checkout(tmp_path: Path) -> Checkout:
     for name in ("install", "serve", "lib.sh"):
         shutil.copy2(REPO / "scripts" / name, root / "scripts" / name)
     shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
+    (root / "supportgate").mkdir()
+    shutil.copy2(REPO / "supportgate" / "__init__.py", root / "supportgate" / "__init__.py")
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     python = venv / "bin" / "python"
@@ -108,6 +110,16 @@ def test_a_changed_pyproject_installs_again(checkout: Checkout) -> None:
     pyproject.write_text(pyproject.read_text() + "\n# a new pin\n")
     assert checkout.run("install", "--runtime").returncode == 0
     assert _pip_installs(checkout.calls()) == [str(checkout.root)]
+
+
+def test_a_new_version_installs_again(checkout: Checkout) -> None:
+    # The version is dynamic (supportgate.__version__): the installed metadata changes with it.
+    assert checkout.run("install", "--dev").returncode == 0
+    checkout.calls()
+    init = checkout.root / "supportgate" / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9'))
+    assert checkout.run("install", "--dev").returncode == 0
+    assert _pip_installs(checkout.calls()) == [f"{checkout.root}[dev]"]
 
 
 def test_a_failed_pip_install_is_tried_again_next_time(checkout: Checkout) -> None:

@@ -23,8 +23,9 @@ from .ci_kit import ROOT, write_files
 
 RECORDER = """\
 #!/bin/sh
-# Records its arguments, one per line, and exits with $EXIT_CODE.
+# Records its arguments, one per line, and the docs URL it was given; exits with $EXIT_CODE.
 for arg in "$@"; do printf '%s\\n' "$arg"; done >"$RECORDED_ARGS"
+printf '%s' "${SUPPORTGATE_DOCS_URL-}" >"$RECORDED_ARGS.docs-url"
 echo '{"report": true}'
 exit "${EXIT_CODE:-0}"
 """
@@ -44,6 +45,7 @@ class StepRun:
     stdout: str
     stderr: str
     args: list[str]  # what `supportgate` was called with ([] when it was not)
+    docs_url: str  # the SUPPORTGATE_DOCS_URL it was given ("" when none or not called)
     outputs: dict[str, str]  # what the step wrote to $GITHUB_OUTPUT
 
 
@@ -84,6 +86,9 @@ def run_step(
         stdout=done.stdout,
         stderr=done.stderr,
         args=recorded.read_text().splitlines() if recorded.exists() else [],
+        docs_url=docs_url.read_text()
+        if (docs_url := Path(f"{recorded}.docs-url")).exists()
+        else "",
         outputs=dict(line.split("=", 1) for line in lines),
     )
 
@@ -198,3 +203,46 @@ def test_collect_without_a_name_collects_nothing(workspace: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.args == []
     assert run.outputs == {}
+
+
+CHECK_FILES = {**CHECK_ENV, "FILES": "deploy/a.yaml", "SERVER": ""}
+
+
+def test_check_links_the_docs_of_the_action_repository_at_its_ref(workspace: Path) -> None:
+    env = {**CHECK_FILES, "ACTION_REPOSITORY": "acme/supportgate", "ACTION_REF": "v0.1.0"}
+    run = run_step("check", workspace, env)
+    assert run.returncode == 0, run.stderr
+    assert run.docs_url == "https://github.com/acme/supportgate/blob/v0.1.0/docs/"
+
+
+def test_check_as_a_local_action_links_the_docs_of_its_checkout(
+    workspace: Path, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "supportgate-checkout"
+    checkout.mkdir()
+    commit = ["git", "-C", str(checkout)]
+    subprocess.run([*commit, "init", "-q"], check=True)
+    subprocess.run(
+        [*commit, "remote", "add", "origin", "https://github.com/acme/supportgate.git"], check=True
+    )
+    subprocess.run(
+        [*commit, "-c", "user.name=t", "-c", "user.email=t@example.com"]
+        + ["commit", "-q", "--allow-empty", "-m", "x"],
+        check=True,
+    )
+    head = subprocess.run(
+        [*commit, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = {**CHECK_FILES, "ACTION_PATH": str(checkout), "ACTION_REPOSITORY": "", "ACTION_REF": ""}
+    run = run_step("check", workspace, env)
+    assert run.returncode == 0, run.stderr
+    assert run.docs_url == f"https://github.com/acme/supportgate/blob/{head}/docs/"
+
+
+def test_check_without_a_known_source_leaves_the_docs_url_to_supportgate(
+    workspace: Path, tmp_path: Path
+) -> None:
+    env = {**CHECK_FILES, "ACTION_PATH": str(tmp_path), "ACTION_REPOSITORY": "", "ACTION_REF": ""}
+    run = run_step("check", workspace, env)
+    assert run.returncode == 0, run.stderr
+    assert run.docs_url == ""

@@ -234,7 +234,11 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action=PrintVersion)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # Each group of subcommands is shown as COMMAND (its choices listed in --help): without a
+    # metavar, argparse names the internal dest in "the following arguments are required".
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
 
     check_cmd = commands.add_parser("check", help="evaluate manifest files and gate on the verdict")
     check_cmd.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
@@ -288,14 +292,14 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd.set_defaults(run=_serve)
 
     db_cmd = commands.add_parser("db", help="database schema").add_subparsers(
-        dest="db_command", required=True, parser_class=_Parser
+        dest="db_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     db_cmd.add_parser("upgrade", help="migrate the schema to this version").set_defaults(
         run=_db_upgrade
     )
 
     keys_cmd = commands.add_parser("keys", help="API keys").add_subparsers(
-        dest="keys_command", required=True, parser_class=_Parser
+        dest="keys_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     create_cmd = keys_cmd.add_parser("create", help="create a key; prints it on the last line")
     create_cmd.add_argument("--role", required=True, choices=ROLES)
@@ -303,7 +307,7 @@ def _parser() -> argparse.ArgumentParser:
     create_cmd.set_defaults(run=_keys_create)
 
     matrix_cmd = commands.add_parser("matrix", help="the support matrix").add_subparsers(
-        dest="matrix_command", required=True, parser_class=_Parser
+        dest="matrix_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     publish_cmd = matrix_cmd.add_parser("publish", help="publish a new matrix version")
     publish_cmd.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
@@ -314,7 +318,7 @@ def _parser() -> argparse.ArgumentParser:
     ).set_defaults(run=_reevaluate)
 
     audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
-        dest="audit_command", required=True, parser_class=_Parser
+        dest="audit_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     audit_cmd.add_parser(
         "verify", help="check the decision hash chain; exit 1 naming the first bad record"

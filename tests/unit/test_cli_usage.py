@@ -23,7 +23,7 @@ REFUSED = [
     (["collect", "--name", "pool", "--nodes", "many"], "supportgate collect [-h]", "--nodes"),
     (["db", "upgrade", "now"], "supportgate db upgrade [-h]", "now"),
     (["db", "downgrade"], "supportgate db [-h]", "downgrade"),
-    (["matrix"], "supportgate matrix [-h]", "matrix_command"),
+    (["matrix"], "supportgate matrix [-h]", "required: COMMAND"),
     (["audit", "verify", "--all"], "supportgate audit verify [-h]", "--all"),
     (["reevaluate", "--now"], "supportgate reevaluate [-h]", "--now"),
     (["serve", "--port", "eighty"], "supportgate serve [-h]", "--port"),
@@ -45,3 +45,17 @@ def test_a_refused_command_line_shows_its_own_usage(
     assert err.startswith(f"usage: {usage}")
     (error,) = [line for line in err.splitlines() if line.startswith("supportgate: error: ")]
     assert named in error
+
+
+@pytest.mark.parametrize(
+    "argv", [[], ["db"], ["keys"], ["matrix"], ["audit"]], ids=lambda argv: " ".join(argv) or "-"
+)
+def test_a_missing_command_is_named_command_not_argparses_dest(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "supportgate: error: the following arguments are required: COMMAND\n" in err
+    assert "_command" not in err

@@ -56,7 +56,8 @@ class AbsentDatabase:
     """A SQLite database that does not exist yet, which a connection would create empty."""
 
     url: str
-    """The URL, with the file's absolute path."""
+    """The URL, with the file's absolute path; an in-memory one as it was given (SQLAlchemy
+    would render `sqlite:///:memory:` as `sqlite:///%3Amemory%3A`)."""
     in_memory: bool
     """An in-memory database: one process's own, gone when it ends. Else a missing file."""
 
@@ -70,7 +71,7 @@ def absent_sqlite_database(url: str) -> AbsentDatabase | None:
     if parsed.get_backend_name() != "sqlite":
         return None
     if _sqlite_in_memory(parsed):
-        return AbsentDatabase(parsed.render_as_string(), in_memory=True)
+        return AbsentDatabase(url, in_memory=True)
     database = parsed.database or ""
     if database.startswith("file:") or Path(database).exists():
         return None

@@ -67,7 +67,7 @@ def test_an_in_memory_database_is_refused_even_to_keys_create(
     for command in (["audit", "verify"], ["keys", "create", "--role", "ci", "--name", "x"]):
         assert main(command) == 2
         captured = capsys.readouterr()
-        assert "is in memory" in captured.err
+        assert f"supportgate: error: the database {url} is in memory:" in captured.err
         assert "sg_" not in captured.out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 import msgspec
@@ -38,9 +39,25 @@ class _LineWriter:
 _JSON = msgspec.json.Encoder(enc_hook=str)
 
 
+def _aware(value: Any) -> Any:
+    """`value` with each naive datetime in it taken as UTC.
+
+    msgspec writes a naive datetime without an offset, which is not RFC 3339. supportgate's
+    times are UTC throughout (UTCDateTime in the database, the timestamps structlog adds), so
+    a naive one is UTC, not the machine's local time, and is written with `Z`.
+    """
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    if isinstance(value, dict):
+        return {key: _aware(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_aware(item) for item in value]
+    return value
+
+
 def _json_line(event: dict[str, Any], **_renderer_options: Any) -> str:
     """An event as one line of JSON whose every field is a JSON value."""
-    return _JSON.encode(event).decode()
+    return _JSON.encode(_aware(event)).decode()
 
 
 class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -112,3 +112,14 @@ def test_fields_the_json_module_cannot_write_are_json_values(
     assert event["policy_dir"] == "/srv/policies"
     assert event["ratio"] is None
     assert event["error"] == "boom"
+
+
+def test_a_naive_datetime_is_written_as_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    naive = datetime(2026, 12, 1, 3, 0, 0, 500000)  # no tzinfo: the case under test
+    with json_logs(monkeypatch) as captured:
+        get_logger("test").info("swept", at=naive, times={"last": [naive]})
+    (line,) = captured.getvalue().splitlines()
+    event = json.loads(line)
+    assert event["at"] == "2026-12-01T03:00:00.500000Z"
+    assert RFC_3339.match(event["at"]), event
+    assert event["times"] == {"last": ["2026-12-01T03:00:00.500000Z"]}

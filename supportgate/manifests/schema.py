@@ -1,7 +1,11 @@
-"""JSON Schemas generated from the Structs, checked in under schemas/.
+r"""JSON Schemas generated from the Structs, checked in under schemas/.
 
     python -m supportgate.manifests.schema --write   regenerate schemas/*.schema.json
     python -m supportgate.manifests.schema --check   exit 1 when a checked-in schema has drifted
+
+Run from the repository's root (scripts/schemas and scripts/test do): the directory is
+`schemas`, relative to the working directory, unless `--dir` names another. Not a path found
+from this module, which an installed wheel keeps in site-packages, far from any checkout.
 
 The Structs are the single source of truth; the files are pretty-printed with sorted keys
 and a trailing newline, so regenerating them is deterministic. A schema accepts exactly the
@@ -45,7 +49,7 @@ SCHEMAS: Final[dict[str, Any]] = {
     "matrix": Matrix,
     "decision": Decision,
 }
-DEFAULT_DIR: Final = Path(__file__).resolve().parents[2] / "schemas"
+DEFAULT_DIR: Final = Path("schemas")  # relative to the working directory: the repository's root
 
 
 def _contracts(base: type[Contract] = Contract) -> Iterator[type[Contract]]:
@@ -125,7 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write", action="store_true", help="regenerate the schema files")
     action.add_argument("--check", action="store_true", help="exit 1 if any file has drifted")
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="default: %(default)s")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=DEFAULT_DIR,
+        help="the schemas' directory (default: %(default)s, relative to the working directory)",
+    )
     args = parser.parse_args(argv)
     if args.write:
         changed = write(args.dir)

@@ -37,6 +37,8 @@ from supportgate.manifests.schema import DEFAULT_DIR
 from supportgate.openapi import ManifestBody
 from tests import strategies
 
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / DEFAULT_DIR  # the repository's schemas/
+
 Doc = dict[str, Any]
 Path_ = tuple[str | int, ...]
 
@@ -173,7 +175,7 @@ def _validator(*names: str) -> Draft202012Validator:
     """One of the checked-in schemas `names` (by file name), as one validator."""
     resources = [
         (path.name, Resource.from_contents(json.loads(path.read_text("utf-8"))))
-        for path in map(DEFAULT_DIR.joinpath, names)
+        for path in map(SCHEMA_DIR.joinpath, names)
     ]
     union = {"oneOf": [{"$ref": name} for name in names]}
     return Draft202012Validator(union, registry=Registry().with_resources(resources))
@@ -300,7 +302,7 @@ def test_exactly_one_of_ref_and_spec(hardware: Doc, accepted: bool) -> None:
 def test_the_schemas_are_valid_for_python_and_rust_validators(name: str) -> None:
     """Every pattern compiles in Python's `re` and in Rust's regex dialect (jsonschema-rs,
     which schemathesis uses): a pattern either cannot read is not enforced, or not valid."""
-    document = json.loads((DEFAULT_DIR / f"{name}.schema.json").read_text("utf-8"))
+    document = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text("utf-8"))
     Draft202012Validator.check_schema(document, format_checker=FORMAT_CHECKER)
     jsonschema_rs.meta.validate(document)
     jsonschema_rs.validator_for(document, validate_formats=True)
@@ -308,7 +310,7 @@ def test_the_schemas_are_valid_for_python_and_rust_validators(name: str) -> None
 
 def test_a_disagreement_is_found(tmp_path: Path) -> None:
     """The property fails when the schema forgets a rule: here the NVIDIA arch."""
-    texts = {p.name: p.read_text("utf-8") for p in DEFAULT_DIR.glob("*.schema.json")}
+    texts = {p.name: p.read_text("utf-8") for p in SCHEMA_DIR.glob("*.schema.json")}
     forgetful = json.loads(texts["hardware.schema.json"])
     for key in ("if", "then"):
         del forgetful["$defs"]["Accelerator"][key]

@@ -11,12 +11,13 @@ from supportgate.manifests.common import STORABLE_TEXT_RE
 from supportgate.manifests.hardware import Accelerator
 from supportgate.manifests.schema import DEFAULT_DIR, SCHEMAS, expected, main, render
 
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / DEFAULT_DIR  # the repository's schemas/
 REGENERATE = "run `python -m supportgate.manifests.schema --write` (or scripts/schemas)"
 
 
 @pytest.mark.parametrize("name", sorted(expected()))
 def test_checked_in_schema_matches_the_structs(name: str) -> None:
-    path = DEFAULT_DIR / name
+    path = SCHEMA_DIR / name
     assert path.is_file(), f"{path} is missing; {REGENERATE}"
     assert path.read_text("utf-8") == expected()[name], f"{path} has drifted; {REGENERATE}"
 
@@ -95,3 +96,16 @@ def test_check_and_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["--write", "--dir", str(tmp_path)]) == 0
     assert "wrote" in capsys.readouterr().out
     assert main(["--check", "--dir", str(tmp_path)]) == 0
+
+
+def test_the_default_directory_is_schemas_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["--check"]) == 1  # no schemas/ here: not the checkout's, found from the module
+    assert main(["--write"]) == 0
+    assert sorted(p.name for p in (tmp_path / "schemas").iterdir()) == sorted(expected())
+    assert main(["--check"]) == 0
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "relative to the working directory" in " ".join(capsys.readouterr().out.split())

@@ -74,7 +74,7 @@ _RULE_ROW = re.compile(  # | `rule` | severity | fires when | [file](link) |
 )
 
 
-def test_the_rules_page_names_every_rule_and_an_example_that_shows_it(
+def test_the_manifests_page_names_every_rule_and_an_example_that_shows_it(
     policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     page = Path(__file__).resolve().parents[2] / "docs" / "manifests.md"

@@ -220,18 +220,13 @@ def test_check_as_a_local_action_links_the_docs_of_its_checkout(
 ) -> None:
     checkout = tmp_path / "supportgate-checkout"
     checkout.mkdir()
-    commit = ["git", "-C", str(checkout)]
-    subprocess.run([*commit, "init", "-q"], check=True)
-    subprocess.run(
-        [*commit, "remote", "add", "origin", "https://github.com/acme/supportgate.git"], check=True
-    )
-    subprocess.run(
-        [*commit, "-c", "user.name=t", "-c", "user.email=t@example.com"]
-        + ["commit", "-q", "--allow-empty", "-m", "x"],
-        check=True,
-    )
+    git = ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    origin = "https://github.com/acme/supportgate.git"
+    subprocess.run([*git, "remote", "add", "origin", origin], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
     head = subprocess.run(
-        [*commit, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
     env = {**CHECK_FILES, "ACTION_PATH": str(checkout), "ACTION_REPOSITORY": "", "ACTION_REF": ""}
     run = run_step("check", workspace, env)

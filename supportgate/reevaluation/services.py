@@ -183,10 +183,13 @@ class ReevaluationService:
         one); False if that did not happen within `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            with transaction(self._sessions) as session:
-                busy = repository.next_unfinished(session, self._engine.policy_revision) is not None
+            # Pending first: the worker counts a pool change off only after its sweep's row is
+            # committed, so a count of 0 means every such row is already there for the query
+            # below. The other order missed a sweep queued between the two looks.
             with self._hardware_lock:
                 pending = self._hardware_pending
+            with transaction(self._sessions) as session:
+                busy = repository.next_unfinished(session, self._engine.policy_revision) is not None
             if not busy and not pending:
                 return True
             time.sleep(0.02)

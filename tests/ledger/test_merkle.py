@@ -40,7 +40,7 @@ def _tree(entries: list[bytes]) -> tuple[MerkleTree, MemoryNodeStore]:
 @cache
 def _shared(count: int) -> tuple[list[bytes], MerkleTree, MemoryNodeStore]:
     """One tree of `count` leaves for the tests that ask about its earlier sizes."""
-    entries = _entries(count, salt="shared")
+    entries = _entries(count, salt="common")
     return (entries, *_tree(entries))
 
 

@@ -142,11 +142,11 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _audit_verify(_: argparse.Namespace) -> int:
-    from supportgate.audit.verify import verify_chain  # noqa: PLC0415 - see the imports above
+    from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
 
     runtime = _runtime()
     try:
-        report = verify_chain(runtime.sessions)
+        report = verify_log(runtime.sessions)
     finally:
         runtime.stop()
     print(report.summary())
@@ -321,7 +321,7 @@ def _parser() -> argparse.ArgumentParser:
         dest="audit_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     audit_cmd.add_parser(
-        "verify", help="check the decision hash chain; exit 1 naming the first bad record"
+        "verify", help="check the verifiable log; exit 1 naming the first bad entry"
     ).set_defaults(run=_audit_verify)
     return parser
 

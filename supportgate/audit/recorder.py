@@ -1,9 +1,10 @@
-"""Durable decisions: one writer thread appends them to the hash chain in group commits.
+"""Durable decisions: one writer thread appends them to the verifiable log in group commits.
 
 Requests (and sweeps) hand a `Record` to the recorder and wait for its future. The writer
-takes everything queued (up to MAX_BATCH), and in ONE transaction locks the audit head,
-appends the decisions with consecutive `seq` and chained hashes, the rules they name, the
-tracked-manifest upserts and the idempotency responses, moves the head and commits. The
+takes everything queued (up to MAX_BATCH), and in ONE transaction locks the log's head,
+appends a `decision` entry per decision (supportgate/ledger/log.py: leaves and tree nodes),
+the decision rows with their `leaf_index`, the rules they name, the tracked-manifest upserts
+and the idempotency responses, moves the head and commits. The
 future resolves only after the commit, so a 201 always means the decision is durable; a
 database failure fails every future of the batch (the API answers 503). Batching is what
 lets many concurrent requests share one lock and one commit.
@@ -16,7 +17,6 @@ the conflicting record fails, with IdempotencyConflict.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -26,22 +26,21 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import msgspec
-from sqlalchemy import Table, insert, update
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.alerts.services import record_verdict_changes
-from supportgate.db import AuditHead, DecisionRule, IdempotencyKey, Manifest, transaction
 from supportgate.db import Decision as DecisionRow
-from supportgate.db.audit_head import lock_audit_head
+from supportgate.db import DecisionRule, IdempotencyKey, Manifest, transaction
 from supportgate.db.bulk import append_rows
 from supportgate.evaluations.evaluator import Evaluation
+from supportgate.ledger.entries import decision_entry
+from supportgate.ledger.log import append_entries, lock_head
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Decision
-
-from .chain import ChainedFields
 
 MAX_BATCH = 256
 log = get_logger(__name__)
@@ -50,7 +49,6 @@ _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 _rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
 _manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
 _idempotency: Table = IdempotencyKey.__table__  # type: ignore[attr-defined]
-_head: Table = AuditHead.__table__  # type: ignore[attr-defined]
 
 
 class BatchHooks(Protocol):
@@ -59,7 +57,7 @@ class BatchHooks(Protocol):
     writer process runs them too, so they are data: a msgspec Struct the writer can decode."""
 
     def admit(self, session: Session, records: Sequence[Record]) -> Sequence[Record]:
-        """Under the audit-head lock, before the append: the records still to append."""
+        """Under the log's head lock, before the append: the records still to append."""
 
     def finish(self, session: Session, appended: Sequence[Record]) -> None:
         """After the append."""
@@ -183,7 +181,7 @@ class DecisionRecorder:
     ) -> Sequence[Record]:
         """Append records now, in one transaction of their own, and wait (for sweeps).
 
-        `hooks.admit` runs first under the audit-head lock (so no other writer moves a tracked
+        `hooks.admit` runs first under the log's head lock (so no other writer moves a tracked
         manifest meanwhile) and returns the records still to append; `hooks.finish` runs after
         the append, in the same transaction (a sweep moves its cursor there). Returns the
         records appended. Here: in the caller's thread."""
@@ -258,19 +256,23 @@ def append_records(
     """Append records in one transaction (with the batch's hooks); the records appended."""
     now = datetime.now(UTC)
     with transaction(sessions, write=True) as session:
-        head = lock_audit_head(session)
+        head = lock_head(session)
         if hooks is not None:
             records = hooks.admit(session, records)
-        seq, prev_hash = head.last_seq, head.last_hash
+        first_leaf = head.size
+        append_entries(
+            session,
+            head,
+            [decision_entry(r.evaluation.decision, recorded_at=now) for r in records],
+        )
+        seq = _last_seq(session)
         decision_rows: list[dict[str, Any]] = []
         rule_rows: list[dict[str, Any]] = []
         manifest_rows: dict[tuple[str, str], dict[str, Any]] = {}
         idempotency_rows: list[dict[str, Any]] = []
-        for record in records:
+        for offset, record in enumerate(records):
             seq += 1
-            row = _decision_row(record.evaluation, seq, prev_hash, now)
-            prev_hash = row["hash"]
-            decision_rows.append(row)
+            decision_rows.append(_decision_row(record.evaluation, seq, first_leaf + offset, now))
             decision = record.evaluation.decision
             rule_rows.extend(
                 {"decision_seq": seq, "rule": rule, "severity": severity}
@@ -289,16 +291,18 @@ def append_records(
             session.execute(_upsert_manifests(session), list(manifest_rows.values()))
         if idempotency_rows:
             session.execute(insert(_idempotency), idempotency_rows)
-        session.execute(
-            update(_head).where(_head.c.id == head.id).values(last_seq=seq, last_hash=prev_hash)
-        )
         if hooks is not None:
             hooks.finish(session, records)
     return records
 
 
+def _last_seq(session: Session) -> int:
+    """The last decision's seq (under the head lock no other writer appends meanwhile)."""
+    return int(session.execute(select(func.max(_decisions.c.seq))).scalar_one() or 0)
+
+
 def _decision_row(
-    evaluation: Evaluation, seq: int, prev_hash: str, now: datetime
+    evaluation: Evaluation, seq: int, leaf_index: int, now: datetime
 ) -> dict[str, Any]:
     decision = evaluation.decision
     document = msgspec.to_builtins(
@@ -309,26 +313,22 @@ def _decision_row(
             "recommendations": decision.recommendations,
         }
     )
-    fields = ChainedFields(
-        seq=seq,
-        id=decision.id,
-        kind=decision.manifest.kind,
-        name=decision.manifest.name,
-        verdict=decision.verdict,
-        allowed=decision.allowed,
-        cause=decision.cause,
-        matrix_version=decision.matrix_version,
-        policy_revision=decision.policy_revision,
-        input_digest=decision.input_digest,
-        evaluated_at=decision.evaluated_at,
-        document=document,
-        prev_hash=prev_hash,
-    )
     return {
-        **{field.name: getattr(fields, field.name) for field in dataclasses.fields(fields)},
+        "seq": seq,
+        "id": decision.id,
+        "kind": decision.manifest.kind,
+        "name": decision.manifest.name,
+        "verdict": decision.verdict,
+        "allowed": decision.allowed,
+        "cause": decision.cause,
+        "matrix_version": decision.matrix_version,
+        "policy_revision": decision.policy_revision,
+        "input_digest": decision.input_digest,
+        "evaluated_at": decision.evaluated_at,
+        "document": document,
         "recorded_at": now,
         "policy_input": evaluation.policy_input.canonical.decode(),
-        "hash": fields.hash(),
+        "leaf_index": leaf_index,
     }
 
 

@@ -15,10 +15,9 @@ import msgspec
 
 from supportgate.db import transaction
 from supportgate.errors import UsageError
-from supportgate.policy.inputs import PolicyInput
+from supportgate.policy.inputs import PolicyInput, canonical_digest
 
 from . import repository
-from .chain import input_matches_digest
 
 if TYPE_CHECKING:
     from supportgate.runtime import Runtime
@@ -66,7 +65,7 @@ def replay_decision(runtime: Runtime, decision_id: str) -> Replay:
     if published is None:
         raise CannotReplay(f"matrix_version: {row['matrix_version']!r} is not published here")
     stored = _as_json({"verdict": row["verdict"], "allowed": row["allowed"], **row["document"]})
-    if not input_matches_digest(row["policy_input"], row["input_digest"]):
+    if canonical_digest(row["policy_input"].encode()) != row["input_digest"]:
         return Replay(decision_id, input_matches=False, stored=stored, replayed={})
     policy_input = PolicyInput.from_document(msgspec.json.decode(row["policy_input"]))
     result = runtime.engine.evaluate(published.loaded, policy_input)

@@ -1,4 +1,4 @@
-"""Reads of the audit history: filtered keyset pages (newest first) and the chain in seq order.
+"""Reads of the audit history: filtered keyset pages (newest first) and stored decisions.
 
 Pages are keyset pages on `seq` (`seq < cursor ORDER BY seq DESC LIMIT n`), never OFFSET: a
 decision appended while a client pages gets a higher seq, so it neither shifts nor repeats
@@ -31,8 +31,8 @@ from sqlalchemy import (
 )
 from sqlmodel import Session
 
-from supportgate.db import AuditHead, DecisionRule
 from supportgate.db import Decision as DecisionRow
+from supportgate.db import DecisionRule
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 
 from .filters import MAX_SEQ, AuditFilter
@@ -48,14 +48,13 @@ starts, so only a small one (which other filters may thin out) is worth probing.
 
 _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 _rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
-_head: Table = AuditHead.__table__  # type: ignore[attr-defined]
 
 _DECISION_COLUMNS = [_decisions.c[name] for name in DECISION_COLUMNS]
-_CHAIN_COLUMNS = [
+_STORED_COLUMNS = [
     *_DECISION_COLUMNS,
     _decisions.c.policy_input,
-    _decisions.c.prev_hash,
-    _decisions.c.hash,
+    _decisions.c.recorded_at,
+    _decisions.c.leaf_index,
 ]
 
 
@@ -183,17 +182,21 @@ def _time_conditions(where: AuditFilter) -> list[ColumnElement[bool]]:
     return conditions
 
 
-def chain_chunk(
-    session: Session, *, after_seq: int, upto_seq: int, limit: int
-) -> Sequence[RowMapping]:
-    """Up to `limit` decisions with every stored column, in seq order, after_seq < seq <= upto."""
+def decisions_at_leaves(session: Session, first: int, last: int) -> dict[int, RowMapping]:
+    """The decisions whose entries are leaves first..last, every stored column, by leaf."""
+    statement = select(*_STORED_COLUMNS).where(_decisions.c.leaf_index.between(first, last))
+    return {int(row["leaf_index"]): row for row in session.execute(statement).mappings()}
+
+
+def decisions_outside(session: Session, leaves: int) -> RowMapping | None:
+    """The first decision (by seq) whose leaf_index is not below `leaves`."""
     statement = (
-        select(*_CHAIN_COLUMNS)
-        .where(_decisions.c.seq > after_seq, _decisions.c.seq <= upto_seq)
+        select(_decisions.c.seq, _decisions.c.id, _decisions.c.leaf_index)
+        .where(_decisions.c.leaf_index >= leaves)
         .order_by(_decisions.c.seq)
-        .limit(limit)
+        .limit(1)
     )
-    return session.execute(statement).mappings().all()
+    return session.execute(statement).mappings().first()
 
 
 def rules_between(
@@ -209,27 +212,7 @@ def rules_between(
     return found
 
 
-def head(session: Session) -> tuple[int, str] | None:
-    """The audit head's (last_seq, last_hash), or None when the row is missing."""
-    row = session.execute(select(_head.c.last_seq, _head.c.last_hash)).first()
-    return None if row is None else (int(row.last_seq), str(row.last_hash))
-
-
-def first_past_head(session: Session) -> tuple[int, str] | None:
-    """The (seq, id) of the first decision beyond the audit head, if any (one statement, so
-    one snapshot even under READ COMMITTED)."""
-    beyond = select(_head.c.last_seq).scalar_subquery()
-    statement = (
-        select(_decisions.c.seq, _decisions.c.id)
-        .where(_decisions.c.seq > beyond)
-        .order_by(_decisions.c.seq)
-        .limit(1)
-    )
-    row = session.execute(statement).first()
-    return None if row is None else (int(row.seq), str(row.id))
-
-
 def stored_decision(session: Session, decision_id: str) -> RowMapping | None:
     """One decision with every stored column, by id."""
-    statement = select(*_CHAIN_COLUMNS).where(_decisions.c.id == decision_id)
+    statement = select(*_STORED_COLUMNS).where(_decisions.c.id == decision_id)
     return session.execute(statement).mappings().first()

@@ -1,53 +1,60 @@
-"""`supportgate audit verify`: walk the decision hash chain and name the first record that is off.
+"""`supportgate audit verify`: rebuild the log's tree from the database and check every entry
+and every row derived from one; name the first that is off.
 
-The chain is read in seq order, CHUNK rows per short transaction. For each decision: its seq
-follows the one before it (no gap: nothing was deleted), its `prev_hash` is the hash of the
-decision before it (the genesis hash for the first), its `hash` is the sha256 of what it says
-(chain.ChainedFields: nothing was edited), its stored policy input has its `input_digest`, and
-its `decision_rules` rows (what `GET /v1/audit?rule=` searches) are its violations' rules.
-Last, the audit head must name the last decision's seq and hash, and no decision may lie
-beyond the head.
+The entries are read in leaf order, CHUNK per short transaction, and hashed into a tree of
+their own (in memory: the stored nodes are not trusted, they are what an editor recomputes).
+Each leaf must follow the one before it (a gap is a deleted entry), and each decision entry
+must have its decision row saying exactly what the entry says, with a stored policy input
+that has the entry's `input_digest` and the `decision_rules` rows of its violations. Last, the
+rebuilt root must be the head's at the head's size, and no entry or decision may lie beyond
+the head.
 
-The head is read first and the walk stops at its seq, so decisions appended while the walk
+The head is read first and the walk stops at its size, so entries appended while the walk
 runs are left for the next run instead of being mistaken for tampering.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import AUDIT_GENESIS_HASH, transaction
+from supportgate.db import LedgerEntry, transaction
+from supportgate.ledger.entries import decision_document
+from supportgate.ledger.log import read_head
+from supportgate.ledger.merkle import MerkleTree
+from supportgate.ledger.nodestore import MemoryNodeStore
+from supportgate.policy.inputs import canonical_digest, format_time
 
 from . import repository
-from .chain import ChainedFields, input_matches_digest
-from .rows import rule_pairs
+from .rows import decision_from_columns, rule_pairs
 
 CHUNK = 1000
 
 
 @dataclass(frozen=True, slots=True)
-class ChainProblem:
-    """The first record that does not fit, and what is wrong with it."""
+class LogProblem:
+    """The first leaf (or the head) that does not fit, and what is wrong with it."""
 
-    seq: int
-    id: str | None
+    leaf_index: int | None
     what: str
 
     def describe(self) -> str:
-        record = f"seq {self.seq} (id {self.id})" if self.id else f"seq {self.seq}"
-        return f"audit chain broken at {record}: {self.what}"
+        where = "the head" if self.leaf_index is None else f"leaf {self.leaf_index}"
+        return f"audit log broken at {where}: {self.what}"
 
 
 @dataclass(frozen=True, slots=True)
-class ChainReport:
-    decisions: int
-    head_hash: str
-    problem: ChainProblem | None
+class LogReport:
+    entries: int
+    root: bytes
+    problem: LogProblem | None
 
     @property
     def intact(self) -> bool:
@@ -56,114 +63,123 @@ class ChainReport:
     def summary(self) -> str:
         if self.problem is not None:
             return self.problem.describe()
-        return f"audit chain intact: {self.decisions} decisions, head {self.head_hash}"
+        root = base64.b64encode(self.root).decode()
+        return f"audit log intact: {self.entries} entries, root {root}"
 
 
-def verify_chain(sessions: sessionmaker[Session], *, chunk: int = CHUNK) -> ChainReport:
+def verify_log(sessions: sessionmaker[Session], *, chunk: int = CHUNK) -> LogReport:
     with transaction(sessions) as session:
-        head = repository.head(session)
-    if head is None:
-        return ChainReport(
-            0, AUDIT_GENESIS_HASH, ChainProblem(0, None, "the audit head is missing")
-        )
-    head_seq, head_hash = head
-    walk = _Walk()
-    while walk.seq < head_seq:
+        head = read_head(session)
+    tree = MerkleTree(MemoryNodeStore())
+    while tree.size < head.size:
+        first = tree.size
         with transaction(sessions) as session:
-            rows = repository.chain_chunk(
-                session, after_seq=walk.seq, upto_seq=head_seq, limit=chunk
-            )
-            stored_rules = (
-                repository.rules_between(session, rows[0]["seq"], rows[-1]["seq"]) if rows else {}
-            )
-        if not rows:
+            entries = _entries(session, first, min(head.size, first + chunk) - 1)
+            decisions = repository.decisions_at_leaves(session, first, first + len(entries) - 1)
+            seqs = [int(row["seq"]) for row in decisions.values()]
+            rules = repository.rules_between(session, min(seqs), max(seqs)) if seqs else {}
+        if not entries:
             break
-        for row in rows:
-            problem = walk.check(row, stored_rules.get(row["seq"], set()))
+        for entry in entries:
+            problem = _check_entry(entry, tree.size, decisions, rules)
             if problem is not None:
-                return ChainReport(walk.count, walk.hash, problem)
-    problem = _check_head(walk, head_seq, head_hash)
+                return LogReport(tree.size, tree.root(), problem)
+            tree.append([entry.entry.encode()])
+    problem = _check_head(tree, head.size, head.root)
     if problem is None:
         with transaction(sessions) as session:
-            beyond = repository.first_past_head(session)
-        if beyond is not None:
-            problem = ChainProblem(
-                beyond[0], beyond[1], "it lies beyond the audit head (not appended by supportgate)"
-            )
-    return ChainReport(walk.count, walk.hash, problem)
+            problem = _beyond_head(session, head.size)
+    return LogReport(tree.size, tree.root(), problem)
 
 
-class _Walk:
-    """The chain so far: the last seq and hash seen and how many decisions were checked."""
-
-    def __init__(self) -> None:
-        self.seq = 0
-        self.id: str | None = None
-        self.hash = AUDIT_GENESIS_HASH
-        self.count = 0
-
-    def check(
-        self, row: Mapping[Any, Any], stored_rules: set[tuple[str, str]]
-    ) -> ChainProblem | None:
-        seq, decision_id = int(row["seq"]), str(row["id"])
-        wrong = _wrongs(row, self.seq, self.hash, stored_rules)
-        if wrong:
-            return ChainProblem(seq, decision_id, "; ".join(wrong))
-        self.seq, self.id, self.hash = seq, decision_id, str(row["hash"])
-        self.count += 1
-        return None
+_ledger_entries = LedgerEntry.__table__  # type: ignore[attr-defined]
 
 
-def _wrongs(
-    row: Mapping[Any, Any], prev_seq: int, prev_hash: str, stored_rules: set[tuple[str, str]]
+def _entries(session: Session, first: int, last: int) -> list[LedgerEntry]:
+    statement = (
+        select(LedgerEntry)
+        .where(_ledger_entries.c.leaf_index.between(first, last))
+        .order_by(_ledger_entries.c.leaf_index)
+    )
+    return list(session.execute(statement).scalars())
+
+
+def _check_entry(
+    entry: LedgerEntry,
+    expected_index: int,
+    decisions: Mapping[int, Any],
+    rules: Mapping[int, set[tuple[str, str]]],
+) -> LogProblem | None:
+    if entry.leaf_index != expected_index:
+        return LogProblem(
+            expected_index, f"it is missing (the next stored entry is leaf {entry.leaf_index})"
+        )
+    document, wrong = _read_entry(entry)
+    if wrong is None and entry.type == "decision":
+        row = decisions.get(entry.leaf_index)
+        if row is None:
+            wrong = "its decision row is missing"
+        else:
+            wrongs = _decision_wrongs(document, row, rules.get(int(row["seq"]), set()))
+            wrong = f"decision {row['id']}: " + "; ".join(wrongs) if wrongs else None
+    return None if wrong is None else LogProblem(entry.leaf_index, wrong)
+
+
+def _read_entry(entry: LedgerEntry) -> tuple[dict[str, Any], str | None]:
+    """The entry's document, and what is wrong with it on its own (None: nothing)."""
+    try:
+        document = msgspec.json.decode(entry.entry)
+    except msgspec.DecodeError:
+        return {}, "its entry is not JSON"
+    if not isinstance(document, dict) or document.get("type") != entry.type:
+        return {}, f"its entry does not say it is a {entry.type!r}"
+    if document.get("recorded_at") != format_time(entry.recorded_at):
+        return document, "its recorded_at differs from its entry's"
+    return document, None
+
+
+def _decision_wrongs(
+    document: Mapping[str, Any], row: Mapping[str, Any], stored_rules: set[tuple[str, str]]
 ) -> list[str]:
-    seq = int(row["seq"])
     wrong: list[str] = []
-    if seq != prev_seq + 1:
-        missing = f"seq {prev_seq + 1}" if seq == prev_seq + 2 else f"seqs {prev_seq + 1}-{seq - 1}"
-        wrong.append(f"{missing} missing before it (deleted)")
-    if row["prev_hash"] != prev_hash:
-        before = f"seq {prev_seq}" if prev_seq else "the genesis hash"
-        wrong.append(f"prev_hash {row['prev_hash']} is not the hash of {before} ({prev_hash})")
-    if _fields(row).hash() != row["hash"]:
-        wrong.append("its hash does not match its contents (edited after it was recorded)")
-    if not input_matches_digest(row["policy_input"], row["input_digest"]):
+    try:
+        says = decision_document(decision_from_columns(row))
+    except (msgspec.ValidationError, KeyError, TypeError):
+        return ["its row is not a decision document"]
+    if says != document.get("decision"):
+        wrong.append("its row differs from its entry (edited after it was recorded)")
+    if format_time(row["recorded_at"]) != document.get("recorded_at"):
+        wrong.append("its recorded_at differs from its entry's")
+    if canonical_digest(row["policy_input"].encode()) != row["input_digest"]:
         wrong.append("its stored policy input does not match its input_digest")
     if stored_rules != rule_pairs(row["document"]):
         wrong.append("its decision_rules rows do not match its violations")
     return wrong
 
 
-def _check_head(walk: _Walk, head_seq: int, head_hash: str) -> ChainProblem | None:
-    if walk.seq != head_seq:
-        return ChainProblem(
-            head_seq,
-            None,
-            f"the audit head names seq {head_seq}, but the chain ends at seq {walk.seq} "
-            "(the last decisions were deleted)",
+def _check_head(tree: MerkleTree, head_size: int, head_root: bytes) -> LogProblem | None:
+    if tree.size != head_size:
+        return LogProblem(
+            tree.size,
+            f"the head names {head_size} entries, but the log ends at {tree.size} "
+            "(the last entries were deleted)",
         )
-    if walk.hash != head_hash:
-        return ChainProblem(
-            head_seq,
-            walk.id,
-            f"the audit head's hash {head_hash} is not the last decision's hash {walk.hash}",
-        )
+    if tree.root() != head_root:
+        return LogProblem(None, "the head's root is not the root of the stored entries")
     return None
 
 
-def _fields(row: Mapping[Any, Any]) -> ChainedFields:
-    return ChainedFields(
-        seq=int(row["seq"]),
-        id=row["id"],
-        kind=row["kind"],
-        name=row["name"],
-        verdict=row["verdict"],
-        allowed=row["allowed"],
-        cause=row["cause"],
-        matrix_version=row["matrix_version"],
-        policy_revision=row["policy_revision"],
-        input_digest=row["input_digest"],
-        evaluated_at=row["evaluated_at"],
-        document=row["document"],
-        prev_hash=row["prev_hash"],
-    )
+def _beyond_head(session: Session, size: int) -> LogProblem | None:
+    column = _ledger_entries.c.leaf_index
+    entry = session.execute(
+        select(column).where(column >= size).order_by(column).limit(1)
+    ).scalar_one_or_none()
+    if entry is not None:
+        return LogProblem(entry, "it lies beyond the head (not appended by supportgate)")
+    decision = repository.decisions_outside(session, size)
+    if decision is not None:
+        return LogProblem(
+            int(decision["leaf_index"]),
+            f"decision {decision['id']} names a leaf beyond the head (not appended by supportgate)",
+        )
+    return None

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from .audit_head import lock_audit_head
 from .engine import create_db_engine, database_url, ping, session_factory, transaction
 from .tables import (
-    AUDIT_GENESIS_HASH,
-    AUDIT_HEAD_ID,
+    LEDGER_HEAD_ID,
     Alert,
     ApiKey,
-    AuditHead,
     Decision,
     DecisionRule,
     IdempotencyKey,
+    LedgerCheckpoint,
+    LedgerEntry,
+    LedgerHead,
+    LedgerNode,
     Manifest,
     MatrixVersion,
     Sweep,
@@ -21,14 +22,16 @@ from .tables import (
 )
 
 __all__ = [
-    "AUDIT_GENESIS_HASH",
-    "AUDIT_HEAD_ID",
+    "LEDGER_HEAD_ID",
     "Alert",
     "ApiKey",
-    "AuditHead",
     "Decision",
     "DecisionRule",
     "IdempotencyKey",
+    "LedgerCheckpoint",
+    "LedgerEntry",
+    "LedgerHead",
+    "LedgerNode",
     "Manifest",
     "MatrixVersion",
     "Sweep",
@@ -36,7 +39,6 @@ __all__ = [
     "Waiver",
     "create_db_engine",
     "database_url",
-    "lock_audit_head",
     "ping",
     "session_factory",
     "transaction",

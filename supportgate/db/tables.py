@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     LargeBinary,
+    SmallInteger,
     Text,
     UniqueConstraint,
 )
@@ -28,8 +29,8 @@ from .types import BigKey, JSONDocument, UTCDateTime
 SEVERITIES = ("deny", "warn", "waived")
 ROLES = ("ci", "procurement", "admin")
 
-AUDIT_HEAD_ID = 1
-AUDIT_GENESIS_HASH = "0" * 64  # the prev_hash of the first decision
+LEDGER_HEAD_ID = 1
+ENTRY_TYPES = ("decision", "matrix", "waiver-created", "waiver-deleted", "untracked")
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> str:
@@ -37,11 +38,14 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
 
 
 class Decision(SQLModel, table=True):
-    """One evaluation, appended and never changed; `seq` orders the audit and its hash chain."""
+    """One evaluation, appended and never changed; `seq` orders the audit history. The
+    decision is the `decision` entry at `leaf_index` of the log (supportgate/ledger/), which
+    covers every column but `seq` and `policy_input` (covered by its `input_digest`)."""
 
     __tablename__ = "decisions"
     __table_args__ = (
         UniqueConstraint("id", name="uq_decisions_id"),
+        UniqueConstraint("leaf_index", name="uq_decisions_leaf_index"),
         CheckConstraint(_one_of("verdict", VERDICTS), name="ck_decisions_verdict"),
         CheckConstraint(_one_of("cause", CAUSES), name="ck_decisions_cause"),
         Index("ix_decisions_kind_name_seq", "kind", "name", "seq"),
@@ -67,8 +71,7 @@ class Decision(SQLModel, table=True):
     """violations, claims, checklist and recommendations, as in the decision body."""
     policy_input: str = Field(sa_type=Text)
     """The exact JSON text the policy engine was given, so the decision can be replayed."""
-    prev_hash: str
-    hash: str
+    leaf_index: int = Field(sa_type=BigKey)
 
 
 class DecisionRule(SQLModel, table=True):
@@ -117,24 +120,73 @@ class Manifest(SQLModel, table=True):
     last_evaluated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
-class AuditHead(SQLModel, table=True):
-    """The one row (id 1) at the end of the hash chain; writers lock it to append."""
+class LedgerEntry(SQLModel, table=True):
+    """One entry of the verifiable log: the exact canonical JSON hashed into leaf
+    `leaf_index` of the Merkle tree (CONTRACT section 6). Appended, never changed."""
 
-    __tablename__ = "audit_head"
-    __table_args__ = (CheckConstraint(f"id = {AUDIT_HEAD_ID:d}", name="ck_audit_head_single_row"),)
+    __tablename__ = "ledger_entries"
+    __table_args__ = (CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),)
+
+    leaf_index: int = Field(
+        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
+    )
+    type: str
+    entry: str = Field(sa_type=Text)
+    recorded_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class LedgerNode(SQLModel, table=True):
+    """The hash of a complete subtree of the log's tree: node (level, idx) covers leaves
+    [idx * 2**level, (idx + 1) * 2**level); level 0 holds the leaf hashes. Written once, when
+    its last leaf is appended (docs/ledger.md)."""
+
+    __tablename__ = "ledger_nodes"
+
+    level: int = Field(
+        sa_column=Column(SmallInteger, primary_key=True, autoincrement=False, nullable=False)
+    )
+    idx: int = Field(
+        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
+    )
+    hash: bytes = Field(sa_type=LargeBinary)
+
+
+class LedgerHead(SQLModel, table=True):
+    """The one row (id 1): the log's size and root. Writers lock it to append."""
+
+    __tablename__ = "ledger_head"
+    __table_args__ = (
+        CheckConstraint(f"id = {LEDGER_HEAD_ID:d}", name="ck_ledger_head_single_row"),
+    )
 
     id: int = Field(
-        default=AUDIT_HEAD_ID, primary_key=True, sa_column_kwargs={"autoincrement": False}
+        default=LEDGER_HEAD_ID, primary_key=True, sa_column_kwargs={"autoincrement": False}
     )
-    last_seq: int = Field(default=0, sa_type=BigKey)
-    last_hash: str = AUDIT_GENESIS_HASH
+    size: int = Field(default=0, sa_type=BigKey)
+    root: bytes = Field(sa_type=LargeBinary)
+
+
+class LedgerCheckpoint(SQLModel, table=True):
+    """A signed checkpoint of the log (a C2SP signed note), one per tree size signed."""
+
+    __tablename__ = "ledger_checkpoints"
+
+    tree_size: int = Field(
+        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
+    )
+    note: str = Field(sa_type=Text)
+    signed_at: datetime = Field(sa_type=UTCDateTime)
 
 
 class MatrixVersion(SQLModel, table=True):
-    """A published support matrix; never edited, superseded by a newer version."""
+    """A published support matrix; never edited, superseded by a newer version. Its
+    publication is the `matrix` entry at `leaf_index`, which holds the document's digest."""
 
     __tablename__ = "matrix_versions"
-    __table_args__ = (Index("ix_matrix_versions_effective_from", "effective_from"),)
+    __table_args__ = (
+        Index("ix_matrix_versions_effective_from", "effective_from"),
+        UniqueConstraint("leaf_index", name="uq_matrix_versions_leaf_index"),
+    )
 
     version: str = Field(primary_key=True)
     document: dict[str, Any] = Field(sa_type=JSONDocument)
@@ -142,6 +194,7 @@ class MatrixVersion(SQLModel, table=True):
     effective_from: datetime | None = Field(default=None, sa_type=UTCDateTime)
     published_at: datetime = Field(sa_type=UTCDateTime)
     published_by: str | None = None
+    leaf_index: int = Field(sa_type=BigKey)
 
 
 class ApiKey(SQLModel, table=True):
@@ -360,6 +413,8 @@ class Waiver(SQLModel, table=True):
     __tablename__ = "waivers"
     __table_args__ = (
         UniqueConstraint("id", name="uq_waivers_id"),
+        UniqueConstraint("leaf_index", name="uq_waivers_leaf_index"),
+        UniqueConstraint("deleted_leaf_index", name="uq_waivers_deleted_leaf_index"),
         Index("ix_waivers_kind_name", "kind", "name"),
         Index("ix_waivers_expires_at", "expires_at"),
         {"sqlite_autoincrement": True},
@@ -377,3 +432,7 @@ class Waiver(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
     deleted_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     deleted_by: str | None = None
+    leaf_index: int | None = Field(default=None, sa_type=BigKey, nullable=False)
+    """The `waiver-created` entry (set when it is appended)."""
+    deleted_leaf_index: int | None = Field(default=None, sa_type=BigKey)
+    """The `waiver-deleted` entry, once deleted."""

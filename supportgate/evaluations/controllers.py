@@ -114,6 +114,11 @@ class ManifestController(Controller):
         summary="Stop tracking a manifest (its history stays)",
     )
     async def untrack(
-        self, runtime: RuntimeDep, kind: FromPath[ManifestKind], name: FromPath[str]
+        self,
+        request: Request[Any, Any, Any],
+        runtime: RuntimeDep,
+        kind: FromPath[ManifestKind],
+        name: FromPath[str],
     ) -> None:
-        await anyio.to_thread.run_sync(runtime.tracking.untrack, kind, name)
+        by = principal_of(request).name
+        await anyio.to_thread.run_sync(lambda: runtime.tracking.untrack(kind, name, by=by))

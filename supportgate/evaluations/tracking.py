@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
@@ -85,10 +87,11 @@ class TrackingService:
                 if row.kind == kind and row.name == name
             }
 
-    def untrack(self, kind: str, name: str) -> None:
+    def untrack(self, kind: str, name: str, *, by: str | None = None) -> None:
+        """Stop tracking; `by` names who asked (the API key), recorded in the log's entry."""
         check_choice("kind", kind, KINDS)
         with transaction(self._sessions, write=True) as session:
-            if not repository.untrack(session, kind, name):
+            if not repository.untrack(session, kind, name, by=by, at=datetime.now(UTC)):
                 raise NotTracked(f"no tracked {kind} named {name!r}")
 
     @staticmethod

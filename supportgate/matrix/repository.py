@@ -11,6 +11,8 @@ from sqlmodel import Session
 
 from supportgate.db import MatrixVersion
 from supportgate.errors import ConflictError
+from supportgate.ledger.entries import matrix_entry
+from supportgate.ledger.log import append_entries, lock_head
 from supportgate.manifests import Matrix, to_builtins
 
 
@@ -21,13 +23,17 @@ def all_versions(session: Session) -> Sequence[MatrixVersion]:
 def insert_version(
     session: Session, matrix: Matrix, *, digest: str, published_by: str | None, now: datetime
 ) -> MatrixVersion:
+    """The version's row, and its `matrix` entry appended to the log."""
+    head = lock_head(session)
+    document = to_builtins(matrix)
     row = MatrixVersion(
         version=matrix.version,
-        document=to_builtins(matrix),
+        document=document,
         digest=digest,
         effective_from=matrix.effective_from,
         published_at=now,
         published_by=published_by,
+        leaf_index=head.size,
     )
     session.add(row)
     try:
@@ -37,4 +43,8 @@ def insert_version(
             f"matrix version {matrix.version!r} is already published; versions are never "
             "edited in place, publish a new version"
         ) from exc
+    entry = matrix_entry(
+        version=matrix.version, document=document, published_by=published_by, published_at=now
+    )
+    append_entries(session, head, [entry])
     return row

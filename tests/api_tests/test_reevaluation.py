@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from supportgate.audit.verify import verify_chain
+from supportgate.audit.verify import verify_log
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.reevaluation.views import SweepView
 from supportgate.runtime import Runtime
@@ -86,7 +86,7 @@ def test_publishing_sm90_turns_the_h100_verdicts_with_alerts(api: Api) -> None:
         assert decision["verdict"] == "supported"
         assert decision["cause"] == "matrix"
     assert rows(api).decisions == before + 4
-    assert verify_chain(api.runtime.sessions).intact
+    assert verify_log(api.runtime.sessions).intact
 
 
 def test_a_sweep_that_changes_nothing_records_no_decision(api: Api) -> None:

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from supportgate.audit.recorder import IdempotencyConflict, IdempotentResponse, Record
-from supportgate.audit.verify import verify_chain
+from supportgate.audit.verify import verify_log
 from supportgate.audit.writer_process import ProcessDecisionRecorder, WriterProcessEnded
 from supportgate.auth import Principal
 from supportgate.db import transaction
@@ -64,15 +64,15 @@ def post_body(name: str, **spec: Any) -> bytes:
     return json.dumps(hardware(name, **spec)).encode()
 
 
-def test_concurrent_decisions_are_committed_in_one_chain(process_api: Api) -> None:
+def test_concurrent_decisions_are_committed_in_one_log(process_api: Api) -> None:
     answers = _submit_many(process_api, CONCURRENT)
 
     assert [getattr(answer, "status", answer) for answer in answers] == [201] * CONCURRENT
     assert rows(process_api).decisions == CONCURRENT
     assert rows(process_api).manifests == CONCURRENT
-    report = verify_chain(process_api.runtime.sessions)
+    report = verify_log(process_api.runtime.sessions)
     assert report.intact
-    assert report.decisions == CONCURRENT
+    assert report.entries == CONCURRENT + 1  # and the default matrix
     counted = process_api.client.get("/metrics").text
     assert 'supportgate_decisions_total{cause="submission",verdict="rejected"}' in counted
 
@@ -127,7 +127,7 @@ def test_a_killed_writer_fails_what_it_held_and_is_replaced(process_api: Api) ->
         return all(getattr(answer, "status", None) == 201 for answer in again)
 
     assert _eventually(recovered)
-    assert verify_chain(process_api.runtime.sessions).intact
+    assert verify_log(process_api.runtime.sessions).intact
 
 
 def test_stop_writes_what_was_submitted(db_url: str) -> None:
@@ -172,7 +172,7 @@ def test_integers_beyond_64_bits_are_recorded(process_api: Api) -> None:
     assert response.status_code == 201, response.text
     assert response.json()["id"]
     assert rows(process_api).decisions == 1
-    assert verify_chain(process_api.runtime.sessions).intact
+    assert verify_log(process_api.runtime.sessions).intact
 
 
 def test_a_sweep_batch_is_written_by_the_writer_process(
@@ -243,4 +243,4 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
     assert memos == ["pool-a"]  # a dropped record's memo is not saved
     assert tuple(sweep) == ("pool-b", 2, 1)
     assert rows(process_api).decisions == 3
-    assert verify_chain(runtime.sessions).intact
+    assert verify_log(runtime.sessions).intact

@@ -1,8 +1,9 @@
-"""Every table on SQLite and PostgreSQL: rows round-trip, constraints hold, the chain is linear."""
+"""Every table on SQLite and PostgreSQL: rows round-trip, constraints hold, the log is linear."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -16,19 +17,22 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session, col, select
 
 from supportgate.db import (
-    AUDIT_GENESIS_HASH,
     ApiKey,
-    AuditHead,
     Decision,
     DecisionRule,
     IdempotencyKey,
+    LedgerEntry,
+    LedgerHead,
     Manifest,
     MatrixVersion,
     create_db_engine,
-    lock_audit_head,
     session_factory,
     transaction,
 )
+from supportgate.ledger.entries import untracked_entry
+from supportgate.ledger.log import append_entries, lock_head, read_head
+from supportgate.ledger.merkle import MerkleTree, leaf_hash
+from supportgate.ledger.nodestore import MemoryNodeStore
 
 # An aware time that is not UTC: it must come back as the same instant, in UTC.
 CET = timezone(timedelta(hours=1))
@@ -47,6 +51,7 @@ DOCUMENT: dict[str, Any] = {
     "recommendations": ["vllm documents nvidia/sm90"],
     "nested": {"numbers": [1, 2.5, None, True], "empty": {}},
 }
+_leaves = itertools.count()  # a unique leaf_index for each row made below
 
 
 @pytest.fixture
@@ -76,8 +81,7 @@ def make_decision(**overrides: Any) -> Decision:
         "recorded_at": AT + timedelta(seconds=1),
         "document": DOCUMENT,
         "policy_input": '{"manifest":{"kind":"DeploymentManifest"}}',
-        "prev_hash": AUDIT_GENESIS_HASH,
-        "hash": "c" * 64,
+        "leaf_index": next(_leaves),
     }
     fields.update(overrides)
     return Decision(**fields)
@@ -103,6 +107,7 @@ def make_matrix_version(**overrides: Any) -> MatrixVersion:
         "effective_from": AT,
         "published_at": AT,
         "published_by": "admin",
+        "leaf_index": next(_leaves),
     }
     fields.update(overrides)
     return MatrixVersion(**fields)
@@ -255,16 +260,17 @@ def test_api_key_and_idempotency_key_round_trip(sessions: sessionmaker[Session])
         assert_same_instant_in_utc(got.created_at, AT)
 
 
-def test_audit_head_round_trip(sessions: sessionmaker[Session]) -> None:
+def test_ledger_head_round_trip(sessions: sessionmaker[Session]) -> None:
     with transaction(sessions, write=True) as session:
-        head = lock_audit_head(session)
-        assert (head.id, head.last_seq, head.last_hash) == (1, 0, AUDIT_GENESIS_HASH)
-        head.last_seq = 2**40  # beyond 32 bits: the column is a BIGINT
-        head.last_hash = "9" * 64
+        head = lock_head(session)
+        assert (head.size, head.root) == (0, hashlib.sha256(b"").digest())
+        row = session.get(LedgerHead, 1)
+        assert row is not None
+        row.size = 2**40  # beyond 32 bits: the column is a BIGINT
+        row.root = b"\x09" * 32
     with sessions() as session:
-        got = session.get(AuditHead, 1)
-        assert got is not None
-        assert (got.last_seq, got.last_hash) == (2**40, "9" * 64)
+        got = read_head(session)
+        assert (got.size, got.root) == (2**40, b"\x09" * 32)
 
 
 Make = Callable[[], Any]
@@ -298,7 +304,7 @@ def test_duplicates_are_refused(sessions: sessionmaker[Session], first: Make, se
             lambda: DecisionRule(decision_seq=999, rule="host.os", severity="deny"),
             id="rule-without-decision",
         ),
-        pytest.param(lambda: AuditHead(id=2, last_seq=0, last_hash="x"), id="second-audit-head"),
+        pytest.param(lambda: LedgerHead(id=2, size=0, root=b""), id="second-ledger-head"),
     ],
 )
 def test_constraints_are_enforced(sessions: sessionmaker[Session], make: Make) -> None:
@@ -337,18 +343,12 @@ def test_times_compare_as_instants(sessions: sessionmaker[Session]) -> None:
 
 def _append(sessions: sessionmaker[Session], label: str) -> None:
     with transaction(sessions, write=True) as session:
-        head = lock_audit_head(session)
-        decision_id = f"{label}-{uuid.uuid4()}"
-        chained = hashlib.sha256(f"{head.last_hash}:{decision_id}".encode()).hexdigest()
-        decision = make_decision(id=decision_id, prev_hash=head.last_hash, hash=chained)
-        session.add(decision)
-        session.flush()
-        assert decision.seq is not None
-        head.last_seq = decision.seq
-        head.last_hash = chained
+        head = lock_head(session)
+        entry = untracked_entry(kind="HardwareManifest", name=label, untracked_by=None, at=AT)
+        append_entries(session, head, [entry])
 
 
-def test_concurrent_appenders_keep_the_hash_chain_linear(sessions: sessionmaker[Session]) -> None:
+def test_concurrent_appenders_keep_the_log_linear(sessions: sessionmaker[Session]) -> None:
     writers, appends = 6, 8
     errors: list[BaseException] = []
 
@@ -367,12 +367,20 @@ def test_concurrent_appenders_keep_the_hash_chain_linear(sessions: sessionmaker[
     assert errors == []
 
     with sessions() as session:
-        chain = session.exec(select(Decision).order_by(col(Decision.seq))).all()
-        head = session.get(AuditHead, 1)
-    assert len(chain) == writers * appends
-    previous = AUDIT_GENESIS_HASH
-    for decision in chain:
-        assert decision.prev_hash == previous, f"chain forks at seq {decision.seq}"
-        previous = decision.hash
-    assert head is not None
-    assert (head.last_seq, head.last_hash) == (chain[-1].seq, chain[-1].hash)
+        entries = session.exec(select(LedgerEntry).order_by(col(LedgerEntry.leaf_index))).all()
+        head = read_head(session)
+        stored = MerkleTree(_store_of(session), head.size)
+        leaf_hashes = [stored.leaf_hash(i) for i in range(head.size)]
+    assert [entry.leaf_index for entry in entries] == list(range(writers * appends))
+    assert len({entry.entry for entry in entries}) == writers * appends
+    rebuilt = MerkleTree(MemoryNodeStore())
+    rebuilt.append(entry.entry.encode() for entry in entries)
+    assert head.size == writers * appends
+    assert head.root == rebuilt.root()
+    assert leaf_hashes == [leaf_hash(entry.entry.encode()) for entry in entries]
+
+
+def _store_of(session: Session) -> Any:
+    from supportgate.ledger.log import SqlNodeStore  # noqa: PLC0415 - only this helper
+
+    return SqlNodeStore(session)

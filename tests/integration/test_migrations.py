@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlmodel import SQLModel
 
-from supportgate.db import AUDIT_GENESIS_HASH, create_db_engine
+from supportgate.db import create_db_engine
 from supportgate.db.migrate import (
     MIGRATIONS_DIR,
     current_revision,
@@ -29,10 +30,13 @@ ALEMBIC = (sys.executable, "-m", "alembic", "-c", str(REPO / "alembic.ini"))
 TABLES = {
     "alerts",
     "api_keys",
-    "audit_head",
     "decision_rules",
     "decisions",
     "idempotency_keys",
+    "ledger_checkpoints",
+    "ledger_entries",
+    "ledger_head",
+    "ledger_nodes",
     "manifests",
     "matrix_versions",
     "sweep_memos",
@@ -82,12 +86,12 @@ def test_tables_match_migrations(migrated_db_url: str) -> None:
     assert _drift(migrated_db_url) == []
 
 
-def test_upgrade_seeds_the_audit_head(migrated_db_url: str) -> None:
+def test_upgrade_seeds_the_ledger_head(migrated_db_url: str) -> None:
     engine = create_db_engine(migrated_db_url)
     try:
         with engine.connect() as connection:
-            rows = connection.execute(text("SELECT id, last_seq, last_hash FROM audit_head"))
-            assert rows.all() == [(1, 0, AUDIT_GENESIS_HASH)]
+            rows = connection.execute(text("SELECT id, size, root FROM ledger_head"))
+            assert [tuple(row) for row in rows] == [(1, 0, hashlib.sha256(b"").digest())]
     finally:
         engine.dispose()
 
@@ -130,7 +134,7 @@ def test_migrations_are_found_from_any_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert MIGRATIONS_DIR == REPO / "migrations"
-    assert head_revision() == "0004"
+    assert head_revision() == "0005"
     upgrade("sqlite:///relative.db")
     assert current_revision(f"sqlite:///{tmp_path / 'relative.db'}") == head_revision()
 

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from bench.sweep_data import insert_fleet, sm90_matrix_json
-from supportgate.audit.verify import verify_chain
+from supportgate.audit.verify import verify_log
 from supportgate.db import create_db_engine, session_factory
 
 from ..examples import expected
@@ -148,7 +148,7 @@ def _decisions_under(url: str, version: str) -> tuple[int, int]:
 
 def _chain_intact(url: str) -> bool:
     with engine(url) as db:
-        return verify_chain(session_factory(db)).intact
+        return verify_log(session_factory(db)).intact
 
 
 @pytest.mark.postgres

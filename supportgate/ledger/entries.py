@@ -1,0 +1,98 @@
+"""The entries of the verifiable log: what each event that can change a verdict says.
+
+An entry is canonical JSON (keys sorted, no whitespace, UTF-8): those exact bytes are hashed
+into its leaf, stored in `ledger_entries.entry` and served by `GET /v1/audit/entries/{i}`. Every
+entry has `type` and `recorded_at` (when the writer appended it). The rows the service reads
+(decisions, matrix_versions, waivers, manifests) are derived from the entries, and
+`supportgate audit verify` checks each row against its entry:
+
+- `decision`: the decision document as the API shows it (without `leaf_index`); the stored
+  policy input is covered by the document's `input_digest`.
+- `matrix`: the published document, who published it (`recorded_at` is `published_at`).
+- `waiver-created`: the waiver as created (`recorded_at` is `created_at`).
+- `waiver-deleted`: the waiver's id and who deleted it (`recorded_at` is `deleted_at`).
+- `untracked`: the manifest no longer tracked, and who untracked it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from supportgate.manifests.decision import Decision
+from supportgate.policy.inputs import format_time
+
+EntryType = Literal["decision", "matrix", "waiver-created", "waiver-deleted", "untracked"]
+
+_canonical = msgspec.json.Encoder(order="sorted")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry to append: its type, when it was recorded, and its canonical bytes."""
+
+    type: EntryType
+    recorded_at: datetime
+    body: bytes
+
+
+def _entry(entry_type: EntryType, recorded_at: datetime, fields: dict[str, Any]) -> Entry:
+    document = {"type": entry_type, "recorded_at": format_time(recorded_at), **fields}
+    return Entry(entry_type, recorded_at, _canonical.encode(document))
+
+
+def decision_document(decision: Decision) -> Any:
+    """A decision as the entry holds it: the API's document as JSON values (lists, not
+    tuples), times in RFC 3339 UTC."""
+    document = msgspec.json.decode(_canonical.encode(decision))
+    document["evaluated_at"] = format_time(decision.evaluated_at)
+    return document
+
+
+def decision_entry(decision: Decision, *, recorded_at: datetime) -> Entry:
+    return _entry("decision", recorded_at, {"decision": decision_document(decision)})
+
+
+def matrix_entry(
+    *, version: str, document: dict[str, Any], published_by: str | None, published_at: datetime
+) -> Entry:
+    return _entry(
+        "matrix",
+        published_at,
+        {"version": version, "document": document, "published_by": published_by},
+    )
+
+
+def waiver_created_entry(
+    *,
+    waiver_id: str,
+    rule: str,
+    kind: str,
+    name: str,
+    justification: str,
+    expires_at: datetime,
+    created_by: str,
+    created_at: datetime,
+) -> Entry:
+    waiver = {
+        "id": waiver_id,
+        "rule": rule,
+        "manifest": {"kind": kind, "name": name},
+        "justification": justification,
+        "expires_at": format_time(expires_at),
+        "created_by": created_by,
+    }
+    return _entry("waiver-created", created_at, {"waiver": waiver})
+
+
+def waiver_deleted_entry(*, waiver_id: str, deleted_by: str, deleted_at: datetime) -> Entry:
+    return _entry("waiver-deleted", deleted_at, {"waiver_id": waiver_id, "deleted_by": deleted_by})
+
+
+def untracked_entry(*, kind: str, name: str, untracked_by: str | None, at: datetime) -> Entry:
+    return _entry(
+        "untracked", at, {"manifest": {"kind": kind, "name": name}, "untracked_by": untracked_by}
+    )

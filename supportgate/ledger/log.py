@@ -1,0 +1,124 @@
+"""The log in the database: entries, the tree's nodes and the head, appended in the writer's
+transaction, and the reads proofs and checkpoints need.
+
+`lock_head` first, in `transaction(factory, write=True)`: PostgreSQL locks the head row
+(SELECT ... FOR UPDATE), SQLite already holds the write lock from BEGIN IMMEDIATE, so the
+next appender waits and the log stays linear across threads, processes and replicas. Then
+`append_entries` writes each entry at the next leaf index, every subtree it completes into
+`ledger_nodes`, and the new size and root into the head. Opening the tree reads only its
+frontier (at most log2 n nodes, docs/ledger.md), so an append costs O(log n) reads, not a
+pass over the log, and so does a proof (`SqlNodeStore.get` reads a proof's nodes in one query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Table, insert, select, tuple_, update
+from sqlmodel import Session
+
+from supportgate.db.tables import LEDGER_HEAD_ID, LedgerEntry, LedgerHead, LedgerNode
+
+from .entries import Entry
+from .errors import NodeStoreError
+from .merkle import EMPTY_ROOT, MerkleTree
+from .nodestore import NodeId
+
+_entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
+_nodes: Table = LedgerNode.__table__  # type: ignore[attr-defined]
+_head: Table = LedgerHead.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The log as the head row says: its size and root hash."""
+
+    size: int
+    root: bytes
+
+
+class SqlNodeStore:
+    """The NodeStore protocol over `ledger_nodes`, inside one session's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def get(self, ids: Sequence[NodeId]) -> list[bytes]:
+        if not ids:
+            return []
+        wanted = {(node.level, node.index) for node in ids}
+        rows = self._session.execute(
+            select(_nodes.c.level, _nodes.c.idx, _nodes.c.hash).where(
+                tuple_(_nodes.c.level, _nodes.c.idx).in_(sorted(wanted))
+            )
+        )
+        found = {(row.level, row.idx): bytes(row.hash) for row in rows}
+        missing = [node for node in ids if (node.level, node.index) not in found]
+        if missing:
+            raise NodeStoreError(f"the log's {missing[0]} is not stored")
+        return [found[(node.level, node.index)] for node in ids]
+
+    def put(self, nodes: Sequence[tuple[NodeId, bytes]]) -> None:
+        """New nodes only (the head lock makes this the one appender): a node stored again
+        fails the primary key, which rolls the append back."""
+        if nodes:
+            self._session.execute(
+                insert(_nodes),
+                [
+                    {"level": node.level, "idx": node.index, "hash": digest}
+                    for node, digest in nodes
+                ],
+            )
+
+
+def read_head(session: Session) -> Head:
+    row = session.execute(select(_head.c.size, _head.c.root)).first()
+    return Head(0, EMPTY_ROOT) if row is None else Head(int(row.size), bytes(row.root))
+
+
+def lock_head(session: Session) -> Head:
+    """The head, locked until the transaction ends and freshly read; made (empty) when a
+    database was created without the migrations."""
+    row = session.execute(
+        select(_head.c.size, _head.c.root).where(_head.c.id == LEDGER_HEAD_ID).with_for_update()
+    ).first()
+    if row is None:
+        session.execute(insert(_head).values(id=LEDGER_HEAD_ID, size=0, root=EMPTY_ROOT))
+        return Head(0, EMPTY_ROOT)
+    return Head(int(row.size), bytes(row.root))
+
+
+def append_entries(session: Session, head: Head, entries: Sequence[Entry]) -> Head:
+    """Append `entries` after `head` (from `lock_head` in this transaction): their rows at
+    leaf indexes head.size, head.size + 1, ..., their tree nodes, and the new head."""
+    if not entries:
+        return head
+    tree = MerkleTree(SqlNodeStore(session), head.size)
+    tree.append(entry.body for entry in entries)
+    session.execute(
+        insert(_entries),
+        [
+            {
+                "leaf_index": head.size + offset,
+                "type": entry.type,
+                "entry": entry.body.decode(),
+                "recorded_at": entry.recorded_at,
+            }
+            for offset, entry in enumerate(entries)
+        ],
+    )
+    moved = Head(tree.size, tree.root())
+    session.execute(
+        update(_head).where(_head.c.id == LEDGER_HEAD_ID).values(size=moved.size, root=moved.root)
+    )
+    return moved
+
+
+def tree(session: Session, size: int | None = None) -> MerkleTree:
+    """The tree of the first `size` leaves (default: the head's), over the stored nodes."""
+    return MerkleTree(SqlNodeStore(session), read_head(session).size if size is None else size)
+
+
+def entry_at(session: Session, leaf_index: int) -> LedgerEntry | None:
+    return session.get(LedgerEntry, leaf_index)

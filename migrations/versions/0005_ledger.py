@@ -13,6 +13,9 @@ matrix versions (by publication time), then the waivers created and deleted (by 
 row gets the `leaf_index` of its entry; the `prev_hash`/`hash` columns and the `audit_head`
 row go. The first checkpoint is signed by the service when it next starts (a migration holds
 no key). Downgrading rebuilds the chain from the decisions and drops the log.
+
+Offline (`alembic upgrade --sql`) this renders for PostgreSQL and a new database only: the
+rows' conversion needs to read them, and SQLite's column changes need the live table.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import msgspec
 import sqlalchemy as sa
-from alembic import op
+from alembic import context, op
 from sqlmodel import Session
 
 from supportgate.db.types import JSONDocument, UTCDateTime
@@ -134,14 +137,14 @@ def upgrade() -> None:
         sa.Column("idx", _big_key(), primary_key=True, autoincrement=False, nullable=False),
         sa.Column("hash", sa.LargeBinary(), nullable=False),
     )
-    ledger_head = op.create_table(
+    op.create_table(
         "ledger_head",
         sa.Column("id", sa.Integer(), primary_key=True, autoincrement=False, nullable=False),
         sa.Column("size", _big_key(), nullable=False),
         sa.Column("root", sa.LargeBinary(), nullable=False),
         sa.CheckConstraint("id = 1", name="ck_ledger_head_single_row"),
     )
-    op.bulk_insert(ledger_head, [{"id": 1, "size": 0, "root": hashlib.sha256(b"").digest()}])
+    _insert_empty_head()
     op.create_table(
         "ledger_checkpoints",
         sa.Column("tree_size", _big_key(), primary_key=True, autoincrement=False, nullable=False),
@@ -152,8 +155,11 @@ def upgrade() -> None:
         op.add_column(table, sa.Column("leaf_index", _big_key(), nullable=True))
     op.add_column("waivers", sa.Column("deleted_leaf_index", _big_key(), nullable=True))
 
-    _check_old_chain()
-    _append_existing_rows()
+    if context.is_offline_mode():  # SQL for a new database: there is no old chain to read
+        op.execute("-- 0005: an existing database's rows become entries only when run online")
+    else:
+        _check_old_chain()
+        _append_existing_rows()
 
     with op.batch_alter_table("decisions") as batch:
         batch.alter_column("leaf_index", existing_type=_big_key(), nullable=False)
@@ -199,6 +205,16 @@ def downgrade() -> None:
     op.drop_table("ledger_head")
     op.drop_table("ledger_nodes")
     op.drop_table("ledger_entries")
+
+
+def _insert_empty_head() -> None:
+    """The head of the empty log, its root the hash of nothing, as a literal (offline SQL
+    cannot render bytes parameters)."""
+    root = hashlib.sha256(b"").hexdigest()
+    literal = (
+        f"'\\x{root}'::bytea" if op.get_context().dialect.name == "postgresql" else f"X'{root}'"
+    )
+    op.execute(f"INSERT INTO ledger_head (id, size, root) VALUES (1, 0, {literal})")  # noqa: S608
 
 
 # -- the old chain (supportgate before the log) ------------------------------------------------

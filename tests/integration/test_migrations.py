@@ -157,9 +157,15 @@ def test_alembic_command_line_reads_the_url_from_the_environment(tmp_path: Path)
 
 
 def test_offline_sql_renders_for_both_dialects(tmp_path: Path) -> None:
-    for url in ("sqlite:///offline.db", "postgresql://user@localhost/supportgate"):
+    """PostgreSQL renders to head. SQLite renders to 0004: 0005 alters columns, which SQLite
+    does only by copying the table, and Alembic needs the live table to copy (SQLite
+    databases are upgraded online, by `supportgate db upgrade`)."""
+    for url, target in (
+        ("sqlite:///offline.db", "0004"),
+        ("postgresql://user@localhost/supportgate", "head"),
+    ):
         result = subprocess.run(
-            [*ALEMBIC, "-x", f"url={url}", "upgrade", "head", "--sql"],
+            [*ALEMBIC, "-x", f"url={url}", "upgrade", target, "--sql"],
             capture_output=True,
             text=True,
             cwd=tmp_path,
@@ -168,4 +174,6 @@ def test_offline_sql_renders_for_both_dialects(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         assert "CREATE TABLE decisions" in result.stdout
         assert "CREATE INDEX ix_decision_rules_rule_decision_seq" in result.stdout
+    assert "CREATE TABLE ledger_entries" in result.stdout
+    assert "INSERT INTO ledger_head (id, size, root) VALUES (1, 0, '\\xe3b0c442" in result.stdout
     assert not (tmp_path / "offline.db").exists()

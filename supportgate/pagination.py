@@ -47,7 +47,7 @@ def decode_cursor(cursor: str, *types: type) -> list[Any]:
         or not all(type(value) is expected for value, expected in zip(key, types, strict=True))
         or not all(map(_storable, key))
     ):
-        raise UsageError("cursor: not a cursor this endpoint gave out")
+        raise UsageError("not a cursor this endpoint gave out", field="cursor")
     return key
 
 
@@ -61,10 +61,10 @@ def _storable(value: object) -> bool:
 def check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
     """A query parameter that must be one of `choices` (None: not given)."""
     if value is not None and value not in choices:
-        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")
+        raise UsageError(f"must be one of {', '.join(choices)}, got {value!r}", field=field)
 
 
 def check_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"limit: must be between 1 and {MAX_LIMIT}, got {limit}")
+        raise UsageError(f"must be between 1 and {MAX_LIMIT}, got {limit}", field="limit")
     return limit

@@ -53,7 +53,7 @@ class AuditFilter:
         start = parse_time("since", since)
         end = parse_time("until", until)
         if start is not None and end is not None and end < start:
-            raise UsageError(f"until: must not be before since ({since}), got {until!r}")
+            raise UsageError(f"must not be before since ({since}), got {until!r}", field="until")
         return cls(
             kind=kind,
             name=name,
@@ -72,13 +72,14 @@ def parse_time(field: str, text: str | None) -> datetime | None:
     if not _RFC3339.fullmatch(text):
         hint = " (send `+` as %2B in a URL)" if " " in text and "+" not in text else ""
         raise UsageError(
-            f"{field}: not an RFC 3339 date-time with a time zone, such as "
-            f"2026-11-30T00:00:00Z{hint}: {text!r}"
+            f"not an RFC 3339 date-time with a time zone, such as "
+            f"2026-11-30T00:00:00Z{hint}: {text!r}",
+            field=field,
         )
     try:  # digits beyond microseconds are dropped
         return datetime.fromisoformat(text.upper()).astimezone(UTC)
     except (ValueError, OverflowError) as exc:
-        raise UsageError(f"{field}: not a valid date-time ({exc}): {text!r}") from None
+        raise UsageError(f"not a valid date-time ({exc}): {text!r}", field=field) from None
 
 
 def parse_format(value: str) -> str:
@@ -92,5 +93,5 @@ def decode_seq_cursor(cursor: str | None) -> int | None:
         return None
     seq = int(decode_cursor(cursor, int)[0])
     if not 1 <= seq <= MAX_SEQ:
-        raise UsageError("cursor: not a cursor this endpoint gave out")
+        raise UsageError("not a cursor this endpoint gave out", field="cursor")
     return seq

@@ -54,16 +54,19 @@ def replay_decision(runtime: Runtime, decision_id: str) -> Replay:
     with transaction(runtime.sessions) as session:
         row = repository.stored_decision(session, decision_id)
     if row is None:
-        raise CannotReplay(f"decision: no decision has id {decision_id!r}")
+        raise CannotReplay(f"no decision has id {decision_id!r}", field="decision")
     revision = runtime.engine.policy_revision
     if row["policy_revision"] != revision:
         raise CannotReplay(
-            f"policy_revision: decision {decision_id} was made under {row['policy_revision']}, "
-            f"the engine runs {revision}"
+            f"decision {decision_id} was made under {row['policy_revision']}, "
+            f"the engine runs {revision}",
+            field="policy_revision",
         )
     published = runtime.matrices.get(row["matrix_version"])
     if published is None:
-        raise CannotReplay(f"matrix_version: {row['matrix_version']!r} is not published here")
+        raise CannotReplay(
+            f"{row['matrix_version']!r} is not published here", field="matrix_version"
+        )
     stored = _as_json({"verdict": row["verdict"], "allowed": row["allowed"], **row["document"]})
     if canonical_digest(row["policy_input"].encode()) != row["input_digest"]:
         return Replay(decision_id, input_matches=False, stored=stored, replayed={})

@@ -44,9 +44,11 @@ class KeyService:
     def create_key(self, *, name: str, role: str) -> str:
         """A new key for `name` with `role`; returns the secret, which is not stored."""
         if role not in ROLES:
-            raise UsageError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+            raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         if not _NAME.match(name):
-            raise UsageError(f"key name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+            raise UsageError(
+                f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="name"
+            )
         secret = generate_key()
         with transaction(self._sessions, write=True) as session:
             insert_key(
@@ -111,5 +113,5 @@ class KeyService:
 
 def _role(value: str) -> Role:
     if value not in ROLES:
-        raise UsageError(f"stored API key has an unknown role {value!r}")
+        raise UsageError(f"stored API key has an unknown role {value!r}", field=None)
     return value

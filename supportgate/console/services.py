@@ -212,11 +212,11 @@ class ConsoleService:
         if a is None and b is None:
             return None
         if a is None or b is None:
-            raise UsageError(f"{'a' if a is None else 'b'}: choose two decisions to compare")
+            raise UsageError("choose two decisions to compare", field=("a" if a is None else "b"))
         found = self._runtime.tracking.decisions(kind, name, [a, b])
         for param, wanted in (("a", a), ("b", b)):
             if wanted not in found:
-                raise UsageError(f"{param}: {kind} {name!r} has no decision {wanted!r}")
+                raise UsageError(f"{kind} {name!r} has no decision {wanted!r}", field=param)
         return diff_decisions(found[a], found[b])
 
     def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
@@ -241,13 +241,13 @@ class ConsoleService:
             new, old = versions[0].version, versions[1].version
         if old is None or new is None:
             if old is not None or new is not None:
-                raise UsageError(f"{'old' if old is None else 'new'}: choose two versions")
+                raise UsageError("choose two versions", field=("old" if old is None else "new"))
             return MatrixPage(versions, None, None)
         documents = []
         for param, version in (("old", old), ("new", new)):
             view = matrices.version_view(version)
             if view is None:
-                raise UsageError(f"{param}: no matrix version {version!r} is published")
+                raise UsageError(f"no matrix version {version!r} is published", field=param)
             documents.append(view.document)
         return MatrixPage(versions, old, new, diff_matrices(*documents))
 
@@ -286,7 +286,7 @@ class ConsoleService:
     def waivers(self, query: Query, *, cursor: str | None) -> WaiversPage:
         active = query.get("active")
         if active not in {None, "true", "false"}:
-            raise UsageError(f"active: must be true or false, got {active!r}")
+            raise UsageError(f"must be true or false, got {active!r}", field="active")
         page = self._runtime.waivers.page(
             kind=query.get("kind"),
             name=query.get("name"),

@@ -43,7 +43,8 @@ def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
         for info in _module_rules(module, text):
             if info.id in catalog:
                 raise UsageError(
-                    f"{module}: rule id {info.id} is also declared in {catalog[info.id].module}"
+                    f"{module}: rule id {info.id} is also declared in {catalog[info.id].module}",
+                    field=None,
                 )
             catalog[info.id] = info
     return catalog

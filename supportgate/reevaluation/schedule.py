@@ -40,7 +40,9 @@ def cron_trigger(expression: str) -> CronTrigger:
     try:
         return CronTrigger.from_crontab(expression, timezone=UTC)
     except ValueError as exc:
-        raise UsageError(f"SUPPORTGATE_REEVALUATE_CRON: not a crontab line ({exc})") from exc
+        raise UsageError(
+            f"not a crontab line ({exc})", field="SUPPORTGATE_REEVALUATE_CRON"
+        ) from exc
 
 
 class SweepScheduler:

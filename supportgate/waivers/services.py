@@ -144,22 +144,26 @@ class WaiverService:
     def _check(self, request: WaiverRequest, now: datetime) -> None:
         if request.rule not in self._deny_rules:
             raise UsageError(
-                f"rule: {request.rule!r} is not a deny rule; a waiver names one of "
-                f"{', '.join(sorted(self._deny_rules))}"
+                f"{request.rule!r} is not a deny rule; a waiver names one of "
+                f"{', '.join(sorted(self._deny_rules))}",
+                field="$.rule",
             )
         if not _NAME.fullmatch(request.name):
-            raise UsageError(f"name: {request.name!r} is not a manifest name (a DNS label)")
+            raise UsageError(
+                f"{request.name!r} is not a manifest name (a DNS label)", field="$.name"
+            )
         if not request.justification.strip():
-            raise UsageError("justification: must say why the rule is waived (not blank)")
+            raise UsageError("must say why the rule is waived (not blank)", field="$.justification")
         if "\x00" in request.justification:
-            raise UsageError("justification: NUL characters are not accepted")
+            raise UsageError("NUL characters are not accepted", field="$.justification")
         expires_at = request.expires_at
         if expires_at.tzinfo is None or expires_at.utcoffset() is None:
-            raise UsageError("expires_at: must carry a time zone (`Z` or `+01:00`)")
+            raise UsageError("must carry a time zone (`Z` or `+01:00`)", field="$.expires_at")
         if not now < expires_at < LATEST_EXPIRY:
             raise UsageError(
-                f"expires_at: must be in the future and before {format_time(LATEST_EXPIRY)}, "
-                f"got {expires_at.isoformat()}"
+                f"must be in the future and before {format_time(LATEST_EXPIRY)}, "
+                f"got {expires_at.isoformat()}",
+                field="$.expires_at",
             )
 
     def _changed(self, change: WaiverChange) -> None:

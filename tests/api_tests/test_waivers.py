@@ -157,18 +157,18 @@ def test_next_expiry_is_the_earliest_undeleted_waiver_to_expire(api: Api) -> Non
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"rule": "no.such-rule"}, "rule"),
-        ({"rule": "support.platform"}, "rule"),  # a warn rule: nothing to waive
-        ({"kind": "ServiceManifest"}, "kind"),
-        ({"name": "Not_A_Label"}, "name"),
-        ({"justification": "   "}, "justification"),
-        ({"expires_at": "2020-01-01T00:00:00Z"}, "expires_at"),
-        ({"expires_at": "2999-01-01T00:00:00"}, "expires_at"),  # no time zone
-        ({"expires_at": "next tuesday"}, "expires_at"),
-        ({"expires_at": "0001-01-01T01:00:00+05:00"}, "expires_at"),
+        ({"rule": "no.such-rule"}, "$.rule"),
+        ({"rule": "support.platform"}, "$.rule"),  # a warn rule: nothing to waive
+        ({"kind": "ServiceManifest"}, "$.kind"),
+        ({"name": "Not_A_Label"}, "$.name"),
+        ({"justification": "   "}, "$.justification"),
+        ({"expires_at": "2020-01-01T00:00:00Z"}, "$.expires_at"),
+        ({"expires_at": "2999-01-01T00:00:00"}, "$.expires_at"),  # no time zone
+        ({"expires_at": "next tuesday"}, "$.expires_at"),
+        ({"expires_at": "0001-01-01T01:00:00+05:00"}, "$.expires_at"),
         # Beyond what the policies can compare: it would silently waive nothing.
-        ({"expires_at": "2300-01-01T00:00:00Z"}, "expires_at"),
-        ({"expires_at": "9999-12-31T23:00:00-05:00"}, "expires_at"),
+        ({"expires_at": "2300-01-01T00:00:00Z"}, "$.expires_at"),
+        ({"expires_at": "9999-12-31T23:00:00-05:00"}, "$.expires_at"),
     ],
 )
 def test_bad_waivers_are_400_naming_the_field_and_write_nothing(

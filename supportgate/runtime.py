@@ -18,10 +18,10 @@ from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import ensure_current, upgrade
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
+from supportgate.impact.services import ImpactAnalysis
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Decision
 from supportgate.matrix import load_matrix_file
-from supportgate.matrix.impact import ImpactAnalysis
 from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import Metrics
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine

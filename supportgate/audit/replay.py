@@ -9,18 +9,31 @@ checklist and recommendations: the audit alone is enough to show why a verdict w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
 
 from supportgate.db import transaction
 from supportgate.errors import UsageError
+from supportgate.matrix.services import MatrixService
+from supportgate.policy import PolicyEngine
 from supportgate.policy.inputs import PolicyInput, canonical_digest
 
 from . import repository
 
-if TYPE_CHECKING:
-    from supportgate.runtime import Runtime
+
+class ReplayParts(Protocol):
+    """What a replay reads: the database, the engine and the published matrices (the running
+    service's Runtime has them)."""
+
+    @property
+    def sessions(self) -> sessionmaker[Session]: ...
+    @property
+    def engine(self) -> PolicyEngine: ...
+    @property
+    def matrices(self) -> MatrixService: ...
 
 
 class CannotReplay(UsageError):
@@ -40,12 +53,7 @@ class Replay:
         return self.input_matches and self.stored == self.replayed
 
 
-def replay(runtime: Runtime, decision_id: str) -> bool:
-    """Whether re-evaluating the stored input reproduces the stored decision document."""
-    return replay_decision(runtime, decision_id).reproduced
-
-
-def replay_decision(runtime: Runtime, decision_id: str) -> Replay:
+def replay_decision(runtime: ReplayParts, decision_id: str) -> Replay:
     """The stored and the replayed decision document, side by side.
 
     Raises CannotReplay when no decision has that id, its matrix version is not published

@@ -18,8 +18,8 @@ from supportgate.audit.services import AuditService
 from supportgate.errors import InputError, UsageError
 from supportgate.evaluations.views import TrackedManifest
 from supportgate.http_errors import input_status
+from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import MANIFEST_KINDS, VERDICTS, Decision
-from supportgate.matrix.impact import ImpactReport
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from supportgate.policy.catalog import read_catalog

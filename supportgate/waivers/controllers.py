@@ -10,10 +10,9 @@ from litestar import Controller, Request, delete, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from supportgate.audit.controllers import Kind, Name
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import RuntimeDep
-from supportgate.http_paging import Cursor, Limit
+from supportgate.http_paging import Cursor, Kind, Limit, Name
 from supportgate.pagination import DEFAULT_LIMIT
 
 from .views import WaiverPage, WaiverRequest, WaiverView

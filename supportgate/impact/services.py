@@ -24,14 +24,13 @@ from supportgate.evaluations.evaluator import Evaluation, Evaluator
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, decode_matrix
 from supportgate.manifests.decision import ManifestRef, Severity, Verdict
+from supportgate.matrix import prepare
+from supportgate.matrix.services import MatrixService
 from supportgate.policy.bundle import PolicyBundle
 from supportgate.policy.embedded import EmbeddedEngine
 from supportgate.policy.engine import LoadedMatrix
 from supportgate.reevaluation.source import iter_tracked_batches, subjects
 from supportgate.waivers.services import WaiverService
-
-from . import prepare
-from .services import MatrixService
 
 log = get_logger(__name__)
 

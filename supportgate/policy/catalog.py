@@ -34,6 +34,8 @@ class RuleInfo:
     module: str
     head_set: str | None
     head_id: str | None
+    """The set and the id of the rule head under the METADATA block, as written: a test oracle
+    (tests/policies/test_catalog.py checks that they agree with `severity` and `id`)."""
 
 
 def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import re
 import threading
-import time
-from collections.abc import Callable
-from datetime import UTC, datetime
 
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.errors import UsageError
 
@@ -33,7 +31,7 @@ class KeyService:
         self,
         sessions: sessionmaker[Session],
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
         self._clock = clock
@@ -57,7 +55,7 @@ class KeyService:
                 role=role,  # checked against ROLES above
                 key_hash=hash_key(secret),
                 prefix=display_prefix(secret),
-                now=datetime.now(UTC),
+                now=self._clock.now(),
             )
         return secret
 
@@ -79,7 +77,7 @@ class KeyService:
             cached = self._cache.get(digest)
             if cached is None:
                 return None
-            if cached[0] > self._clock() or digest in self._rereading:
+            if cached[0] > self._clock.monotonic() or digest in self._rereading:
                 return cached[1]
             self._rereading.add(digest)
             return None
@@ -87,7 +85,7 @@ class KeyService:
     def authenticate(self, secret: str) -> Principal | None:
         """The key's principal, from the cache or the database; None for an unknown key."""
         digest = hash_key(secret)
-        now = self._clock()
+        now = self._clock.monotonic()
         with self._lock:
             fresh = self._cache.get(digest)
         if fresh is not None and fresh[0] > now:

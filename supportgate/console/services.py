@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 import msgspec
@@ -266,7 +266,7 @@ class ConsoleService:
         return ImpactPage(proposal, report, None)
 
     def alerts(self, *, since: str | None, cursor: str | None) -> AlertsPage:
-        start = given(since) or _format(datetime.now(UTC) - ALERT_WINDOW)
+        start = given(since) or _format(self._runtime.clock.now() - ALERT_WINDOW)
         page = AlertService(self._runtime.sessions).page(
             since=start, cursor=given(cursor), limit=DEFAULT_LIMIT
         )
@@ -295,7 +295,8 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        return WaiversPage(query, self._choices, page.items, page.next_cursor, datetime.now(UTC))
+        now = self._runtime.clock.now()
+        return WaiversPage(query, self._choices, page.items, page.next_cursor, now)
 
 
 def _format(moment: datetime) -> str:

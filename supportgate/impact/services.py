@@ -14,12 +14,12 @@ submissions be judged under it. The two engines give identical decisions
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.evaluations.evaluator import Evaluation, Evaluator
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, decode_matrix
@@ -64,8 +64,10 @@ class ImpactAnalysis:
         bundle: PolicyBundle,
         matrices: MatrixService,
         waivers: WaiverService,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
+        self._clock = clock
         self._engine = EmbeddedEngine(bundle)
         self._matrices = matrices
         self._waivers = waivers
@@ -76,7 +78,7 @@ class ImpactAnalysis:
         return self.analyse(prepare(decode_matrix(data, fmt=fmt)))
 
     def analyse(self, proposed: LoadedMatrix) -> ImpactReport:
-        now = datetime.now(UTC)
+        now = self._clock.now()
         current = self._matrices.current(now)
         before = Evaluator(self._engine, current.loaded)
         after = Evaluator(self._engine, proposed)

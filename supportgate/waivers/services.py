@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Waiver, transaction
 from supportgate.errors import UsageError
 from supportgate.evaluations import repository as tracked_manifests
@@ -79,7 +79,7 @@ class WaiverService:
         sessions: sessionmaker[Session],
         *,
         deny_rules: frozenset[str],
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
         self._deny_rules = deny_rules
@@ -97,7 +97,7 @@ class WaiverService:
     # --- writes -------------------------------------------------------------------------
 
     def create(self, request: WaiverRequest, *, created_by: str) -> WaiverView:
-        now = datetime.now(UTC)
+        now = self._clock.now()
         self._check(request, now)
         row = Waiver(
             id=random_uuid(),
@@ -123,7 +123,7 @@ class WaiverService:
 
     def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
         """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
-        now = datetime.now(UTC)
+        now = self._clock.now()
         with transaction(self._sessions, write=True) as session:
             if not repository.mark_deleted(session, waiver_id, at=now, by=deleted_by):
                 return None
@@ -189,7 +189,7 @@ class WaiverService:
         check_choice("kind", kind, MANIFEST_KINDS)
         before = decode_cursor(cursor, int)[0] if cursor else None
         limit = check_limit(limit)
-        now = datetime.now(UTC)
+        now = self._clock.now()
         with transaction(self._sessions) as session:
             rows = repository.page(
                 session,
@@ -207,7 +207,7 @@ class WaiverService:
 
     def cache_is_fresh(self) -> bool:
         """Whether active_for() answers from memory, without reading the database."""
-        return self._clock() - self._loaded_at <= RELOAD_SECONDS
+        return self._clock.monotonic() - self._loaded_at <= RELOAD_SECONDS
 
     def active_for(self, kind: str, name: str, at: datetime) -> list[PolicyWaiver]:
         """The waivers of manifest (kind, name) in force at `at`, in policy-input form."""
@@ -258,8 +258,8 @@ class WaiverService:
             self._read()
 
     def _read(self) -> None:
-        loaded_at = self._clock()
-        now = datetime.now(UTC)
+        loaded_at = self._clock.monotonic()
+        now = self._clock.now()
         active: defaultdict[ManifestKey, list[tuple[datetime, PolicyWaiver]]] = defaultdict(list)
         with transaction(self._sessions) as session:
             for row in repository.active(session, now):

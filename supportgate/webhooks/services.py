@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import string
-from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
@@ -13,6 +12,7 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.db.tables import (
     DELIVERY_STATUSES,
@@ -46,9 +46,16 @@ _UNSAFE = frozenset(string.whitespace) | {chr(code) for code in range(32)} | {"\
 
 
 class WebhookService:
-    def __init__(self, sessions: sessionmaker[Session], *, policy: DeliveryPolicy | None = None):
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        policy: DeliveryPolicy | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self._sessions = sessions
-        self.dispatcher = WebhookDispatcher(sessions, policy=policy)
+        self._clock = clock
+        self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock)
 
     def start(self) -> None:
         self.dispatcher.start()
@@ -66,7 +73,7 @@ class WebhookService:
             description=request.description,
             secret=signing.new_secret(),
             state="active",
-            created_at=datetime.now(UTC),
+            created_at=self._clock.now(),
             created_by=created_by,
         )
         with transaction(self._sessions, write=True) as session:

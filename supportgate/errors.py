@@ -7,6 +7,7 @@ SupportgateError
 │   ├── UsageError             a command line or request that makes no sense (HTTP 400)
 │   ├── UnsupportedMediaType   a body that is neither JSON nor YAML (HTTP 415)
 │   ├── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
+│   ├── NotFound               names something that is not there: a path parameter (HTTP 404)
 │   └── LedgerInputError       a proof, note, key or range the ledger cannot take (HTTP 400)
 │       ├── OutOfRange         a leaf index or tree size the log does not have
 │       ├── InvalidProof       an inclusion or consistency proof that does not hold
@@ -86,6 +87,10 @@ class UnsupportedMediaType(InputError):
 
 class ConflictError(InputError):
     """The request contradicts what is stored (a duplicate version, a reused key)."""
+
+
+class NotFound(InputError):
+    """The request names something that does not exist (HTTP 404); `field` is the name."""
 
 
 class LedgerInputError(InputError):

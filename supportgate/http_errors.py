@@ -19,6 +19,7 @@ from supportgate.errors import (
     ConflictError,
     DatabaseError,
     InputError,
+    NotFound,
     PolicyEngineError,
     SupportgateError,
     UnsupportedMediaType,
@@ -34,6 +35,7 @@ HTTP_500 = 500
 _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (DocumentTooLargeError, 413),
     (NotTracked, 404),
+    (NotFound, 404),
     (ConflictError, 409),
     (UnsupportedMediaType, 415),
 )

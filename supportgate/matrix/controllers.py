@@ -9,11 +9,11 @@ from typing import Any
 
 import anyio.to_thread
 from litestar import Controller, Request, get, post
-from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import RuntimeDep
+from supportgate.errors import NotFound
 from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import MatrixBody, error
 
@@ -44,7 +44,7 @@ class MatrixController(Controller):
     async def version(self, runtime: RuntimeDep, version: FromPath[str]) -> MatrixVersionDetail:
         found = await anyio.to_thread.run_sync(runtime.matrices.version_view, version)
         if found is None:
-            raise NotFoundException(f"version: no matrix version {version!r} is published")
+            raise NotFound(f"no matrix version {version!r} is published", field="version")
         return found
 
     @post(

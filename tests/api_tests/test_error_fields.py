@@ -61,9 +61,19 @@ def test_a_bad_json_body_field_is_named_by_its_json_path(
     assert response.json()["field"] == field
 
 
-def test_an_unknown_tracked_manifest_is_a_404_naming_it(sqlite_api: Api) -> None:
-    response = sqlite_api.client.delete(
-        "/v1/manifests/HardwareManifest/nowhere", headers=sqlite_api.headers("admin")
-    )
+@pytest.mark.parametrize(
+    ("method", "path", "field"),
+    [
+        ("delete", "/v1/manifests/HardwareManifest/nowhere", "name"),
+        ("get", "/v1/matrix/versions/1999.1.1", "version"),
+        ("get", "/v1/reevaluations/nothing", "sweep_id"),
+        ("delete", "/v1/waivers/nothing", "id"),
+        ("delete", "/v1/webhooks/nothing", "webhook_id"),
+    ],
+)
+def test_something_unknown_is_a_404_naming_its_parameter(
+    sqlite_api: Api, method: str, path: str, field: str
+) -> None:
+    response = sqlite_api.client.request(method, path, headers=sqlite_api.headers("admin"))
     assert response.status_code == 404, response.text
-    assert response.json()["field"] == "name"
+    assert response.json()["field"] == field

@@ -15,7 +15,7 @@ from ..clock import FakeClock
 from ..waiting import wait_until
 
 PROD = ("DeploymentManifest", "v41-flash-h100-prod")
-EXPIRES_IN_S = 2.0
+EXPIRES_IN_S = 3600.0  # an hour on the fake clock; the real sweeps stamp the real time
 
 
 def latest(api: Api) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(
             "rule": "port.production",
             "kind": PROD[0],
             "name": PROD[1],
-            "justification": "a two-second pilot",
+            "justification": "a one-hour pilot",
             "expires_at": expires_at.isoformat(),
         },
         headers=api.headers("admin"),

@@ -39,6 +39,7 @@ def answer(exc: InputError) -> tuple[int | None, dict[str, Any]]:
         (errors.InvalidKey("not a key", field="verifier_key"), 400, "verifier_key"),
         (errors.InvalidNote("no signature", field="note"), 400, "note"),
         (NotTracked("no tracked DeploymentManifest named 'a'", field="name"), 404, "name"),
+        (errors.NotFound("no sweep 'x'", field="sweep_id"), 404, "sweep_id"),
         (ManifestError("expected an int", path="$.spec.nodes"), 400, "$.spec.nodes"),
         (DocumentTooLargeError("the document is 2 MiB"), 413, "$"),
     ],

@@ -30,6 +30,8 @@ _.isolation_level
 _.recorded_at
 _.from_verdict
 _.to_verdict
+_.signed_at
+_.deleted_leaf_index
 
 # The standard library calls these: logging's handler hooks, structlog's logger methods, an
 # argparse Action's signature.
@@ -121,9 +123,11 @@ _.hits
 _.misses
 
 # Waiting for their callers in issue 11's write-path rewrite, which is under way: the ledger's
-# building blocks (docs/ledger.md), the contract's `supportgate audit replay` (section 6), and
-# the sweep queue's wait_idle (reevaluation/services.py, being rewritten; tests wait on it).
+# building blocks and log reads (docs/ledger.md; GET /v1/audit/entries/{i}), the contract's
+# `supportgate audit replay` (section 6), and the sweep queue's wait_idle
+# (reevaluation/services.py, being rewritten; tests wait on it).
 _.MerkleTree
+_.entry_at
 _.MemoryNodeStore
 _.inclusion_proof
 _.consistency_proof

@@ -23,6 +23,7 @@ from supportgate.evaluations.controllers import EvaluationController, ManifestCo
 from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
 from supportgate.http_input import check_parameters
+from supportgate.impact.controllers import ImpactController
 from supportgate.matrix.controllers import MatrixController
 from supportgate.observability.health import live, ready
 from supportgate.observability.metrics import MEDIA_TYPE
@@ -82,6 +83,7 @@ def create_app(
             EvaluationController,
             ManifestController,
             MatrixController,
+            ImpactController,
             AuditController,
             WebhookController,
             ReevaluationController,

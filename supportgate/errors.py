@@ -1,17 +1,28 @@
 """The supportgate error tree, mapped to exit codes and HTTP statuses in one place each.
 
 SupportgateError
-├── InputError                 bad input from a user (CLI exit 2, HTTP 4xx); names the field
+├── InputError                 bad input from a user (CLI exit 2, HTTP 4xx); `field` names it
 │   ├── ManifestError          a manifest or matrix that does not decode or validate (HTTP 400,
-│   │                          413 when too large)
+│   │                          413 when too large); its `path` is its field
 │   ├── UsageError             a command line or request that makes no sense (HTTP 400)
 │   ├── UnsupportedMediaType   a body that is neither JSON nor YAML (HTTP 415)
-│   └── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
+│   ├── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
+│   ├── NotFound               names something that is not there: a path parameter (HTTP 404)
+│   └── LedgerInputError       a proof, note, key or range the ledger cannot take (HTTP 400)
+│       ├── OutOfRange         a leaf index or tree size the log does not have
+│       ├── InvalidProof       an inclusion or consistency proof that does not hold
+│       ├── InvalidKey         a signer or verifier key that is malformed
+│       └── InvalidNote        a signed note or checkpoint that is malformed or unsigned
 ├── PolicyEngineError          the policy engine could not answer (CLI exit 2, HTTP 503)
 │   ├── PolicyEngineUnavailable    the engine cannot be reached or refused the call
 │   └── PolicyEvaluationError      the engine answered, but not with a decision
 └── DatabaseError              the database cannot serve supportgate (CLI exit 2, HTTP 503)
-    └── SchemaOutdated         the schema is not the revision this supportgate needs
+    ├── SchemaOutdated         the schema is not the revision this supportgate needs
+    └── NodeStoreError         the ledger's node store lacks a node, or was asked to rewrite one
+
+Every InputError says which input failed in its `field` attribute, set by whoever raises it,
+so that the HTTP mapping (supportgate.http_errors), the console and the CLI read it rather
+than parse the message.
 """
 
 from __future__ import annotations
@@ -22,21 +33,41 @@ class SupportgateError(Exception):
 
 
 class InputError(SupportgateError):
-    """Input that a user can fix; the message says what and where."""
+    """Input that a user can fix: `message` says what is wrong, `field` where.
+
+    `field` is a JSON path into a body (`$.spec.python`), a parameter or header name (`limit`,
+    `Idempotency-Key`), a command-line option (`--at`) or a setting (`SUPPORTGATE_OPA_URL`);
+    None only when no one field is at fault (a file that cannot be read, a server that refused
+    a key). It is keyword-only and has no default, so that every raiser decides.
+    """
+
+    def __init__(self, message: str, *, field: str | None) -> None:
+        self.message = message
+        self.field = field
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        """The message for people: `field: message`."""
+        return self.message if self.field is None else f"{self.field}: {self.message}"
 
 
 class ManifestError(InputError):
     """A document that does not decode or validate.
 
-    `path` is the JSON path of the failing field (`$.spec.python`), or `$` for the document.
-    `source` names where the document came from (a file name), when known.
+    `path` is the JSON path of the failing field (`$.spec.python`), or `$` for the document;
+    it is the error's `field`. `source` names where the document came from (a file name),
+    when known.
     """
 
+    field: str
+
     def __init__(self, message: str, *, path: str = "$", source: str | None = None) -> None:
-        self.message = message
-        self.path = path
         self.source = source
-        super().__init__(self.describe())
+        super().__init__(message, field=path)
+
+    @property
+    def path(self) -> str:
+        return self.field
 
     def describe(self) -> str:
         where = f"{self.source}: " if self.source else ""
@@ -58,6 +89,35 @@ class ConflictError(InputError):
     """The request contradicts what is stored (a duplicate version, a reused key)."""
 
 
+class NotFound(InputError):
+    """The request names something that does not exist (HTTP 404); `field` is the name."""
+
+
+class LedgerInputError(InputError):
+    """Input to the ledger (supportgate.ledger) that does not hold; `field` names what failed."""
+
+    field: str
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message, field=field)
+
+
+class OutOfRange(LedgerInputError):
+    """A leaf index or tree size the log does not have (yet)."""
+
+
+class InvalidProof(LedgerInputError):
+    """An inclusion or consistency proof that does not lead to the given root(s)."""
+
+
+class InvalidKey(LedgerInputError):
+    """A signer or verifier key that is not in the note key encoding, or whose hash is wrong."""
+
+
+class InvalidNote(LedgerInputError):
+    """A signed note or checkpoint that is malformed, or not signed by the expected key."""
+
+
 class PolicyEngineError(SupportgateError):
     """The policy engine gave no decision; never turned into a verdict."""
 
@@ -76,3 +136,7 @@ class DatabaseError(SupportgateError):
 
 class SchemaOutdated(DatabaseError):
     """The database schema is not at the revision this supportgate needs; names the fix."""
+
+
+class NodeStoreError(DatabaseError):
+    """The ledger's node store lacks a node the tree needs, or was asked to rewrite one."""

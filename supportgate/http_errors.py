@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, InternalServerException
+from litestar.exceptions import HTTPException, InternalServerException, ValidationException
 from litestar.types import ExceptionHandlersMap, Scope
 from sqlalchemy.exc import DBAPIError
 
@@ -19,7 +19,7 @@ from supportgate.errors import (
     ConflictError,
     DatabaseError,
     InputError,
-    ManifestError,
+    NotFound,
     PolicyEngineError,
     SupportgateError,
     UnsupportedMediaType,
@@ -27,6 +27,7 @@ from supportgate.errors import (
 from supportgate.evaluations.tracking import NotTracked
 from supportgate.logging import get_logger
 from supportgate.manifests import DocumentTooLargeError
+from supportgate.manifests.decode import with_named_field
 
 log = get_logger(__name__)
 HTTP_500 = 500
@@ -34,6 +35,7 @@ HTTP_500 = 500
 _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (DocumentTooLargeError, 413),
     (NotTracked, 404),
+    (NotFound, 404),
     (ConflictError, 409),
     (UnsupportedMediaType, 415),
 )
@@ -55,11 +57,33 @@ def handle_input_error(
 ) -> Response[dict[str, Any]]:
     del request
     status = input_status(exc)
-    if isinstance(exc, ManifestError):
-        return Response(_body(status, exc.describe(), exc.path), status_code=status)
-    prefix = str(exc).partition(":")[0]
-    named = prefix if prefix and " " not in prefix else None
-    return Response(_body(status, str(exc), named), status_code=status)
+    return Response(_body(status, exc.describe(), exc.field), status_code=status)
+
+
+def handle_validation_error(
+    request: Request[Any, Any, Any], exc: ValidationException
+) -> Response[dict[str, Any]]:
+    """Litestar's own 400 for a parameter or a JSON body that does not fit the handler's
+    signature: its `extra` (a list of `{message, key, source}`) is kept, and `field` names
+    the first problem as ours do: a parameter by its name, a body field by its JSON path."""
+    del request
+    problems = exc.extra if isinstance(exc.extra, list) else []
+    first = problems[0] if problems and isinstance(problems[0], dict) else {}
+    body = _body(exc.status_code, exc.detail, _validation_field(first))
+    if exc.extra is not None:
+        body["extra"] = exc.extra
+    return Response(body, status_code=exc.status_code)
+
+
+def _validation_field(problem: dict[str, Any]) -> str | None:
+    key = problem.get("key")
+    if not isinstance(key, str):
+        return None
+    if problem.get("source") != "body":
+        return key
+    # Litestar names the body `data`, and a field in it by msgspec's path without its `$.`
+    path = "$" if key == "data" else f"$.{key}"
+    return with_named_field(path, str(problem.get("message", "")))
 
 
 def handle_unavailable(
@@ -98,6 +122,7 @@ CLIENT_DISCONNECTED = "client disconnected prematurely"
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     InputError: handle_input_error,
+    ValidationException: handle_validation_error,
     PolicyEngineError: handle_unavailable,
     DatabaseError: handle_unavailable,
     DBAPIError: handle_unavailable,

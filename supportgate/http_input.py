@@ -33,7 +33,7 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
     parameters = [*request.path_params.items(), *request.query_params.multi_items()]
     for name, value in parameters:
         if isinstance(value, str) and "\x00" in value:
-            raise UsageError(f"{name}: NUL characters (%00) are not accepted")
+            raise UsageError("NUL characters (%00) are not accepted", field=name)
 
 
 def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
@@ -43,9 +43,11 @@ def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
     for name in request.query_params:
         if name not in known:
             takes = ", ".join(sorted(known)) or "none"
-            raise UsageError(f"{name}: not a query parameter of this endpoint (it takes {takes})")
+            raise UsageError(
+                f"not a query parameter of this endpoint (it takes {takes})", field=name
+            )
         if len(request.query_params.getall(name)) > 1:
-            raise UsageError(f"{name}: given more than once; it takes one value")
+            raise UsageError("given more than once; it takes one value", field=name)
 
 
 def _query_names(app: Litestar) -> dict[tuple[str, str | None], frozenset[str]]:

@@ -1,5 +1,6 @@
-"""The query parameters of every endpoint that answers in cursor pages, declared once: their
-checks (Litestar refuses a limit out of range with a 400 naming it) and their OpenAPI text."""
+"""The query parameters of every endpoint that answers in cursor pages, and the manifest filters
+several listings share, declared once: their checks (Litestar refuses a limit out of range with
+a 400 naming it) and their OpenAPI text."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from typing import Annotated
 
 from litestar.params import QueryParameter
 
+from supportgate.manifests.decision import MANIFEST_KINDS
 from supportgate.pagination import MAX_LIMIT
 
 Cursor = Annotated[str | None, QueryParameter(description="`next_cursor` of the page before")]
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size")]
+Kind = Annotated[str | None, QueryParameter(enum=list(MANIFEST_KINDS), description="manifest kind")]
+Name = Annotated[str | None, QueryParameter(description="manifest name (`metadata.name`)")]

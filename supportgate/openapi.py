@@ -7,7 +7,7 @@
 - Security and errors, from the guard's rules (`document(app)`, once, in create_app): every
   route that is not `opt={"public": True}` needs the bearer key (401, 403), may find the
   database or the policy engine unavailable (503) and refuses bad input (400, whose body's
-  `field` or `extra` names it); a route with path parameters may answer 404; a route with a
+  `field` names it); a route with path parameters may answer 404; a route with a
   raw body may answer 413 (over 1 MiB) and 415 (neither JSON nor YAML). A handler's own
   `responses=` (a 409, a 201 with its body) win over these.
 - Request rules the types do not carry (`declare_request_rules(app, ...)`, once, in
@@ -52,7 +52,7 @@ HTTP_METHODS: Final = ("get", "put", "post", "delete", "patch")
 BODY_MEDIA_TYPES: Final = ("application/json", "application/yaml")
 
 ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
-    400: "Bad input: `field` (or, for a query parameter, `extra[].key`) names it; nothing written",
+    400: "Bad input: `field` names it (a JSON path into the body, or a parameter); nothing written",
     401: "No API key, or an unknown one (`Authorization: Bearer <key>`)",
     403: "The API key's role is too small for this route",
     404: "Nothing of that name is known",

@@ -1,4 +1,6 @@
 """Opaque keyset cursors: the last item's sort key, base64url JSON; a bad cursor is a 400.
+Also the checks of the other query values the listing endpoints share (a choice, a limit, a
+time), each a UsageError naming its parameter.
 
 A forged cursor is refused here too when the databases could not compare its values (an
 integer beyond 64 bits: SQLite raises OverflowError; text with NUL: PostgreSQL refuses it).
@@ -8,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import msgspec
@@ -19,6 +23,10 @@ T = TypeVar("T")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+MAX_SEQ = _INT64_MAX  # a BIGINT; a larger cursor would be a database error, not a 400
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
 
 
 def encode_cursor(key: list[Any]) -> str:
@@ -47,7 +55,7 @@ def decode_cursor(cursor: str, *types: type) -> list[Any]:
         or not all(type(value) is expected for value, expected in zip(key, types, strict=True))
         or not all(map(_storable, key))
     ):
-        raise UsageError("cursor: not a cursor this endpoint gave out")
+        raise UsageError("not a cursor this endpoint gave out", field="cursor")
     return key
 
 
@@ -61,10 +69,37 @@ def _storable(value: object) -> bool:
 def check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
     """A query parameter that must be one of `choices` (None: not given)."""
     if value is not None and value not in choices:
-        raise UsageError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")
+        raise UsageError(f"must be one of {', '.join(choices)}, got {value!r}", field=field)
 
 
 def check_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"limit: must be between 1 and {MAX_LIMIT}, got {limit}")
+        raise UsageError(f"must be between 1 and {MAX_LIMIT}, got {limit}", field="limit")
     return limit
+
+
+def decode_seq_cursor(cursor: str | None) -> int | None:
+    """The seq a page cursor continues before, or None for the first page."""
+    if cursor is None:
+        return None
+    seq = int(decode_cursor(cursor, int)[0])
+    if not 1 <= seq <= MAX_SEQ:
+        raise UsageError("not a cursor this endpoint gave out", field="cursor")
+    return seq
+
+
+def parse_time(field: str, text: str | None) -> datetime | None:
+    """An RFC 3339 date-time with a time zone (`2026-11-30T00:00:00Z`), as an aware UTC time."""
+    if text is None:
+        return None
+    if not _RFC3339.fullmatch(text):
+        hint = " (send `+` as %2B in a URL)" if " " in text and "+" not in text else ""
+        raise UsageError(
+            f"not an RFC 3339 date-time with a time zone, such as "
+            f"2026-11-30T00:00:00Z{hint}: {text!r}",
+            field=field,
+        )
+    try:  # digits beyond microseconds are dropped
+        return datetime.fromisoformat(text.upper()).astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        raise UsageError(f"not a valid date-time ({exc}): {text!r}", field=field) from None

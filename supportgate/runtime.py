@@ -4,7 +4,6 @@ the CLI: database, policy engine, matrix versions, API keys and the decision rec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
@@ -13,15 +12,16 @@ from sqlmodel import Session
 from supportgate.audit.recorder import DecisionRecorder
 from supportgate.audit.writer_process import ProcessDecisionRecorder
 from supportgate.auth.services import KeyService
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import ensure_current, upgrade
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
+from supportgate.impact.services import ImpactAnalysis
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Decision
 from supportgate.matrix import load_matrix_file
-from supportgate.matrix.impact import ImpactAnalysis
 from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import Metrics
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
@@ -51,16 +51,18 @@ class Runtime:
     impact: ImpactAnalysis
     reevaluation: ReevaluationService
     sweeps: SweepScheduler
+    clock: Clock
 
     @classmethod
-    def build(cls, settings: Settings) -> Runtime:
-        """Wire the parts; nothing is read or written until start()."""
+    def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
+        """Wire the parts; nothing is read or written until start(). `clock` is the one every
+        part that compares times asks (tests give a fake one)."""
         db = create_db_engine(settings.database_url)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir)
         engine = build_engine(bundle, settings.opa_url)
-        matrices = MatrixService(sessions)
-        waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules))
+        matrices = MatrixService(sessions, clock=clock)
+        waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules), clock=clock)
         metrics = Metrics(sessions)
         recorder = _recorder(settings, sessions, metrics)
         evaluations = EvaluationService(
@@ -73,12 +75,12 @@ class Runtime:
         reevaluation = ReevaluationService(
             sessions=sessions, db=db, engine=engine, matrices=matrices, recorder=recorder
         )
-        reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, datetime.now(UTC))
+        reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, clock.now())
         waivers.subscribe(reevaluation.waiver_changed)
         matrices.on_published = reevaluation.matrix_published
         evaluations.on_hardware_recorded = reevaluation.hardware_recorded
         sweeps = SweepScheduler(
-            reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers
+            reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
         )
         # A new waiver may expire before the next tick: schedule its expiry now.
         waivers.subscribe(lambda _change: sweeps.tick())
@@ -89,18 +91,19 @@ class Runtime:
             bundle=bundle,
             engine=engine,
             matrices=matrices,
-            keys=KeyService(sessions),
+            keys=KeyService(sessions, clock=clock),
             recorder=recorder,
             evaluations=evaluations,
             tracking=TrackingService(sessions),
             metrics=metrics,
-            webhooks=WebhookService(sessions),
+            webhooks=WebhookService(sessions, clock=clock),
             waivers=waivers,
             impact=ImpactAnalysis(
-                sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers
+                sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock
             ),
             reevaluation=reevaluation,
             sweeps=sweeps,
+            clock=clock,
         )
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:

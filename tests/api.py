@@ -11,6 +11,7 @@ from typing import Any
 from litestar.testing import TestClient
 
 from supportgate.app import create_app
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.runtime import Runtime
 
@@ -36,10 +37,13 @@ class Api:
 
 
 @contextmanager
-def running_api(database_url: str, **settings: Any) -> Iterator[Api]:
-    """The app on `database_url` with one key per role (named after the role)."""
+def running_api(
+    database_url: str, *, clock: Clock = SYSTEM_CLOCK, **settings: Any
+) -> Iterator[Api]:
+    """The app on `database_url` with one key per role (named after the role); its parts ask
+    `clock` the time (a tests.clock.FakeClock for tests of expiry and schedules)."""
     configured = replace(Settings.from_env({}), database_url=database_url, **settings)
-    runtime = Runtime.build(configured)
+    runtime = Runtime.build(configured, clock=clock)
     app = create_app(runtime=runtime)
     with TestClient(app) as client:
         keys = {

@@ -12,6 +12,7 @@ from supportgate.db.migrate import upgrade
 from supportgate.policy.bundle import PolicyBundle
 
 from .api import Api, running_api
+from .clock import FakeClock
 from .examples import EXAMPLES
 from .services import (
     PostgresUnavailableError,
@@ -101,6 +102,20 @@ def migrated_db(migrated_db_url: str) -> Iterator[Engine]:
 def api(db_url: str) -> Iterator[Api]:
     """The API on a fresh database, once on SQLite and once on PostgreSQL."""
     with running_api(db_url) as running:
+        yield running
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A clock that moves only when the test says (`clock.advance(seconds)`)."""
+    return FakeClock()
+
+
+@pytest.fixture
+def clocked_api(db_url: str, clock: FakeClock) -> Iterator[Api]:
+    """`api` whose parts ask `clock` the time: expiries, schedules and cache ages move when
+    the test advances it (sweeps and requests still stamp decisions with the real time)."""
+    with running_api(db_url, clock=clock) as running:
         yield running
 
 

@@ -23,13 +23,3 @@ def wait_until(condition: Callable[[], T | None], what: str, limit: float = LIMI
         if time.monotonic() > deadline:
             raise AssertionError(f"still waiting after {limit:g} s for {what}")
         time.sleep(POLL_S)
-
-
-class ManualClock:
-    """A monotonic clock a test moves by hand (`clock.now += seconds`)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now

@@ -18,11 +18,10 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.filters import decode_seq_cursor, parse_time
 from supportgate.db import transaction
 from supportgate.ids import random_uuid
 from supportgate.manifests.decision import Decision, ManifestRef
-from supportgate.pagination import check_limit, trim_page
+from supportgate.pagination import check_limit, decode_seq_cursor, parse_time, trim_page
 from supportgate.webhooks.outbox import enqueue_alert_deliveries
 
 from . import repository

@@ -15,8 +15,7 @@ from litestar.response import Stream
 
 from supportgate.dependencies import RuntimeDep
 from supportgate.evaluations.views import DecisionPage
-from supportgate.http_paging import Cursor
-from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
+from supportgate.http_paging import Cursor, Kind, Name
 from supportgate.manifests.decision import VERDICTS
 from supportgate.openapi import body
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
@@ -25,8 +24,6 @@ from .csv_export import CSV_COLUMNS
 from .filters import FORMATS, AuditFilter, parse_format
 from .services import AuditService
 
-Kind = Annotated[str | None, QueryParameter(enum=list(KINDS), description="manifest kind")]
-Name = Annotated[str | None, QueryParameter(description="manifest name (`metadata.name`)")]
 VerdictParam = Annotated[str | None, QueryParameter(enum=list(VERDICTS), description="verdict")]
 Rule = Annotated[
     str | None,

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from supportgate.errors import UsageError
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS
-from supportgate.pagination import check_choice, decode_cursor
+from supportgate.pagination import check_choice, parse_time
 
 FORMATS = ("json", "csv")
-MAX_SEQ = 2**63 - 1  # a BIGINT; a larger cursor would be a database error, not a 400
-
-_RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +47,7 @@ class AuditFilter:
         start = parse_time("since", since)
         end = parse_time("until", until)
         if start is not None and end is not None and end < start:
-            raise UsageError(f"until: must not be before since ({since}), got {until!r}")
+            raise UsageError(f"must not be before since ({since}), got {until!r}", field="until")
         return cls(
             kind=kind,
             name=name,
@@ -65,32 +59,6 @@ class AuditFilter:
         )
 
 
-def parse_time(field: str, text: str | None) -> datetime | None:
-    """An RFC 3339 date-time with a time zone (`2026-11-30T00:00:00Z`), as an aware UTC time."""
-    if text is None:
-        return None
-    if not _RFC3339.fullmatch(text):
-        hint = " (send `+` as %2B in a URL)" if " " in text and "+" not in text else ""
-        raise UsageError(
-            f"{field}: not an RFC 3339 date-time with a time zone, such as "
-            f"2026-11-30T00:00:00Z{hint}: {text!r}"
-        )
-    try:  # digits beyond microseconds are dropped
-        return datetime.fromisoformat(text.upper()).astimezone(UTC)
-    except (ValueError, OverflowError) as exc:
-        raise UsageError(f"{field}: not a valid date-time ({exc}): {text!r}") from None
-
-
 def parse_format(value: str) -> str:
     check_choice("format", value, FORMATS)
     return value
-
-
-def decode_seq_cursor(cursor: str | None) -> int | None:
-    """The seq a page cursor continues before, or None for the first page."""
-    if cursor is None:
-        return None
-    seq = int(decode_cursor(cursor, int)[0])
-    if not 1 <= seq <= MAX_SEQ:
-        raise UsageError("cursor: not a cursor this endpoint gave out")
-    return seq

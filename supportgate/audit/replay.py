@@ -9,18 +9,31 @@ checklist and recommendations: the audit alone is enough to show why a verdict w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
 
 from supportgate.db import transaction
 from supportgate.errors import UsageError
+from supportgate.matrix.services import MatrixService
+from supportgate.policy import PolicyEngine
 from supportgate.policy.inputs import PolicyInput, canonical_digest
 
 from . import repository
 
-if TYPE_CHECKING:
-    from supportgate.runtime import Runtime
+
+class ReplayParts(Protocol):
+    """What a replay reads: the database, the engine and the published matrices (the running
+    service's Runtime has them)."""
+
+    @property
+    def sessions(self) -> sessionmaker[Session]: ...
+    @property
+    def engine(self) -> PolicyEngine: ...
+    @property
+    def matrices(self) -> MatrixService: ...
 
 
 class CannotReplay(UsageError):
@@ -40,12 +53,7 @@ class Replay:
         return self.input_matches and self.stored == self.replayed
 
 
-def replay(runtime: Runtime, decision_id: str) -> bool:
-    """Whether re-evaluating the stored input reproduces the stored decision document."""
-    return replay_decision(runtime, decision_id).reproduced
-
-
-def replay_decision(runtime: Runtime, decision_id: str) -> Replay:
+def replay_decision(runtime: ReplayParts, decision_id: str) -> Replay:
     """The stored and the replayed decision document, side by side.
 
     Raises CannotReplay when no decision has that id, its matrix version is not published
@@ -54,16 +62,19 @@ def replay_decision(runtime: Runtime, decision_id: str) -> Replay:
     with transaction(runtime.sessions) as session:
         row = repository.stored_decision(session, decision_id)
     if row is None:
-        raise CannotReplay(f"decision: no decision has id {decision_id!r}")
+        raise CannotReplay(f"no decision has id {decision_id!r}", field="decision")
     revision = runtime.engine.policy_revision
     if row["policy_revision"] != revision:
         raise CannotReplay(
-            f"policy_revision: decision {decision_id} was made under {row['policy_revision']}, "
-            f"the engine runs {revision}"
+            f"decision {decision_id} was made under {row['policy_revision']}, "
+            f"the engine runs {revision}",
+            field="policy_revision",
         )
     published = runtime.matrices.get(row["matrix_version"])
     if published is None:
-        raise CannotReplay(f"matrix_version: {row['matrix_version']!r} is not published here")
+        raise CannotReplay(
+            f"{row['matrix_version']!r} is not published here", field="matrix_version"
+        )
     stored = _as_json({"verdict": row["verdict"], "allowed": row["allowed"], **row["document"]})
     if canonical_digest(row["policy_input"].encode()) != row["input_digest"]:
         return Replay(decision_id, input_matches=False, stored=stored, replayed={})

@@ -34,8 +34,9 @@ from sqlmodel import Session
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import DecisionRule
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
+from supportgate.pagination import MAX_SEQ
 
-from .filters import MAX_SEQ, AuditFilter
+from .filters import AuditFilter
 from .rows import DECISION_COLUMNS
 
 WINDOW_PROBE = 100_000

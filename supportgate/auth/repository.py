@@ -22,7 +22,7 @@ def insert_key(
     try:
         session.flush()
     except IntegrityError as exc:
-        raise UsageError(f"an API key named {name!r} already exists") from exc
+        raise UsageError(f"an API key named {name!r} already exists", field="name") from exc
     return row
 
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import re
 import threading
-import time
-from collections.abc import Callable
-from datetime import UTC, datetime
 
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.errors import UsageError
 
@@ -33,7 +31,7 @@ class KeyService:
         self,
         sessions: sessionmaker[Session],
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
         self._clock = clock
@@ -44,9 +42,11 @@ class KeyService:
     def create_key(self, *, name: str, role: str) -> str:
         """A new key for `name` with `role`; returns the secret, which is not stored."""
         if role not in ROLES:
-            raise UsageError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+            raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         if not _NAME.match(name):
-            raise UsageError(f"key name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+            raise UsageError(
+                f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="name"
+            )
         secret = generate_key()
         with transaction(self._sessions, write=True) as session:
             insert_key(
@@ -55,7 +55,7 @@ class KeyService:
                 role=role,  # checked against ROLES above
                 key_hash=hash_key(secret),
                 prefix=display_prefix(secret),
-                now=datetime.now(UTC),
+                now=self._clock.now(),
             )
         return secret
 
@@ -77,7 +77,7 @@ class KeyService:
             cached = self._cache.get(digest)
             if cached is None:
                 return None
-            if cached[0] > self._clock() or digest in self._rereading:
+            if cached[0] > self._clock.monotonic() or digest in self._rereading:
                 return cached[1]
             self._rereading.add(digest)
             return None
@@ -85,7 +85,7 @@ class KeyService:
     def authenticate(self, secret: str) -> Principal | None:
         """The key's principal, from the cache or the database; None for an unknown key."""
         digest = hash_key(secret)
-        now = self._clock()
+        now = self._clock.monotonic()
         with self._lock:
             fresh = self._cache.get(digest)
         if fresh is not None and fresh[0] > now:
@@ -111,5 +111,5 @@ class KeyService:
 
 def _role(value: str) -> Role:
     if value not in ROLES:
-        raise UsageError(f"stored API key has an unknown role {value!r}")
+        raise UsageError(f"stored API key has an unknown role {value!r}", field=None)
     return value

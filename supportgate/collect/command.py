@@ -84,7 +84,7 @@ def options_from(args: argparse.Namespace) -> CollectOptions:
     for item in args.label:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise UsageError(f"--label wants KEY=VALUE, got {item!r}")
+            raise UsageError(f"wants KEY=VALUE, got {item!r}", field="--label")
         labels[key] = value
     return CollectOptions(
         name=args.name,
@@ -139,4 +139,4 @@ def _write(path: Path, text: str) -> None:
             handle.write(text)
         Path(temporary).replace(path)
     except OSError as exc:
-        raise UsageError(f"--output {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: {exc.strerror or exc}", field="--output") from None

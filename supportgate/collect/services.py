@@ -104,7 +104,9 @@ def collect(options: CollectOptions, probe: Probe) -> HardwareManifest:
         spec["python"] = _python(options, probe, missing)
     if missing:
         lines = "\n".join(item.describe() for item in missing)
-        raise CollectError(f"collect could not find everything the manifest needs:\n{lines}")
+        raise CollectError(
+            f"collect could not find everything the manifest needs:\n{lines}", field=None
+        )
     return _validated(options, spec)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 import msgspec
@@ -18,8 +18,8 @@ from supportgate.audit.services import AuditService
 from supportgate.errors import InputError, UsageError
 from supportgate.evaluations.views import TrackedManifest
 from supportgate.http_errors import input_status
+from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import MANIFEST_KINDS, VERDICTS, Decision
-from supportgate.matrix.impact import ImpactReport
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from supportgate.policy.catalog import read_catalog
@@ -212,11 +212,11 @@ class ConsoleService:
         if a is None and b is None:
             return None
         if a is None or b is None:
-            raise UsageError(f"{'a' if a is None else 'b'}: choose two decisions to compare")
+            raise UsageError("choose two decisions to compare", field=("a" if a is None else "b"))
         found = self._runtime.tracking.decisions(kind, name, [a, b])
         for param, wanted in (("a", a), ("b", b)):
             if wanted not in found:
-                raise UsageError(f"{param}: {kind} {name!r} has no decision {wanted!r}")
+                raise UsageError(f"{kind} {name!r} has no decision {wanted!r}", field=param)
         return diff_decisions(found[a], found[b])
 
     def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
@@ -241,13 +241,13 @@ class ConsoleService:
             new, old = versions[0].version, versions[1].version
         if old is None or new is None:
             if old is not None or new is not None:
-                raise UsageError(f"{'old' if old is None else 'new'}: choose two versions")
+                raise UsageError("choose two versions", field=("old" if old is None else "new"))
             return MatrixPage(versions, None, None)
         documents = []
         for param, version in (("old", old), ("new", new)):
             view = matrices.version_view(version)
             if view is None:
-                raise UsageError(f"{param}: no matrix version {version!r} is published")
+                raise UsageError(f"no matrix version {version!r} is published", field=param)
             documents.append(view.document)
         return MatrixPage(versions, old, new, diff_matrices(*documents))
 
@@ -266,7 +266,7 @@ class ConsoleService:
         return ImpactPage(proposal, report, None)
 
     def alerts(self, *, since: str | None, cursor: str | None) -> AlertsPage:
-        start = given(since) or _format(datetime.now(UTC) - ALERT_WINDOW)
+        start = given(since) or _format(self._runtime.clock.now() - ALERT_WINDOW)
         page = AlertService(self._runtime.sessions).page(
             since=start, cursor=given(cursor), limit=DEFAULT_LIMIT
         )
@@ -286,7 +286,7 @@ class ConsoleService:
     def waivers(self, query: Query, *, cursor: str | None) -> WaiversPage:
         active = query.get("active")
         if active not in {None, "true", "false"}:
-            raise UsageError(f"active: must be true or false, got {active!r}")
+            raise UsageError(f"must be true or false, got {active!r}", field="active")
         page = self._runtime.waivers.page(
             kind=query.get("kind"),
             name=query.get("name"),
@@ -295,7 +295,8 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        return WaiversPage(query, self._choices, page.items, page.next_cursor, datetime.now(UTC))
+        now = self._runtime.clock.now()
+        return WaiversPage(query, self._choices, page.items, page.next_cursor, now)
 
 
 def _format(moment: datetime) -> str:

@@ -43,7 +43,9 @@ def database_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise UsageError(f"database URL {url!r} is not a SQLAlchemy URL: {exc}") from exc
+        raise UsageError(
+            f"database URL {url!r} is not a SQLAlchemy URL: {exc}", field="SUPPORTGATE_DATABASE_URL"
+        ) from exc
     if parsed.drivername in _POSTGRES_DRIVERS:
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite" and not _sqlite_in_memory(parsed):
@@ -88,7 +90,8 @@ def create_db_engine(url: str) -> Engine:
         return _postgres_engine(parsed)
     raise UsageError(
         f"database URL {parsed.render_as_string()} names {backend!r}: "
-        "supportgate runs on SQLite and PostgreSQL"
+        "supportgate runs on SQLite and PostgreSQL",
+        field="SUPPORTGATE_DATABASE_URL",
     )
 
 

@@ -101,7 +101,7 @@ def read_manifest_files(paths: Sequence[str]) -> ManifestFiles:
             # the error names "<file>, document N" for a stream of several documents: its
             # field's line is then in a document this side does not know
             document = 0 if exc.source == source else None
-            problems.append(Problem(str(exc), source, exc.path, text, document))
+            problems.append(Problem(str(exc), source, exc.field, text, document))
             continue
         if not manifests:
             problems.append(
@@ -161,9 +161,9 @@ def parse_at(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"--at: not an RFC 3339 time: {text!r}") from None
+        raise UsageError(f"not an RFC 3339 time: {text!r}", field="--at") from None
     if moment.tzinfo is None:
-        raise UsageError(f"--at: give a time zone (e.g. Z): {text!r}")
+        raise UsageError(f"give a time zone (e.g. Z): {text!r}", field="--at")
     return moment.astimezone(UTC)
 
 
@@ -182,12 +182,12 @@ def run_check(
         try:
             evaluated_at = parse_at(options.at)
         except UsageError as exc:
-            problems.append(Problem(str(exc), field="--at"))
+            problems.append(Problem(str(exc), field=exc.field))
     bundle: PolicyBundle | None = None
     try:
         bundle = PolicyBundle.load(Settings.from_env(environ).policy_dir)
     except InputError as exc:  # a bad setting, no policies
-        problems.append(Problem(str(exc)))
+        problems.append(Problem(str(exc), field=exc.field))
     # under a bad --at or without the policies nothing is evaluated; the files are still read
     can_evaluate = not problems
     files = read_manifest_files(options.files)
@@ -197,7 +197,9 @@ def run_check(
             results = _evaluate(options, bundle, environ, files.manifests, evaluated_at)
         except _Stopped as stopped:
             problems.append(stopped.problem)
-        except (InputError, PolicyEngineError) as exc:
+        except InputError as exc:
+            problems.append(Problem(str(exc), field=exc.field))
+        except PolicyEngineError as exc:
             problems.append(Problem(str(exc)))
     sarif = sarif_options(bundle if options.fmt == "sarif" else None, environ, options.sarif_root)
     report = Report(results=results, problems=problems, fail_on=options.fail_on)
@@ -309,7 +311,7 @@ def _evaluate(
     try:
         matrix = load_matrix_file(matrix_path)
     except ManifestError as exc:
-        raise _Stopped(Problem(str(exc), source=str(matrix_path), field=exc.path)) from None
+        raise _Stopped(Problem(str(exc), source=str(matrix_path), field=exc.field)) from None
     except UsageError as exc:  # the file cannot be read
         if options.matrix is None:
             raise _Stopped(Problem(str(exc))) from None

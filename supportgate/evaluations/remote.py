@@ -95,15 +95,20 @@ class Server:
         `in_process_only` maps the options that make no sense with a server to their values.
         """
         if url is None:
-            raise UsageError("--token: needs --server (without a server, check evaluates locally)")
+            raise UsageError(
+                "needs --server (without a server, check evaluates locally)", field="--token"
+            )
         key = token or environ.get(TOKEN_ENV) or None
         if key is None:
-            raise UsageError(f"--server: needs an API key; give --token KEY or set {TOKEN_ENV}")
+            raise UsageError(
+                f"needs an API key; give --token KEY or set {TOKEN_ENV}", field="--server"
+            )
         for option, value in (in_process_only or {}).items():
             if value is not None:
                 raise UsageError(
-                    f"{option}: applies to in-process checks only; the server evaluates "
-                    "now, under its current matrix"
+                    "applies to in-process checks only; the server evaluates "
+                    "now, under its current matrix",
+                    field=option,
                 )
         return cls(url=_base_url(url), token=key, idempotency_scope=_scope(environ))
 
@@ -187,10 +192,11 @@ class _Poster:
         response = self._post(item, request)
         what = f"{item.source}: {item.manifest.kind} {item.manifest.metadata.name!r}"
         if response.status_code in _REFUSED_KEY:
-            raise UsageError(f"the server refused the key: {_problem(response)}")
+            raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
         if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
             raise UsageError(
-                f"{what}: the server refused it ({response.status_code}): {_problem(response)}"
+                f"{what}: the server refused it ({response.status_code}): {_problem(response)}",
+                field=None,
             )
         if response.status_code not in (200, 201):
             raise PolicyEngineUnavailable(
@@ -266,9 +272,9 @@ def _base_url(url: str) -> str:
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise UsageError(f"--server: not a URL: {url!r} ({exc})") from None
+        raise UsageError(f"not a URL: {url!r} ({exc})", field="--server") from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise UsageError(f"--server: expected an http:// or https:// URL, got {url!r}")
+        raise UsageError(f"expected an http:// or https:// URL, got {url!r}", field="--server")
     return url
 
 

@@ -198,7 +198,7 @@ class EvaluationService:
         stored_digest, status, response = found
         if stored_digest != digest:
             raise ConflictError(
-                "Idempotency-Key: this key was already used with a different request body"
+                "this key was already used with a different request body", field="Idempotency-Key"
             )
         return Answer(status=status, body=response, evaluation=None)
 
@@ -219,6 +219,6 @@ def _check_idempotency_key(value: str) -> str:
     value = value.strip(" \t")
     if not 1 <= len(value) <= MAX_IDEMPOTENCY_KEY or not value.isascii() or not value.isprintable():
         raise UsageError(
-            f"Idempotency-Key: must be 1-{MAX_IDEMPOTENCY_KEY} printable ASCII characters"
+            f"must be 1-{MAX_IDEMPOTENCY_KEY} printable ASCII characters", field="Idempotency-Key"
         )
     return value

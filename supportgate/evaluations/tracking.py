@@ -92,14 +92,14 @@ class TrackingService:
         check_choice("kind", kind, KINDS)
         with transaction(self._sessions, write=True) as session:
             if not repository.untrack(session, kind, name, by=by, at=datetime.now(UTC)):
-                raise NotTracked(f"no tracked {kind} named {name!r}")
+                raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
 
     @staticmethod
     def _tracked(session: Session, kind: str, name: str) -> Manifest:
         check_choice("kind", kind, KINDS)
         row = repository.tracked(session, kind, name)
         if row is None:
-            raise NotTracked(f"no tracked {kind} named {name!r}")
+            raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
         return row
 
 

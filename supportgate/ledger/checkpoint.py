@@ -12,7 +12,7 @@ import base64
 import re
 from dataclasses import dataclass
 
-from supportgate.ledger.errors import InvalidNote
+from supportgate.errors import InvalidNote
 from supportgate.ledger.nodestore import HASH_SIZE
 from supportgate.ledger.note import NoteSigner, NoteVerifier, check_name, decode_base64, open_note
 

@@ -19,9 +19,9 @@ from sqlalchemy import Table, insert, select, tuple_, update
 from sqlmodel import Session
 
 from supportgate.db.tables import LEDGER_HEAD_ID, LedgerEntry, LedgerHead, LedgerNode
+from supportgate.errors import NodeStoreError
 
 from .entries import Entry
-from .errors import NodeStoreError
 from .merkle import EMPTY_ROOT, MerkleTree
 from .nodestore import NodeId
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
-from supportgate.ledger.errors import InvalidProof, OutOfRange
+from supportgate.errors import InvalidProof, OutOfRange
 from supportgate.ledger.nodestore import HASH_SIZE, NodeId, NodeStore
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()

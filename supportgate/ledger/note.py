@@ -27,7 +27,7 @@ from typing import Final
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from supportgate.ledger.errors import InvalidKey, InvalidNote, LedgerInputError
+from supportgate.errors import InvalidKey, InvalidNote, LedgerInputError
 
 ED25519: Final = 0x01
 """The signature type byte of Ed25519 in keys and key hashes."""

@@ -179,9 +179,7 @@ def _translate(error: msgspec.ValidationError, tree: object, target: Any) -> Man
     if None in segments:
         segments = _name_keys(segments, tree, target)
     path = functools.reduce(lambda p, s: join(p, "..." if s is None else s), segments, "$")
-    named = _FIELD.match(message)
-    if named:
-        path = join(path, named["field"])
+    path = with_named_field(path, message)
     constrained = _REGEX.match(message)
     if constrained and constrained["regex"] in PATTERNS:
         message = f"expected {PATTERNS[constrained['regex']]}, got {_get(tree, segments)!r}"
@@ -190,6 +188,13 @@ def _translate(error: msgspec.ValidationError, tree: object, target: Any) -> Man
         path = functools.reduce(join, cause.field.split("."), path)
         message = cause.message
     return ManifestError(message, path=path)
+
+
+def with_named_field(path: str, message: str) -> str:
+    """`path` extended by the field a msgspec message names (a missing or unknown field is
+    named only in the message, and msgspec's own path stops at the object holding it)."""
+    named = _FIELD.match(message)
+    return join(path, named["field"]) if named else path
 
 
 def _name_keys(segments: list[Segment], tree: object, target: Any) -> list[Segment]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, ClassVar, Final, Literal, get_args
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 import msgspec
 
@@ -102,7 +102,6 @@ Component = Literal[
     "http_transport",
     "api_compatibility",
 ]
-COMPONENTS: Final[tuple[Component, ...]] = get_args(Component)
 
 _NVIDIA_ARCH = re.compile(NVIDIA_ARCH_RE.removesuffix("$") + r"\Z")
 

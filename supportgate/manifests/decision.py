@@ -23,8 +23,6 @@ VERDICTS: tuple[str, ...] = get_args(Verdict)
 CAUSES: tuple[str, ...] = get_args(Cause)
 MANIFEST_KINDS: tuple[str, ...] = get_args(ManifestKind)
 
-VERDICT_ORDER: dict[str, int] = {"supported": 0, "experimental": 1, "rejected": 2}
-
 
 class _Doc(
     msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True, omit_defaults=True

@@ -17,12 +17,12 @@ with a message to quote it. Numbers and booleans are never read from strings.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, TypeVar, cast
 
 import msgspec
 
 from supportgate.errors import ManifestError, UnsupportedMediaType
-from supportgate.manifests._convert import convert
+from supportgate.manifests._convert import convert, with_named_field
 from supportgate.manifests._raw import MAX_DEPTH, Raw, parse_json
 from supportgate.manifests._yaml import parse_yaml
 from supportgate.manifests.deployment import DeploymentManifest
@@ -35,17 +35,20 @@ __all__ = [
     "DocumentTooLargeError",
     "Format",
     "Manifest",
+    "decode_json",
     "decode_manifest",
     "decode_manifests",
     "decode_matrix",
     "format_of",
     "to_builtins",
+    "with_named_field",
 ]
 
 MAX_BYTES: Final = 1024 * 1024
 """Largest document accepted, in bytes (larger bodies are 413)."""
 
 Format = Literal["json", "yaml"]
+T = TypeVar("T")
 Manifest = HardwareManifest | DeploymentManifest
 
 
@@ -77,7 +80,8 @@ def format_for_media_type(content_type: str | None) -> Format:
     if media_type.endswith("+json"):
         return "json"
     raise UnsupportedMediaType(
-        f"Content-Type: {media_type!r} is not supported; send application/json or application/yaml"
+        f"{media_type!r} is not supported; send application/json or application/yaml",
+        field="Content-Type",
     )
 
 
@@ -178,6 +182,12 @@ def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> 
             where = f"document {number}" if source is None else f"{source}, document {number}"
             raise exc.with_source(where) if len(docs) > 1 else _sourced(exc, source) from None
     return manifests
+
+
+def decode_json(data: bytes, target: type[T]) -> T:
+    """A JSON request body as `target` (a Struct) under the manifests' rules (limits, no
+    duplicate keys, no NUL), every failure a ManifestError naming the JSON path."""
+    return cast(T, convert(parse_json(_text(data)), target, numbers_as_text=False))
 
 
 def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:

@@ -20,5 +20,5 @@ def load_matrix_file(path: Path) -> Matrix:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UsageError(f"cannot read matrix file {path}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read matrix file {path}: {exc.strerror}", field=None) from exc
     return decode_matrix(data, fmt=format_of(path.name), source=str(path))

@@ -1,7 +1,7 @@
 """HTTP: the support matrix. GET /v1/matrix (the current version with its document),
 GET /v1/matrix/versions (every version, newest effective first, without documents),
-GET /v1/matrix/versions/{version} (one version with its document), POST /v1/matrix (publish),
-POST /v1/matrix/impact (what a proposed matrix would change). One service call each."""
+GET /v1/matrix/versions/{version} (one version with its document), POST /v1/matrix (publish).
+One service call each. POST /v1/matrix/impact is supportgate.impact's."""
 
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ from typing import Any
 
 import anyio.to_thread
 from litestar import Controller, Request, get, post
-from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import RuntimeDep
+from supportgate.errors import NotFound
 from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import MatrixBody, error
 
-from .impact import ImpactReport
 from .views import MatrixVersionDetail, MatrixVersionList
 
 
@@ -45,7 +44,7 @@ class MatrixController(Controller):
     async def version(self, runtime: RuntimeDep, version: FromPath[str]) -> MatrixVersionDetail:
         found = await anyio.to_thread.run_sync(runtime.matrices.version_view, version)
         if found is None:
-            raise NotFoundException(f"version: no matrix version {version!r} is published")
+            raise NotFound(f"no matrix version {version!r} is published", field="version")
         return found
 
     @post(
@@ -66,17 +65,3 @@ class MatrixController(Controller):
         )
         request.state["log"] = {"matrix_version": published.version}
         return published
-
-    @post(
-        "/impact",
-        opt={"role": "procurement"},
-        status_code=200,
-        summary="Which tracked manifests a proposed matrix would change; records nothing",
-        operation_class=MatrixBody,
-    )
-    async def impact(self, request: Request[Any, Any, Any], runtime: RuntimeDep) -> ImpactReport:
-        fmt = format_for_media_type(request.headers.get("content-type"))
-        body = await request.body()
-        return await anyio.to_thread.run_sync(
-            lambda: runtime.impact.analyse_document(body, fmt=fmt)
-        )

@@ -41,7 +41,8 @@ def insert_version(
     except IntegrityError as exc:
         raise ConflictError(
             f"matrix version {matrix.version!r} is already published; versions are never "
-            "edited in place, publish a new version"
+            "edited in place, publish a new version",
+            field="$.version",
         ) from exc
     entry = matrix_entry(
         version=matrix.version, document=document, published_by=published_by, published_at=now

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import getpass
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import MatrixVersion, transaction
 from supportgate.errors import ConflictError, PolicyEngineUnavailable
 from supportgate.logging import get_logger
@@ -51,9 +51,7 @@ class PublishedMatrix:
 
 
 class MatrixService:
-    def __init__(
-        self, sessions: sessionmaker[Session], *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, sessions: sessionmaker[Session], *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._sessions = sessions
         self._clock = clock
         self._lock = threading.Lock()
@@ -85,7 +83,7 @@ class MatrixService:
 
     def versions(self, *, reload: bool = False) -> list[PublishedMatrix]:
         """Every published version, oldest effective first."""
-        now = self._clock()
+        now = self._clock.monotonic()
         # One reload at a time: while one is under way, the others answer from the versions
         # held (a first load, or an explicit reload, waits for its turn).
         stale = reload or now - self._loaded_at > RELOAD_SECONDS
@@ -108,11 +106,11 @@ class MatrixService:
     def cache_is_fresh(self) -> bool:
         """Whether versions() would answer from memory, without reading the database (also
         while another thread reloads them)."""
-        fresh = self._clock() - self._loaded_at <= RELOAD_SECONDS
+        fresh = self._clock.monotonic() - self._loaded_at <= RELOAD_SECONDS
         return fresh or (bool(self._versions) and self._reloading.locked())
 
     def current(self, at: datetime | None = None) -> PublishedMatrix:
-        found = _in_effect(self.versions(), at or datetime.now(UTC))
+        found = _in_effect(self.versions(), at or self._clock.now())
         if found is None:
             raise PolicyEngineUnavailable("no support matrix is in effect yet")
         return found
@@ -144,16 +142,16 @@ class MatrixService:
         return self._detail(published, datetime.now(UTC))
 
     def current_view(self) -> MatrixVersionDetail:
-        now = datetime.now(UTC)
+        now = self._clock.now()
         return self._detail(self.current(now), now)
 
     def version_view(self, version: str) -> MatrixVersionDetail | None:
         found = self.get(version)
-        return None if found is None else self._detail(found, datetime.now(UTC))
+        return None if found is None else self._detail(found, self._clock.now())
 
     def version_list(self) -> MatrixVersionList:
         """Every version, newest effective first (pending versions lead)."""
-        now = datetime.now(UTC)
+        now = self._clock.now()
         versions = self.versions()
         current = _in_effect(versions, now)
         return MatrixVersionList(items=[_summary(v, now, current) for v in reversed(versions)])

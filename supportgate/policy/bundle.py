@@ -22,12 +22,12 @@ class PolicyBundle:
     @classmethod
     def load(cls, directory: Path) -> PolicyBundle:
         if not directory.is_dir():
-            raise UsageError(f"policy directory {directory} does not exist")
+            raise UsageError(f"{directory} does not exist", field="SUPPORTGATE_POLICY_DIR")
         files = sorted(
             path for path in directory.rglob("*.rego") if not path.name.endswith("_test.rego")
         )
         if not files:
-            raise UsageError(f"policy directory {directory} holds no .rego files")
+            raise UsageError(f"{directory} holds no .rego files", field="SUPPORTGATE_POLICY_DIR")
         modules = tuple(
             (path.relative_to(directory).as_posix(), path.read_text(encoding="utf-8"))
             for path in files

@@ -34,6 +34,8 @@ class RuleInfo:
     module: str
     head_set: str | None
     head_id: str | None
+    """The set and the id of the rule head under the METADATA block, as written: a test oracle
+    (tests/policies/test_catalog.py checks that they agree with `severity` and `id`)."""
 
 
 def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
@@ -43,7 +45,8 @@ def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
         for info in _module_rules(module, text):
             if info.id in catalog:
                 raise UsageError(
-                    f"{module}: rule id {info.id} is also declared in {catalog[info.id].module}"
+                    f"{module}: rule id {info.id} is also declared in {catalog[info.id].module}",
+                    field=None,
                 )
             catalog[info.id] = info
     return catalog

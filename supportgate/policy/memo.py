@@ -31,7 +31,7 @@ class MemoizedEngine:
         self._capacity = capacity
         self._answers: OrderedDict[_Key, PolicyResult] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0
+        self.hits = 0  # these counts are for tests/integration/test_policy_memo.py (an oracle)
         self.misses = 0
 
     @property

@@ -54,7 +54,9 @@ class OpaEngine:
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
-            raise UsageError(f"SUPPORTGATE_OPA_URL must be http(s)://host:port, got {url!r}")
+            raise UsageError(
+                f"must be http(s)://host:port, got {url!r}", field="SUPPORTGATE_OPA_URL"
+            )
         self.url = url
         self._bundle = bundle
         self._client = OpaClient(

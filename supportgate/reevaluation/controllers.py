@@ -6,11 +6,11 @@ from typing import Any
 
 import anyio.to_thread
 from litestar import Controller, Request, get, post
-from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import OpenAPIMediaType, RequestBody
 from litestar.params import FromPath
 
 from supportgate.dependencies import RuntimeDep
+from supportgate.errors import NotFound
 from supportgate.openapi import RawBody, body, inlined_schema, raw_schema
 
 from .views import SweepRequest, SweepView, decode_request
@@ -59,5 +59,5 @@ class ReevaluationController(Controller):
     async def one(self, runtime: RuntimeDep, sweep_id: FromPath[str]) -> SweepView:
         found = await anyio.to_thread.run_sync(runtime.reevaluation.view, sweep_id)
         if found is None:
-            raise NotFoundException(f"sweep_id: no sweep {sweep_id!r}")
+            raise NotFound(f"no sweep {sweep_id!r}", field="sweep_id")
         return found

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, select, text, update
+from sqlalchemy import Table, bindparam, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
@@ -66,13 +66,6 @@ def next_unfinished(session: Session, policy_revision: str) -> str | None:
     )
     found = session.execute(statement).scalar_one_or_none()
     return None if found is None else str(found)
-
-
-def has_trigger(session: Session, trigger: str) -> bool:
-    return (
-        session.execute(select(_sweeps.c.id).where(_sweeps.c.trigger == trigger)).first()
-        is not None
-    )
 
 
 def update_sweep(session: Session, sweep_id: str, **values: Any) -> None:
@@ -243,7 +236,3 @@ def save_memos(session: Session, rows: list[dict[str, Any]]) -> None:
         ),
         rows,
     )
-
-
-def count_sweeps(session: Session) -> int:
-    return int(session.execute(select(func.count()).select_from(_sweeps)).scalar_one())

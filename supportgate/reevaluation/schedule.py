@@ -8,10 +8,14 @@
   at that moment a sweep with cause `waiver`;
 - every POLL_SECONDS: look again (versions or waivers another replica published, a current
   version no sweep judged under yet) and wake the worker (sweeps to resume).
+
+Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
+jobs only call tick() at the right moments.
 """
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -20,6 +24,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.errors import UsageError
 from supportgate.logging import get_logger
 from supportgate.matrix.services import MatrixService
@@ -40,10 +45,17 @@ def cron_trigger(expression: str) -> CronTrigger:
     try:
         return CronTrigger.from_crontab(expression, timezone=UTC)
     except ValueError as exc:
-        raise UsageError(f"SUPPORTGATE_REEVALUATE_CRON: not a crontab line ({exc})") from exc
+        raise UsageError(
+            f"not a crontab line ({exc})", field="SUPPORTGATE_REEVALUATE_CRON"
+        ) from exc
 
 
 class SweepScheduler:
+    """Starts the timed sweeps. What is due is decided by tick() against the clock; APScheduler
+    only wakes it (every POLL_SECONDS, on the cron's instants, at a pending version's
+    `effective_from`, just after the next waiver expiry). So a test moves a fake clock and
+    calls tick() rather than wait for a minute or an expiry to pass."""
+
     def __init__(
         self,
         reevaluation: ReevaluationService,
@@ -51,22 +63,24 @@ class SweepScheduler:
         *,
         cron: str,
         waivers: WaiverExpiry | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._reevaluation = reevaluation
         self._matrices = matrices
         self._cron = cron_trigger(cron)
         self.waivers = waivers
+        self._clock = clock
         self._scheduler = BackgroundScheduler(timezone=UTC)
+        self._lock = threading.Lock()  # ticks come from the scheduler and from waiver changes
+        self._cron_due: datetime | None = None
         self._waiver_at: datetime | None = None
 
     def start(self) -> None:
+        with self._lock:
+            self._cron_due = self._cron.get_next_fire_time(None, self._clock.now())
         jobs = self._scheduler
         jobs.add_job(
-            self._scheduled,
-            self._cron,
-            id="cron",
-            coalesce=True,
-            misfire_grace_time=MISFIRE_GRACE_S,
+            self.tick, self._cron, id="cron", coalesce=True, misfire_grace_time=MISFIRE_GRACE_S
         )
         jobs.add_job(
             self.tick,
@@ -74,7 +88,7 @@ class SweepScheduler:
             id="tick",
             coalesce=True,
             max_instances=1,
-            next_run_time=datetime.now(UTC),
+            next_run_time=datetime.now(UTC),  # APScheduler's own clock: wake up at once
         )
         jobs.start()
 
@@ -83,35 +97,49 @@ class SweepScheduler:
             self._scheduler.shutdown(wait=True)
 
     def tick(self) -> None:
-        """Look again: pending matrix versions, the next waiver expiry, the current version."""
+        """Start what is due (the cron's sweep, a waiver expiry's), wake up for what is coming
+        (pending matrix versions, the next waiver expiry), and look at the current version."""
         try:
-            self._schedule_matrix_versions()
-            self._schedule_waiver_expiry()
+            with self._lock:
+                now = self._clock.now()
+                self._run_due_cron(now)
+                self._schedule_matrix_versions(now)
+                self._schedule_waiver_expiry(now)
             self._reevaluation.check_matrix()
         except Exception:  # the next tick tries again
             log.exception("sweep_schedule_error")
         self._reevaluation.wake()
 
-    def _scheduled(self) -> None:
-        minute = datetime.now(UTC).replace(second=0, microsecond=0)
-        self._reevaluation.start_sweep("schedule", trigger=f"schedule:{_text(minute)}")
+    def _run_due_cron(self, now: datetime) -> None:
+        """The sweep of the latest cron instant that has come: instants missed meanwhile (a
+        suspended process) coalesce into it, as APScheduler's `coalesce` would."""
+        due = self._cron_due
+        if due is None or due > now:
+            return
+        following = self._cron.get_next_fire_time(due, now)
+        while following is not None and following <= now:
+            due, following = following, self._cron.get_next_fire_time(following, now)
+        self._reevaluation.start_sweep("schedule", trigger=f"schedule:{_text(due)}")
+        self._cron_due = following
 
-    def _schedule_matrix_versions(self) -> None:
-        now = datetime.now(UTC)
+    def _schedule_matrix_versions(self, now: datetime) -> None:
         for version in self._matrices.versions():
             job_id = f"matrix:{version.version}"
             if version.effective_at > now and self._scheduler.get_job(job_id) is None:
                 self._scheduler.add_job(
-                    self._reevaluation.check_matrix,
+                    self.tick,
                     DateTrigger(version.effective_at, timezone=UTC),
                     id=job_id,
                     misfire_grace_time=MISFIRE_GRACE_S,
                 )
 
-    def _schedule_waiver_expiry(self) -> None:
+    def _schedule_waiver_expiry(self, now: datetime) -> None:
         if self.waivers is None:
             return
-        moment = self.waivers.next_expiry(datetime.now(UTC))
+        expired = self._waiver_at
+        if expired is not None and expired <= now:
+            self._reevaluation.start_sweep("waiver", trigger=f"waiver:{_text(expired)}")
+        moment = self.waivers.next_expiry(now)
         if moment == self._waiver_at:
             return
         self._waiver_at = moment
@@ -120,18 +148,12 @@ class SweepScheduler:
                 self._scheduler.remove_job(WAIVER_JOB)
             return
         self._scheduler.add_job(
-            self._waiver_expired,
+            self.tick,
             DateTrigger(moment + timedelta(seconds=1), timezone=UTC),
-            args=[moment],
             id=WAIVER_JOB,
             replace_existing=True,
             misfire_grace_time=MISFIRE_GRACE_S,
         )
-
-    def _waiver_expired(self, moment: datetime) -> None:
-        self._reevaluation.start_sweep("waiver", trigger=f"waiver:{_text(moment)}")
-        self._waiver_at = None
-        self._schedule_waiver_expiry()
 
 
 def _text(moment: datetime) -> str:

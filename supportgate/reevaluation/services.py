@@ -128,7 +128,7 @@ class ReevaluationService:
         only = None
         if body is not None and body.manifests is not None:
             if not body.manifests:
-                raise UsageError("manifests: name at least one manifest, or leave it out")
+                raise UsageError("name at least one manifest, or leave it out", field="$.manifests")
             only = [(m.kind, m.name) for m in body.manifests]
         sweep_id = self.start_sweep("schedule", trigger=f"request:{random_uuid()}", only=only)
         view = self.view(sweep_id)

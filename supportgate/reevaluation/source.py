@@ -9,7 +9,7 @@
 A batch holds its rows (content, digests, latest verdict and decision id) and the tracked
 HardwareManifests its deployments reference, so `manifest.hardware-ref` fires exactly when
 the referenced pool is not tracked. Only one batch is held at a time: memory stays flat.
-Used by sweeps (supportgate/reevaluation) and by the matrix impact analysis.
+Used by sweeps (supportgate/reevaluation) and by the impact analysis (supportgate/impact).
 """
 
 from __future__ import annotations

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated
 
 import msgspec
 
-from supportgate.errors import ManifestError, UnsupportedMediaType
+from supportgate.errors import UnsupportedMediaType
 from supportgate.manifests.common import DnsLabel
 from supportgate.manifests.decision import Cause, ManifestKind
-from supportgate.manifests.decode import format_for_media_type
+from supportgate.manifests.decode import decode_json, format_for_media_type
 
 SweepStatus = str
 
@@ -52,23 +51,11 @@ class SweepRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     manifests: Annotated[list[ManifestKey], msgspec.Meta(max_length=MAX_MANIFESTS)] | None = None
 
 
-_request_decoder = msgspec.json.Decoder(SweepRequest)
-_at_path = re.compile(r" - at `(\$[^`]*)`$")
-
-
 def decode_request(body: bytes, content_type: str | None) -> SweepRequest | None:
     """The optional JSON body of POST /v1/reevaluations (None when empty); a ManifestError
     naming the field when it does not fit."""
     if not body.strip():
         return None
     if format_for_media_type(content_type) != "json":
-        raise UnsupportedMediaType("Content-Type: send the body as application/json")
-    try:
-        request = _request_decoder.decode(body)
-    except msgspec.DecodeError as exc:
-        message = str(exc)
-        found = _at_path.search(message)
-        raise ManifestError(
-            _at_path.sub("", message), path=found.group(1) if found else "$"
-        ) from None
-    return request
+        raise UnsupportedMediaType("send the body as application/json", field="Content-Type")
+    return decode_json(body, SweepRequest)

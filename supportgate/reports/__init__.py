@@ -68,9 +68,13 @@ def render(
     `fail_on` and worse. `sarif` (the rule catalogue, the root for paths, the docs URL)
     applies to the SARIF format only."""
     if fmt not in _RENDERERS:
-        raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise UsageError(
+            f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="--format"
+        )
     if fail_on not in FAIL_ON:
-        raise UsageError(f"unknown --fail-on {fail_on!r}; choose one of {', '.join(FAIL_ON)}")
+        raise UsageError(
+            f"unknown value {fail_on!r}; choose one of {', '.join(FAIL_ON)}", field="--fail-on"
+        )
     report = Report(results=results, problems=problems, fail_on=fail_on)
     if fmt == "sarif":
         return render_sarif(report, sarif)

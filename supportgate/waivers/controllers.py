@@ -7,13 +7,12 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from litestar import Controller, Request, delete, get, post
-from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from supportgate.audit.controllers import Kind, Name
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import RuntimeDep
-from supportgate.http_paging import Cursor, Limit
+from supportgate.errors import NotFound
+from supportgate.http_paging import Cursor, Kind, Limit, Name
 from supportgate.pagination import DEFAULT_LIMIT
 
 from .views import WaiverPage, WaiverRequest, WaiverView
@@ -78,4 +77,4 @@ class WaiverController(Controller):
             lambda: runtime.waivers.delete(id, deleted_by=deleted_by)
         )
         if deleted is None:
-            raise NotFoundException(f"id: no waiver {id!r} that is not deleted")
+            raise NotFound(f"no waiver {id!r} that is not deleted", field="id")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Waiver, transaction
 from supportgate.errors import UsageError
 from supportgate.evaluations import repository as tracked_manifests
@@ -79,7 +79,7 @@ class WaiverService:
         sessions: sessionmaker[Session],
         *,
         deny_rules: frozenset[str],
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
         self._deny_rules = deny_rules
@@ -97,7 +97,7 @@ class WaiverService:
     # --- writes -------------------------------------------------------------------------
 
     def create(self, request: WaiverRequest, *, created_by: str) -> WaiverView:
-        now = datetime.now(UTC)
+        now = self._clock.now()
         self._check(request, now)
         row = Waiver(
             id=random_uuid(),
@@ -123,7 +123,7 @@ class WaiverService:
 
     def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
         """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
-        now = datetime.now(UTC)
+        now = self._clock.now()
         with transaction(self._sessions, write=True) as session:
             if not repository.mark_deleted(session, waiver_id, at=now, by=deleted_by):
                 return None
@@ -144,22 +144,26 @@ class WaiverService:
     def _check(self, request: WaiverRequest, now: datetime) -> None:
         if request.rule not in self._deny_rules:
             raise UsageError(
-                f"rule: {request.rule!r} is not a deny rule; a waiver names one of "
-                f"{', '.join(sorted(self._deny_rules))}"
+                f"{request.rule!r} is not a deny rule; a waiver names one of "
+                f"{', '.join(sorted(self._deny_rules))}",
+                field="$.rule",
             )
         if not _NAME.fullmatch(request.name):
-            raise UsageError(f"name: {request.name!r} is not a manifest name (a DNS label)")
+            raise UsageError(
+                f"{request.name!r} is not a manifest name (a DNS label)", field="$.name"
+            )
         if not request.justification.strip():
-            raise UsageError("justification: must say why the rule is waived (not blank)")
+            raise UsageError("must say why the rule is waived (not blank)", field="$.justification")
         if "\x00" in request.justification:
-            raise UsageError("justification: NUL characters are not accepted")
+            raise UsageError("NUL characters are not accepted", field="$.justification")
         expires_at = request.expires_at
         if expires_at.tzinfo is None or expires_at.utcoffset() is None:
-            raise UsageError("expires_at: must carry a time zone (`Z` or `+01:00`)")
+            raise UsageError("must carry a time zone (`Z` or `+01:00`)", field="$.expires_at")
         if not now < expires_at < LATEST_EXPIRY:
             raise UsageError(
-                f"expires_at: must be in the future and before {format_time(LATEST_EXPIRY)}, "
-                f"got {expires_at.isoformat()}"
+                f"must be in the future and before {format_time(LATEST_EXPIRY)}, "
+                f"got {expires_at.isoformat()}",
+                field="$.expires_at",
             )
 
     def _changed(self, change: WaiverChange) -> None:
@@ -185,7 +189,7 @@ class WaiverService:
         check_choice("kind", kind, MANIFEST_KINDS)
         before = decode_cursor(cursor, int)[0] if cursor else None
         limit = check_limit(limit)
-        now = datetime.now(UTC)
+        now = self._clock.now()
         with transaction(self._sessions) as session:
             rows = repository.page(
                 session,
@@ -203,7 +207,7 @@ class WaiverService:
 
     def cache_is_fresh(self) -> bool:
         """Whether active_for() answers from memory, without reading the database."""
-        return self._clock() - self._loaded_at <= RELOAD_SECONDS
+        return self._clock.monotonic() - self._loaded_at <= RELOAD_SECONDS
 
     def active_for(self, kind: str, name: str, at: datetime) -> list[PolicyWaiver]:
         """The waivers of manifest (kind, name) in force at `at`, in policy-input form."""
@@ -254,8 +258,8 @@ class WaiverService:
             self._read()
 
     def _read(self) -> None:
-        loaded_at = self._clock()
-        now = datetime.now(UTC)
+        loaded_at = self._clock.monotonic()
+        now = self._clock.now()
         active: defaultdict[ManifestKey, list[tuple[datetime, PolicyWaiver]]] = defaultdict(list)
         with transaction(self._sessions) as session:
             for row in repository.active(session, now):

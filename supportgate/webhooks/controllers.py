@@ -8,19 +8,19 @@ from typing import Any
 
 import anyio.to_thread
 from litestar import Controller, Request, delete, get, post
-from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import RuntimeDep
+from supportgate.errors import NotFound
 from supportgate.http_paging import Cursor, Limit
 from supportgate.pagination import DEFAULT_LIMIT
 
 from .views import DeliveryPage, DeliveryStatus, WebhookCreate, WebhookCreated, WebhookList
 
 
-def _unknown(webhook_id: str) -> NotFoundException:
-    return NotFoundException(f"webhook_id: no webhook subscription {webhook_id!r}")
+def _unknown(webhook_id: str) -> NotFound:
+    return NotFound(f"no webhook subscription {webhook_id!r}", field="webhook_id")
 
 
 class WebhookController(Controller):

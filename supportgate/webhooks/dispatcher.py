@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import httpx
 from sqlalchemy.exc import DBAPIError
@@ -25,6 +24,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate import __version__
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.db.tables import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from supportgate.logging import get_logger
@@ -55,7 +55,7 @@ class WebhookDispatcher:
         sessions: sessionmaker[Session],
         *,
         policy: DeliveryPolicy | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
         self.policy = policy or DeliveryPolicy()
@@ -118,7 +118,7 @@ class WebhookDispatcher:
             free = self.policy.concurrency - len(self._in_flight)
         if free <= 0:
             return
-        now = self._clock()
+        now = self._clock.now()
         with transaction(self._sessions) as session:
             if not repository.any_due(session, now=now):
                 return
@@ -149,9 +149,9 @@ class WebhookDispatcher:
         client = self._client
         if client is None:
             raise RuntimeError("the webhook dispatcher is not started")
-        outcome = send(client, claim, self._clock(), self.policy.request_timeout)
+        outcome = send(client, claim, self._clock.now(), self.policy.request_timeout)
         try:
-            record(self._sessions, self.policy, claim, outcome, now=self._clock())
+            record(self._sessions, self.policy, claim, outcome, now=self._clock.now())
         except DBAPIError as exc:  # unrecorded: the claim runs out and the attempt is retried
             log.warning(
                 "webhook_attempt_unrecorded",

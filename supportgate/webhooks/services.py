@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import string
-from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
@@ -13,6 +12,7 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.db.tables import (
     DELIVERY_STATUSES,
@@ -46,9 +46,16 @@ _UNSAFE = frozenset(string.whitespace) | {chr(code) for code in range(32)} | {"\
 
 
 class WebhookService:
-    def __init__(self, sessions: sessionmaker[Session], *, policy: DeliveryPolicy | None = None):
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        policy: DeliveryPolicy | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self._sessions = sessions
-        self.dispatcher = WebhookDispatcher(sessions, policy=policy)
+        self._clock = clock
+        self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock)
 
     def start(self) -> None:
         self.dispatcher.start()
@@ -59,14 +66,14 @@ class WebhookService:
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
         url = check_url(request.url)
         if request.description is not None and "\x00" in request.description:
-            raise UsageError("description: NUL characters are not accepted")
+            raise UsageError("NUL characters are not accepted", field="$.description")
         row = WebhookSubscription(
             id=random_uuid(),
             url=url,
             description=request.description,
             secret=signing.new_secret(),
             state="active",
-            created_at=datetime.now(UTC),
+            created_at=self._clock.now(),
             created_by=created_by,
         )
         with transaction(self._sessions, write=True) as session:
@@ -110,26 +117,29 @@ class WebhookService:
 def check_url(url: str) -> str:
     """An absolute http or https URL with a host; a UsageError naming `url` otherwise."""
     if any(char in _UNSAFE for char in url):
-        raise UsageError("url: must not contain spaces or control characters")
+        raise UsageError("must not contain spaces or control characters", field="$.url")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise UsageError(f"url: not a valid URL ({exc})") from exc
+        raise UsageError(f"not a valid URL ({exc})", field="$.url") from exc
     if parts.scheme.lower() not in SCHEMES:
-        raise UsageError(f"url: must be an http or https URL, got scheme {parts.scheme!r}")
+        raise UsageError(
+            f"must be an http or https URL, got scheme {parts.scheme!r}", field="$.url"
+        )
     if not parts.hostname:
-        raise UsageError("url: must name a host")
+        raise UsageError("must name a host", field="$.url")
     if port == 0:
-        raise UsageError("url: port 0 cannot be reached")
+        raise UsageError("port 0 cannot be reached", field="$.url")
     try:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise UsageError(f"url: not a valid URL ({exc})") from exc
+        raise UsageError(f"not a valid URL ({exc})", field="$.url") from exc
     if not _URL.match(url):
         raise UsageError(
-            "url: must be http(s)://host[:port][/path] with a DNS name, an IPv4 or an [IPv6]"
-            " address as the host, in printable ASCII"
+            "must be http(s)://host[:port][/path] with a DNS name, an IPv4 or an [IPv6]"
+            " address as the host, in printable ASCII",
+            field="$.url",
         )
     return url
 

@@ -112,7 +112,6 @@ def rule_ids(decision: dict[str, Any]) -> set[str]:
 
 
 def named(answer: dict[str, Any]) -> str:
-    """The field an error answer names: ours say `field`, Litestar's validation `extra[0].key`."""
-    if "field" in answer:
-        return str(answer["field"])
-    return str(answer["extra"][0]["key"])
+    """The field an error answer names (ours and Litestar's validation errors alike)."""
+    assert "field" in answer, answer
+    return str(answer["field"])

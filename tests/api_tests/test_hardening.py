@@ -1,5 +1,5 @@
 """Bad input, on SQLite and PostgreSQL: every kind the contract names is a 4xx whose JSON body
-names the failing field (`field`, or Litestar's `extra[].key` for a query parameter), and
+names the failing field in `field` (Litestar's own validation errors too), and
 writes no row; nothing a client sends is a 5xx; bodies over 1 MiB are 413."""
 
 from __future__ import annotations

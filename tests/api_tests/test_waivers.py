@@ -4,7 +4,6 @@ listed (tests/integration/test_waiver_cache.py: the hot path reads them from mem
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from sqlalchemy import text
 from supportgate.audit.replay import replay_decision
 
 from ..api import Api, running_api
+from ..clock import FakeClock
 from .support import created, deployment, example, named
 
 PROD = "dep-h100-production.yaml"
@@ -157,18 +157,18 @@ def test_next_expiry_is_the_earliest_undeleted_waiver_to_expire(api: Api) -> Non
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"rule": "no.such-rule"}, "rule"),
-        ({"rule": "support.platform"}, "rule"),  # a warn rule: nothing to waive
-        ({"kind": "ServiceManifest"}, "kind"),
-        ({"name": "Not_A_Label"}, "name"),
-        ({"justification": "   "}, "justification"),
-        ({"expires_at": "2020-01-01T00:00:00Z"}, "expires_at"),
-        ({"expires_at": "2999-01-01T00:00:00"}, "expires_at"),  # no time zone
-        ({"expires_at": "next tuesday"}, "expires_at"),
-        ({"expires_at": "0001-01-01T01:00:00+05:00"}, "expires_at"),
+        ({"rule": "no.such-rule"}, "$.rule"),
+        ({"rule": "support.platform"}, "$.rule"),  # a warn rule: nothing to waive
+        ({"kind": "ServiceManifest"}, "$.kind"),
+        ({"name": "Not_A_Label"}, "$.name"),
+        ({"justification": "   "}, "$.justification"),
+        ({"expires_at": "2020-01-01T00:00:00Z"}, "$.expires_at"),
+        ({"expires_at": "2999-01-01T00:00:00"}, "$.expires_at"),  # no time zone
+        ({"expires_at": "next tuesday"}, "$.expires_at"),
+        ({"expires_at": "0001-01-01T01:00:00+05:00"}, "$.expires_at"),
         # Beyond what the policies can compare: it would silently waive nothing.
-        ({"expires_at": "2300-01-01T00:00:00Z"}, "expires_at"),
-        ({"expires_at": "9999-12-31T23:00:00-05:00"}, "expires_at"),
+        ({"expires_at": "2300-01-01T00:00:00Z"}, "$.expires_at"),
+        ({"expires_at": "9999-12-31T23:00:00-05:00"}, "$.expires_at"),
     ],
 )
 def test_bad_waivers_are_400_naming_the_field_and_write_nothing(
@@ -204,12 +204,14 @@ def test_roles(api: Api) -> None:
     assert listing(api, active="true")["items"][0]["id"] == body["id"]
 
 
-def test_listing_filters_and_pages_newest_first(api: Api) -> None:
+def test_listing_filters_and_pages_newest_first(clocked_api: Api, clock: FakeClock) -> None:
+    api = clocked_api
+    soon = (clock.now() + timedelta(seconds=1)).isoformat()
     made = [
         waiver(api),
         waiver(api, rule="port.pinning"),
         waiver(api, kind="HardwareManifest", name="h100-pool-a", rule="host.python"),
-        waiver(api, name="other-prod", expires_at=_later(seconds=1)),
+        waiver(api, name="other-prod", expires_at=soon),
     ]
     api.client.delete(f"/v1/waivers/{made[1]['id']}", headers=api.headers("admin"))
     ids = [body["id"] for body in made]
@@ -218,11 +220,7 @@ def test_listing_filters_and_pages_newest_first(api: Api) -> None:
     assert [item["id"] for item in listing(api, kind="HardwareManifest")["items"]] == [ids[2]]
     assert [item["id"] for item in listing(api, name=PROD_KEY[1])["items"]] == [ids[1], ids[0]]
     assert [item["id"] for item in listing(api, rule="port.pinning")["items"]] == [ids[1]]
-    time.sleep(
-        max(
-            0.0, (datetime.fromisoformat(made[3]["expires_at"]) - datetime.now(UTC)).total_seconds()
-        )
-    )
+    clock.advance(1)  # the last one expires
     # Deleted or expired is inactive.
     assert [item["id"] for item in listing(api, active="true")["items"]] == [ids[2], ids[0]]
     assert [item["id"] for item in listing(api, active="false")["items"]] == [ids[3], ids[1]]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from supportgate.audit.replay import CannotReplay, replay, replay_decision
+from supportgate.audit.replay import CannotReplay, replay_decision
 
 from ..api import Api
 from ..api_tests.support import post_examples
@@ -15,7 +15,7 @@ from ..api_tests.support import post_examples
 
 def test_every_example_decision_replays(api: Api) -> None:
     for body in post_examples(api):
-        assert replay(api.runtime, body["id"]), body["manifest"]
+        assert replay_decision(api.runtime, body["id"]).reproduced, body["manifest"]
 
 
 def test_replay_needs_nothing_but_the_audit_row(api: Api, examples_dir: Path) -> None:
@@ -46,7 +46,7 @@ def test_an_edited_decision_does_not_replay(api: Api, examples_dir: Path) -> Non
         connection.execute(
             text("UPDATE decisions SET verdict = 'supported' WHERE id = :id"), {"id": body["id"]}
         )
-    assert not replay(api.runtime, body["id"])
+    assert not replay_decision(api.runtime, body["id"]).reproduced
 
 
 def test_an_edited_input_does_not_replay(api: Api, examples_dir: Path) -> None:
@@ -62,13 +62,13 @@ def test_an_edited_input_does_not_replay(api: Api, examples_dir: Path) -> None:
 
 def test_what_cannot_be_replayed(sqlite_api: Api, examples_dir: Path) -> None:
     with pytest.raises(CannotReplay, match="no decision"):
-        replay(sqlite_api.runtime, "no-such-id")
+        replay_decision(sqlite_api.runtime, "no-such-id")
     body = sqlite_api.post_manifest(examples_dir / "hw-b200-pool.yaml").json()
     with sqlite_api.runtime.db.begin() as connection:
         connection.execute(text("UPDATE decisions SET matrix_version = 'gone'"))
     with pytest.raises(CannotReplay, match="matrix_version"):
-        replay(sqlite_api.runtime, body["id"])
+        replay_decision(sqlite_api.runtime, body["id"])
     with sqlite_api.runtime.db.begin() as connection:
         connection.execute(text("UPDATE decisions SET policy_revision = 'sha256:older'"))
     with pytest.raises(CannotReplay, match="policy_revision"):
-        replay(sqlite_api.runtime, body["id"])
+        replay_decision(sqlite_api.runtime, body["id"])

@@ -1,10 +1,11 @@
 """`supportgate reevaluate` in a subprocess: prints the sweep id and counts, exit 0; what it
 records is seen by the service's API. And the cron (SUPPORTGATE_REEVALUATE_CRON) fires a
-`schedule` sweep by itself."""
+`schedule` sweep by itself, once per due minute."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from supportgate.db import create_db_engine
 from supportgate.db.migrate import upgrade
 
 from ..api import running_api
+from ..clock import FakeClock
 from ..server import clean_env, run_cli
 from ..waiting import wait_until
 
@@ -54,15 +56,35 @@ def test_reevaluate_prints_the_sweep_and_its_counts(tmp_path: Path) -> None:
 
 
 def test_the_cron_starts_a_scheduled_sweep(tmp_path: Path) -> None:
+    """The scheduler's clock is a fake one: the test moves it to the next minute and ticks, as
+    the scheduler's wake-up at a cron instant does, rather than wait for the minute."""
     url = f"sqlite:///{tmp_path / 'supportgate.db'}"
-    with running_api(url, reevaluate_cron="* * * * *") as api:
+    clock = FakeClock()
+    start = clock.now()
+    minute = start.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    with running_api(url, reevaluate_cron="* * * * *", clock=clock) as api:
 
-        def scheduled_sweep() -> Row[Any] | None:
+        def scheduled_sweeps() -> list[Row[Any]]:
             with api.runtime.db.connect() as connection:
-                return connection.exec_driver_sql(
-                    "SELECT trigger, status FROM sweeps WHERE cause = 'schedule'"
-                ).first()
+                return list(
+                    connection.exec_driver_sql(
+                        "SELECT trigger, status FROM sweeps WHERE cause = 'schedule'"
+                    )
+                )
 
-        # An every-minute cron fires within 60 s; the limit leaves it some slack.
-        found = wait_until(scheduled_sweep, "a sweep started by the cron", limit=75)
-        assert str(found[0]).startswith("schedule:")
+        clock.advance(minute - start - timedelta(seconds=1))
+        api.runtime.sweeps.tick()
+        assert scheduled_sweeps() == []  # not yet the minute
+
+        clock.advance(1)
+        api.runtime.sweeps.tick()
+        [found] = wait_until(scheduled_sweeps, "a sweep started by the cron")
+        trigger = found[0]
+        assert trigger == f"schedule:{minute.isoformat().replace('+00:00', 'Z')}"
+
+        clock.advance(timedelta(minutes=3, seconds=10))  # three instants missed: one sweep
+        api.runtime.sweeps.tick()
+        api.runtime.sweeps.tick()
+        later = minute + timedelta(minutes=3)
+        triggers = {row[0] for row in scheduled_sweeps()}
+        assert triggers == {trigger, f"schedule:{later.isoformat().replace('+00:00', 'Z')}"}

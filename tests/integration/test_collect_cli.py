@@ -164,4 +164,4 @@ def test_usage_errors_exit_2(bin_dir: Path, tmp_path: Path) -> None:
     assert "--name" in err
     code, _, err = collect(bin_dir, tmp_path, "--name", "x", "--label", "no-equals-sign")
     assert code == 2
-    assert "--label wants KEY=VALUE" in err
+    assert "--label: wants KEY=VALUE" in err

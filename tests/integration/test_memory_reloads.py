@@ -17,7 +17,7 @@ from supportgate.matrix import load_matrix_file
 from supportgate.matrix.services import RELOAD_SECONDS, MatrixService
 from supportgate.policy.bundle import PolicyBundle
 
-from ..waiting import ManualClock
+from ..clock import FakeClock
 
 CALLERS = 16
 
@@ -59,13 +59,13 @@ def _principal(keys: KeyService, secret: str) -> Any:
 
 
 def test_an_expired_key_is_read_once_by_a_burst(migrated_db: Engine) -> None:
-    clock = ManualClock()
+    clock = FakeClock()
     keys = KeyService(session_factory(migrated_db), clock=clock)
     secret = keys.create_key(name="ci-bot", role="ci")
     assert _principal(keys, secret).name == "ci-bot"
 
     reads = statements_on(migrated_db, "api_keys")
-    clock.now += CACHE_SECONDS + 1
+    clock.advance(CACHE_SECONDS + 1)
     principals = at_once(lambda: _principal(keys, secret))
 
     assert {p.name for p in principals} == {"ci-bot"}
@@ -73,20 +73,20 @@ def test_an_expired_key_is_read_once_by_a_burst(migrated_db: Engine) -> None:
 
     with migrated_db.begin() as connection:  # revoked behind the service's back
         connection.execute(text("UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP"))
-    clock.now += CACHE_SECONDS + 1
+    clock.advance(CACHE_SECONDS + 1)
     assert _principal(keys, secret) is None
     assert _principal(keys, secret) is None  # and not answered from memory afterwards
 
 
 def test_stale_matrix_versions_are_read_once_by_a_burst(migrated_db: Engine) -> None:
-    clock = ManualClock()
+    clock = FakeClock()
     matrices = MatrixService(session_factory(migrated_db), clock=clock)
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
     matrices.ensure_default(load_matrix_file(bundle.default_matrix_path))
     first = matrices.current().version
 
     reads = statements_on(migrated_db, "matrix_versions")
-    clock.now += RELOAD_SECONDS + 1
+    clock.advance(RELOAD_SECONDS + 1)
     assert not matrices.cache_is_fresh()
     versions = at_once(lambda: matrices.current().version)
 

@@ -15,7 +15,7 @@ from supportgate.policy.inputs import format_time
 from supportgate.waivers.services import RELOAD_SECONDS, WaiverChange, WaiverService, deny_rule_ids
 from supportgate.waivers.views import WaiverRequest
 
-from ..waiting import ManualClock
+from ..clock import FakeClock
 
 KEY = ("DeploymentManifest", "v41-flash-h100-prod")
 
@@ -47,7 +47,7 @@ def request(**changes: Any) -> WaiverRequest:
 def test_active_waivers_come_from_memory_until_a_change_or_the_interval(
     migrated_db: Engine,
 ) -> None:
-    clock = ManualClock()
+    clock = FakeClock()
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
     waivers = WaiverService(
         session_factory(migrated_db), deny_rules=deny_rule_ids(bundle.modules), clock=clock
@@ -75,7 +75,7 @@ def test_active_waivers_come_from_memory_until_a_change_or_the_interval(
     assert reads == []
     assert waivers.cache_is_fresh()
 
-    clock.now += RELOAD_SECONDS + 1  # another replica may have changed them: read again
+    clock.advance(RELOAD_SECONDS + 1)  # another replica may have changed them: read again
     assert not waivers.cache_is_fresh()
     assert waivers.active_for(*KEY, now) == expected
     assert len(reads) == 1

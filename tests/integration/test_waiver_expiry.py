@@ -1,18 +1,21 @@
 """A waiver end to end, on SQLite and PostgreSQL, with the real sweeper and scheduler: creating
 it re-evaluates the rejected manifest at once (cause `waiver`), its expiry flips the verdict
-back with no request, and both changes raise alerts."""
+back with no request, and both changes raise alerts. The service's clock is a fake one: the
+test moves it past the expiry and ticks the scheduler, as its wake-up after an expiry does,
+rather than wait for the time to pass."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from ..api import Api
 from ..api_tests.support import created, example
+from ..clock import FakeClock
 from ..waiting import wait_until
 
 PROD = ("DeploymentManifest", "v41-flash-h100-prod")
-EXPIRES_IN_S = 2.0
+EXPIRES_IN_S = 3600.0  # an hour on the fake clock; the real sweeps stamp the real time
 
 
 def latest(api: Api) -> dict[str, Any]:
@@ -39,18 +42,27 @@ def alerts(api: Api) -> list[dict[str, Any]]:
     ]
 
 
-def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(api: Api) -> None:
+def sweep_triggers(api: Api) -> set[str]:
+    with api.runtime.db.connect() as connection:
+        rows = connection.exec_driver_sql("SELECT trigger FROM sweeps WHERE cause = 'waiver'")
+        return {str(row[0]) for row in rows}
+
+
+def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    api = clocked_api
     created(api, example("hw-h100-pool-a.yaml"))
     assert created(api, example("dep-h100-production.yaml"))["verdict"] == "rejected"
 
-    expires_at = datetime.now(UTC) + timedelta(seconds=EXPIRES_IN_S)
+    expires_at = clock.now() + timedelta(seconds=EXPIRES_IN_S)
     response = api.client.post(
         "/v1/waivers",
         json={
             "rule": "port.production",
             "kind": PROD[0],
             "name": PROD[1],
-            "justification": "a two-second pilot",
+            "justification": "a one-hour pilot",
             "expires_at": expires_at.isoformat(),
         },
         headers=api.headers("admin"),
@@ -63,12 +75,19 @@ def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(api: Api)
     assert waived["cause"] == "waiver"
     (violation,) = [v for v in waived["violations"] if v["rule"] == "port.production"]
     assert (violation["severity"], violation["waiver_id"]) == ("waived", waiver_id)
-    assert datetime.fromisoformat(waived["evaluated_at"]) < expires_at
 
-    # Nobody asks again: the expiry alone flips it back (the scheduler looks every 10 s at most).
+    # Before the expiry a tick changes nothing.
+    clock.advance(EXPIRES_IN_S - 1)
+    api.runtime.sweeps.tick()
+    assert sweep_triggers(api) == {f"waiver:{waiver_id}:created"}
+
+    # Nobody asks again: the expiry alone flips it back.
+    clock.advance(2)
+    api.runtime.sweeps.tick()
     rejected = wait_until(lambda: latest_with(api, "rejected"), "the expiry's re-evaluation")
     assert rejected["cause"] == "waiver"
-    assert datetime.fromisoformat(rejected["evaluated_at"]) >= expires_at
+    expiry = expires_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    assert sweep_triggers(api) == {f"waiver:{expiry}", f"waiver:{waiver_id}:created"}
     (violation,) = [v for v in rejected["violations"] if v["rule"] == "port.production"]
     assert violation["severity"] == "deny"
     assert "waiver_id" not in violation

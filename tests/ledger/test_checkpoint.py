@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from supportgate.errors import InvalidNote
 from supportgate.ledger import rfc9162
 from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
-from supportgate.ledger.errors import InvalidNote
 from supportgate.ledger.merkle import EMPTY_ROOT
 from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
 

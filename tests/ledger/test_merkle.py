@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from supportgate.errors import InvalidProof, NodeStoreError, OutOfRange
 from supportgate.ledger import rfc9162
-from supportgate.ledger.errors import InvalidProof, NodeStoreError, OutOfRange
 from supportgate.ledger.merkle import (
     EMPTY_ROOT,
     MerkleTree,

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportgate.ledger.errors import InvalidKey, InvalidNote
+from supportgate.errors import InvalidKey, InvalidNote
 from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key, key_hash, open_note
 
 NAME = "example.com/supportgate-kat"

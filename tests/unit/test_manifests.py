@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import pytest
@@ -23,7 +23,7 @@ from supportgate.manifests import (
     decode_matrix,
     to_builtins,
 )
-from supportgate.manifests.common import COMPONENTS, version_key
+from supportgate.manifests.common import Component, version_key
 from supportgate.manifests.deployment import EvidenceItem
 from tests.examples import expected
 from tests.strategies import manifests, matrices
@@ -147,7 +147,7 @@ def test_version_key_reads_missing_parts_as_zero() -> None:
 
 
 def test_components_are_the_six_of_the_contract() -> None:
-    assert COMPONENTS == (
+    assert get_args(Component) == (
         "kv_cache",
         "pd_orchestration",
         "load_balancing",

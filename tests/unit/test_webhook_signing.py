@@ -143,4 +143,5 @@ def test_http_and_https_urls_are_accepted(url: str) -> None:
 def test_other_urls_are_refused_naming_the_field(url: str, reason: str) -> None:
     with pytest.raises(UsageError, match=reason) as raised:
         check_url(url)
-    assert str(raised.value).startswith("url: ")
+    assert raised.value.field == "$.url"
+    assert str(raised.value).startswith("$.url: ")

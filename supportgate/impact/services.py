@@ -14,24 +14,23 @@ submissions be judged under it. The two engines give identical decisions
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.evaluations.evaluator import Evaluation, Evaluator
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, decode_matrix
 from supportgate.manifests.decision import ManifestRef, Severity, Verdict
+from supportgate.matrix import prepare
+from supportgate.matrix.services import MatrixService
 from supportgate.policy.bundle import PolicyBundle
 from supportgate.policy.embedded import EmbeddedEngine
 from supportgate.policy.engine import LoadedMatrix
 from supportgate.reevaluation.source import iter_tracked_batches, subjects
 from supportgate.waivers.services import WaiverService
-
-from . import prepare
-from .services import MatrixService
 
 log = get_logger(__name__)
 
@@ -65,8 +64,10 @@ class ImpactAnalysis:
         bundle: PolicyBundle,
         matrices: MatrixService,
         waivers: WaiverService,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
+        self._clock = clock
         self._engine = EmbeddedEngine(bundle)
         self._matrices = matrices
         self._waivers = waivers
@@ -77,7 +78,7 @@ class ImpactAnalysis:
         return self.analyse(prepare(decode_matrix(data, fmt=fmt)))
 
     def analyse(self, proposed: LoadedMatrix) -> ImpactReport:
-        now = datetime.now(UTC)
+        now = self._clock.now()
         current = self._matrices.current(now)
         before = Evaluator(self._engine, current.loaded)
         after = Evaluator(self._engine, proposed)

@@ -1,0 +1,36 @@
+"""Time as a dependency: the services that compare times ask a Clock, never the system.
+
+`now()` is the wall-clock time, aware and in UTC (expiries, `effective_from`, retry schedules,
+cron minutes); `monotonic()` is seconds that only go forward (how old a cache is, how long to
+wait). The running service uses SystemClock; tests give a fake one they move by hand
+(tests/clock.py), so that expiry, staleness and schedules are tested without sleeping.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Final, Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, aware, in UTC."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds since some fixed moment; never goes back."""
+        ...
+
+
+class SystemClock:
+    """The machine's clocks."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+SYSTEM_CLOCK: Final[Clock] = SystemClock()

@@ -1,0 +1,180 @@
+"""The error tree: every InputError names its field in an attribute, and the one HTTP mapping
+(supportgate.http_errors) reads it, for our errors and for Litestar's own validation 400s."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.exceptions import ValidationException
+
+import supportgate
+from supportgate import errors
+from supportgate.errors import InputError, ManifestError
+from supportgate.evaluations.tracking import NotTracked
+from supportgate.http_errors import handle_input_error, handle_validation_error
+from supportgate.manifests import DocumentTooLargeError
+
+PACKAGE = Path(supportgate.__file__).parent
+NO_REQUEST: Any = None  # the handlers do not look at the request
+
+
+def answer(exc: InputError) -> tuple[int | None, dict[str, Any]]:
+    response = handle_input_error(NO_REQUEST, exc)
+    return response.status_code, response.content
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "field"),
+    [
+        (errors.UsageError("must be between 1 and 100", field="limit"), 400, "limit"),
+        (errors.ConflictError("already used", field="Idempotency-Key"), 409, "Idempotency-Key"),
+        (errors.UnsupportedMediaType("send JSON", field="Content-Type"), 415, "Content-Type"),
+        (errors.OutOfRange("not a leaf", field="leaf_index"), 400, "leaf_index"),
+        (errors.InvalidProof("does not lead to the root", field="hashes"), 400, "hashes"),
+        (errors.InvalidKey("not a key", field="verifier_key"), 400, "verifier_key"),
+        (errors.InvalidNote("no signature", field="note"), 400, "note"),
+        (NotTracked("no tracked DeploymentManifest named 'a'", field="name"), 404, "name"),
+        (errors.NotFound("no sweep 'x'", field="sweep_id"), 404, "sweep_id"),
+        (ManifestError("expected an int", path="$.spec.nodes"), 400, "$.spec.nodes"),
+        (DocumentTooLargeError("the document is 2 MiB"), 413, "$"),
+    ],
+)
+def test_each_input_error_maps_to_its_status_with_its_field(
+    error: InputError, status: int, field: str
+) -> None:
+    assert error.field == field
+    code, body = answer(error)
+    assert (code, body["status_code"], body["field"]) == (status, status, field)
+    assert body["detail"] == str(error)
+
+
+def test_the_message_says_field_then_what_and_the_field_is_not_read_back_from_it() -> None:
+    error = errors.UsageError("not a valid date-time: 'x'", field="since")
+    assert (str(error), error.message) == ("since: not a valid date-time: 'x'", error.message)
+    # a message that looks like `word: ...` does not make `word` the field
+    unnamed = errors.UsageError("cannot read matrix file m.yaml: No such file", field=None)
+    assert answer(unnamed)[1].get("field") is None
+    assert str(unnamed) == "cannot read matrix file m.yaml: No such file"
+
+
+def test_a_manifest_error_keeps_its_path_as_its_field_when_a_source_is_attached() -> None:
+    error = ManifestError("expected a DNS label", path="$.metadata.name").with_source("a.yaml")
+    assert (error.field, error.path, error.source) == (
+        "$.metadata.name",
+        "$.metadata.name",
+        "a.yaml",
+    )
+    assert str(error) == "a.yaml: expected a DNS label - at `$.metadata.name`"
+    assert answer(error)[1]["field"] == "$.metadata.name"
+
+
+@pytest.mark.parametrize(
+    ("problem", "field"),
+    [
+        ({"message": "Expected `int`, got `str`", "key": "limit", "source": "query"}, "limit"),
+        ({"message": "Expected `str`, got `int`", "key": "url", "source": "body"}, "$.url"),
+        ({"message": "Expected `str`", "key": "a[0].b", "source": "body"}, "$.a[0].b"),
+        (
+            {"message": "Object missing required field `url`", "key": "data", "source": "body"},
+            "$.url",
+        ),
+        ({"message": "Object contains unknown field `x`", "key": "data", "source": "body"}, "$.x"),
+        ({"message": "Expected `object`, got `array`", "key": "data", "source": "body"}, "$"),
+        ({"message": "no key"}, None),
+    ],
+)
+def test_litestar_validation_errors_name_the_field_in_the_same_body_shape(
+    problem: dict[str, str], field: str | None
+) -> None:
+    exc = ValidationException(detail="Validation failed for GET /v1/audit", extra=[problem])
+    response = handle_validation_error(NO_REQUEST, exc)
+    body = response.content
+    assert response.status_code == 400
+    assert body.get("field") == field
+    assert body["extra"] == [problem]
+    assert body["detail"] == "Validation failed for GET /v1/audit"
+
+
+def _input_error_names() -> frozenset[str]:
+    """The names of every InputError subclass the package defines."""
+    for module in pkgutil.walk_packages([str(PACKAGE)], prefix="supportgate."):
+        importlib.import_module(module.name)
+    found: set[str] = set()
+    pending: list[type[InputError]] = [InputError]
+    while pending:
+        kind = pending.pop()
+        found.add(kind.__name__)
+        pending.extend(kind.__subclasses__())
+    return frozenset(found)
+
+
+def _manifest_error_names() -> frozenset[str]:
+    return frozenset(
+        name
+        for name in _input_error_names()
+        if issubclass(_find(name), ManifestError)  # `path` defaults to `$`: the document
+    )
+
+
+def _find(name: str) -> type[Any]:
+    pending: list[type[Any]] = [InputError]
+    while pending:
+        kind = pending.pop()
+        if kind.__name__ == name:
+            return kind
+        pending.extend(kind.__subclasses__())
+    raise LookupError(name)
+
+
+def test_every_input_error_raised_in_the_package_is_given_its_field() -> None:
+    """mypy already refuses an InputError without `field=` (it has no default); this also
+    catches a raiser that still writes the field into the message (`"limit: ..."`) as the
+    mapping used to read it, which would now say it twice."""
+    names = _input_error_names()
+    documents = _manifest_error_names()
+    missing, doubled, seen = [], [], 0
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id not in names:
+                continue
+            seen += 1
+            where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+            keywords = {keyword.arg for keyword in node.keywords}
+            if node.func.id not in documents and "field" not in keywords:
+                missing.append(where)
+            first = _leading_text(node.args[0]) if node.args else ""
+            prefix = first.partition(": ")[0]
+            if prefix and prefix == _field_text(node) and " " not in prefix:
+                doubled.append(where)
+    assert (missing, doubled) == ([], [])
+    assert seen > 100  # the scan found the raisers (about 120 today)
+    assert {"UsageError", "NotTracked", "CannotReplay", "InvalidNote"} <= names
+
+
+def _leading_text(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _leading_text(node.values[0])
+    return ""
+
+
+def _field_text(call: ast.Call) -> str | None:
+    for keyword in call.keywords:
+        if keyword.arg in ("field", "path") and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    return None
+
+
+def test_the_ledger_errors_live_in_the_error_tree() -> None:
+    assert not (PACKAGE / "ledger" / "errors.py").exists()
+    for name in ("LedgerInputError", "OutOfRange", "InvalidProof", "InvalidKey", "InvalidNote"):
+        assert issubclass(getattr(errors, name), InputError)
+    assert issubclass(errors.NodeStoreError, errors.DatabaseError)

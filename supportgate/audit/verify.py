@@ -345,7 +345,7 @@ class _Walk:
             ]
         return (
             wrong
-            or self._row_wrongs(leaf, entry, rows)
+            or self._row_wrongs(leaf, entry, document, rows)
             or self._time_wrongs(leaf, entry.recorded_at)
             or self._follow(leaf, entry.type, document)
         )
@@ -359,7 +359,9 @@ class _Walk:
         self.counted[entry_type] = self.counted.get(entry_type, 0) + 1
         return []
 
-    def _row_wrongs(self, leaf: int, entry: Row[Any], rows: _ChunkRows) -> list[str]:
+    def _row_wrongs(
+        self, leaf: int, entry: Row[Any], document: dict[str, Any], rows: _ChunkRows
+    ) -> list[str]:
         claims = rows.claims(leaf)
         row = claims.pop(entry.type, None)
         if claims:
@@ -372,7 +374,8 @@ class _Walk:
         if row is None:
             return [f"its {_ROW_NAMES[entry.type][0]} row is missing"]
         if entry.type == "decision":
-            wrong = entry_rows.decision_wrongs(body, row, rows.rules.get(int(row["seq"]), set()))
+            rules = rows.rules.get(int(row["seq"]), set())
+            wrong = entry_rows.decision_wrongs(document, row, rules)
             return [f"decision {row['id']}: " + "; ".join(wrong)] if wrong else []
         if entry.type == "matrix":
             wrong = entry_rows.matrix_wrongs(body, row)

@@ -321,8 +321,10 @@ def test_a_changed_document_is_named(history: History, capsys: pytest.CaptureFix
     code, out = verify(capsys)
     assert code == 1
     assert out == (
-        f"audit log broken at leaf 3: decision {decision_at(history, 3)['id']}: its row is not "
-        "a decision document"
+        f"audit log broken at leaf 3: decision {decision_at(history, 3)['id']}: its row differs "
+        "from its entry in decision.checklist, decision.claims, decision.recommendations, "
+        "decision.violations, decision.x (edited after it was recorded); its decision_rules rows "
+        "do not match its violations"
     )
 
 

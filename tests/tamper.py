@@ -80,6 +80,12 @@ def time_literal(url: str, moment: datetime) -> str:
     return quoted(moment.astimezone(UTC).isoformat())
 
 
+def hash_literal(url: str, byte: int) -> str:
+    """A 32-byte hash of `byte` repeated, as an SQL literal (a blob, a bytea)."""
+    digits = f"{byte:02x}" * 32
+    return f"X'{digits}'" if make_url(url).get_backend_name() == "sqlite" else f"'\\x{digits}'"
+
+
 def shift_leaves(first: int, by: int) -> str:
     """SQL moving every leaf index from `first` on by `by` (through negative values, so no
     unique index sees two rows at one index half way)."""

@@ -235,8 +235,9 @@ class _RecomputedNodes:
 
     def __init__(self) -> None:
         self.stored: Mapping[tuple[int, int], bytes] = {}
-        self.wrong_leaves: set[int] = set()
-        self.wrong_node: NodeId | None = None
+        self.wrong_leaves: dict[int, str] = {}
+        """Leaf index -> what is wrong with its stored hash."""
+        self.wrong_node: tuple[NodeId, str] | None = None
 
     def get(self, ids: Sequence[NodeId]) -> list[bytes]:
         if ids:  # a tree opened at size 0 reads nothing, and its current root none
@@ -245,12 +246,27 @@ class _RecomputedNodes:
 
     def put(self, nodes: Sequence[tuple[NodeId, bytes]]) -> None:
         for node, digest in nodes:
-            if self.stored.get((node.level, node.index)) == digest:
+            stored = self.stored.get((node.level, node.index))
+            if stored == digest:
                 continue
+            first = node.index << node.level
             if node.level == 0:
-                self.wrong_leaves.add(node.index)
+                self.wrong_leaves[node.index] = (
+                    "no leaf hash is stored for it (the stored tree was edited)"
+                    if stored is None
+                    else "its stored leaf hash is not the hash of its entry (the entry was "
+                    "edited after it was appended)"
+                )
             elif self.wrong_node is None:
-                self.wrong_node = node
+                last = first + (1 << node.level) - 1
+                self.wrong_node = (
+                    node,
+                    (
+                        "it is missing"
+                        if stored is None
+                        else f"it is not the hash of leaves {first} to {last}"
+                    ),
+                )
 
 
 @dataclass
@@ -305,11 +321,9 @@ class _Walk:
             if wrong:
                 return LogProblem.at_leaf(entry.leaf_index, "; ".join(wrong))
         if self.nodes.wrong_node is not None:
-            node = self.nodes.wrong_node
-            first = node.index << node.level
+            node, what = self.nodes.wrong_node
             return LogProblem(
-                f"it is not the hash of leaves {first} to {first + (1 << node.level) - 1} "
-                "(the stored tree was edited: proofs served from it would not verify)",
+                f"{what} (the stored tree was edited: proofs served from it would not verify)",
                 f"the stored tree {node}",
             )
         return None
@@ -339,10 +353,7 @@ class _Walk:
         leaf = int(entry.leaf_index)
         document, wrong = _read_entry(entry)
         if not wrong and leaf in self.nodes.wrong_leaves:
-            wrong = [
-                "its stored leaf hash is not the hash of its entry (the entry was edited after "
-                "it was appended)"
-            ]
+            wrong = [self.nodes.wrong_leaves[leaf]]
         return (
             wrong
             or self._row_wrongs(leaf, entry, document, rows)
@@ -408,6 +419,9 @@ class _Walk:
                 f"the head names {head.size} entries, but the log ends at {self.size} "
                 "(the last entries were deleted)",
             )
+        problem = self._at_checkpoint()  # an empty log's checkpoints of size 0
+        if problem is not None:
+            return problem
         if self._pending:
             larger = self._pending[-1]
             return LogProblem(

@@ -28,11 +28,12 @@ from supportgate.audit.verify import LogReport, verify_log
 from supportgate.cli import main
 from supportgate.db import LedgerEntry, create_db_engine, session_factory
 from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
+from supportgate.ledger.merkle import EMPTY_ROOT
 from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
 
 from ..api import Api
 from ..audit_history import ORIGIN, WAIVED, History, build, copied, sign_head
-from ..tamper import leaves, quoted, run_sql, scalar, time_literal
+from ..tamper import hash_literal, leaves, quoted, run_sql, scalar, time_literal
 
 _entries = LedgerEntry.__table__  # type: ignore[attr-defined]
 
@@ -422,9 +423,7 @@ def test_a_decision_naming_another_entry_is_named(
 
 
 def test_a_moved_head_is_named(history: History, capsys: pytest.CaptureFixture[str]) -> None:
-    literal = (
-        "X'" + "ff" * 32 + "'" if history.url.startswith("sqlite") else "'\\x" + "ff" * 32 + "'"
-    )
+    literal = hash_literal(history.url, 0xFF)
     run_sql(history.url, f"UPDATE ledger_head SET root = {literal};")
     assert verify(capsys) == (
         1,
@@ -433,30 +432,33 @@ def test_a_moved_head_is_named(history: History, capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.parametrize(("level", "index"), [(0, 5), (2, 1)])
+@pytest.mark.parametrize("edit", ["changed", "deleted"])
 def test_an_edited_tree_node_is_named(
-    history: History, level: int, index: int, capsys: pytest.CaptureFixture[str]
+    history: History, level: int, index: int, edit: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The stored nodes serve the proofs: one that is not the hash of its leaves is named."""
-    literal = (
-        "X'" + "00" * 32 + "'" if history.url.startswith("sqlite") else "'\\x" + "00" * 32 + "'"
-    )
+    zeros = hash_literal(history.url, 0)
+    where = f"WHERE level = {level} AND idx = {index}"
     run_sql(
         history.url,
-        f"UPDATE ledger_nodes SET hash = {literal} WHERE level = {level} AND idx = {index};",
+        f"UPDATE ledger_nodes SET hash = {zeros} {where};"
+        if edit == "changed"
+        else f"DELETE FROM ledger_nodes {where};",
     )
     code, out = verify(capsys)
     assert code == 1
-    if level == 0:
-        assert out == (
-            f"audit log broken at leaf {index}: its stored leaf hash is not the hash of its "
-            "entry (the entry was edited after it was appended)"
-        )
-    else:
-        assert out == (
-            f"audit log broken at the stored tree node (level {level}, index {index}): it is not "
-            "the hash of leaves 4 to 7 (the stored tree was edited: proofs served from it would "
-            "not verify)"
-        )
+    edited = "(the stored tree was edited: proofs served from it would not verify)"
+    expected = {
+        (0, "changed"): f"audit log broken at leaf {index}: its stored leaf hash is not the "
+        "hash of its entry (the entry was edited after it was appended)",
+        (0, "deleted"): f"audit log broken at leaf {index}: no leaf hash is stored for it (the "
+        "stored tree was edited)",
+        (2, "changed"): f"audit log broken at the stored tree node (level 2, index 1): it is not "
+        f"the hash of leaves 4 to 7 {edited}",
+        (2, "deleted"): f"audit log broken at the stored tree node (level 2, index 1): it is "
+        f"missing {edited}",
+    }
+    assert out == expected[level, edit]
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 100])
@@ -647,6 +649,22 @@ def test_rebuild_refuses_an_edited_input(
         "supportgate: error: cannot rebuild the tracked-manifest table from the log: leaf "
         f"{latest['leaf_index']}: the stored policy input of decision {latest['id']} is not the "
         "one its entry names; `supportgate audit verify` names what was edited"
+    )
+
+
+def test_an_empty_log_and_its_checkpoint(migrated_db_url: str) -> None:
+    signer = NoteSigner.generate(ORIGIN)
+    note = sign_checkpoint(Checkpoint(ORIGIN, 0, EMPTY_ROOT), signer)
+    engine = create_db_engine(migrated_db_url)
+    try:
+        report = verify_log(
+            session_factory(engine), notes=[Note("n", note)], verifier=signer.verifier()
+        )
+    finally:
+        engine.dispose()
+    assert report.summary() == (
+        f"audit log intact: 0 entries, root {base64.b64encode(EMPTY_ROOT).decode()}; 1 "
+        f"checkpoint agrees (signed by {ORIGIN}+{signer.key_hash:08x}), the largest of size 0"
     )
 
 

@@ -162,9 +162,9 @@ def _audit_verify(args: argparse.Namespace) -> int:
     with _existing_database(settings) as sessions:
         report = verify_log(sessions, notes=notes, verifier=verifier)
     print(report.summary())
-    if report.problem is not None:
-        return EXIT_GATE_FAILED
-    return EXIT_ERROR if report.unverified else EXIT_OK
+    if report.intact:
+        return EXIT_OK
+    return EXIT_ERROR if report.unverified else EXIT_GATE_FAILED
 
 
 def _audit_rebuild_tracking(_: argparse.Namespace) -> int:
@@ -223,10 +223,10 @@ def _service_verifier(settings: Settings) -> NoteVerifier | None:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         if configured:
-            raise UsageError(f"SUPPORTGATE_SIGNING_KEY_FILE: no file {path}") from None
+            raise UsageError(f"no file {path}", field="SUPPORTGATE_SIGNING_KEY_FILE") from None
         return None
     except OSError as exc:
-        raise UsageError(f"cannot read the signing key {path}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read the signing key {path}: {exc.strerror}", field=None) from exc
     return NoteSigner.from_key(text).verifier()
 
 

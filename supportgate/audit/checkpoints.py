@@ -20,9 +20,8 @@ from sqlalchemy import Table, select
 from sqlmodel import Session
 
 from supportgate.db import LedgerCheckpoint
-from supportgate.errors import UsageError
+from supportgate.errors import InvalidNote, UsageError
 from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint
-from supportgate.ledger.errors import InvalidNote
 from supportgate.ledger.note import NoteVerifier
 
 _checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
@@ -77,8 +76,8 @@ def read_verifier_key(value: str) -> NoteVerifier:
             text = Path(value).read_text("utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(
-                f"--verifier-key: neither a verifier key (<name>+<hash>+<base64>) nor a "
-                f"readable file: {exc}"
+                f"neither a verifier key (<name>+<hash>+<base64>) nor a readable file: {exc}",
+                field="--verifier-key",
             ) from exc
     return NoteVerifier.from_key(text)
 
@@ -89,14 +88,15 @@ def witness_notes(path: Path) -> list[Note]:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--checkpoints: cannot read {path}: {exc}") from exc
+        raise UsageError(f"cannot read {path}: {exc}", field="--checkpoints") from exc
     # A note's body never holds a blank line, so the blank lines split the file into
     # body, signatures, body, signatures, ...
     blocks = text.strip("\n").split("\n\n") if text.strip("\n") else []
     if len(blocks) % 2:
         raise UsageError(
-            f"--checkpoints: {path}: note {len(blocks) // 2 + 1} has no signature lines after "
-            "its body (a witness file is signed notes separated by blank lines)"
+            f"{path}: note {len(blocks) // 2 + 1} has no signature lines after its body (a "
+            "witness file is signed notes separated by blank lines)",
+            field="--checkpoints",
         )
     return [
         Note(f"checkpoint {n + 1} of {path}", f"{blocks[2 * n]}\n\n{blocks[2 * n + 1]}\n")

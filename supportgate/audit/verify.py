@@ -41,7 +41,7 @@ import base64
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -49,6 +49,7 @@ from sqlalchemy import Row
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.ledger.log import Head, entries_between, read_head
 from supportgate.ledger.merkle import MerkleTree
@@ -146,20 +147,20 @@ def verify_log(
     *,
     notes: Sequence[Note] | None = None,
     verifier: NoteVerifier | None = None,
-    now: datetime | None = None,
+    clock: Clock = SYSTEM_CLOCK,
     grace: timedelta = UNSIGNED_GRACE,
     chunk: int = CHUNK,
 ) -> LogReport:
     """Verify the log against the checkpoints of `notes` (a witness file's; None: the stored
-    ones), opened with `verifier` (None: their signatures are not checked), at time `now`
-    (default: the clock's), leaves unsigned for at most `grace`."""
+    ones), opened with `verifier` (None: their signatures are not checked), at the clock's
+    time, leaves unsigned for at most `grace`."""
     with transaction(sessions) as session:
         if notes is None:
             notes = stored_notes(session)
         head = read_head(session)
     held, unreadable = open_notes(notes, verifier)
     signer = None if verifier is None else f"{verifier.name}+{verifier.key_hash:08x}"
-    walk = _Walk(held, now or datetime.now(UTC), grace)
+    walk = _Walk(held, clock.now(), grace)
     if unreadable:
         bad = unreadable[0]
         return walk.report(LogProblem(f"it is not a checkpoint of this log: {bad.why}", bad.source))

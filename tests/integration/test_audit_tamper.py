@@ -31,6 +31,7 @@ from supportgate.db import LedgerEntry, create_db_engine, session_factory
 from supportgate.ledger.note import NoteSigner, NoteVerifier
 
 from ..audit_history import UNTRACKED, History, build, copied, sign_head
+from ..clock import FakeClock
 from ..tamper import (
     insert_forged_decision,
     leaves,
@@ -100,7 +101,7 @@ def report(history: History, *, witness: bool, now: datetime) -> LogReport:
             session_factory(engine),
             notes=witness_notes(history.witness) if witness else None,
             verifier=NoteVerifier.from_key(history.verifier_key),
-            now=now,
+            clock=FakeClock(now),
         )
     finally:
         engine.dispose()

@@ -33,6 +33,7 @@ from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
 
 from ..api import Api
 from ..audit_history import ORIGIN, WAIVED, History, build, copied, sign_head
+from ..clock import FakeClock
 from ..tamper import hash_literal, leaves, quoted, run_sql, scalar, time_literal
 
 _entries = LedgerEntry.__table__  # type: ignore[attr-defined]
@@ -253,14 +254,14 @@ def test_leaves_no_checkpoint_covers(history: History) -> None:
     run_sql(history.url, f"DELETE FROM ledger_checkpoints WHERE tree_size = {size};")
     last = recorded_at(history)
     grace = last - recorded_at(history, first) + timedelta(seconds=1)
-    fresh = verify_log_of(history, now=last, grace=grace)
+    fresh = verify_log_of(history, clock=FakeClock(last), grace=grace)
     assert fresh.intact, fresh.summary()
     assert fresh.summary().endswith(
         f"1 checkpoint agrees (signed by {key_name(history)}), the largest of size {first}; "
         f"the last {size - first} were recorded in the last {grace.total_seconds():g} s and "
         "are not signed yet"
     )
-    old = verify_log_of(history, now=last + grace + timedelta(seconds=1), grace=grace)
+    old = verify_log_of(history, clock=FakeClock(last + grace + timedelta(seconds=1)), grace=grace)
     assert old.problem is not None
     assert old.summary().startswith(
         f"audit log broken at leaf {first}: no checkpoint covers it, though it was recorded at "
@@ -268,7 +269,7 @@ def test_leaves_no_checkpoint_covers(history: History) -> None:
 
 
 def test_a_leaf_recorded_in_the_future_is_named(history: History) -> None:
-    found = verify_log_of(history, now=recorded_at(history, 0) - timedelta(hours=1))
+    found = verify_log_of(history, clock=FakeClock(recorded_at(history, 0) - timedelta(hours=1)))
     assert found.problem is not None
     assert found.summary().startswith("audit log broken at leaf 0: it was recorded at ")
     assert found.summary().endswith(", in the future")

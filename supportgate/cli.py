@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +19,17 @@ from typing import TYPE_CHECKING, Any
 from supportgate.auth import ROLES
 from supportgate.collect import command as collect_command
 from supportgate.config import Settings
-from supportgate.errors import DatabaseError, InputError, PolicyEngineError
+from supportgate.errors import DatabaseError, InputError, PolicyEngineError, UsageError
 from supportgate.evaluations.check import CheckOptions, report_refused_command, run_check
 from supportgate.matrix import load_matrix_file
 from supportgate.reports import FAIL_ON, FORMATS
 from supportgate.version import PrintVersion
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import sessionmaker
+    from sqlmodel import Session
+
+    from supportgate.ledger.note import NoteVerifier
     from supportgate.runtime import Runtime
 
 EXIT_OK = 0
@@ -141,16 +146,88 @@ def _keys_create(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _audit_verify(_: argparse.Namespace) -> int:
+def _audit_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when the log holds; 1 naming what is broken; 2 when the checkpoints'
+    signatures could not be checked (no verifier key), even if all else holds."""
+    from supportgate.audit.checkpoints import read_verifier_key, witness_notes  # noqa: PLC0415
     from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
 
-    runtime = _runtime()
-    try:
-        report = verify_log(runtime.sessions)
-    finally:
-        runtime.stop()
+    settings = Settings.from_env()
+    verifier: NoteVerifier | None
+    if args.verifier_key is not None:
+        verifier = read_verifier_key(args.verifier_key)
+    else:
+        verifier = _service_verifier(settings)
+    notes = None if args.checkpoints is None else witness_notes(args.checkpoints)
+    with _existing_database(settings) as sessions:
+        report = verify_log(sessions, notes=notes, verifier=verifier)
     print(report.summary())
-    return EXIT_OK if report.intact else EXIT_GATE_FAILED
+    if report.intact:
+        return EXIT_OK
+    return EXIT_ERROR if report.unverified else EXIT_GATE_FAILED
+
+
+def _audit_rebuild_tracking(_: argparse.Namespace) -> int:
+    from supportgate.audit.rebuild import rebuild_tracking  # noqa: PLC0415 - see the imports
+    from supportgate.audit.tracking_state import UnusableInput  # noqa: PLC0415 - see above
+
+    with _existing_database(Settings.from_env()) as sessions:
+        try:
+            rebuilt = rebuild_tracking(sessions)
+        except UnusableInput as exc:
+            print(
+                f"supportgate: error: cannot rebuild the tracked-manifest table from the log: "
+                f"{exc}; `supportgate audit verify` names what was edited",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+    print(rebuilt.summary())
+    return EXIT_OK
+
+
+@contextmanager
+def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
+    """Sessions on the service's database as it is: neither created, nor migrated, nor
+    seeded with the default matrix (which appends an entry): `audit verify` must judge the
+    database it was given, and the rebuild must change only what it says it changes."""
+    from supportgate.db import create_db_engine, session_factory  # noqa: PLC0415 - see above
+    from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
+
+    _absent_database(settings.database_url, may_create=False)
+    engine = create_db_engine(settings.database_url)
+    try:
+        ensure_current(engine)
+        yield session_factory(engine)
+    finally:
+        engine.dispose()
+
+
+def _service_verifier(settings: Settings) -> NoteVerifier | None:
+    """The verifier of the service's own signing key, when this machine holds it:
+    SUPPORTGATE_SIGNING_KEY_FILE, else `supportgate-signing.key` beside the SQLite file.
+
+    A stand-in for the signer's key loading (supportgate/ledger/keys.py, to come), which
+    should replace it: same files, same order."""
+    from supportgate.db.engine import database_url  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.note import NoteSigner  # noqa: PLC0415 - see the imports above
+
+    configured = os.environ.get("SUPPORTGATE_SIGNING_KEY_FILE")
+    url = database_url(settings.database_url)
+    if configured:
+        path = Path(configured)
+    elif url.get_backend_name() == "sqlite" and url.database:
+        path = Path(url.database).parent / "supportgate-signing.key"
+    else:
+        return None
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        if configured:
+            raise UsageError(f"no file {path}", field="SUPPORTGATE_SIGNING_KEY_FILE") from None
+        return None
+    except OSError as exc:
+        raise UsageError(f"cannot read the signing key {path}: {exc.strerror}", field=None) from exc
+    return NoteSigner.from_key(text).verifier()
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -320,9 +397,25 @@ def _parser() -> argparse.ArgumentParser:
     audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
         dest="audit_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
+    verify_cmd = audit_cmd.add_parser(
+        "verify", help="check the verifiable log; exit 1 naming the first bad entry or checkpoint"
+    )
+    verify_cmd.add_argument(
+        "--checkpoints",
+        type=Path,
+        metavar="FILE",
+        help="check the checkpoints of this witness file (default: the stored ones)",
+    )
+    verify_cmd.add_argument(
+        "--verifier-key",
+        metavar="KEY",
+        help="the log's verifier key, or a file holding it (default: derived from the "
+        "service's signing key, when this machine has it)",
+    )
+    verify_cmd.set_defaults(run=_audit_verify)
     audit_cmd.add_parser(
-        "verify", help="check the verifiable log; exit 1 naming the first bad entry"
-    ).set_defaults(run=_audit_verify)
+        "rebuild-tracking", help="restore the tracked-manifest table from the log"
+    ).set_defaults(run=_audit_rebuild_tracking)
     return parser
 
 

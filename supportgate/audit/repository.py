@@ -189,17 +189,6 @@ def decisions_at_leaves(session: Session, first: int, last: int) -> dict[int, Ro
     return {int(row["leaf_index"]): row for row in session.execute(statement).mappings()}
 
 
-def decisions_outside(session: Session, leaves: int) -> RowMapping | None:
-    """The first decision (by seq) whose leaf_index is not below `leaves`."""
-    statement = (
-        select(_decisions.c.seq, _decisions.c.id, _decisions.c.leaf_index)
-        .where(_decisions.c.leaf_index >= leaves)
-        .order_by(_decisions.c.seq)
-        .limit(1)
-    )
-    return session.execute(statement).mappings().first()
-
-
 def rules_between(
     session: Session, first_seq: int, last_seq: int
 ) -> dict[int, set[tuple[str, str]]]:

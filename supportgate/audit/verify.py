@@ -1,185 +1,503 @@
-"""`supportgate audit verify`: rebuild the log's tree from the database and check every entry
-and every row derived from one; name the first that is off.
+"""`supportgate audit verify`: rebuild the log's tree from the database, hold it to the signed
+checkpoints, check every row derived from it; name the first thing that is off.
 
-The entries are read in leaf order, CHUNK per short transaction, and hashed into a tree of
-their own (in memory: the stored nodes are not trusted, they are what an editor recomputes).
-Each leaf must follow the one before it (a gap is a deleted entry), and each decision entry
-must have its decision row saying exactly what the entry says, with a stored policy input
-that has the entry's `input_digest` and the `decision_rules` rows of its violations. Last, the
-rebuilt root must be the head's at the head's size, and no entry or decision may lie beyond
-the head.
+The walk. The entries are read in leaf order, CHUNK per short transaction, with the stored
+tree nodes they complete and the rows that name them, and hashed into a tree of their own
+(in memory: the stored nodes are not trusted, they are what an editor recomputes). Per leaf:
+it must follow the one before (a gap is a deleted entry); its entry must be JSON of its type
+with its recorded_at; the stored leaf hash must be the hash of its entry (and every stored
+node the hash of its children); the row derived from it (entry_rows.py) must say what it
+says, and no other row may name it. Each checkpoint is checked when the walk reaches its
+size: the rebuilt root there must be its root. Then the head must name the rebuilt size and
+root, and in one snapshot of the database nothing may lie beyond the head, no row may lack
+its entry (log_rows.py), and the tracked-manifest table must be the state the log leads to
+(tracking_state.py).
 
-The head is read first and the walk stops at its size, so entries appended while the walk
-runs are left for the next run instead of being mistaken for tampering.
+The checkpoints (checkpoints.py) are the only thing here an editor of the database cannot
+recompute: the tree, the nodes, the head and the rows all can be, with the project's own
+hash functions. So:
+
+- a checkpoint that disagrees (or is larger than the log) names itself, and bounds the
+  first bad leaf: it is at or after the size of the last checkpoint that still agrees
+  (with no stored node left unrecomputed, nothing says more);
+- the unsigned tail: the service signs the head at least every SIGNING_INTERVAL while
+  entries arrive (and when it stops), so a leaf that no checkpoint covers and that was
+  recorded more than UNSIGNED_GRACE (two intervals) before `now` was not appended by the
+  service that signs, or the service died before it signed (its next start signs). A leaf
+  recorded more than UNSIGNED_GRACE after `now` is refused too. An entry forged at the end
+  with a recorded_at within the grace of `now` passes until the grace has run out: the one
+  window this rule leaves, and the reason it is short;
+- with no verifier key the checkpoints' roots are still compared, but the report says that
+  their signatures were not checked and is not "intact" (the CLI exits 2).
+
+The head is read after the checkpoints and the walk stops at its size: entries appended
+while the walk runs are left for the next run. The final snapshot reads the head again and
+feeds the tracking state the entries appended meanwhile, so a live database verifies.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import select
+from sqlalchemy import Row
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import LedgerEntry, transaction
-from supportgate.ledger.entries import decision_document
-from supportgate.ledger.log import read_head
+from supportgate.clock import SYSTEM_CLOCK, Clock
+from supportgate.db import transaction
+from supportgate.ledger.log import Head, entries_between, read_head
 from supportgate.ledger.merkle import MerkleTree
-from supportgate.ledger.nodestore import MemoryNodeStore
-from supportgate.policy.inputs import canonical_digest, format_time
+from supportgate.ledger.nodestore import NodeId
+from supportgate.ledger.note import NoteVerifier
+from supportgate.policy.inputs import format_time
 
-from . import repository
-from .rows import decision_from_columns, rule_pairs
+from . import entry_rows, log_rows, repository
+from .checkpoints import HeldCheckpoint, Note, open_notes, stored_notes
+from .tracking_state import TrackingFromLog, UnusableInput, differences
 
-CHUNK = 1000
+CHUNK = 2000
+SIGNING_INTERVAL = timedelta(seconds=5)
+"""The longest the service waits, while entries arrive, before it signs the head (CONTRACT
+section 6)."""
+UNSIGNED_GRACE = 2 * SIGNING_INTERVAL
+"""How long a leaf may go without a checkpoint covering it, and how far in the future its
+recorded_at may lie (clocks of replicas differ a little)."""
 
 
 @dataclass(frozen=True, slots=True)
 class LogProblem:
-    """The first leaf (or the head) that does not fit, and what is wrong with it."""
+    """The first thing that does not fit: where (a leaf, the head, a checkpoint, a table)
+    and what is wrong."""
 
-    leaf_index: int | None
     what: str
+    at: str | None = None
+    leaf_index: int | None = None
+
+    @classmethod
+    def at_leaf(cls, leaf_index: int, what: str) -> LogProblem:
+        return cls(what, f"leaf {leaf_index}", leaf_index)
 
     def describe(self) -> str:
-        where = "the head" if self.leaf_index is None else f"leaf {self.leaf_index}"
-        return f"audit log broken at {where}: {self.what}"
+        where = f" at {self.at}" if self.at else ""
+        return f"audit log broken{where}: {self.what}"
 
 
 @dataclass(frozen=True, slots=True)
 class LogReport:
     entries: int
+    """Leaves rebuilt (up to the first problem)."""
     root: bytes
     problem: LogProblem | None
+    checkpoints: int = 0
+    """Checkpoints that agree with the rebuilt tree."""
+    covered: int = 0
+    """Leaves the largest of them covers."""
+    signed_by: str | None = None
+    """The verifier key their signatures were checked with; None: not checked."""
+    grace: timedelta = UNSIGNED_GRACE
 
     @property
     def intact(self) -> bool:
-        return self.problem is None
+        return self.problem is None and not self.unverified
+
+    @property
+    def unverified(self) -> bool:
+        """No problem found, but the checkpoints' signatures could not be checked."""
+        return self.problem is None and self.checkpoints > 0 and self.signed_by is None
 
     def summary(self) -> str:
         if self.problem is not None:
             return self.problem.describe()
-        root = base64.b64encode(self.root).decode()
-        return f"audit log intact: {self.entries} entries, root {root}"
+        log = f"{self.entries} entries, root {base64.b64encode(self.root).decode()}"
+        if self.unverified:
+            return (
+                f"audit log not verified: {log}; {self._checkpoints()}, but their signatures "
+                "were not checked: no verifier key (pass --verifier-key, or set "
+                "SUPPORTGATE_SIGNING_KEY_FILE to the service's key)"
+            )
+        return f"audit log intact: {log}; {self._checkpoints()}"
 
-
-def verify_log(sessions: sessionmaker[Session], *, chunk: int = CHUNK) -> LogReport:
-    with transaction(sessions) as session:
-        head = read_head(session)
-    tree = MerkleTree(MemoryNodeStore())
-    while tree.size < head.size:
-        first = tree.size
-        with transaction(sessions) as session:
-            entries = _entries(session, first, min(head.size, first + chunk) - 1)
-            decisions = repository.decisions_at_leaves(session, first, first + len(entries) - 1)
-            seqs = [int(row["seq"]) for row in decisions.values()]
-            rules = repository.rules_between(session, min(seqs), max(seqs)) if seqs else {}
-        if not entries:
-            break
-        for entry in entries:
-            problem = _check_entry(entry, tree.size, decisions, rules)
-            if problem is not None:
-                return LogReport(tree.size, tree.root(), problem)
-            tree.append([entry.entry.encode()])
-    problem = _check_head(tree, head.size, head.root)
-    if problem is None:
-        with transaction(sessions) as session:
-            problem = _beyond_head(session, head.size)
-    return LogReport(tree.size, tree.root(), problem)
-
-
-_ledger_entries = LedgerEntry.__table__  # type: ignore[attr-defined]
-
-
-def _entries(session: Session, first: int, last: int) -> list[LedgerEntry]:
-    statement = (
-        select(LedgerEntry)
-        .where(_ledger_entries.c.leaf_index.between(first, last))
-        .order_by(_ledger_entries.c.leaf_index)
-    )
-    return list(session.execute(statement).scalars())
-
-
-def _check_entry(
-    entry: LedgerEntry,
-    expected_index: int,
-    decisions: Mapping[int, Any],
-    rules: Mapping[int, set[tuple[str, str]]],
-) -> LogProblem | None:
-    if entry.leaf_index != expected_index:
-        return LogProblem(
-            expected_index, f"it is missing (the next stored entry is leaf {entry.leaf_index})"
+    def _checkpoints(self) -> str:
+        unsigned = self.entries - self.covered
+        tail = (
+            f"; the last {unsigned} were recorded in the last {_seconds(self.grace)} and "
+            "are not signed yet"
+            if unsigned
+            else ""
         )
-    document, wrong = _read_entry(entry)
-    if wrong is None and entry.type == "decision":
-        row = decisions.get(entry.leaf_index)
+        if not self.checkpoints:
+            return "no checkpoint" + tail
+        agree = (
+            "1 checkpoint agrees"
+            if self.checkpoints == 1
+            else f"{self.checkpoints} checkpoints agree"
+        )
+        signed = f" (signed by {self.signed_by})" if self.signed_by else ""
+        return f"{agree}{signed}, the largest of size {self.covered}{tail}"
+
+
+def verify_log(
+    sessions: sessionmaker[Session],
+    *,
+    notes: Sequence[Note] | None = None,
+    verifier: NoteVerifier | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    grace: timedelta = UNSIGNED_GRACE,
+    chunk: int = CHUNK,
+) -> LogReport:
+    """Verify the log against the checkpoints of `notes` (a witness file's; None: the stored
+    ones), opened with `verifier` (None: their signatures are not checked), at the clock's
+    time, leaves unsigned for at most `grace`."""
+    with transaction(sessions) as session:
+        if notes is None:
+            notes = stored_notes(session)
+        head = read_head(session)
+    held, unreadable = open_notes(notes, verifier)
+    signer = None if verifier is None else f"{verifier.name}+{verifier.key_hash:08x}"
+    walk = _Walk(held, clock.now(), grace)
+    if unreadable:
+        bad = unreadable[0]
+        return walk.report(LogProblem(f"it is not a checkpoint of this log: {bad.why}", bad.source))
+    while walk.size < head.size:
+        first = walk.size
+        last = min(head.size, first + chunk) - 1
+        with transaction(sessions) as session:
+            rows = _ChunkRows.read(session, first, last)
+        problem = walk.check(rows)
+        if problem is not None:
+            return walk.report(problem, signer)
+        if len(rows.entries) < last - first + 1:
+            break  # the last entries are gone: the head check names the first
+    problem = walk.finish(head)
+    if problem is None:
+        with _snapshot(sessions) as session:
+            problem = walk.check_rows(session)
+    return walk.report(problem, signer)
+
+
+@dataclass(frozen=True, slots=True)
+class _ChunkRows:
+    """One chunk's entries and what names them, read in one transaction."""
+
+    entries: Sequence[Row[Any]]
+    nodes: Mapping[tuple[int, int], bytes]
+    decisions: Mapping[int, Any]
+    rules: Mapping[int, set[tuple[str, str]]]
+    matrices: Mapping[int, Any]
+    waivers_created: Mapping[int, Any]
+    waivers_deleted: Mapping[int, Any]
+
+    @classmethod
+    def read(cls, session: Session, first: int, last: int) -> _ChunkRows:
+        decisions = repository.decisions_at_leaves(session, first, last)
+        seqs = [int(row["seq"]) for row in decisions.values()]
+        created, deleted = log_rows.waivers_at(session, first, last)
+        return cls(
+            entries=entries_between(session, first, last),
+            nodes=log_rows.nodes_completed(session, first, last),
+            decisions=decisions,
+            rules=repository.rules_between(session, min(seqs), max(seqs)) if seqs else {},
+            matrices=log_rows.matrix_versions_at(session, first, last),
+            waivers_created=created,
+            waivers_deleted=deleted,
+        )
+
+    def claims(self, leaf_index: int) -> dict[str, Any]:
+        """The rows naming this leaf, by the entry type each belongs to."""
+        found = {}
+        for entry_type, rows in (
+            ("decision", self.decisions),
+            ("matrix", self.matrices),
+            ("waiver-created", self.waivers_created),
+            ("waiver-deleted", self.waivers_deleted),
+        ):
+            if leaf_index in rows:
+                found[entry_type] = rows[leaf_index]
+        return found
+
+
+_ROW_NAMES = {
+    "decision": ("decision", "id"),
+    "matrix": ("matrix version", "version"),
+    "waiver-created": ("waiver", "id"),
+    "waiver-deleted": ("deleted waiver", "id"),
+}
+
+
+class _RecomputedNodes:
+    """The node store of the rebuilt tree: it keeps nothing (the tree's frontier is all the
+    walk needs) and compares every node the tree completes with the stored one."""
+
+    def __init__(self) -> None:
+        self.stored: Mapping[tuple[int, int], bytes] = {}
+        self.wrong_leaves: dict[int, str] = {}
+        """Leaf index -> what is wrong with its stored hash."""
+        self.wrong_node: tuple[NodeId, str] | None = None
+
+    def get(self, ids: Sequence[NodeId]) -> list[bytes]:
+        if ids:  # a tree opened at size 0 reads nothing, and its current root none
+            raise AssertionError("the walk asks the tree for nothing but its current root")
+        return []
+
+    def put(self, nodes: Sequence[tuple[NodeId, bytes]]) -> None:
+        for node, digest in nodes:
+            stored = self.stored.get((node.level, node.index))
+            if stored == digest:
+                continue
+            first = node.index << node.level
+            if node.level == 0:
+                self.wrong_leaves[node.index] = (
+                    "no leaf hash is stored for it (the stored tree was edited)"
+                    if stored is None
+                    else "its stored leaf hash is not the hash of its entry (the entry was "
+                    "edited after it was appended)"
+                )
+            elif self.wrong_node is None:
+                last = first + (1 << node.level) - 1
+                self.wrong_node = (
+                    node,
+                    (
+                        "it is missing"
+                        if stored is None
+                        else f"it is not the hash of leaves {first} to {last}"
+                    ),
+                )
+
+
+@dataclass
+class _Walk:
+    checkpoints: list[HeldCheckpoint]
+    now: datetime
+    grace: timedelta
+    nodes: _RecomputedNodes = field(default_factory=_RecomputedNodes)
+    tree: MerkleTree = field(init=False)
+    tracking: TrackingFromLog = field(default_factory=TrackingFromLog)
+    counted: dict[str, int] = field(default_factory=dict)
+    """Entries walked, by type (each matched to its one row)."""
+    agreed: HeldCheckpoint | None = None
+    """The largest checkpoint that agrees so far."""
+
+    def __post_init__(self) -> None:
+        self.tree = MerkleTree(self.nodes)
+        self.covered = max((held.size for held in self.checkpoints), default=0)
+        self._pending = list(reversed(self.checkpoints))  # the next one to check last
+
+    @property
+    def size(self) -> int:
+        return self.tree.size
+
+    def check(self, rows: _ChunkRows) -> LogProblem | None:
+        """Walk one chunk, in pieces that end at checkpoint sizes."""
+        entries = rows.entries
+        start = self.size
+        gap = next((n for n, entry in enumerate(entries) if entry.leaf_index != start + n), None)
+        self.nodes.stored = rows.nodes
+        present = entries if gap is None else entries[:gap]
+        offset = 0
+        while offset < len(present):
+            end = len(present)
+            if self._pending and self._pending[-1].size - start < end:
+                end = max(offset, self._pending[-1].size - start)
+            problem = self._piece(present[offset:end], rows) or self._at_checkpoint()
+            if problem is not None:
+                return problem
+            offset = end
+        if gap is not None:
+            return LogProblem.at_leaf(
+                start + gap,
+                f"it is missing (the next stored entry is leaf {entries[gap].leaf_index})",
+            )
+        return self._at_checkpoint()
+
+    def _piece(self, entries: Sequence[Row[Any]], rows: _ChunkRows) -> LogProblem | None:
+        self.tree.append(entry.entry.encode() for entry in entries)
+        for entry in entries:
+            wrong = self._entry_wrongs(entry, rows)
+            if wrong:
+                return LogProblem.at_leaf(entry.leaf_index, "; ".join(wrong))
+        if self.nodes.wrong_node is not None:
+            node, what = self.nodes.wrong_node
+            return LogProblem(
+                f"{what} (the stored tree was edited: proofs served from it would not verify)",
+                f"the stored tree {node}",
+            )
+        return None
+
+    def _at_checkpoint(self) -> LogProblem | None:
+        """Check the checkpoints of the size the walk has reached."""
+        while self._pending and self._pending[-1].size == self.size:
+            held = self._pending.pop()
+            if held.checkpoint.root_hash != self.tree.root():
+                root = base64.b64encode(self.tree.root()).decode()
+                return LogProblem(
+                    f"the log's root at size {held.size} is {root}: {self._bound()}",
+                    held.describe(),
+                )
+            self.agreed = held
+        return None
+
+    def _bound(self) -> str:
+        if self.agreed is None:
+            return "an entry at or after leaf 0 was changed, added or deleted since it was signed"
+        return (
+            f"an entry at or after leaf {self.agreed.size} was changed, added or deleted since "
+            f"it was signed ({self.agreed.describe()} still agrees)"
+        )
+
+    def _entry_wrongs(self, entry: Row[Any], rows: _ChunkRows) -> list[str]:
+        leaf = int(entry.leaf_index)
+        document, wrong = _read_entry(entry)
+        if not wrong and leaf in self.nodes.wrong_leaves:
+            wrong = [self.nodes.wrong_leaves[leaf]]
+        return (
+            wrong
+            or self._row_wrongs(leaf, entry, document, rows)
+            or self._time_wrongs(leaf, entry.recorded_at)
+            or self._follow(leaf, entry.type, document)
+        )
+
+    def _follow(self, leaf: int, entry_type: str, document: dict[str, Any]) -> list[str]:
+        """Count a sound entry and follow it into the tracking state."""
+        try:
+            self.tracking.add(leaf, document)
+        except (KeyError, TypeError, AttributeError):
+            return [f"its entry is not a well-formed {entry_type!r} entry"]
+        self.counted[entry_type] = self.counted.get(entry_type, 0) + 1
+        return []
+
+    def _row_wrongs(
+        self, leaf: int, entry: Row[Any], document: dict[str, Any], rows: _ChunkRows
+    ) -> list[str]:
+        claims = rows.claims(leaf)
+        row = claims.pop(entry.type, None)
+        if claims:
+            other, claimed = next(iter(claims.items()))
+            label, key = _ROW_NAMES[other]
+            return [f"{label} {claimed[key]} names it, but it is a {entry.type!r} entry"]
+        body = entry.entry.encode()
+        if entry.type == "untracked":
+            return []
         if row is None:
-            wrong = "its decision row is missing"
-        else:
-            wrongs = _decision_wrongs(document, row, rules.get(int(row["seq"]), set()))
-            wrong = f"decision {row['id']}: " + "; ".join(wrongs) if wrongs else None
-    return None if wrong is None else LogProblem(entry.leaf_index, wrong)
+            return [f"its {_ROW_NAMES[entry.type][0]} row is missing"]
+        if entry.type == "decision":
+            rules = rows.rules.get(int(row["seq"]), set())
+            wrong = entry_rows.decision_wrongs(document, row, rules)
+            return [f"decision {row['id']}: " + "; ".join(wrong)] if wrong else []
+        if entry.type == "matrix":
+            wrong = entry_rows.matrix_wrongs(body, row)
+            return [f"matrix version {row['version']}: " + "; ".join(wrong)] if wrong else []
+        check = (
+            entry_rows.waiver_created_wrongs
+            if entry.type == "waiver-created"
+            else entry_rows.waiver_deleted_wrongs
+        )
+        wrong = check(body, row)
+        return [f"waiver {row['id']}: " + "; ".join(wrong)] if wrong else []
+
+    def _time_wrongs(self, leaf: int, recorded_at: datetime) -> list[str]:
+        if recorded_at > self.now + self.grace:
+            return [f"it was recorded at {format_time(recorded_at)}, in the future"]
+        if leaf >= self.covered and recorded_at < self.now - self.grace:
+            return [
+                f"no checkpoint covers it, though it was recorded at {format_time(recorded_at)}, "
+                f"more than {_seconds(self.grace)} ago (the service signs at least every "
+                f"{_seconds(SIGNING_INTERVAL)}): appended behind the service's back, or the "
+                "service stopped before it signed (starting it signs)"
+            ]
+        return []
+
+    def finish(self, head: Head) -> LogProblem | None:
+        """After the walk: the head, then the checkpoints beyond the log."""
+        if self.size != head.size:
+            return LogProblem.at_leaf(
+                self.size,
+                f"the head names {head.size} entries, but the log ends at {self.size} "
+                "(the last entries were deleted)",
+            )
+        problem = self._at_checkpoint()  # an empty log's checkpoints of size 0
+        if problem is not None:
+            return problem
+        if self._pending:
+            larger = self._pending[-1]
+            return LogProblem(
+                f"it is larger than the log ({self.size} entries): {self._bound()}",
+                larger.describe(),
+            )
+        if self.tree.root() != head.root:
+            return LogProblem("the head's root is not the root of the stored entries", "the head")
+        return None
+
+    def check_rows(self, session: Session) -> LogProblem | None:
+        """In one snapshot: nothing past the head, no row without its entry, and the
+        tracked-manifest table as the log leads to (with the entries appended meanwhile)."""
+        now_head = read_head(session)
+        past = log_rows.beyond(session, now_head.size)
+        if past is not None:
+            return LogProblem.at_leaf(*past)
+        unanchored = log_rows.unanchored_row(session, self.size, self.counted)
+        if unanchored is not None:
+            return LogProblem(unanchored)
+        return self._check_tracking(session, now_head)
+
+    def _check_tracking(self, session: Session, now_head: Head) -> LogProblem | None:
+        for entry in entries_between(session, self.size, now_head.size - 1):
+            try:  # appended since the walk: checked by the next run, here only followed
+                self.tracking.add(int(entry.leaf_index), msgspec.json.decode(entry.entry))
+            except (msgspec.DecodeError, KeyError, TypeError, AttributeError):
+                return LogProblem.at_leaf(int(entry.leaf_index), "its entry is not well-formed")
+        try:
+            expected = self.tracking.expected_rows(session)
+        except UnusableInput as exc:
+            return LogProblem.at_leaf(exc.leaf_index, exc.reason)
+        found = differences(session, expected)
+        return LogProblem(found[0].describe()) if found else None
+
+    def report(self, problem: LogProblem | None, signed_by: str | None = None) -> LogReport:
+        agreed = (
+            0
+            if self.agreed is None
+            else len([held for held in self.checkpoints if held.size <= self.agreed.size])
+        )
+        return LogReport(
+            entries=self.size,
+            root=self.tree.root(),
+            problem=problem,
+            checkpoints=agreed,
+            covered=self.agreed.size if self.agreed else 0,
+            signed_by=signed_by,
+            grace=self.grace,
+        )
 
 
-def _read_entry(entry: LedgerEntry) -> tuple[dict[str, Any], str | None]:
-    """The entry's document, and what is wrong with it on its own (None: nothing)."""
+def _read_entry(entry: Row[Any]) -> tuple[dict[str, Any], list[str]]:
+    """An entry's document, and what is wrong with it on its own."""
     try:
         document = msgspec.json.decode(entry.entry)
     except msgspec.DecodeError:
-        return {}, "its entry is not JSON"
+        return {}, ["its entry is not JSON"]
     if not isinstance(document, dict) or document.get("type") != entry.type:
-        return {}, f"its entry does not say it is a {entry.type!r}"
+        return {}, [f"its entry does not say it is a {entry.type!r}"]
     if document.get("recorded_at") != format_time(entry.recorded_at):
-        return document, "its recorded_at differs from its entry's"
-    return document, None
+        return document, ["its recorded_at differs from its entry's"]
+    return document, []
 
 
-def _decision_wrongs(
-    document: Mapping[str, Any], row: Mapping[str, Any], stored_rules: set[tuple[str, str]]
-) -> list[str]:
-    wrong: list[str] = []
-    try:
-        says = decision_document(decision_from_columns(row))
-    except (msgspec.ValidationError, KeyError, TypeError):
-        return ["its row is not a decision document"]
-    if says != document.get("decision"):
-        wrong.append("its row differs from its entry (edited after it was recorded)")
-    if format_time(row["recorded_at"]) != document.get("recorded_at"):
-        wrong.append("its recorded_at differs from its entry's")
-    if canonical_digest(row["policy_input"].encode()) != row["input_digest"]:
-        wrong.append("its stored policy input does not match its input_digest")
-    if stored_rules != rule_pairs(row["document"]):
-        wrong.append("its decision_rules rows do not match its violations")
-    return wrong
+@contextmanager
+def _snapshot(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    """A read transaction that sees one state of the database throughout: SQLite's read
+    transactions do; PostgreSQL's need REPEATABLE READ (each statement of the default READ
+    COMMITTED sees the latest commits)."""
+    with sessions() as session, session.begin():
+        if session.get_bind().dialect.name == "postgresql":
+            session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        yield session
 
 
-def _check_head(tree: MerkleTree, head_size: int, head_root: bytes) -> LogProblem | None:
-    if tree.size != head_size:
-        return LogProblem(
-            tree.size,
-            f"the head names {head_size} entries, but the log ends at {tree.size} "
-            "(the last entries were deleted)",
-        )
-    if tree.root() != head_root:
-        return LogProblem(None, "the head's root is not the root of the stored entries")
-    return None
-
-
-def _beyond_head(session: Session, size: int) -> LogProblem | None:
-    column = _ledger_entries.c.leaf_index
-    entry = session.execute(
-        select(column).where(column >= size).order_by(column).limit(1)
-    ).scalar_one_or_none()
-    if entry is not None:
-        return LogProblem(entry, "it lies beyond the head (not appended by supportgate)")
-    decision = repository.decisions_outside(session, size)
-    if decision is not None:
-        return LogProblem(
-            int(decision["leaf_index"]),
-            f"decision {decision['id']} names a leaf beyond the head (not appended by supportgate)",
-        )
-    return None
+def _seconds(interval: timedelta) -> str:
+    return f"{interval.total_seconds():g} s"

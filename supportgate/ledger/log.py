@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Table, insert, select, tuple_, update
+from sqlalchemy import Row, Table, insert, select, tuple_, update
 from sqlmodel import Session
 
 from supportgate.db.tables import LEDGER_HEAD_ID, LedgerEntry, LedgerHead, LedgerNode
@@ -122,3 +123,14 @@ def tree(session: Session, size: int | None = None) -> MerkleTree:
 
 def entry_at(session: Session, leaf_index: int) -> LedgerEntry | None:
     return session.get(LedgerEntry, leaf_index)
+
+
+def entries_between(session: Session, first: int, last: int) -> Sequence[Row[Any]]:
+    """The stored entries of leaves first..last, in leaf order, as rows (leaf_index, type,
+    entry, recorded_at): a gap is an entry that is missing."""
+    statement = (
+        select(_entries.c.leaf_index, _entries.c.type, _entries.c.entry, _entries.c.recorded_at)
+        .where(_entries.c.leaf_index.between(first, last))
+        .order_by(_entries.c.leaf_index)
+    )
+    return session.execute(statement).all()

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,8 +20,16 @@ import pytest
 from sqlalchemy import Engine, text
 
 from supportgate.audit.verify import verify_log
+from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import downgrade, upgrade
+from supportgate.ledger.note import NoteSigner
+from supportgate.manifests import to_builtins
+from supportgate.matrix import load_matrix_file, prepare
+from supportgate.policy import PolicyBundle
+from supportgate.policy.inputs import canonical_digest
+
+from ..audit_history import sign_head
 
 AT = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 GENESIS = "0" * 64
@@ -37,7 +46,9 @@ DOCUMENT = {
     },
     "recommendations": ["pin the toolkit"],
 }
-POLICY_INPUT = '{"manifest":{"kind":"HardwareManifest"}}'
+CONTENT = {"kind": "HardwareManifest"}
+CANONICAL_CONTENT = '{"kind":"HardwareManifest"}'
+POLICY_INPUT = f'{{"manifest":{CANONICAL_CONTENT}}}'
 
 
 def old_chain_hash(row: dict[str, Any], prev_hash: str) -> str:
@@ -104,14 +115,36 @@ def old_database(db_url: str) -> Iterator[tuple[str, Engine]]:
         connection.execute(
             text("UPDATE audit_head SET last_seq = 5, last_hash = :hash"), {"hash": prev}
         )
+        matrix = load_matrix_file(PolicyBundle.load(DEFAULT_POLICY_DIR).default_matrix_path)
         connection.execute(
             text(
                 "INSERT INTO matrix_versions (version, document, digest, effective_from, "
-                "published_at, published_by) VALUES ('2026.11.1', :document, 'sha256:x', "
-                "NULL, :at, 'admin')"
+                "published_at, published_by) VALUES (:version, :document, :digest, "
+                ":effective_from, :at, 'admin')"
             ),
-            {"document": json.dumps({"version": "2026.11.1"}), "at": AT},
+            {
+                "version": matrix.version,
+                "document": json.dumps(to_builtins(matrix)),
+                "digest": prepare(matrix).key,
+                "effective_from": matrix.effective_from,
+                "at": AT,
+            },
         )
+        for latest in rows[-2:]:  # the tracked manifests, pool-0 and pool-1
+            connection.execute(
+                text(
+                    "INSERT INTO manifests (kind, name, content, content_digest, "
+                    "latest_decision_id, latest_verdict, created_at, updated_at, "
+                    "last_evaluated_at) VALUES (:kind, :name, :content, :digest, :id, "
+                    ":verdict, :created, :recorded_at, :evaluated_at)"
+                ),
+                {
+                    **latest,
+                    "content": json.dumps(CONTENT),
+                    "digest": canonical_digest(CANONICAL_CONTENT.encode()),
+                    "created": next(r for r in rows if r["name"] == latest["name"])["recorded_at"],
+                },
+            )
         for number, deleted in ((1, None), (2, AT + timedelta(hours=2))):
             connection.execute(
                 text(
@@ -137,7 +170,9 @@ def _column(engine: Engine, sql: str) -> list[Any]:
         return [row[0] if len(row) == 1 else tuple(row) for row in connection.execute(text(sql))]
 
 
-def test_the_old_chain_becomes_the_first_leaves(old_database: tuple[str, Engine]) -> None:
+def test_the_old_chain_becomes_the_first_leaves(
+    old_database: tuple[str, Engine], tmp_path: Path
+) -> None:
     url, engine = old_database
     upgrade(url)
     assert _column(engine, "SELECT seq, leaf_index FROM decisions ORDER BY seq") == [
@@ -158,7 +193,13 @@ def test_the_old_chain_becomes_the_first_leaves(old_database: tuple[str, Engine]
     assert first["decision"]["id"] == "decision-1"
     assert first["recorded_at"] == "2026-11-20T09:31:01Z"
     assert _column(engine, "SELECT size FROM ledger_head") == [9]
-    report = verify_log(session_factory(engine))
+    unsigned = verify_log(session_factory(engine))  # until the service starts and signs
+    assert unsigned.problem is not None
+    assert unsigned.problem.leaf_index == 0
+    assert "no checkpoint covers it" in unsigned.problem.what
+    signer = NoteSigner.generate("supportgate/migrated")
+    sign_head(session_factory(engine), signer, tmp_path / "witness.txt")
+    report = verify_log(session_factory(engine), verifier=signer.verifier())
     assert report.intact, report.summary()
     assert report.entries == 9
 

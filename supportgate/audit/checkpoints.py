@@ -1,0 +1,147 @@
+"""The signed checkpoints `supportgate audit verify` holds the log to.
+
+They come from a witness file (`--checkpoints FILE`: signed notes, one after another,
+separated by a blank line, as the service appends them) or, without one, from the
+`ledger_checkpoints` rows. Each is opened with the verifier key when there is one: its
+signature must verify and its origin must be the key's name (checkpoint.open_checkpoint).
+Without a key only the body is read, and the report says the signatures were not checked:
+anyone who can write the database can write an unsigned checkpoint.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Table, select
+from sqlmodel import Session
+
+from supportgate.db import LedgerCheckpoint
+from supportgate.errors import InvalidNote, UsageError
+from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint
+from supportgate.ledger.note import NoteVerifier
+
+_checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A signed note as found, and where: `checkpoint 2 of witness.txt`, `the stored
+    checkpoint of size 10`."""
+
+    source: str
+    text: str
+    stored_size: int | None = None
+    """The `tree_size` column of a stored checkpoint, which must be its note's size."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldCheckpoint:
+    """A checkpoint read from a note: the tree size and root the log must still have."""
+
+    checkpoint: Checkpoint
+    source: str
+
+    @property
+    def size(self) -> int:
+        return self.checkpoint.tree_size
+
+    def describe(self) -> str:
+        root = base64.b64encode(self.checkpoint.root_hash).decode()
+        return f"the checkpoint of size {self.size} (root {root}; {self.source})"
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableCheckpoint:
+    """A note that is not a checkpoint of this log signed by the verifier key."""
+
+    source: str
+    why: str
+
+
+_VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
+
+
+def read_verifier_key(value: str) -> NoteVerifier:
+    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
+    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
+    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
+    not whether a file of that name exists."""
+    text = value.strip()
+    if not _VERIFIER_KEY.fullmatch(text):
+        try:
+            text = Path(value).read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"neither a verifier key (<name>+<hash>+<base64>) nor a readable file: {exc}",
+                field="--verifier-key",
+            ) from exc
+    return NoteVerifier.from_key(text)
+
+
+def witness_notes(path: Path) -> list[Note]:
+    """The notes of a witness file, in file order; UsageError naming the file when it
+    cannot be read or a note has no signatures."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}", field="--checkpoints") from exc
+    # A note's body never holds a blank line, so the blank lines split the file into
+    # body, signatures, body, signatures, ...
+    blocks = text.strip("\n").split("\n\n") if text.strip("\n") else []
+    if len(blocks) % 2:
+        raise UsageError(
+            f"{path}: note {len(blocks) // 2 + 1} has no signature lines after its body (a "
+            "witness file is signed notes separated by blank lines)",
+            field="--checkpoints",
+        )
+    return [
+        Note(f"checkpoint {n + 1} of {path}", f"{blocks[2 * n]}\n\n{blocks[2 * n + 1]}\n")
+        for n in range(len(blocks) // 2)
+    ]
+
+
+def stored_notes(session: Session) -> list[Note]:
+    rows = session.execute(
+        select(_checkpoints.c.tree_size, _checkpoints.c.note).order_by(_checkpoints.c.tree_size)
+    )
+    return [
+        Note(f"the stored checkpoint of size {size}", note, stored_size=int(size))
+        for size, note in rows
+    ]
+
+
+def open_notes(
+    notes: Sequence[Note], verifier: NoteVerifier | None
+) -> tuple[list[HeldCheckpoint], list[UnreadableCheckpoint]]:
+    """The checkpoints the notes hold, smallest first, and the notes that hold none."""
+    held, unreadable = [], []
+    for note in notes:
+        try:
+            checkpoint = _open(note.text, verifier)
+        except InvalidNote as exc:
+            unreadable.append(UnreadableCheckpoint(note.source, str(exc)))
+            continue
+        if note.stored_size is not None and note.stored_size != checkpoint.tree_size:
+            unreadable.append(
+                UnreadableCheckpoint(
+                    note.source,
+                    f"its note is signed for tree size {checkpoint.tree_size} (the row was edited)",
+                )
+            )
+            continue
+        held.append(HeldCheckpoint(checkpoint, note.source))
+    held.sort(key=lambda found: found.size)
+    return held, unreadable
+
+
+def _open(note: str, verifier: NoteVerifier | None) -> Checkpoint:
+    if verifier is not None:
+        return open_checkpoint(note, verifier)
+    text, blank, _signatures = note.rpartition("\n\n")
+    if not blank:
+        raise InvalidNote("no blank line before the signatures", field="note")
+    return Checkpoint.parse(text + "\n")

@@ -1,0 +1,141 @@
+"""The rows derived from the log's entries, each checked against its entry.
+
+A row is what its entry says when encoding the row as an entry (the ledger's own encoders,
+supportgate/ledger/entries.py) gives the entry's exact bytes; when it does not, the fields
+that differ are named. Decisions, far more numerous than the rest, are compared as decoded
+JSON, the row turned into the entry's document directly. Columns no entry holds are checked
+against what they are made from: a decision's stored policy input against the entry's
+`input_digest` and its `decision_rules` rows against its violations; a matrix version's
+`digest` and `effective_from` against its document, as supportgate/matrix prepares it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from supportgate.errors import ManifestError
+from supportgate.ledger.entries import (
+    Entry,
+    matrix_entry,
+    waiver_created_entry,
+    waiver_deleted_entry,
+)
+from supportgate.manifests import decode_matrix
+from supportgate.matrix import prepare
+from supportgate.policy.inputs import canonical_digest, format_time
+
+from .rows import rule_pairs
+
+Row = Mapping[Any, Any]
+
+
+def decision_wrongs(entry: Mapping[str, Any], row: Row, rules: set[tuple[str, str]]) -> list[str]:
+    """`entry` decoded: a log of a million decisions is checked without building a Decision
+    for each (see _decision_entry)."""
+    try:
+        says = _decision_entry(row)
+    except (KeyError, TypeError, ValueError):
+        return ["its row is not a decision document"]
+    wrong = [] if says == entry else [_differ(_differing_paths(says, entry))]
+    if canonical_digest(row["policy_input"].encode()) != row["input_digest"]:
+        wrong.append("its stored policy input does not match its input_digest")
+    if rules != rule_pairs(row["document"]):
+        wrong.append("its decision_rules rows do not match its violations")
+    return wrong
+
+
+def _decision_entry(row: Row) -> dict[str, Any]:
+    """The decoded entry of a decision row: what
+    `decision_entry(decision_from_columns(row), recorded_at=row["recorded_at"])` encodes,
+    made from the columns directly (the stored document holds the Decision's other fields
+    as the entry does, in JSON values)."""
+    if not isinstance(row["document"], dict):
+        raise TypeError("the stored document is not an object")
+    decision = {
+        **row["document"],
+        "id": row["id"],
+        "manifest": {"kind": row["kind"], "name": row["name"]},
+        "verdict": row["verdict"],
+        "allowed": row["allowed"],
+        "matrix_version": row["matrix_version"],
+        "policy_revision": row["policy_revision"],
+        "input_digest": row["input_digest"],
+        "evaluated_at": format_time(row["evaluated_at"]),
+        "cause": row["cause"],
+    }
+    return {
+        "type": "decision",
+        "recorded_at": format_time(row["recorded_at"]),
+        "decision": decision,
+    }
+
+
+def matrix_wrongs(entry: bytes, row: Row) -> list[str]:
+    says = matrix_entry(
+        version=row["version"],
+        document=row["document"],
+        published_by=row["published_by"],
+        published_at=row["published_at"],
+    )
+    wrong = _differences(says, entry)
+    try:
+        matrix = decode_matrix(msgspec.json.encode(row["document"]), fmt="json")
+    except ManifestError as exc:
+        return [*wrong, f"its document is not a matrix: {exc}"]
+    if row["digest"] != prepare(matrix).key:
+        wrong.append(f"its digest {row['digest']!r} is not the digest of its document")
+    if row["effective_from"] != matrix.effective_from:
+        wrong.append("its effective_from is not its document's")
+    return wrong
+
+
+def waiver_created_wrongs(entry: bytes, row: Row) -> list[str]:
+    says = waiver_created_entry(
+        waiver_id=row["id"],
+        rule=row["rule"],
+        kind=row["kind"],
+        name=row["name"],
+        justification=row["justification"],
+        expires_at=row["expires_at"],
+        created_by=row["created_by"],
+        created_at=row["created_at"],
+    )
+    return _differences(says, entry)
+
+
+def waiver_deleted_wrongs(entry: bytes, row: Row) -> list[str]:
+    if row["deleted_at"] is None:
+        return ["its row is not marked deleted"]
+    says = waiver_deleted_entry(
+        waiver_id=row["id"], deleted_by=row["deleted_by"] or "", deleted_at=row["deleted_at"]
+    )
+    return _differences(says, entry)
+
+
+def _differences(says: Entry, entry: bytes) -> list[str]:
+    """Nothing when the row, encoded as an entry, is the entry; else which fields differ."""
+    if says.body == entry:
+        return []
+    return [_differ(_differing_paths(msgspec.json.decode(says.body), msgspec.json.decode(entry)))]
+
+
+def _differ(paths: list[str]) -> str:
+    return f"its row differs from its entry in {', '.join(paths)} (edited after it was recorded)"
+
+
+_DEPTH = 2
+"""Levels of the paths named (`decision.verdict`, `waiver.expires_at`)."""
+
+
+def _differing_paths(row: Any, entry: Any, prefix: str = "") -> list[str]:
+    """The dotted paths, _DEPTH levels deep, where two entry documents differ."""
+    if not isinstance(row, dict) or not isinstance(entry, dict) or prefix.count(".") >= _DEPTH:
+        return [prefix.rstrip(".") or "the whole entry"]
+    paths = []
+    for key in sorted(row.keys() | entry.keys()):
+        if row.get(key) != entry.get(key):
+            paths.extend(_differing_paths(row.get(key), entry.get(key), f"{prefix}{key}."))
+    return paths

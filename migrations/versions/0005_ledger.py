@@ -9,7 +9,8 @@ Written by hand to match supportgate/db/tables.py (the drift test compares the t
 Existing databases are migrated, after their old hash chain is checked (a broken chain is
 refused, naming its first bad row: carrying it into a log would sign what was tampered
 with): the chain's decisions become the first leaves, in `seq` order, then the published
-matrix versions (by publication time), then the waivers created and deleted (by time). Each
+matrix versions (by publication time), then the waivers created and deleted (by time), then
+an `untracked` entry for each manifest with decisions that is no longer tracked. Each
 row gets the `leaf_index` of its entry; the `prev_hash`/`hash` columns and the `audit_head`
 row go. The first checkpoint is signed by the service when it next starts (a migration holds
 no key). Downgrading rebuilds the chain from the decisions and drops the log.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -34,6 +36,7 @@ from supportgate.ledger.entries import (
     Entry,
     decision_entry,
     matrix_entry,
+    untracked_entry,
     waiver_created_entry,
     waiver_deleted_entry,
 )
@@ -332,7 +335,23 @@ def _append_existing_rows() -> None:
         head = _append_one(
             session, head, entry, _waivers, _waivers.c.id == waiver.id, column="deleted_leaf_index"
         )
+    _append_untracked(session, head)
     session.flush()
+
+
+def _append_untracked(session: Session, head: Any) -> Any:
+    """An `untracked` entry for each manifest that has decisions but is no longer tracked (the
+    chain never recorded untracking): without it the log would lead to a tracked manifest the
+    table does not hold. Its time is the migration's; `untracked_by` is unknown (null)."""
+    gone = op.get_bind().execute(
+        sa.text(
+            "SELECT DISTINCT d.kind, d.name FROM decisions d WHERE NOT EXISTS (SELECT 1 FROM "
+            "manifests m WHERE m.kind = d.kind AND m.name = d.name) ORDER BY d.kind, d.name"
+        )
+    )
+    now = datetime.now(UTC)
+    entries = [untracked_entry(kind=k, name=n, untracked_by=None, at=now) for k, n in gone]
+    return append_entries(session, head, entries)
 
 
 def _append_one(

@@ -204,6 +204,27 @@ def test_the_old_chain_becomes_the_first_leaves(
     assert report.entries == 9
 
 
+def test_a_manifest_untracked_before_the_log_gets_its_entry(
+    old_database: tuple[str, Engine], tmp_path: Path
+) -> None:
+    url, engine = old_database
+    with engine.begin() as connection:  # untracked in the hash-chain era: no record of it
+        connection.execute(text("DELETE FROM manifests WHERE name = 'pool-1'"))
+    upgrade(url)
+    last = _column(engine, "SELECT type, entry FROM ledger_entries ORDER BY leaf_index")[-1]
+    assert last[0] == "untracked"
+    entry = msgspec.json.decode(last[1])
+    assert (entry["manifest"], entry["untracked_by"]) == (
+        {"kind": "HardwareManifest", "name": "pool-1"},
+        None,
+    )
+    signer = NoteSigner.generate("supportgate/migrated")
+    sign_head(session_factory(engine), signer, tmp_path / "witness.txt")
+    report = verify_log(session_factory(engine), verifier=signer.verifier())
+    assert report.intact, report.summary()
+    assert report.entries == 10
+
+
 def test_a_broken_old_chain_is_refused(old_database: tuple[str, Engine]) -> None:
     url, engine = old_database
     with engine.begin() as connection:

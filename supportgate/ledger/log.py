@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, Table, insert, select, tuple_, update
+from sqlalchemy import Row, Table, insert, select, text, update
 from sqlmodel import Session
 
 from supportgate.db.tables import LEDGER_HEAD_ID, LedgerEntry, LedgerHead, LedgerNode
@@ -48,11 +48,17 @@ class SqlNodeStore:
     def get(self, ids: Sequence[NodeId]) -> list[bytes]:
         if not ids:
             return []
-        wanted = {(node.level, node.index) for node in ids}
+        wanted = sorted({(node.level, node.index) for node in ids})
+        # Plain text with one (level, idx) pair per node: both databases walk the primary key
+        # for it (SQLite scans the table for a row-value `(level, idx) IN (...)`), and a text
+        # statement skips SQLAlchemy's compiling, which costs more than the query here.
+        pairs = " OR ".join(f"(level = :l{n} AND idx = :i{n})" for n in range(len(wanted)))
+        params: dict[str, int] = {}
+        for n, (level, index) in enumerate(wanted):
+            params[f"l{n}"], params[f"i{n}"] = level, index
         rows = self._session.execute(
-            select(_nodes.c.level, _nodes.c.idx, _nodes.c.hash).where(
-                tuple_(_nodes.c.level, _nodes.c.idx).in_(sorted(wanted))
-            )
+            text(f"SELECT level, idx, hash FROM ledger_nodes WHERE {pairs}"),  # noqa: S608
+            params,
         )
         found = {(row.level, row.idx): bytes(row.hash) for row in rows}
         missing = [node for node in ids if (node.level, node.index) not in found]

@@ -40,6 +40,8 @@ from supportgate.config import Settings
 from supportgate.manifests.common import version_key
 from supportgate.runtime import Runtime
 
+from ..signing import with_test_key
+
 load_all_checks()
 ALL_CHECKS: list[CheckFunction] = [c for c in CHECKS.get_all() if not isinstance(c, type)]
 MAX_EXAMPLES = 40
@@ -63,7 +65,7 @@ OPERATIONS = _operations()
 @pytest.fixture
 def api_schema(db_url: str) -> Iterator[tuple[Any, dict[str, str]]]:
     """The app on a fresh database as a schemathesis schema, and an admin key's headers."""
-    runtime = Runtime.build(replace(Settings.from_env({}), database_url=db_url))
+    runtime = Runtime.build(with_test_key(replace(Settings.from_env({}), database_url=db_url)))
     runtime.prepare_database(upgrade_schema=True)
     admin = runtime.keys.create_key(name="schemathesis", role="admin")
     app = create_app(runtime=runtime)

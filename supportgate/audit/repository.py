@@ -51,12 +51,7 @@ _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 _rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
 
 _DECISION_COLUMNS = [_decisions.c[name] for name in DECISION_COLUMNS]
-_STORED_COLUMNS = [
-    *_DECISION_COLUMNS,
-    _decisions.c.policy_input,
-    _decisions.c.recorded_at,
-    _decisions.c.leaf_index,
-]
+_STORED_COLUMNS = [*_DECISION_COLUMNS, _decisions.c.policy_input, _decisions.c.recorded_at]
 
 
 def decisions_page(

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import anyio.to_thread
 from litestar import Controller, Response, get
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import PathParameter, QueryParameter
@@ -68,6 +69,19 @@ First = Annotated[int, QueryParameter(ge=0, description="the earlier tree size")
 Second = Annotated[int, QueryParameter(ge=0, description="the later tree size, at most the log's")]
 CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
 TEXT_MEDIA_TYPE = "text/plain"  # Litestar adds "; charset=utf-8"
+
+
+def text(description: str) -> ResponseSpec:
+    """A 200 answer in text/plain. (The handler's own media type stays JSON: Litestar gives
+    it to the handler's error answers too, whose bodies are JSON.)"""
+    return ResponseSpec(
+        data_container=str,
+        media_type=TEXT_MEDIA_TYPE,
+        description=description,
+        generate_examples=False,
+    )
+
+
 CSV_HEADER = ",".join(CSV_COLUMNS)
 
 
@@ -135,8 +149,10 @@ class AuditController(Controller):
         "/checkpoint",
         opt={"role": "procurement"},
         summary="The latest signed checkpoint of the log (a C2SP tlog-checkpoint signed note)",
-        media_type=TEXT_MEDIA_TYPE,
-        responses={404: error(404)},
+        responses={
+            200: text("The checkpoint: origin, tree size, base64 root, a blank line, signatures"),
+            404: error(404),
+        },
     )
     async def checkpoint(self, runtime: RuntimeDep) -> Response[str]:
         note = await anyio.to_thread.run_sync(_proofs(runtime).checkpoint)
@@ -147,8 +163,8 @@ class AuditController(Controller):
     @get(
         "/verifier-key",
         opt={"role": "procurement"},
-        summary="The verifier key of the checkpoints' signatures (<name>+<hash>+<base64>)",
-        media_type=TEXT_MEDIA_TYPE,
+        summary="The verifier key of the checkpoints' signatures",
+        responses={200: text("The verifier key, <name>+<hash>+<base64>, and a newline")},
     )
     async def verifier_key(self, runtime: RuntimeDep) -> Response[str]:
         return Response(_proofs(runtime).verifier_key() + "\n", media_type=TEXT_MEDIA_TYPE)

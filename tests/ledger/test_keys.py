@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,9 @@ from supportgate.ledger.keys import (
 )
 from supportgate.ledger.merkle import EMPTY_ROOT
 from supportgate.ledger.note import NoteSigner, NoteVerifier
+
+from ..server import run_cli
+from ..services import free_port
 
 ORIGIN = "supportgate.test/keys"
 PG_URL = "postgresql://supportgate@127.0.0.1:5432/never-connected"
@@ -157,3 +161,13 @@ def test_the_origin_defaults_to_supportgate_and_the_hostname(
     assert read.signing_key_file == Path("/keys/signing.key")
     assert read.checkpoint_witness == Path("/witness/checkpoints")
     assert (Settings().signing_key_file, Settings().checkpoint_witness) == (None, None)
+
+
+def test_serve_refuses_postgresql_without_a_key_before_it_listens(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SUPPORTGATE_")}
+    env["SUPPORTGATE_DATABASE_URL"] = PG_URL  # never connected: the key is checked first
+    result = run_cli(["serve", "--port", str(free_port())], env=env, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("supportgate: error: SUPPORTGATE_SIGNING_KEY_FILE is not set")

@@ -122,9 +122,8 @@ _.hits
 _.misses
 
 # Waiting for their callers in issue 11's write-path rewrite, which is under way: the sweep
-# queue's wait_idle (reevaluation/services.py, being rewritten; tests wait on it), and what
-# `supportgate audit verify --checkpoints FILE --verifier-key KEY` reads (the log's verifier
-# key from the settings, the witness file's notes; docs/ledger.md).
+# queue's wait_idle (reevaluation/services.py, being rewritten; tests wait on it).
 _.wait_idle
-_.log_verifier
-_.read_notes
+
+# The node store the tests build trees over (tests/ledger; docs/ledger.md).
+_.MemoryNodeStore

@@ -153,13 +153,14 @@ def _audit_verify(args: argparse.Namespace) -> int:
     signatures could not be checked (no verifier key), even if all else holds."""
     from supportgate.audit.checkpoints import read_verifier_key, witness_notes  # noqa: PLC0415
     from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.keys import log_verifier  # noqa: PLC0415 - see the imports above
 
     settings = Settings.from_env()
     verifier: NoteVerifier | None
     if args.verifier_key is not None:
         verifier = read_verifier_key(args.verifier_key)
     else:
-        verifier = _service_verifier(settings)
+        verifier = log_verifier(settings)
     notes = None if args.checkpoints is None else witness_notes(args.checkpoints)
     with _existing_database(settings) as sessions:
         report = verify_log(sessions, notes=notes, verifier=verifier)
@@ -202,34 +203,6 @@ def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
         yield session_factory(engine)
     finally:
         engine.dispose()
-
-
-def _service_verifier(settings: Settings) -> NoteVerifier | None:
-    """The verifier of the service's own signing key, when this machine holds it:
-    SUPPORTGATE_SIGNING_KEY_FILE, else `supportgate-signing.key` beside the SQLite file.
-
-    A stand-in for the signer's key loading (supportgate/ledger/keys.py, to come), which
-    should replace it: same files, same order."""
-    from supportgate.db.engine import database_url  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.note import NoteSigner  # noqa: PLC0415 - see the imports above
-
-    configured = os.environ.get("SUPPORTGATE_SIGNING_KEY_FILE")
-    url = database_url(settings.database_url)
-    if configured:
-        path = Path(configured)
-    elif url.get_backend_name() == "sqlite" and url.database:
-        path = Path(url.database).parent / "supportgate-signing.key"
-    else:
-        return None
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        if configured:
-            raise UsageError(f"no file {path}", field="SUPPORTGATE_SIGNING_KEY_FILE") from None
-        return None
-    except OSError as exc:
-        raise UsageError(f"cannot read the signing key {path}: {exc.strerror}", field=None) from exc
-    return NoteSigner.from_key(text).verifier()
 
 
 def _audit_keygen(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ The key's name must be the log's origin (SUPPORTGATE_LOG_ORIGIN): a key of anoth
 refused, naming both, since every checkpoint names its log by the key's name.
 
 `signing_key(settings)` is the one way the service and the CLI get the key;
-`log_verifier(settings)` its verifier key.
+`log_verifier(settings)` its verifier key, for `supportgate audit verify`.
 """
 
 from __future__ import annotations
@@ -102,9 +102,21 @@ def check_signing_key(settings: Settings) -> None:
     signing_key(settings)
 
 
-def log_verifier(settings: Settings) -> NoteVerifier:
-    """The verifier key of the log's signing key (never creates one)."""
-    return signing_key(settings).signer.verifier()
+def log_verifier(settings: Settings) -> NoteVerifier | None:
+    """The verifier key of the service's signing key, when this machine holds it (never
+    making one): None when no key file is set and none lies beside the SQLite file (or the
+    database is PostgreSQL without the setting, or in memory); SigningKeyError for a
+    configured file that is missing or unusable. The key's name is not held to
+    SUPPORTGATE_LOG_ORIGIN here: opening a checkpoint holds its origin to the key's name."""
+    try:
+        path, beside = _key_path(settings)
+    except SigningKeyError:
+        return None
+    if path is None or (beside and not path.exists()):
+        return None
+    if not path.exists():
+        raise SigningKeyError(f"no such file {path}", field=KEY_SETTING)
+    return read_signer_key(path).verifier()
 
 
 def write_signer_key(path: Path, origin: str, *, field: str = "--out") -> NoteVerifier:

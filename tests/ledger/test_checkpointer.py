@@ -15,6 +15,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.audit.checkpoints import witness_notes
 from supportgate.config import Settings
 from supportgate.db import LedgerCheckpoint, create_db_engine, session_factory, transaction
 from supportgate.db.migrate import upgrade
@@ -32,7 +33,6 @@ from supportgate.ledger.log import (
     tree,
 )
 from supportgate.ledger.note import NoteSigner
-from supportgate.ledger.witness import read_notes
 
 from ..waiting import wait_until
 
@@ -98,7 +98,7 @@ def stored_count(sessions: sessionmaker[Session]) -> int:
 
 def witnessed(settings: Settings) -> list[str]:
     assert settings.checkpoint_witness is not None
-    return read_notes(settings.checkpoint_witness.read_text())
+    return [note.text for note in witness_notes(settings.checkpoint_witness)]
 
 
 def test_start_signs_the_head_of_a_log_no_checkpoint_covers(

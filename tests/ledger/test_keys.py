@@ -71,6 +71,7 @@ def test_keygen_refuses_an_origin_that_cannot_name_a_key(
 
 def test_the_default_key_is_made_beside_the_sqlite_file_only_when_asked(tmp_path: Path) -> None:
     configured = settings(tmp_path)
+    assert log_verifier(configured) is None  # `audit verify` without a key: nothing to check
     with pytest.raises(SigningKeyError, match="beside the SQLite database\\) is missing"):
         signing_key(configured)
     check_signing_key(configured)  # `serve` lets the start make it
@@ -81,7 +82,9 @@ def test_the_default_key_is_made_beside_the_sqlite_file_only_when_asked(tmp_path
     again = signing_key(configured, create=True)
     assert not again.created
     assert again.signer.encoded() == made.signer.encoded()
-    assert log_verifier(configured).encoded() == made.signer.verifier().encoded()
+    verifier = log_verifier(configured)
+    assert verifier is not None
+    assert verifier.encoded() == made.signer.verifier().encoded()
 
 
 def test_a_configured_key_file_is_read_and_never_made(tmp_path: Path) -> None:
@@ -91,6 +94,8 @@ def test_a_configured_key_file_is_read_and_never_made(tmp_path: Path) -> None:
         signing_key(configured, create=True)
     with pytest.raises(SigningKeyError, match="no such file"):
         check_signing_key(configured)
+    with pytest.raises(SigningKeyError, match="no such file"):
+        log_verifier(configured)
     verifier = write_signer_key(path, ORIGIN)
     found = signing_key(configured)
     assert (found.path, found.beside_database, found.created) == (path, False, False)
@@ -106,8 +111,9 @@ def test_postgresql_without_a_key_file_is_refused_naming_the_setting(tmp_path: P
     ):
         with pytest.raises(SigningKeyError) as refused:
             attempt()
-        assert "SUPPORTGATE_SIGNING_KEY_FILE is not set" in str(refused.value)
+        assert "SUPPORTGATE_SIGNING_KEY_FILE: not set" in str(refused.value)
         assert f"supportgate audit keygen --origin {ORIGIN} --out FILE" in str(refused.value)
+    assert log_verifier(configured) is None
     path = tmp_path / "pg.key"
     write_signer_key(path, ORIGIN)
     assert signing_key(replace(configured, signing_key_file=path)).path == path
@@ -124,6 +130,9 @@ def test_a_key_of_another_name_is_refused_naming_both(tmp_path: Path) -> None:
         assert "'supportgate/another-host'" in message
         assert f"'{ORIGIN}'" in message
         assert "SUPPORTGATE_LOG_ORIGIN=supportgate/another-host" in message
+    verifier = log_verifier(configured)  # what `audit verify` reads: the key as it is
+    assert verifier is not None
+    assert verifier.name == "supportgate/another-host"
 
 
 def test_a_file_that_is_not_a_key_is_refused_without_showing_it(tmp_path: Path) -> None:
@@ -170,4 +179,4 @@ def test_serve_refuses_postgresql_without_a_key_before_it_listens(tmp_path: Path
     assert result.returncode == 2
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert line.startswith("supportgate: error: SUPPORTGATE_SIGNING_KEY_FILE is not set")
+    assert line.startswith("supportgate: error: SUPPORTGATE_SIGNING_KEY_FILE: not set")

@@ -81,17 +81,24 @@ class Checkpointer:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop looking, and sign what arrived since the last look (when started)."""
-        if self._thread is None:
-            return
-        self._stopping.set()
-        self._thread.join()
-        self._thread = None
+        """Stop looking, and sign what arrived since the last look. A command that never
+        started the service (`supportgate matrix publish`, `reevaluate`) signs what it
+        appended too, when this machine holds the key (it never makes one here); without
+        the key, the service's next look or start signs it."""
+        if self._thread is not None:
+            self._stopping.set()
+            self._thread.join()
+            self._thread = None
+        else:
+            try:
+                self._signing_key()
+            except SupportgateError:
+                return
         self._sign_logged("stop")
 
     def after_sweep(self) -> None:
-        """A sweep ended: sign its decisions now (a started service only; a command's own
-        sweep is signed by the service's next look)."""
+        """A sweep ended: sign its decisions now (a started service; a command's own sweep
+        is signed when the command stops)."""
         if self._thread is not None:
             self._sign_logged("sweep")
 

@@ -178,6 +178,19 @@ def test_stop_and_a_sweep_sign_what_arrived(
     assert stored_count(sessions) == 3  # 0 at start, 3 after the sweep, 5 at stop
 
 
+def test_a_command_that_never_started_signs_at_its_stop(
+    settings: Settings, sessions: sessionmaker[Session], tmp_path: Path
+) -> None:
+    """`supportgate matrix publish` and the like: a Runtime built, used and stopped."""
+    size = append(sessions, 2)
+    Checkpointer(settings, sessions).stop()
+    assert latest(sessions).tree_size == size
+    append(sessions, 1)
+    without_key = replace(settings, signing_key_file=tmp_path / "absent.key")
+    Checkpointer(without_key, sessions).stop()  # no key here: the service signs it later
+    assert latest(sessions).tree_size == size
+
+
 def test_a_size_is_stored_once(sessions: sessionmaker[Session]) -> None:
     """Two replicas signing one size: the second stores nothing (ON CONFLICT DO NOTHING)."""
     first = StoredCheckpoint(0, "the note\n", AT)

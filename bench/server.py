@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import httpx
 
 from tests.services import free_port
+from tests.signing import key_env
 
 START_TIMEOUT_S = 60.0
 
@@ -57,7 +58,8 @@ def running_server(
             "--workers",
             str(workers),
         ],
-        env={**os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
+        # PostgreSQL needs a signing key file: the tests' one, unless the caller's env names one
+        env={**key_env(database_url), **os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

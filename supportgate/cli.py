@@ -59,6 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from supportgate.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
     from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.keys import check_signing_key  # noqa: PLC0415 - see the imports above
     from supportgate.logging import configure_logging  # noqa: PLC0415 - see the imports above
 
     configure_logging()
@@ -75,6 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.no_upgrade:  # refuse now, in one line naming the fix, not in uvicorn's lifespan
         _absent_database(settings.database_url, may_create=False)
         ensure_current(settings.database_url)
+    check_signing_key(settings)  # likewise
     app = create_app(settings, upgrade_schema=not args.no_upgrade)
     uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
     return EXIT_OK
@@ -151,13 +153,14 @@ def _audit_verify(args: argparse.Namespace) -> int:
     signatures could not be checked (no verifier key), even if all else holds."""
     from supportgate.audit.checkpoints import read_verifier_key, witness_notes  # noqa: PLC0415
     from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.keys import log_verifier  # noqa: PLC0415 - see the imports above
 
     settings = Settings.from_env()
     verifier: NoteVerifier | None
     if args.verifier_key is not None:
         verifier = read_verifier_key(args.verifier_key)
     else:
-        verifier = _service_verifier(settings)
+        verifier = log_verifier(settings)
     notes = None if args.checkpoints is None else witness_notes(args.checkpoints)
     with _existing_database(settings) as sessions:
         report = verify_log(sessions, notes=notes, verifier=verifier)
@@ -202,32 +205,98 @@ def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
         engine.dispose()
 
 
-def _service_verifier(settings: Settings) -> NoteVerifier | None:
-    """The verifier of the service's own signing key, when this machine holds it:
-    SUPPORTGATE_SIGNING_KEY_FILE, else `supportgate-signing.key` beside the SQLite file.
+def _audit_keygen(args: argparse.Namespace) -> int:
+    from supportgate.ledger.keys import write_signer_key  # noqa: PLC0415 - see the imports above
 
-    A stand-in for the signer's key loading (supportgate/ledger/keys.py, to come), which
-    should replace it: same files, same order."""
-    from supportgate.db.engine import database_url  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.note import NoteSigner  # noqa: PLC0415 - see the imports above
+    origin = args.origin or Settings.from_env().log_origin
+    verifier = write_signer_key(args.out, origin)
+    print(f"wrote the signer key of {origin!r} to {args.out} (mode 0600): keep it where the")
+    print("database's owner cannot read it, and set SUPPORTGATE_SIGNING_KEY_FILE to it.")
+    print("The verifier key, for whoever checks the log:")
+    print(verifier.encoded())
+    return EXIT_OK
 
-    configured = os.environ.get("SUPPORTGATE_SIGNING_KEY_FILE")
-    url = database_url(settings.database_url)
-    if configured:
-        path = Path(configured)
-    elif url.get_backend_name() == "sqlite" and url.database:
-        path = Path(url.database).parent / "supportgate-signing.key"
-    else:
-        return None
+
+def _audit_receipt(args: argparse.Namespace) -> int:
+    from supportgate.audit.receipts import make_receipt  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.receipt import encode_receipt  # noqa: PLC0415 - see above
+
+    runtime = _runtime()
     try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        if configured:
-            raise UsageError(f"no file {path}", field="SUPPORTGATE_SIGNING_KEY_FILE") from None
-        return None
+        made = make_receipt(runtime.sessions, runtime.checkpointer, args.decision_id)
+    finally:
+        runtime.stop()
+    receipt = made.receipt
+    if made.signed_now:
+        print(
+            f"decision {args.decision_id} was newer than the latest checkpoint: signed one of "
+            f"{receipt.tree_size} entries",
+            file=sys.stderr,
+        )
+    args.out.write_bytes(encode_receipt(receipt))
+    print(
+        f"wrote the receipt of decision {args.decision_id} (leaf {receipt.leaf_index}, "
+        f"checkpoint of {receipt.tree_size} entries) to {args.out}"
+    )
+    return EXIT_OK
+
+
+def _audit_verify_receipt(args: argparse.Namespace) -> int:
+    # No database, no server: only the ledger's pure modules.
+    from supportgate.errors import LedgerInputError  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.receipt import check_receipt, read_receipt  # noqa: PLC0415 - see above
+
+    try:
+        data = args.file.read_bytes()
     except OSError as exc:
-        raise UsageError(f"cannot read the signing key {path}: {exc.strerror}", field=None) from exc
-    return NoteSigner.from_key(text).verifier()
+        raise UsageError(
+            f"cannot read the receipt {args.file}: {exc.strerror}", field="FILE"
+        ) from exc
+    try:
+        checked = check_receipt(read_receipt(data), args.verifier_key)
+    except LedgerInputError as exc:
+        print(f"receipt {args.file} does not hold: {exc}")
+        return EXIT_GATE_FAILED
+    print(f"receipt {args.file} holds: {checked.summary()}")
+    return EXIT_OK
+
+
+def _audit_replay(args: argparse.Namespace) -> int:
+    from supportgate.audit.replay import (  # noqa: PLC0415 - see the imports above
+        CannotReplay,
+        decision_ids,
+        differences,
+        replay_decision,
+    )
+    from supportgate.pagination import parse_time  # noqa: PLC0415 - see the imports above
+
+    if args.since is not None and args.decisions:
+        raise UsageError("give decision ids or --since, not both", field="--since")
+    since = parse_time("--since", args.since)
+    runtime = _runtime()
+    reproduced = differ = skipped = 0
+    try:
+        for decision_id in args.decisions or decision_ids(runtime, since=since):
+            try:
+                replayed = replay_decision(runtime, decision_id)
+            except CannotReplay as exc:
+                print(f"decision {decision_id}: cannot replay here: {exc}")
+                skipped += 1
+                continue
+            if replayed.reproduced:
+                reproduced += 1
+                continue
+            differ += 1
+            print(f"decision {decision_id} differs: {'; '.join(differences(replayed))}")
+    finally:
+        runtime.stop()
+    print(
+        f"replayed {reproduced + differ}: {reproduced} reproduced, {differ} differ, "
+        f"{skipped} cannot be replayed here"
+    )
+    if differ:
+        return EXIT_GATE_FAILED
+    return EXIT_ERROR if skipped and args.decisions else EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -394,6 +463,12 @@ def _parser() -> argparse.ArgumentParser:
         "reevaluate", help="re-evaluate every tracked manifest now; prints the sweep and counts"
     ).set_defaults(run=_reevaluate)
 
+    _add_audit_commands(commands)
+    return parser
+
+
+def _add_audit_commands(commands: Any) -> None:
+    """`supportgate audit ...`: the verifiable log."""
     audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
         dest="audit_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
@@ -416,7 +491,66 @@ def _parser() -> argparse.ArgumentParser:
     audit_cmd.add_parser(
         "rebuild-tracking", help="restore the tracked-manifest table from the log"
     ).set_defaults(run=_audit_rebuild_tracking)
-    return parser
+
+    keygen_cmd = audit_cmd.add_parser(
+        "keygen",
+        help="write a new checkpoint signing key; prints its verifier key on the last line",
+        description="Write a note signer key (PRIVATE+KEY+<name>+<hash>+<base64>, mode 0600) "
+        "for SUPPORTGATE_SIGNING_KEY_FILE, and print its verifier key on the last line. An "
+        "existing file is never overwritten.",
+    )
+    keygen_cmd.add_argument(
+        "--origin",
+        help="the log's origin, the key's name (default: $SUPPORTGATE_LOG_ORIGIN, else "
+        "supportgate/<hostname>)",
+    )
+    keygen_cmd.add_argument("--out", type=Path, required=True, metavar="FILE")
+    keygen_cmd.set_defaults(run=_audit_keygen)
+
+    receipt_cmd = audit_cmd.add_parser(
+        "receipt",
+        help="write a decision's receipt: its entry, inclusion proof and signed checkpoint",
+        description="Write a JSON receipt {entry, leaf_index, tree_size, hashes, checkpoint, "
+        "verifier_key} proving that the decision is in the latest signed checkpoint; a "
+        "decision newer than that checkpoint is signed first (this needs the signing key).",
+    )
+    receipt_cmd.add_argument("decision_id", metavar="DECISION_ID")
+    receipt_cmd.add_argument("--out", type=Path, required=True, metavar="FILE")
+    receipt_cmd.set_defaults(run=_audit_receipt)
+
+    verify_receipt_cmd = audit_cmd.add_parser(
+        "verify-receipt",
+        help="check a receipt offline (no database, no server)",
+        description="Check a receipt offline: the checkpoint's signature and that the entry "
+        "is included in it. Exit 0 when it holds, 1 naming what fails, 2 when the file "
+        "cannot be read.",
+    )
+    verify_receipt_cmd.add_argument("file", type=Path, metavar="FILE")
+    verify_receipt_cmd.add_argument(
+        "--verifier-key",
+        metavar="KEY",
+        help="the log's verifier key, obtained apart from the receipt; the receipt's key "
+        "must be this one (without it the receipt's own key is used, which proves less)",
+    )
+    verify_receipt_cmd.set_defaults(run=_audit_verify_receipt)
+
+    replay_cmd = audit_cmd.add_parser(
+        "replay",
+        help="evaluate stored inputs again; report each decision that comes out different",
+        description="Evaluate each decision's stored policy input again with the stored "
+        "matrix version and this engine, and report each decision that comes out different. "
+        "Decisions made under other policies than the engine's cannot be replayed here and "
+        "are listed. Exit 0: none differs; 1: some decision differs; 2: a DECISION_ID given "
+        "cannot be replayed here (unknown, other policies, its matrix not published), or an "
+        "input or database error.",
+    )
+    replay_cmd.add_argument(
+        "decisions", nargs="*", metavar="DECISION_ID", help="these decisions (default: all)"
+    )
+    replay_cmd.add_argument(
+        "--since", metavar="TIME", help="only decisions evaluated at or after TIME (RFC 3339)"
+    )
+    replay_cmd.set_defaults(run=_audit_replay)
 
 
 if __name__ == "__main__":

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from supportgate.errors import UsageError
 from supportgate.package_data import POLICIES_PACKAGE, package_directory
 from supportgate.pagination import check_choice
 
 DEFAULT_POLICY_DIR = package_directory(POLICIES_PACKAGE)
 DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
 DEFAULT_REEVALUATE_CRON = "0 3 * * *"
+CHECKPOINT_INTERVAL_SECONDS = 5.0
+"""The contract's longest wait between an entry and the checkpoint that signs it."""
+
+
+def default_log_origin() -> str:
+    """`supportgate/<hostname>`: the origin line of the checkpoints and the signing key's name."""
+    return f"supportgate/{socket.gethostname()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +34,15 @@ class Settings:
     """Where group commits run: `process` (a child process, beside the request loop),
     `thread` (a thread of the service) or `auto` (process on PostgreSQL, thread on SQLite,
     whose single file lock gains nothing from a second process)."""
+    signing_key_file: Path | None = None
+    """The note signer key that signs checkpoints (`supportgate audit keygen`). Unset: the
+    file `supportgate-signing.key` beside the SQLite database (docs/ledger.md)."""
+    log_origin: str = field(default_factory=default_log_origin)
+    checkpoint_witness: Path | None = None
+    """A file every signed checkpoint is appended to, outside the database's reach."""
+    checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS
+    """Seconds between looks at the log's head, signing what arrived. At most 5 (the
+    contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -35,6 +53,10 @@ class Settings:
             reevaluate_cron=env.get("SUPPORTGATE_REEVALUATE_CRON") or DEFAULT_REEVALUATE_CRON,
             policy_dir=Path(env.get("SUPPORTGATE_POLICY_DIR") or DEFAULT_POLICY_DIR),
             decision_writer=_decision_writer(env.get("SUPPORTGATE_DECISION_WRITER") or "auto"),
+            signing_key_file=_path(env.get("SUPPORTGATE_SIGNING_KEY_FILE")),
+            log_origin=env.get("SUPPORTGATE_LOG_ORIGIN") or default_log_origin(),
+            checkpoint_witness=_path(env.get("SUPPORTGATE_CHECKPOINT_WITNESS")),
+            checkpoint_interval=_interval(env.get("SUPPORTGATE_CHECKPOINT_INTERVAL")),
         )
 
     @property
@@ -46,6 +68,26 @@ class Settings:
 
 
 DECISION_WRITERS = ("auto", "process", "thread")
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _interval(value: str | None) -> float:
+    if not value:
+        return CHECKPOINT_INTERVAL_SECONDS
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= CHECKPOINT_INTERVAL_SECONDS:  # also refuses NaN
+        raise UsageError(
+            f"seconds between checkpoints, more than 0 and at most "
+            f"{CHECKPOINT_INTERVAL_SECONDS:g} (entries are signed within 5 s), got {value!r}",
+            field="SUPPORTGATE_CHECKPOINT_INTERVAL",
+        )
+    return seconds
 
 
 def _decision_writer(value: str) -> str:

@@ -1,5 +1,6 @@
 """Everything a running supportgate holds, built once from Settings and shared by the API and
-the CLI: database, policy engine, matrix versions, API keys and the decision recorder."""
+the CLI: database, policy engine, matrix versions, API keys, the decision recorder and the
+checkpointer that signs the log."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from supportgate.db.migrate import ensure_current, upgrade
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
 from supportgate.impact.services import ImpactAnalysis
+from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Decision
 from supportgate.matrix import load_matrix_file
@@ -52,6 +54,7 @@ class Runtime:
     reevaluation: ReevaluationService
     sweeps: SweepScheduler
     clock: Clock
+    checkpointer: Checkpointer
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
@@ -76,6 +79,8 @@ class Runtime:
             sessions=sessions, db=db, engine=engine, matrices=matrices, recorder=recorder
         )
         reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, clock.now())
+        checkpointer = Checkpointer(settings, sessions, clock=clock)
+        reevaluation.after_sweep = checkpointer.after_sweep
         waivers.subscribe(reevaluation.waiver_changed)
         matrices.on_published = reevaluation.matrix_published
         evaluations.on_hardware_recorded = reevaluation.hardware_recorded
@@ -104,6 +109,7 @@ class Runtime:
             reevaluation=reevaluation,
             sweeps=sweeps,
             clock=clock,
+            checkpointer=checkpointer,
         )
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:
@@ -116,6 +122,7 @@ class Runtime:
 
     def start(self, *, upgrade_schema: bool) -> None:
         self.prepare_database(upgrade_schema=upgrade_schema)
+        self.checkpointer.start()  # first: a key that cannot be had refuses the start
         self.recorder.start()
         self.webhooks.start()
         self.reevaluation.start()
@@ -132,6 +139,7 @@ class Runtime:
         self.reevaluation.stop()
         self.webhooks.stop()
         self.recorder.stop()
+        self.checkpointer.stop()  # after the last write: signs it
         self.engine.close()
         self.db.dispose()
 

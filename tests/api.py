@@ -15,6 +15,8 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.runtime import Runtime
 
+from .signing import with_test_key
+
 
 @dataclass
 class Api:
@@ -41,8 +43,10 @@ def running_api(
     database_url: str, *, clock: Clock = SYSTEM_CLOCK, **settings: Any
 ) -> Iterator[Api]:
     """The app on `database_url` with one key per role (named after the role); its parts ask
-    `clock` the time (a tests.clock.FakeClock for tests of expiry and schedules)."""
-    configured = replace(Settings.from_env({}), database_url=database_url, **settings)
+    `clock` the time (a tests.clock.FakeClock for tests of expiry and schedules). On
+    PostgreSQL the tests' checkpoint signing key, unless `settings` name one."""
+    base = with_test_key(replace(Settings.from_env({}), database_url=database_url))
+    configured = replace(base, **settings)
     runtime = Runtime.build(configured, clock=clock)
     app = create_app(runtime=runtime)
     with TestClient(app) as client:

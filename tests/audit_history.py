@@ -8,9 +8,10 @@ created and deleted, one deployment untracked, a pool posted again with new cont
 checkpoint B at the head. Both checkpoints are stored in `ledger_checkpoints` and appended
 to a witness file, signed with a key written where SUPPORTGATE_SIGNING_KEY_FILE can name it.
 
-Until the service signs by itself (branch `checkpoints`), `sign_head` signs here, with the
-ledger's own checkpoint and note code, as the service will: the note stored per tree size,
-and appended to the witness file after a blank line.
+The service signs them (its checkpointer, asked at A and B); it also signs at its start and
+after each sweep, and those other stored checkpoints are deleted once it has stopped, so
+that A and B are the history's only ones. `sign_head` signs as an attacker holding the key
+would, with the ledger's own checkpoint and note code.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import httpx
 import yaml
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import create_engine, delete, insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import NullPool
@@ -34,7 +35,7 @@ from sqlmodel import Session
 from supportgate.db import LedgerCheckpoint, transaction
 from supportgate.db.engine import database_url
 from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
-from supportgate.ledger.log import read_head
+from supportgate.ledger.log import latest_checkpoint, read_head
 from supportgate.ledger.note import NoteSigner
 
 from .api import Api, running_api
@@ -71,6 +72,17 @@ def sign_head(sessions: sessionmaker[Session], signer: NoteSigner, witness: Path
     return head.size
 
 
+def sign_service_head(api: Api, witness: Path) -> int:
+    """The service signs its head now; its note appended to the witness file."""
+    api.runtime.checkpointer.sign_now()
+    with transaction(api.runtime.sessions) as session:
+        latest = latest_checkpoint(session)
+    assert latest is not None
+    with witness.open("a", encoding="utf-8") as file:
+        file.write(("\n" if witness.stat().st_size else "") + latest.note)
+    return latest.tree_size
+
+
 def build(url: str, directory: Path) -> History:
     signer = NoteSigner.generate(ORIGIN)
     key_file = directory / "supportgate-signing.key"
@@ -79,11 +91,13 @@ def build(url: str, directory: Path) -> History:
     witness = directory / "witness.txt"
     witness.touch()
     files = expected().files
-    with running_api(url) as api:
+    with running_api(
+        url, signing_key_file=key_file, log_origin=ORIGIN, checkpoint_interval=3600.0
+    ) as api:
         for path in files:
             if path.name.startswith("hw-"):
                 _post(api, path)
-        first = sign_head(api.runtime.sessions, signer, witness)
+        first = sign_service_head(api, witness)
         for path in files:
             if not path.name.startswith("hw-"):
                 _post(api, path)
@@ -97,7 +111,10 @@ def build(url: str, directory: Path) -> History:
         )
         _post(api, _reposted(next(p for p in files if p.name == REPOSTED_POOL), directory))
         assert api.runtime.reevaluation.wait_idle()
-        second = sign_head(api.runtime.sessions, signer, witness)
+        second = sign_service_head(api, witness)
+        with transaction(api.runtime.sessions, write=True) as session:  # A and B only
+            kept = _checkpoints.c.tree_size.not_in([first, second])
+            session.execute(delete(_checkpoints).where(kept))
     return History(url, key_file, signer.verifier().encoded(), witness, (first, second))
 
 

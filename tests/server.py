@@ -25,6 +25,7 @@ from supportgate.config import Settings
 from supportgate.runtime import Runtime
 
 from .services import free_port
+from .signing import key_env
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -38,8 +39,10 @@ def supportgate_command() -> list[str]:
 
 
 def clean_env(**variables: str) -> dict[str, str]:
-    """The caller's environment without SUPPORTGATE_* variables, plus `variables`."""
+    """The caller's environment without SUPPORTGATE_* variables, plus `variables`, and on a
+    PostgreSQL SUPPORTGATE_DATABASE_URL the tests' checkpoint signing key (unless given)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("SUPPORTGATE_")}
+    env.update(key_env(variables.get("SUPPORTGATE_DATABASE_URL", "")))
     env.update(variables)
     return env
 

@@ -1,4 +1,6 @@
-"""HTTP: GET /v1/audit, the decision history filtered, as JSON pages or streamed CSV."""
+"""HTTP: GET /v1/audit, the decision history filtered, as JSON pages or streamed CSV; and the
+verifiable log (CONTRACT section 6): the latest signed checkpoint, the verifier key, entries,
+inclusion and consistency proofs."""
 
 from __future__ import annotations
 
@@ -7,22 +9,26 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import anyio.to_thread
-from litestar import Controller, get
+from litestar import Controller, Response, get
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
 from litestar.openapi.spec.enums import OpenAPIType
-from litestar.params import QueryParameter
+from litestar.params import PathParameter, QueryParameter
 from litestar.response import Stream
 
 from supportgate.dependencies import RuntimeDep
+from supportgate.errors import NotFound
 from supportgate.evaluations.views import DecisionPage
 from supportgate.http_paging import Cursor, Kind, Name
 from supportgate.manifests.decision import VERDICTS
-from supportgate.openapi import body
+from supportgate.openapi import body, error
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
 from .csv_export import CSV_COLUMNS
 from .filters import FORMATS, AuditFilter, parse_format
+from .proofs import ProofService
 from .services import AuditService
+from .views import ConsistencyProof, InclusionProof, LogEntry
 
 VerdictParam = Annotated[str | None, QueryParameter(enum=list(VERDICTS), description="verdict")]
 Rule = Annotated[
@@ -49,7 +55,33 @@ Format = Annotated[
     ),
 ]
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size (JSON only)")]
+LeafIndexPath = Annotated[int, PathParameter(ge=0, description="an entry's 0-based position")]
+LeafIndex = Annotated[int, QueryParameter(ge=0, description="the entry's 0-based position")]
+TreeSize = Annotated[
+    int,
+    QueryParameter(
+        ge=0,
+        description="the tree's size, at most the log's; check the proof against a signed "
+        "checkpoint of this size (GET /v1/audit/checkpoint gives the latest)",
+    ),
+]
+First = Annotated[int, QueryParameter(ge=0, description="the earlier tree size")]
+Second = Annotated[int, QueryParameter(ge=0, description="the later tree size, at most the log's")]
 CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
+TEXT_MEDIA_TYPE = "text/plain"  # Litestar adds "; charset=utf-8"
+
+
+def text(description: str) -> ResponseSpec:
+    """A 200 answer in text/plain. (The handler's own media type stays JSON: Litestar gives
+    it to the handler's error answers too, whose bodies are JSON.)"""
+    return ResponseSpec(
+        data_container=str,
+        media_type=TEXT_MEDIA_TYPE,
+        description=description,
+        generate_examples=False,
+    )
+
+
 CSV_HEADER = ",".join(CSV_COLUMNS)
 
 
@@ -112,3 +144,59 @@ class AuditController(Controller):
                 },
             )
         return await anyio.to_thread.run_sync(lambda: audit.page(where, cursor=cursor, limit=limit))
+
+    @get(
+        "/checkpoint",
+        opt={"role": "procurement"},
+        summary="The latest signed checkpoint of the log (a C2SP tlog-checkpoint signed note)",
+        responses={
+            200: text("The checkpoint: origin, tree size, base64 root, a blank line, signatures"),
+            404: error(404),
+        },
+    )
+    async def checkpoint(self, runtime: RuntimeDep) -> Response[str]:
+        note = await anyio.to_thread.run_sync(_proofs(runtime).checkpoint)
+        if note is None:
+            raise NotFound("no checkpoint is signed yet", field="checkpoint")
+        return Response(note, media_type=TEXT_MEDIA_TYPE)
+
+    @get(
+        "/verifier-key",
+        opt={"role": "procurement"},
+        summary="The verifier key of the checkpoints' signatures",
+        responses={200: text("The verifier key, <name>+<hash>+<base64>, and a newline")},
+    )
+    async def verifier_key(self, runtime: RuntimeDep) -> Response[str]:
+        return Response(_proofs(runtime).verifier_key() + "\n", media_type=TEXT_MEDIA_TYPE)
+
+    @get(
+        "/entries/{leaf_index:int}",
+        opt={"role": "procurement"},
+        summary="One entry of the log: the exact text hashed into its leaf",
+    )
+    async def entry(self, runtime: RuntimeDep, leaf_index: LeafIndexPath) -> LogEntry:
+        return await anyio.to_thread.run_sync(_proofs(runtime).entry, leaf_index)
+
+    @get(
+        "/proof/inclusion",
+        opt={"role": "procurement"},
+        summary="The inclusion proof of one entry in the tree of tree_size entries",
+    )
+    async def inclusion(
+        self, runtime: RuntimeDep, *, leaf_index: LeafIndex, tree_size: TreeSize
+    ) -> InclusionProof:
+        return await anyio.to_thread.run_sync(_proofs(runtime).inclusion, leaf_index, tree_size)
+
+    @get(
+        "/proof/consistency",
+        opt={"role": "procurement"},
+        summary="The consistency proof that the tree of `second` entries extends that of `first`",
+    )
+    async def consistency(
+        self, runtime: RuntimeDep, *, first: First, second: Second
+    ) -> ConsistencyProof:
+        return await anyio.to_thread.run_sync(_proofs(runtime).consistency, first, second)
+
+
+def _proofs(runtime: RuntimeDep) -> ProofService:
+    return ProofService(runtime.sessions, runtime.checkpointer)

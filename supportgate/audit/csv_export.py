@@ -28,6 +28,7 @@ CSV_COLUMNS = (
     "policy_revision",
     "input_digest",
     "rules",
+    "leaf_index",
 )
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -61,6 +62,7 @@ def csv_rows(rows: Iterable[Mapping[Any, Any]]) -> bytes:
             row["policy_revision"],
             row["input_digest"],
             rules_cell(row["document"]),
+            str(row["leaf_index"]),
         ]
         for row in rows
     )

@@ -8,7 +8,9 @@ checklist and recommendations: the audit alone is enough to show why a verdict w
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 import msgspec
@@ -92,3 +94,38 @@ def _as_json(value: object) -> dict[str, object]:
     """The value as JSON reads it back (lists, not tuples), so the two sides compare."""
     plain: dict[str, object] = msgspec.json.decode(msgspec.json.encode(value))
     return plain
+
+
+REPLAY_CHUNK = 1000
+
+
+def decision_ids(runtime: ReplayParts, *, since: datetime | None) -> Iterator[str]:
+    """The id of every decision evaluated at or after `since` (all without), oldest first,
+    read REPLAY_CHUNK per short transaction."""
+    after = 0
+    while True:
+        with transaction(runtime.sessions) as session:
+            found = repository.decision_ids_after(
+                session, after_seq=after, since=since, limit=REPLAY_CHUNK
+            )
+        for _, decision_id in found:
+            yield decision_id
+        if len(found) < REPLAY_CHUNK:
+            return
+        after = found[-1][0]
+
+
+def differences(replayed: Replay) -> list[str]:
+    """What differs between the stored and the replayed decision, one phrase each."""
+    if not replayed.input_matches:
+        return ["its stored policy input does not match its input_digest"]
+    stored, again = replayed.stored, replayed.replayed
+    found = []
+    for field in sorted(stored.keys() | again.keys()):
+        if stored.get(field) == again.get(field):
+            continue
+        if field in ("verdict", "allowed"):
+            found.append(f"{field} {stored.get(field)} -> {again.get(field)}")
+        else:
+            found.append(f"{field}: not the same")
+    return found

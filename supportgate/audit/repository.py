@@ -17,6 +17,7 @@ costs a full walk for filters that match only old decisions (an old matrix_versi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -51,12 +52,7 @@ _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 _rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
 
 _DECISION_COLUMNS = [_decisions.c[name] for name in DECISION_COLUMNS]
-_STORED_COLUMNS = [
-    *_DECISION_COLUMNS,
-    _decisions.c.policy_input,
-    _decisions.c.recorded_at,
-    _decisions.c.leaf_index,
-]
+_STORED_COLUMNS = [*_DECISION_COLUMNS, _decisions.c.policy_input, _decisions.c.recorded_at]
 
 
 def decisions_page(
@@ -206,3 +202,16 @@ def stored_decision(session: Session, decision_id: str) -> RowMapping | None:
     """One decision with every stored column, by id."""
     statement = select(*_STORED_COLUMNS).where(_decisions.c.id == decision_id)
     return session.execute(statement).mappings().first()
+
+
+def decision_ids_after(
+    session: Session, *, after_seq: int, since: datetime | None, limit: int
+) -> list[tuple[int, str]]:
+    """(seq, id) of up to `limit` decisions after `after_seq`, oldest first, evaluated at or
+    after `since` when given."""
+    c = _decisions.c
+    statement = select(c.seq, c.id).where(c.seq > after_seq)
+    if since is not None:
+        statement = statement.where(c.evaluated_at >= since)
+    rows = session.execute(statement.order_by(c.seq).limit(limit))
+    return [(int(seq), str(id_)) for seq, id_ in rows]

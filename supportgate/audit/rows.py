@@ -23,8 +23,9 @@ DECISION_COLUMNS = (
     "input_digest",
     "evaluated_at",
     "document",
+    "leaf_index",
 )
-"""The columns a Decision document is made of (not the stored input nor the chain hashes)."""
+"""The columns a Decision document is made of (not the stored input)."""
 
 
 def decision_from_row(row: DecisionRow) -> Decision:
@@ -46,6 +47,7 @@ def decision_from_columns(values: Mapping[Any, Any]) -> Decision:
             "input_digest": values["input_digest"],
             "evaluated_at": values["evaluated_at"],
             "cause": values["cause"],
+            "leaf_index": values["leaf_index"],
         },
         Decision,
     )

@@ -8,18 +8,27 @@ next appender waits and the log stays linear across threads, processes and repli
 `ledger_nodes`, and the new size and root into the head. Opening the tree reads only its
 frontier (at most log2 n nodes, docs/ledger.md), so an append costs O(log n) reads, not a
 pass over the log, and so does a proof (`SqlNodeStore.get` reads a proof's nodes in one query).
+Signed checkpoints are kept in `ledger_checkpoints`, one per tree size (checkpointer.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Row, Table, insert, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from supportgate.db.tables import LEDGER_HEAD_ID, LedgerEntry, LedgerHead, LedgerNode
+from supportgate.db.tables import (
+    LEDGER_HEAD_ID,
+    LedgerCheckpoint,
+    LedgerEntry,
+    LedgerHead,
+    LedgerNode,
+)
 from supportgate.errors import NodeStoreError
 
 from .entries import Entry
@@ -29,6 +38,7 @@ from .nodestore import NodeId
 _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
 _nodes: Table = LedgerNode.__table__  # type: ignore[attr-defined]
 _head: Table = LedgerHead.__table__  # type: ignore[attr-defined]
+_checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,3 +150,34 @@ def entries_between(session: Session, first: int, last: int) -> Sequence[Row[Any
         .order_by(_entries.c.leaf_index)
     )
     return session.execute(statement).all()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCheckpoint:
+    """A signed checkpoint as `ledger_checkpoints` keeps it."""
+
+    tree_size: int
+    note: str
+    signed_at: datetime
+
+
+def latest_checkpoint(session: Session) -> StoredCheckpoint | None:
+    """The stored checkpoint of the largest tree size, or None before the first."""
+    row = session.execute(
+        select(_checkpoints.c.tree_size, _checkpoints.c.note, _checkpoints.c.signed_at)
+        .order_by(_checkpoints.c.tree_size.desc())
+        .limit(1)
+    ).first()
+    return None if row is None else StoredCheckpoint(int(row.tree_size), row.note, row.signed_at)
+
+
+def store_checkpoint(session: Session, checkpoint: StoredCheckpoint) -> bool:
+    """Keep a signed checkpoint; False when one of that tree size is stored already (another
+    replica signed the same size first: the same key signs the same note, so nothing is lost)."""
+    dialect = session.get_bind().dialect.name
+    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert_into(_checkpoints).values(
+        tree_size=checkpoint.tree_size, note=checkpoint.note, signed_at=checkpoint.signed_at
+    )
+    statement = statement.on_conflict_do_nothing(index_elements=["tree_size"])
+    return session.execute(statement.returning(_checkpoints.c.tree_size)).first() is not None

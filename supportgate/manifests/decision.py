@@ -2,7 +2,7 @@
 
 `PolicyResult` is what the Rego entrypoint `data.supportgate.decision.result` answers;
 `Decision` is that result plus what Python knows about the evaluation (identity, matrix
-version, policy revision, input digest, time, cause).
+version, policy revision, input digest, time, cause) and where the log holds it (`leaf_index`).
 """
 
 from __future__ import annotations
@@ -91,6 +91,9 @@ class Decision(_Doc, frozen=True):
     input_digest: Annotated[str, msgspec.Meta(pattern="^sha256:[0-9a-f]{64}$")]
     evaluated_at: Annotated[datetime, msgspec.Meta(tz=True)]
     cause: Cause
+    leaf_index: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    """The decision's entry in the verifiable log (CONTRACT section 6); omitted before the
+    decision is written, and never part of the entry itself."""
 
     def rules(self, *severities: Severity) -> set[str]:
         """The rule ids among the violations, optionally only those of the given severities."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from datetime import UTC, datetime
@@ -85,6 +85,8 @@ class ReevaluationService:
         self.batch_size = batch_size
         self.waivers_for: WaiversFor = _no_waivers
         """The unexpired waivers of a batch's manifests (the waivers domain sets it)."""
+        self.after_sweep: Callable[[], None] = lambda: None
+        """Called when a sweep has finished or failed (the ledger signs a checkpoint)."""
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
@@ -334,8 +336,10 @@ class ReevaluationService:
         except Exception as exc:
             log.exception("sweep_failed", sweep_id=sweep_id)
             self._set(sweep_id, status="failed", error=repr(exc)[:2000], finished_at=_now())
+            self.after_sweep()
             return True
         self._set(sweep_id, status="finished", finished_at=_now(), error=None)
+        self.after_sweep()
         view = self.view(sweep_id)
         if view is not None:
             log.info(

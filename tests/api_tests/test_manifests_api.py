@@ -126,7 +126,11 @@ def test_one_manifest_is_its_canonical_content_and_latest_decision(api: Api) -> 
         "last_evaluated_at",
     }
     assert (one["kind"], one["name"], one["owner"]) == ("HardwareManifest", "h100-pool-a", "infra")
-    assert one["latest_decision"] == decision
+    # the 201 body, and the decision's leaf in the log (the 201 has it once the writer sets it)
+    assert one["latest_decision"] == {
+        "leaf_index": one["latest_decision"]["leaf_index"],
+        **decision,
+    }
     assert one["last_evaluated_at"] is not None
     content = one["content"]
     assert content["apiVersion"] == "supportgate/v1"

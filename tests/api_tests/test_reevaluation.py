@@ -87,7 +87,7 @@ def test_publishing_sm90_turns_the_h100_verdicts_with_alerts(api: Api) -> None:
         assert decision["verdict"] == "supported"
         assert decision["cause"] == "matrix"
     assert rows(api).decisions == before + 4
-    assert verify_log(api.runtime.sessions).intact
+    assert verify_log(api.runtime.sessions, verifier=api.runtime.checkpointer.verifier()).intact
 
 
 def test_a_sweep_that_changes_nothing_records_no_decision(api: Api) -> None:

@@ -10,6 +10,8 @@ draws (each is a documented rule, tested elsewhere):
 - a matrix's version range must not be empty and its `default_engine` must be among its
   `engines` (supportgate.manifests.schema); positive cases drop a `below` that is not above
   its `min`, and a `default_engine` that names no engine.
+- a leaf or tree size of the log must be one the log has: positive cases ask for what the
+  fixture's log of one entry (the default matrix) has, leaf 0 and sizes 0 to 1.
 Checks that belong to schemathesis's coverage and stateful phases (unsupported_method,
 missing_required_header, use_after_free, ensure_resource_availability) see nothing in these
 fuzzing cases; OPTIONS and 405 answers are tested in test_options.py.
@@ -40,6 +42,8 @@ from supportgate.config import Settings
 from supportgate.manifests.common import version_key
 from supportgate.runtime import Runtime
 
+from ..signing import with_test_key
+
 load_all_checks()
 ALL_CHECKS: list[CheckFunction] = [c for c in CHECKS.get_all() if not isinstance(c, type)]
 MAX_EXAMPLES = 40
@@ -63,7 +67,7 @@ OPERATIONS = _operations()
 @pytest.fixture
 def api_schema(db_url: str) -> Iterator[tuple[Any, dict[str, str]]]:
     """The app on a fresh database as a schemathesis schema, and an admin key's headers."""
-    runtime = Runtime.build(replace(Settings.from_env({}), database_url=db_url))
+    runtime = Runtime.build(with_test_key(replace(Settings.from_env({}), database_url=db_url)))
     runtime.prepare_database(upgrade_schema=True)
     admin = runtime.keys.create_key(name="schemathesis", role="admin")
     app = create_app(runtime=runtime)
@@ -83,6 +87,21 @@ def _give_what_no_schema_says(case: schemathesis.Case[Any]) -> None:
         case.body["expires_at"] = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     if case.path.startswith("/v1/matrix") and case.method == "POST" and isinstance(case.body, dict):
         _without_cross_field_conflicts(case.body)
+    if case.path.startswith("/v1/audit/"):
+        _within_the_log(case)
+
+
+def _within_the_log(case: schemathesis.Case[Any]) -> None:
+    """Leaves and sizes the fixture's log of one entry has (size 1, leaf 0)."""
+    for parameters in (case.path_parameters, case.query):
+        if not isinstance(parameters, dict):
+            continue
+        for name in ("leaf_index", "first"):
+            if name in parameters:
+                parameters[name] = 0
+        for name in ("tree_size", "second"):
+            if name in parameters:
+                parameters[name] = 1
 
 
 def _without_cross_field_conflicts(matrix: dict[str, Any]) -> None:

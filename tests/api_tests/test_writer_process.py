@@ -70,7 +70,9 @@ def test_concurrent_decisions_are_committed_in_one_log(process_api: Api) -> None
     assert [getattr(answer, "status", answer) for answer in answers] == [201] * CONCURRENT
     assert rows(process_api).decisions == CONCURRENT
     assert rows(process_api).manifests == CONCURRENT
-    report = verify_log(process_api.runtime.sessions)
+    report = verify_log(
+        process_api.runtime.sessions, verifier=process_api.runtime.checkpointer.verifier()
+    )
     assert report.intact
     assert report.entries == CONCURRENT + 1  # and the default matrix
     counted = process_api.client.get("/metrics").text
@@ -127,7 +129,9 @@ def test_a_killed_writer_fails_what_it_held_and_is_replaced(process_api: Api) ->
         return all(getattr(answer, "status", None) == 201 for answer in again)
 
     assert _eventually(recovered)
-    assert verify_log(process_api.runtime.sessions).intact
+    assert verify_log(
+        process_api.runtime.sessions, verifier=process_api.runtime.checkpointer.verifier()
+    ).intact
 
 
 def test_stop_writes_what_was_submitted(db_url: str) -> None:
@@ -172,7 +176,9 @@ def test_integers_beyond_64_bits_are_recorded(process_api: Api) -> None:
     assert response.status_code == 201, response.text
     assert response.json()["id"]
     assert rows(process_api).decisions == 1
-    assert verify_log(process_api.runtime.sessions).intact
+    assert verify_log(
+        process_api.runtime.sessions, verifier=process_api.runtime.checkpointer.verifier()
+    ).intact
 
 
 def test_a_sweep_batch_is_written_by_the_writer_process(
@@ -243,4 +249,5 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
     assert memos == ["pool-a"]  # a dropped record's memo is not saved
     assert tuple(sweep) == ("pool-b", 2, 1)
     assert rows(process_api).decisions == 3
-    assert verify_log(runtime.sessions).intact
+    report = verify_log(runtime.sessions, verifier=runtime.checkpointer.verifier())
+    assert report.intact, report.summary()

@@ -32,7 +32,7 @@ from supportgate.ledger.merkle import EMPTY_ROOT
 from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
 
 from ..api import Api
-from ..audit_history import ORIGIN, WAIVED, History, build, copied, sign_head
+from ..audit_history import ORIGIN, WAIVED, History, build, copied
 from ..clock import FakeClock
 from ..tamper import hash_literal, leaves, quoted, run_sql, scalar, time_literal
 
@@ -293,13 +293,12 @@ class _PostingOnTheSecondSession(sessionmaker[Session]):
 def test_a_live_database_verifies(sqlite_api: Api, tmp_path: Path, examples_dir: Path) -> None:
     """Entries appended while the walk runs are left for the next run, and the tracking
     state follows them, so the tracked manifest they moved still agrees."""
-    signer = NoteSigner.generate(ORIGIN)
     deployment = examples_dir / "dep-b200-offline.yaml"
     for path in (examples_dir / "hw-b200-pool.yaml", deployment):
         assert sqlite_api.post_manifest(path).status_code == 201
-    sign_head(sqlite_api.runtime.sessions, signer, tmp_path / "witness.txt")
+    sqlite_api.runtime.checkpointer.sign_now()  # the service signs its head
     sessions = _PostingOnTheSecondSession(sqlite_api, deployment)
-    walked = verify_log(sessions, verifier=signer.verifier(), chunk=1)
+    walked = verify_log(sessions, verifier=sqlite_api.runtime.checkpointer.verifier(), chunk=1)
     assert sessions.handed_out > 2
     assert walked.intact, walked.summary()
     assert walked.entries == 3  # the decision posted meanwhile is the next run's

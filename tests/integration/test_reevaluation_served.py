@@ -22,6 +22,7 @@ from supportgate.db import create_db_engine, session_factory
 from ..examples import expected
 from ..server import Served, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database
+from ..signing import shared_verifier
 from ..waiting import wait_until
 
 H100 = {
@@ -147,8 +148,10 @@ def _decisions_under(url: str, version: str) -> tuple[int, int]:
 
 
 def _chain_intact(url: str) -> bool:
+    """The log holds, its checkpoints signed by the servers' key (the tests' own, on
+    PostgreSQL)."""
     with engine(url) as db:
-        return verify_log(session_factory(db)).intact
+        return verify_log(session_factory(db), verifier=shared_verifier()).intact
 
 
 @pytest.mark.postgres

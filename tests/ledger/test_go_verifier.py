@@ -15,10 +15,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
-import os
-import shutil
-import subprocess
 from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
@@ -31,33 +27,12 @@ from supportgate.ledger.merkle import MerkleTree
 from supportgate.ledger.nodestore import MemoryNodeStore
 from supportgate.ledger.note import NoteSigner, generate_key
 
-from ..services import require_or_skip
+from .go_verifier import run_verifier
 
 pytestmark = pytest.mark.go
 
-VERIFIER_MODULE = Path(__file__).resolve().parents[1] / "tlog_verifier"
 SIZES = (1, 2, 3, 7, 8, 100, 1000)
 ORIGIN = "supportgate.test/tlog-verifier"
-GO_BUILD_TIMEOUT_S = 300
-
-
-@pytest.fixture(scope="module")
-def go_verifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        require_or_skip("SUPPORTGATE_REQUIRE_OPA", "no `go` on PATH to build tests/tlog_verifier")
-    assert go is not None
-    binary = tmp_path_factory.mktemp("go") / "tlog_verifier"
-    # go.sum is committed: -mod=readonly builds exactly the pinned modules, or fails.
-    env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false"}
-    subprocess.run(
-        [go, "build", "-o", str(binary), "."],
-        cwd=VERIFIER_MODULE,
-        env=env,
-        check=True,
-        timeout=GO_BUILD_TIMEOUT_S,
-    )
-    return binary
 
 
 def _b64(hashes: list[bytes]) -> list[str]:
@@ -100,22 +75,10 @@ def fixture() -> dict[str, Any]:
     }
 
 
-def _run(binary: Path, fixture: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "fixture.json"
-    path.write_text(json.dumps(fixture))
-    return subprocess.run(
-        [str(binary), "-fixture", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-
-
 def test_go_accepts_our_checkpoints_and_proofs(
     go_verifier: Path, fixture: dict[str, Any], tmp_path: Path
 ) -> None:
-    result = _run(go_verifier, fixture, tmp_path)
+    result = run_verifier(go_verifier, fixture, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
         f"verified {len(SIZES)} checkpoints, {sum(SIZES)} inclusion proofs, "
@@ -177,6 +140,6 @@ def test_go_refuses_a_tampered_fixture(
 ) -> None:
     tampered = copy.deepcopy(fixture)
     tamper(tampered)
-    result = _run(go_verifier, tampered, tmp_path)
+    result = run_verifier(go_verifier, tampered, tmp_path)
     assert result.returncode == 1
     assert complaint in result.stderr

@@ -1,0 +1,77 @@
+"""`supportgate audit receipt DECISION_ID`: a decision's entry with its inclusion proof in the
+latest signed checkpoint (supportgate/ledger/receipt.py says what a receipt holds).
+
+A decision newer than the latest checkpoint is signed first (the checkpointer signs the
+head, which holds it), so a receipt can be had right after the decision, not 5 s later; that
+needs the signing key, as the service has it.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import transaction
+from supportgate.errors import DatabaseError, LedgerInputError, NotFound
+from supportgate.ledger.checkpointer import Checkpointer
+from supportgate.ledger.log import entry_at, latest_checkpoint, tree
+from supportgate.ledger.receipt import Receipt, check_receipt
+
+from . import repository
+
+
+class UnknownDecision(NotFound):
+    """No decision has that id."""
+
+
+@dataclass(frozen=True, slots=True)
+class MadeReceipt:
+    receipt: Receipt
+    signed_now: bool
+    """The latest checkpoint did not cover the decision: one was signed for it."""
+
+
+def make_receipt(
+    sessions: sessionmaker[Session], checkpointer: Checkpointer, decision_id: str
+) -> MadeReceipt:
+    with transaction(sessions) as session:
+        row = repository.stored_decision(session, decision_id)
+        if row is None:
+            raise UnknownDecision(f"no decision has id {decision_id!r}", field="DECISION_ID")
+        leaf_index = int(row["leaf_index"])
+        latest = latest_checkpoint(session)
+    signed_now = latest is None or latest.tree_size <= leaf_index
+    if signed_now:
+        checkpointer.sign_now()
+    with transaction(sessions) as session:
+        latest = latest_checkpoint(session)
+        if latest is None or latest.tree_size <= leaf_index:
+            raise DatabaseError(
+                f"decision {decision_id} is leaf {leaf_index}, beyond the log's head: "
+                "run `supportgate audit verify`"
+            )
+        entry = entry_at(session, leaf_index)
+        if entry is None:
+            raise DatabaseError(
+                f"decision {decision_id}'s entry (leaf {leaf_index}) is missing: "
+                "run `supportgate audit verify`"
+            )
+        hashes = tree(session, latest.tree_size).inclusion_proof(leaf_index, latest.tree_size)
+    receipt = Receipt(
+        entry=entry.entry,
+        leaf_index=leaf_index,
+        tree_size=latest.tree_size,
+        hashes=[base64.b64encode(digest).decode() for digest in hashes],
+        checkpoint=latest.note,
+        verifier_key=checkpointer.verifier().encoded(),
+    )
+    try:  # a receipt that fails is never handed out
+        check_receipt(receipt, receipt.verifier_key)
+    except LedgerInputError as exc:
+        raise DatabaseError(
+            f"the log does not prove decision {decision_id}: {exc}; run `supportgate audit verify`"
+        ) from exc
+    return MadeReceipt(receipt, signed_now=signed_now)

@@ -1,0 +1,196 @@
+"""Signing the log's checkpoints (CONTRACT section 6): when, and where they go.
+
+The Runtime owns one Checkpointer. It signs a checkpoint of the head (the size and root the
+head row holds) whenever the head is ahead of the latest stored checkpoint:
+
+- at start: a migrated database, or entries appended while no service ran;
+- every `Settings.checkpoint_interval` (5 s): a look at the head, one row; while entries
+  arrive there is something new to sign at each look, and when none arrive nothing is signed;
+- at the end of every sweep (`after_sweep`), so a sweep's decisions are signed together;
+- at stop.
+
+Each is stored in `ledger_checkpoints`, once per tree size: replicas sharing a database all
+sign, and the second to sign a size stores nothing (the same key signs the same note). Then
+it is appended to the witness file, when one is configured (witness.py).
+
+Before signing, the new head must extend the latest checkpoint: the consistency proof from
+the checkpoint's size to the head's must lead from its root to the head's. A head that was
+rewound or rewritten behind the service's back is never signed; the refusal is logged.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.clock import SYSTEM_CLOCK, Clock
+from supportgate.config import Settings
+from supportgate.db.engine import transaction
+from supportgate.errors import LedgerInputError, SupportgateError
+from supportgate.logging import get_logger
+
+from .checkpoint import Checkpoint, sign_checkpoint
+from .keys import SigningKey, signing_key
+from .log import Head, StoredCheckpoint, latest_checkpoint, read_head, store_checkpoint, tree
+from .merkle import verify_consistency
+from .note import NoteVerifier
+from .witness import append_note
+
+log = get_logger(__name__)
+
+BESIDE_THE_DATABASE = (
+    "a key kept beside the database protects less than one kept elsewhere: whoever can "
+    "rewrite the database can likely read the key and sign the rewritten log. Keep it apart "
+    "(SUPPORTGATE_SIGNING_KEY_FILE) and hand out the verifier key"
+)
+
+
+class HeadNotSigned(SupportgateError):
+    """The head does not extend the latest signed checkpoint: it is not signed."""
+
+
+class Checkpointer:
+    def __init__(
+        self, settings: Settings, sessions: sessionmaker[Session], *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._clock = clock  # when a checkpoint was signed; the timer waits on real time
+        self._key: SigningKey | None = None
+        self._lock = threading.Lock()  # one signer at a time: the thread, a sweep, a command
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Read the key (making the default one when no checkpoint is signed yet), sign the
+        head if it is ahead, and look again every interval. A key that cannot be had stops
+        the start, with SigningKeyError naming the fix."""
+        with transaction(self._sessions) as session:
+            signed_before = latest_checkpoint(session) is not None
+        with self._lock:
+            self._key = signing_key(self._settings, create=not signed_before)
+        _log_key(self._key)
+        self.sign_now()
+        self._stopping.clear()
+        self._thread = threading.Thread(
+            target=self._run, name="supportgate-checkpointer", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop looking, and sign what arrived since the last look. A command that never
+        started the service (`supportgate matrix publish`, `reevaluate`) signs what it
+        appended too, when this machine holds the key (it never makes one here); without
+        the key, the service's next look or start signs it."""
+        if self._thread is not None:
+            self._stopping.set()
+            self._thread.join()
+            self._thread = None
+        else:
+            try:
+                self._signing_key()
+            except SupportgateError:
+                return
+        self._sign_logged("stop")
+
+    def after_sweep(self) -> None:
+        """A sweep ended: sign its decisions now (a started service; a command's own sweep
+        is signed when the command stops)."""
+        if self._thread is not None:
+            self._sign_logged("sweep")
+
+    def verifier(self) -> NoteVerifier:
+        return self._signing_key().signer.verifier()
+
+    def sign_now(self) -> StoredCheckpoint | None:
+        """Sign the head when it is ahead of the latest stored checkpoint (or none is
+        stored): the new checkpoint, None when the latest one covers the head already.
+        HeadNotSigned when the head does not extend the latest checkpoint."""
+        with self._lock:
+            signer = self._signing_key().signer
+            with transaction(self._sessions) as session:
+                head = read_head(session)
+                latest = latest_checkpoint(session)
+                if latest is not None and _covers(session, latest, head):
+                    return None
+            note = sign_checkpoint(Checkpoint(signer.name, head.size, head.root), signer)
+            signed = StoredCheckpoint(head.size, note, self._clock.now())
+            with transaction(self._sessions, write=True) as session:
+                stored = store_checkpoint(session, signed)
+            if stored and self._settings.checkpoint_witness is not None:
+                append_note(self._settings.checkpoint_witness, note)
+            return signed  # not logged: routine, up to one every interval while entries arrive
+
+    def _signing_key(self) -> SigningKey:
+        """The key read at start; a command that never starts the service reads it here
+        (never making one)."""
+        if self._key is None:
+            self._key = signing_key(self._settings)
+        return self._key
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self._settings.checkpoint_interval):
+            self._sign_logged("interval")
+
+    def _sign_logged(self, reason: str) -> None:
+        """sign_now, where a failure is logged rather than raised: the caller (the timer,
+        a sweep, the stop) has done its own work, and the next look tries again."""
+        try:
+            self.sign_now()
+        except HeadNotSigned as exc:
+            # no traceback: the message is the finding, not a fault of the code
+            log.error("checkpoint_refused", reason=reason, error=str(exc))  # noqa: TRY400
+        except (SupportgateError, DBAPIError, OSError) as exc:
+            log.warning("checkpoint_not_signed", reason=reason, error=str(exc).splitlines()[0])
+
+
+def _root(checkpoint: StoredCheckpoint) -> bytes:
+    """The root hash a stored checkpoint names (its body, read without the signature: the
+    note was signed here, and is checked by `audit verify`)."""
+    body, _, _ = checkpoint.note.partition("\n\n")
+    return Checkpoint.parse(body + "\n").root_hash
+
+
+def _covers(session: Session, latest: StoredCheckpoint, head: Head) -> bool:
+    """Whether `latest` signs `head` already (True) or `head` extends it (False);
+    HeadNotSigned when neither holds."""
+    try:
+        root = _root(latest)
+        if head.size >= latest.tree_size:
+            proof = tree(session, head.size).consistency_proof(latest.tree_size, head.size)
+            verify_consistency(latest.tree_size, head.size, proof, root, head.root)
+            return head.size == latest.tree_size
+    except LedgerInputError as exc:
+        raise HeadNotSigned(
+            f"the head ({head.size} entries) does not extend the checkpoint of "
+            f"{latest.tree_size}: {exc}"
+        ) from exc
+    raise HeadNotSigned(
+        f"the head holds {head.size} entries, the latest checkpoint {latest.tree_size}: the "
+        "log was cut back behind the service's back"
+    )
+
+
+def _log_key(key: SigningKey) -> None:
+    verifier = key.signer.verifier().encoded()
+    if key.path is None:
+        log.warning("signing_key_in_memory", verifier_key=verifier, note="gone at stop")
+    elif key.created:
+        log.warning(
+            "signing_key_created",
+            path=str(key.path),
+            verifier_key=verifier,
+            note=BESIDE_THE_DATABASE,
+        )
+    elif key.beside_database:
+        log.warning(
+            "signing_key_beside_database",
+            path=str(key.path),
+            verifier_key=verifier,
+            note=BESIDE_THE_DATABASE,
+        )
+    else:
+        log.info("signing_key_loaded", path=str(key.path), verifier_key=verifier)

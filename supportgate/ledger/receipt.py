@@ -1,0 +1,103 @@
+"""Receipts: one entry, its inclusion proof and the signed checkpoint it leads to, in one JSON
+document that anyone can check offline (`supportgate audit verify-receipt`):
+
+    {"entry": "<the entry's exact text>", "leaf_index": I, "tree_size": N,
+     "hashes": ["<base64>", ...], "checkpoint": "<signed note>", "verifier_key": "<key>"}
+
+It holds when the checkpoint is signed by the verifier key (and names its log), its tree size
+is `tree_size`, and the proof leads from the entry's leaf hash at `leaf_index` to its root.
+The receipt's own verifier key only shows that whoever holds that key signed it; checked
+against a key obtained elsewhere (`--verifier-key`), it shows the log did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import msgspec
+
+from supportgate.errors import InvalidNote, LedgerInputError
+
+from .checkpoint import open_checkpoint
+from .merkle import leaf_hash, verify_inclusion
+from .note import NoteVerifier, decode_base64
+
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    entry: str
+    leaf_index: NonNegative
+    tree_size: NonNegative
+    hashes: list[str]
+    checkpoint: str
+    verifier_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptCheck:
+    """A receipt that holds: what it proves, and with which key."""
+
+    receipt: Receipt
+    key: NoteVerifier
+    key_from_receipt: bool
+
+    def summary(self) -> str:
+        key = self.key.encoded()
+        said = f"leaf {self.receipt.leaf_index} is in the log's checkpoint of "
+        said += f"{self.receipt.tree_size} entries, signed by {key}"
+        if self.key_from_receipt:
+            said += (
+                "\nthe verifier key came from the receipt itself: this shows only that whoever "
+                "holds that key signed it; pass --verifier-key with the log's key to show "
+                "the log did"
+            )
+        return said
+
+
+def encode_receipt(receipt: Receipt) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
+
+
+def read_receipt(data: bytes) -> Receipt:
+    """The receipt in `data`; InvalidNote (field `receipt`, or the JSON path) when it is not
+    one."""
+    try:
+        return msgspec.json.decode(data, type=Receipt)
+    except msgspec.ValidationError as exc:
+        raise InvalidNote(str(exc), field="receipt") from exc
+    except msgspec.DecodeError as exc:
+        raise InvalidNote(f"not JSON: {exc}", field="receipt") from exc
+
+
+def check_receipt(receipt: Receipt, verifier_key: str | None = None) -> ReceiptCheck:
+    """That the receipt holds (see the module docstring), against `verifier_key` when given
+    (the receipt's own key must then be that key) or else its own key; LedgerInputError
+    naming the part that fails."""
+    key = NoteVerifier.from_key(verifier_key or receipt.verifier_key)
+    if verifier_key is not None and receipt.verifier_key.strip() != key.encoded():
+        raise InvalidNote(
+            f"the receipt names the key {receipt.verifier_key.strip()}, not {key.encoded()}",
+            field="verifier_key",
+        )
+    checkpoint = open_checkpoint(receipt.checkpoint, key)
+    if checkpoint.tree_size != receipt.tree_size:
+        raise InvalidNote(
+            f"the checkpoint is of {checkpoint.tree_size} entries, the receipt says "
+            f"{receipt.tree_size}",
+            field="tree_size",
+        )
+    hashes = [
+        decode_base64(encoded, field=f"hashes[{position}]", error=InvalidNote)
+        for position, encoded in enumerate(receipt.hashes)
+    ]
+    leaf = leaf_hash(receipt.entry.encode())
+    try:
+        verify_inclusion(leaf, receipt.leaf_index, receipt.tree_size, hashes, checkpoint.root_hash)
+    except LedgerInputError as exc:
+        raise type(exc)(
+            f"the entry is not leaf {receipt.leaf_index} of the signed tree: {exc.message}",
+            field=exc.field,
+        ) from exc
+    return ReceiptCheck(receipt, key, key_from_receipt=verifier_key is None)

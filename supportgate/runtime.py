@@ -9,8 +9,6 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.recorder import DecisionRecorder
-from supportgate.audit.writer_process import ProcessDecisionRecorder
 from supportgate.auth.services import KeyService
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
@@ -18,9 +16,18 @@ from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import ensure_current, upgrade
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
+from supportgate.events import (
+    DecisionsRecorded,
+    DeliveriesEnqueued,
+    Events,
+    HardwareRecorded,
+    MatrixPublished,
+    WaiverChanged,
+)
 from supportgate.impact.services import ImpactAnalysis
+from supportgate.ledger.writer import LedgerWriter
+from supportgate.ledger.writer_process import ProcessLedgerWriter
 from supportgate.logging import get_logger
-from supportgate.manifests.decision import Decision
 from supportgate.matrix import load_matrix_file
 from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import Metrics
@@ -42,7 +49,8 @@ class Runtime:
     engine: PolicyEngine
     matrices: MatrixService
     keys: KeyService
-    recorder: DecisionRecorder
+    events: Events
+    ledger: LedgerWriter
     evaluations: EvaluationService
     tracking: TrackingService
     metrics: Metrics
@@ -64,21 +72,41 @@ class Runtime:
         matrices = MatrixService(sessions, clock=clock)
         waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules), clock=clock)
         metrics = Metrics(sessions)
-        recorder = _recorder(settings, sessions, metrics)
+        events = Events()
+        ledger = _ledger(settings, sessions, events)
         evaluations = EvaluationService(
             sessions=sessions,
             engine=engine,
             matrices=matrices,
-            recorder=recorder,
+            ledger=ledger,
             waivers=waivers,
         )
         reevaluation = ReevaluationService(
-            sessions=sessions, db=db, engine=engine, matrices=matrices, recorder=recorder
+            sessions=sessions,
+            db=db,
+            engine=engine,
+            matrices=matrices,
+            ledger=ledger,
+            waivers_for=lambda keys: waivers.active_by_manifest(keys, clock.now()),
         )
-        reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, clock.now())
-        waivers.subscribe(reevaluation.waiver_changed)
-        matrices.on_published = reevaluation.matrix_published
-        evaluations.on_hardware_recorded = reevaluation.hardware_recorded
+        waivers.subscribe(
+            lambda change: reevaluation.waiver_changed(
+                WaiverChanged(
+                    waiver_id=change.waiver.id,
+                    action=change.action,
+                    kind=change.waiver.kind,
+                    name=change.waiver.name,
+                    affects_tracked=change.tracked,
+                )
+            )
+        )
+        matrices.on_published = lambda published: reevaluation.matrix_published(
+            MatrixPublished(version=published.version)
+        )
+        webhooks = WebhookService(sessions, clock=clock)
+        events.on(HardwareRecorded, reevaluation.hardware_recorded)
+        events.on(DecisionsRecorded, metrics.count_decisions)
+        events.on(DeliveriesEnqueued, lambda _enqueued: webhooks.wake())
         sweeps = SweepScheduler(
             reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
         )
@@ -92,11 +120,12 @@ class Runtime:
             engine=engine,
             matrices=matrices,
             keys=KeyService(sessions, clock=clock),
-            recorder=recorder,
+            events=events,
+            ledger=ledger,
             evaluations=evaluations,
             tracking=TrackingService(sessions),
             metrics=metrics,
-            webhooks=WebhookService(sessions, clock=clock),
+            webhooks=webhooks,
             waivers=waivers,
             impact=ImpactAnalysis(
                 sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock
@@ -116,7 +145,7 @@ class Runtime:
 
     def start(self, *, upgrade_schema: bool) -> None:
         self.prepare_database(upgrade_schema=upgrade_schema)
-        self.recorder.start()
+        self.ledger.start()
         self.webhooks.start()
         self.reevaluation.start()
         self.sweeps.start()
@@ -131,17 +160,12 @@ class Runtime:
         self.sweeps.stop()
         self.reevaluation.stop()
         self.webhooks.stop()
-        self.recorder.stop()
+        self.ledger.stop()
         self.engine.close()
         self.db.dispose()
 
 
-def _recorder(
-    settings: Settings, sessions: sessionmaker[Session], metrics: Metrics
-) -> DecisionRecorder:
-    def count(decision: Decision) -> None:
-        metrics.decisions.labels(decision.verdict, decision.cause).inc()
-
+def _ledger(settings: Settings, sessions: sessionmaker[Session], events: Events) -> LedgerWriter:
     if settings.writes_in_process:
-        return ProcessDecisionRecorder(sessions, settings.database_url, on_recorded=count)
-    return DecisionRecorder(sessions, on_recorded=count)
+        return ProcessLedgerWriter(sessions, settings.database_url, events=events)
+    return LedgerWriter(sessions, events=events)

@@ -9,6 +9,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.alerts.services import AlertService
+from supportgate.audit.services import AuditService
 from supportgate.auth.services import KeyService
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
@@ -53,6 +55,8 @@ class Runtime:
     ledger: LedgerWriter
     evaluations: EvaluationService
     tracking: TrackingService
+    audit: AuditService
+    alerts: AlertService
     metrics: Metrics
     webhooks: WebhookService
     waivers: WaiverService
@@ -124,6 +128,8 @@ class Runtime:
             ledger=ledger,
             evaluations=evaluations,
             tracking=TrackingService(sessions),
+            audit=AuditService(sessions),
+            alerts=AlertService(sessions),
             metrics=metrics,
             webhooks=webhooks,
             waivers=waivers,

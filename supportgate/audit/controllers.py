@@ -13,7 +13,7 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import QueryParameter
 from litestar.response import Stream
 
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.evaluations.views import DecisionPage
 from supportgate.http_paging import Cursor, Kind, Name
 from supportgate.manifests.decision import VERDICTS
@@ -78,7 +78,7 @@ class AuditController(Controller):
     )
     async def search(
         self,
-        runtime: RuntimeDep,
+        audit: Part[AuditService],
         *,
         kind: Kind = None,
         name: Name = None,
@@ -100,7 +100,6 @@ class AuditController(Controller):
             until=until,
             matrix_version=matrix_version,
         )
-        audit = AuditService(runtime.sessions)
         if parse_format(output) == "csv":
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             return Stream(

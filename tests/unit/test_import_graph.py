@@ -110,10 +110,6 @@ def _write(root: Path, files: Iterable[tuple[str, str]]) -> None:
 
 
 PENDING_EDGES: Final = {
-    ("supportgate.dependencies", "supportgate.runtime"): (
-        "every controller asks for the whole Runtime (RuntimeDep), which imports every domain: "
-        "goes with the one way to wire dependencies (issue 11 part 6, its wiring step)"
-    ),
     ("supportgate.evaluations", "supportgate.audit"): (
         "evaluations/services.py and tracking.py write and read through audit/recorder.py "
         "and audit/rows.py, which evaluate with evaluations/evaluator.py: goes with the "

@@ -110,4 +110,4 @@ class Events:
                 try:
                     handler(event)
                 except Exception:  # see the docstring: the commit stands
-                    log.exception("event_handler_failed", event=type(event).__name__)
+                    log.exception("event_handler_failed", event_type=type(event).__name__)

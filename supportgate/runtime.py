@@ -1,5 +1,13 @@
 """Everything a running supportgate holds, built once from Settings and shared by the API and
-the CLI: database, policy engine, matrix versions, API keys and the decision recorder."""
+the CLI: the one registry of the service's parts.
+
+How parts are wired, chosen once: `Runtime.build` constructs every part (database, policy
+engine, the ledger's writer, each domain's service) exactly once and hands each the parts it
+needs as constructor arguments; nothing is assigned after construction. What one domain does
+when another's write commits is an event of the ledger (supportgate/events.py), and every
+such reaction is registered in `react`, here. Route handlers get parts by name from this
+registry (supportgate/dependencies.py); the CLI uses the Runtime's fields.
+"""
 
 from __future__ import annotations
 
@@ -67,23 +75,17 @@ class Runtime:
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
-        """Wire the parts; nothing is read or written until start(). `clock` is the one every
-        part that compares times asks (tests give a fake one)."""
+        """Build every part once; nothing is read or written until start(). `clock` is the
+        one every part that compares times asks (tests give a fake one)."""
         db = create_db_engine(settings.database_url)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir)
         engine = build_engine(bundle, settings.opa_url)
-        matrices = MatrixService(sessions, clock=clock)
-        waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules), clock=clock)
-        metrics = Metrics(sessions)
         events = Events()
         ledger = _ledger(settings, sessions, events)
-        evaluations = EvaluationService(
-            sessions=sessions,
-            engine=engine,
-            matrices=matrices,
-            ledger=ledger,
-            waivers=waivers,
+        matrices = MatrixService(sessions, ledger=ledger, clock=clock)
+        waivers = WaiverService(
+            sessions, ledger=ledger, deny_rules=deny_rule_ids(bundle.modules), clock=clock
         )
         reevaluation = ReevaluationService(
             sessions=sessions,
@@ -93,53 +95,36 @@ class Runtime:
             ledger=ledger,
             waivers_for=lambda keys: waivers.active_by_manifest(keys, clock.now()),
         )
-        waivers.subscribe(
-            lambda change: reevaluation.waiver_changed(
-                WaiverChanged(
-                    waiver_id=change.waiver.id,
-                    action=change.action,
-                    kind=change.waiver.kind,
-                    name=change.waiver.name,
-                    affects_tracked=change.tracked,
-                )
-            )
-        )
-        matrices.on_published = lambda published: reevaluation.matrix_published(
-            MatrixPublished(version=published.version)
-        )
-        webhooks = WebhookService(sessions, clock=clock)
-        events.on(HardwareRecorded, reevaluation.hardware_recorded)
-        events.on(DecisionsRecorded, metrics.count_decisions)
-        events.on(DeliveriesEnqueued, lambda _enqueued: webhooks.wake())
-        sweeps = SweepScheduler(
-            reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
-        )
-        # A new waiver may expire before the next tick: schedule its expiry now.
-        waivers.subscribe(lambda _change: sweeps.tick())
-        return cls(
+        runtime = cls(
             settings=settings,
             db=db,
             sessions=sessions,
             bundle=bundle,
             engine=engine,
-            matrices=matrices,
-            keys=KeyService(sessions, clock=clock),
             events=events,
             ledger=ledger,
-            evaluations=evaluations,
-            tracking=TrackingService(sessions),
+            matrices=matrices,
+            keys=KeyService(sessions, clock=clock),
+            evaluations=EvaluationService(
+                sessions=sessions, engine=engine, matrices=matrices, ledger=ledger, waivers=waivers
+            ),
+            tracking=TrackingService(sessions, ledger=ledger),
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
-            metrics=metrics,
-            webhooks=webhooks,
+            metrics=Metrics(sessions),
+            webhooks=WebhookService(sessions, clock=clock),
             waivers=waivers,
             impact=ImpactAnalysis(
                 sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock
             ),
             reevaluation=reevaluation,
-            sweeps=sweeps,
+            sweeps=SweepScheduler(
+                reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
+            ),
             clock=clock,
         )
+        react(runtime)
+        return runtime
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:
         """Bring the schema to head (or refuse when it is behind), and seed the default matrix."""
@@ -169,6 +154,19 @@ class Runtime:
         self.ledger.stop()
         self.engine.close()
         self.db.dispose()
+
+
+def react(runtime: Runtime) -> None:
+    """Every reaction to the ledger's events, in one place (supportgate/events.py): each runs
+    after the write's commit, before its writer hears back, in the order registered here."""
+    on = runtime.events.on
+    on(DecisionsRecorded, runtime.metrics.count_decisions)
+    on(DeliveriesEnqueued, lambda _enqueued: runtime.webhooks.wake())
+    on(HardwareRecorded, runtime.reevaluation.hardware_recorded)
+    on(MatrixPublished, runtime.reevaluation.matrix_published)
+    on(WaiverChanged, runtime.reevaluation.waiver_changed)
+    # A new waiver may expire before the scheduler's next look: schedule its expiry now.
+    on(WaiverChanged, lambda _changed: runtime.sweeps.tick())
 
 
 def _ledger(settings: Settings, sessions: sessionmaker[Session], events: Events) -> LedgerWriter:

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -40,9 +40,6 @@ from supportgate.policy.inputs import canonical_digest
 from . import repository
 from .evaluator import Evaluation, Evaluator, Subject
 
-if TYPE_CHECKING:
-    from supportgate.waivers.services import WaiverService
-
 T = TypeVar("T")
 CREATED = 201
 MAX_IDEMPOTENCY_KEY = 255
@@ -54,6 +51,14 @@ part of the key (HTTP strips them from a header value; so does `_check_idempoten
 INLINE_DECODE_BYTES = 64 * 1024  # larger bodies are decoded off the event loop
 _canonical = msgspec.json.Encoder(order="sorted")
 _encoder = msgspec.json.Encoder()
+
+
+class ActiveWaivers(Protocol):
+    """Where a submission's waivers come from (supportgate.waivers.services.WaiverService)."""
+
+    def cache_is_fresh(self) -> bool: ...
+
+    def active_for(self, kind: str, name: str, at: datetime) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,7 @@ class EvaluationService:
         engine: PolicyEngine,
         matrices: MatrixService,
         ledger: LedgerWriter,
-        waivers: WaiverService | None = None,
+        waivers: ActiveWaivers | None = None,
     ) -> None:
         self._sessions = sessions
         self._waivers = waivers

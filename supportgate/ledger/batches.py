@@ -10,12 +10,18 @@ same way, events included (supportgate/events.py).
                        tracked head it was judged against (`expected`)
     SweepProgress      a sweep's batch: its cursor and counts, the manifests it found
                        unchanged (their last_evaluated_at moves) and the memos to save
+    MatrixPublication  a matrix version published
+    WaiverCreation     a waiver created
+    WaiverDeletion     a waiver deleted
+    Untracking         a manifest no longer tracked
+
+Every one of them can change a verdict, so every one goes through the one writer.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -97,9 +103,59 @@ class SweepProgress(_Data, frozen=True):
     """Saved, except those of decisions not admitted (their manifest moved meanwhile)."""
 
 
+class MatrixPublication(_Data, frozen=True):
+    version: str
+    document: dict[str, Any]
+    """The matrix as published (supportgate.manifests.to_builtins)."""
+    digest: str
+    effective_from: datetime | None
+    published_at: datetime
+    published_by: str | None
+
+
+class WaiverCreation(_Data, frozen=True):
+    id: str
+    rule: str
+    kind: str
+    name: str
+    justification: str
+    expires_at: datetime
+    created_by: str
+    created_at: datetime
+
+
+class WaiverDeletion(_Data, frozen=True):
+    id: str
+    deleted_by: str
+    deleted_at: datetime
+
+
+class Untracking(_Data, frozen=True):
+    kind: str
+    name: str
+    untracked_by: str | None
+    at: datetime
+
+
 class Batch(_Data, frozen=True):
+    """What one transaction writes; the parts are applied in this order."""
+
     decisions: list[DecisionWrite] = msgspec.field(default_factory=list)
+    matrices: list[MatrixPublication] = msgspec.field(default_factory=list)
+    waivers_created: list[WaiverCreation] = msgspec.field(default_factory=list)
+    waivers_deleted: list[WaiverDeletion] = msgspec.field(default_factory=list)
+    untracked: list[Untracking] = msgspec.field(default_factory=list)
     sweep: SweepProgress | None = None
+
+
+class Conflict(_Data, frozen=True):
+    """A part of a batch the state did not allow, left out (the rest is written)."""
+
+    part: Literal["matrix", "waiver-deleted", "untracked"]
+    """`matrix`: the version is published already; `waiver-deleted`: no waiver with that id
+    is undeleted; `untracked`: the manifest is not tracked."""
+    key: str
+    """The version, the waiver id, or `kind/name`."""
 
 
 class Applied(_Data, frozen=True):
@@ -108,9 +164,13 @@ class Applied(_Data, frozen=True):
     decisions: list[int | None]
     """Each decision's place in the log, or None when it was not admitted (see
     DecisionWrite.expected)."""
+    conflicts: list[Conflict]
     events: list[Event]
     """What happened, for supportgate.events.Events.publish once the commit is known."""
 
     @property
     def recorded(self) -> int:
         return sum(position is not None for position in self.decisions)
+
+    def conflicts_in(self, part: str) -> set[str]:
+        return {conflict.key for conflict in self.conflicts if conflict.part == part}

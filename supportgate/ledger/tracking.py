@@ -133,7 +133,10 @@ def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:
 
 
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    return session.get(Manifest, (kind, name)) is not None
+    statement = select(_manifests.c.kind).where(
+        _manifests.c.kind == kind, _manifests.c.name == name
+    )
+    return session.execute(statement).first() is not None
 
 
 def _tracked_row(write: DecisionWrite, now: datetime) -> dict[str, Any]:

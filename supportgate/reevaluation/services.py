@@ -149,8 +149,11 @@ class ReevaluationService:
             self.start_sweep("waiver", trigger=change.trigger, only=[(change.kind, change.name)])
 
     def matrix_published(self, published: MatrixPublished) -> None:
-        """A version was published: sweep now if it is current (a future one is scheduled)."""
-        if self._matrices.current().version == published.version:
+        """A version was published: sweep now if it is current (a future one is scheduled).
+        The first version ever published (a new database's default) judges nothing anew:
+        nothing can have been judged before a matrix existed."""
+        versions = self._matrices.versions(reload=True)
+        if len(versions) > 1 and self._matrices.current().version == published.version:
             self.start_sweep("matrix", trigger=matrix_trigger(published.version))
 
     def check_matrix(self) -> None:

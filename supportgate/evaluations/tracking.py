@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.rows import decision_from_row
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, transaction
 from supportgate.errors import UsageError
 from supportgate.ledger.batches import Batch, Untracking
+from supportgate.ledger.rows import decision_from_row
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision

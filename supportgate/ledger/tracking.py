@@ -9,17 +9,21 @@ A tracked manifest is the state the log leads to: the latest content submitted u
     stamp_evaluated  a sweep found the manifest unchanged: last_evaluated_at moves
     untrack          the manifest is no longer tracked (its decisions stay in the log)
 
+and one repair outside the writer, also under the head lock: `supportgate audit
+rebuild-tracking` (supportgate/audit/rebuild.py) puts back the rows the log leads to
+(`insert_row`, `replace_row`, `untrack`).
+
 Reads for pages and views live with their domains (supportgate/evaluations/repository.py);
 `heads` and `is_tracked` are the reads the writer itself needs under the lock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, delete, select, text, update
+from sqlalchemy import Table, bindparam, delete, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
@@ -114,6 +118,17 @@ def untrack(session: Session, kind: str, name: str) -> bool:
         delete(_manifests).where(_manifests.c.kind == kind, _manifests.c.name == name)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def insert_row(session: Session, values: Mapping[str, Any]) -> None:
+    """A tracked manifest's whole row, as the log leads to it (rebuild-tracking)."""
+    session.execute(insert(_manifests).values(dict(values)))
+
+
+def replace_row(session: Session, values: Mapping[str, Any]) -> None:
+    """Replace the row of (values["kind"], values["name"]) with `values` (rebuild-tracking)."""
+    where = (_manifests.c.kind == values["kind"]) & (_manifests.c.name == values["name"])
+    session.execute(update(_manifests).where(where).values(dict(values)))
 
 
 def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:

@@ -102,7 +102,7 @@ def main() -> None:
     with temporary_database(postgres_admin_url()) as url:
         runtime = Runtime.build(replace(Settings.from_env({}), database_url=url))
         runtime.prepare_database(upgrade_schema=True)
-        runtime.recorder.start()  # as `serve` does: on PostgreSQL, the decision writer process
+        runtime.ledger.start()  # as `serve` does: on PostgreSQL, the ledger's writer process
         sweeps = runtime.reevaluation
         sweeps.batch_size = args.batch
         try:

@@ -90,6 +90,7 @@ _.reference_runtime
 _.reference_topology
 _.rules_added
 _.rules_removed
+_.service
 _.service_completeness
 _.single_scale_up_domain
 _.stage

@@ -8,7 +8,6 @@ from contextlib import asynccontextmanager
 import anyio.to_thread
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.logging.config import LoggingConfig
 from litestar.openapi.config import OpenAPIConfig
 
@@ -18,7 +17,7 @@ from supportgate.audit.controllers import AuditController
 from supportgate.auth.guard import require_key
 from supportgate.config import Settings
 from supportgate.console import console_mount
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part, provide_parts
 from supportgate.evaluations.controllers import EvaluationController, ManifestController
 from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
@@ -26,7 +25,7 @@ from supportgate.http_input import check_parameters
 from supportgate.impact.controllers import ImpactController
 from supportgate.matrix.controllers import MatrixController
 from supportgate.observability.health import live, ready
-from supportgate.observability.metrics import MEDIA_TYPE
+from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.observability.requests import RequestObserver
 from supportgate.openapi import components, declare_request_rules, document
 from supportgate.reevaluation.controllers import ReevaluationController
@@ -55,8 +54,8 @@ def _logging_config() -> LoggingConfig:
     summary="Prometheus metrics",
     media_type=MEDIA_TYPE,
 )
-async def metrics(runtime: RuntimeDep) -> Response[bytes]:
-    body = await anyio.to_thread.run_sync(runtime.metrics.exposition)
+async def metrics(metrics: Part[Metrics]) -> Response[bytes]:
+    body = await anyio.to_thread.run_sync(metrics.exposition)
     return Response(body, media_type=MEDIA_TYPE)
 
 
@@ -75,9 +74,6 @@ def create_app(
         finally:
             await anyio.to_thread.run_sync(built.stop)
 
-    def provide_runtime() -> Runtime:
-        return built
-
     app = Litestar(
         route_handlers=[
             EvaluationController,
@@ -94,7 +90,7 @@ def create_app(
             metrics,
             console_mount(built),
         ],
-        dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False)},
+        dependencies=provide_parts(built),
         guards=[require_key],
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],

@@ -1,6 +1,13 @@
 """Everything a running supportgate holds, built once from Settings and shared by the API and
-the CLI: database, policy engine, matrix versions, API keys, the decision recorder and the
-checkpointer that signs the log."""
+the CLI: the one registry of the service's parts.
+
+How parts are wired, chosen once: `Runtime.build` constructs every part (database, policy
+engine, the ledger's writer, each domain's service) exactly once and hands each the parts it
+needs as constructor arguments; nothing is assigned after construction. What one domain does
+when another's write commits is an event of the ledger (supportgate/events.py), and every
+such reaction is registered in `react`, here. Route handlers get parts by name from this
+registry (supportgate/dependencies.py); the CLI uses the Runtime's fields.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +17,9 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.recorder import DecisionRecorder
-from supportgate.audit.writer_process import ProcessDecisionRecorder
+from supportgate.alerts.services import AlertService
+from supportgate.audit.proofs import ProofService
+from supportgate.audit.services import AuditService
 from supportgate.auth.services import KeyService
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
@@ -19,10 +27,20 @@ from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import ensure_current, upgrade
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
+from supportgate.events import (
+    DecisionsRecorded,
+    DeliveriesEnqueued,
+    Events,
+    HardwareRecorded,
+    MatrixPublished,
+    SweepEnded,
+    WaiverChanged,
+)
 from supportgate.impact.services import ImpactAnalysis
 from supportgate.ledger.checkpointer import Checkpointer
+from supportgate.ledger.writer import LedgerWriter
+from supportgate.ledger.writer_process import ProcessLedgerWriter
 from supportgate.logging import get_logger
-from supportgate.manifests.decision import Decision
 from supportgate.matrix import load_matrix_file
 from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import Metrics
@@ -44,9 +62,12 @@ class Runtime:
     engine: PolicyEngine
     matrices: MatrixService
     keys: KeyService
-    recorder: DecisionRecorder
+    events: Events
+    ledger: LedgerWriter
     evaluations: EvaluationService
     tracking: TrackingService
+    audit: AuditService
+    alerts: AlertService
     metrics: Metrics
     webhooks: WebhookService
     waivers: WaiverService
@@ -55,62 +76,64 @@ class Runtime:
     sweeps: SweepScheduler
     clock: Clock
     checkpointer: Checkpointer
+    proofs: ProofService
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
-        """Wire the parts; nothing is read or written until start(). `clock` is the one every
-        part that compares times asks (tests give a fake one)."""
+        """Build every part once; nothing is read or written until start(). `clock` is the
+        one every part that compares times asks (tests give a fake one)."""
         db = create_db_engine(settings.database_url)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir)
         engine = build_engine(bundle, settings.opa_url)
-        matrices = MatrixService(sessions, clock=clock)
-        waivers = WaiverService(sessions, deny_rules=deny_rule_ids(bundle.modules), clock=clock)
-        metrics = Metrics(sessions)
-        recorder = _recorder(settings, sessions, metrics)
-        evaluations = EvaluationService(
-            sessions=sessions,
-            engine=engine,
-            matrices=matrices,
-            recorder=recorder,
-            waivers=waivers,
+        events = Events()
+        ledger = _ledger(settings, sessions, events)
+        matrices = MatrixService(sessions, ledger=ledger, clock=clock)
+        waivers = WaiverService(
+            sessions, ledger=ledger, deny_rules=deny_rule_ids(bundle.modules), clock=clock
         )
         reevaluation = ReevaluationService(
-            sessions=sessions, db=db, engine=engine, matrices=matrices, recorder=recorder
+            sessions=sessions,
+            db=db,
+            engine=engine,
+            matrices=matrices,
+            ledger=ledger,
+            waivers_for=lambda keys: waivers.active_by_manifest(keys, clock.now()),
+            events=events,
         )
-        reevaluation.waivers_for = lambda keys: waivers.active_by_manifest(keys, clock.now())
         checkpointer = Checkpointer(settings, sessions, clock=clock)
-        reevaluation.after_sweep = checkpointer.after_sweep
-        waivers.subscribe(reevaluation.waiver_changed)
-        matrices.on_published = reevaluation.matrix_published
-        evaluations.on_hardware_recorded = reevaluation.hardware_recorded
-        sweeps = SweepScheduler(
-            reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
-        )
-        # A new waiver may expire before the next tick: schedule its expiry now.
-        waivers.subscribe(lambda _change: sweeps.tick())
-        return cls(
+        runtime = cls(
             settings=settings,
             db=db,
             sessions=sessions,
             bundle=bundle,
             engine=engine,
+            events=events,
+            ledger=ledger,
             matrices=matrices,
             keys=KeyService(sessions, clock=clock),
-            recorder=recorder,
-            evaluations=evaluations,
-            tracking=TrackingService(sessions),
-            metrics=metrics,
+            evaluations=EvaluationService(
+                sessions=sessions, engine=engine, matrices=matrices, ledger=ledger, waivers=waivers
+            ),
+            tracking=TrackingService(sessions, ledger=ledger),
+            audit=AuditService(sessions),
+            alerts=AlertService(sessions),
+            metrics=Metrics(sessions),
             webhooks=WebhookService(sessions, clock=clock),
             waivers=waivers,
             impact=ImpactAnalysis(
                 sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock
             ),
             reevaluation=reevaluation,
-            sweeps=sweeps,
+            sweeps=SweepScheduler(
+                reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
+            ),
             clock=clock,
             checkpointer=checkpointer,
+            proofs=ProofService(sessions, checkpointer),
         )
+        react(runtime)
+        return runtime
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:
         """Bring the schema to head (or refuse when it is behind), and seed the default matrix."""
@@ -123,7 +146,7 @@ class Runtime:
     def start(self, *, upgrade_schema: bool) -> None:
         self.prepare_database(upgrade_schema=upgrade_schema)
         self.checkpointer.start()  # first: a key that cannot be had refuses the start
-        self.recorder.start()
+        self.ledger.start()
         self.webhooks.start()
         self.reevaluation.start()
         self.sweeps.start()
@@ -138,18 +161,28 @@ class Runtime:
         self.sweeps.stop()
         self.reevaluation.stop()
         self.webhooks.stop()
-        self.recorder.stop()
+        self.ledger.stop()
         self.checkpointer.stop()  # after the last write: signs it
         self.engine.close()
         self.db.dispose()
 
 
-def _recorder(
-    settings: Settings, sessions: sessionmaker[Session], metrics: Metrics
-) -> DecisionRecorder:
-    def count(decision: Decision) -> None:
-        metrics.decisions.labels(decision.verdict, decision.cause).inc()
+def react(runtime: Runtime) -> None:
+    """Every reaction to the ledger's events, in one place (supportgate/events.py): each runs
+    after the write's commit, before its writer hears back, in the order registered here."""
+    on = runtime.events.on
+    on(DecisionsRecorded, runtime.metrics.count_decisions)
+    on(DeliveriesEnqueued, lambda _enqueued: runtime.webhooks.wake())
+    on(HardwareRecorded, runtime.reevaluation.hardware_recorded)
+    on(MatrixPublished, runtime.reevaluation.matrix_published)
+    on(WaiverChanged, runtime.reevaluation.waiver_changed)
+    # A new waiver may expire before the scheduler's next look: schedule its expiry now.
+    on(WaiverChanged, lambda _changed: runtime.sweeps.tick())
+    # A sweep's decisions are signed together, at its end (not only at the next interval).
+    on(SweepEnded, lambda _ended: runtime.checkpointer.after_sweep())
 
+
+def _ledger(settings: Settings, sessions: sessionmaker[Session], events: Events) -> LedgerWriter:
     if settings.writes_in_process:
-        return ProcessDecisionRecorder(sessions, settings.database_url, on_recorded=count)
-    return DecisionRecorder(sessions, on_recorded=count)
+        return ProcessLedgerWriter(sessions, settings.database_url, events=events)
+    return LedgerWriter(sessions, events=events)

@@ -22,7 +22,6 @@ from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.engine import make_url
 
 from supportgate.audit.rebuild import rebuild_tracking
-from supportgate.audit.rows import decision_from_columns
 from supportgate.db import (
     Decision,
     LedgerEntry,
@@ -34,6 +33,7 @@ from supportgate.db import (
 from supportgate.ledger.entries import decision_entry
 from supportgate.ledger.merkle import MerkleTree
 from supportgate.ledger.nodestore import NodeId
+from supportgate.ledger.rows import decision_from_columns
 
 LEAF_COLUMNS = (
     ("ledger_entries", "leaf_index"),

@@ -8,7 +8,7 @@ import anyio.to_thread
 from litestar import Controller, get
 from litestar.params import QueryParameter
 
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.http_paging import Cursor, Limit
 from supportgate.pagination import DEFAULT_LIMIT
 
@@ -34,13 +34,12 @@ class AlertController(Controller):
     )
     async def alerts(
         self,
-        runtime: RuntimeDep,
+        alerts: Part[AlertService],
         *,
         since: Since = None,
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> AlertPage:
-        service = AlertService(runtime.sessions)
         return await anyio.to_thread.run_sync(
-            lambda: service.page(since=since, cursor=cursor, limit=limit)
+            lambda: alerts.page(since=since, cursor=cursor, limit=limit)
         )

@@ -1,11 +1,12 @@
-"""Alerts: made in the decision writer's transaction, read by GET /v1/alerts.
+"""Alerts: made in the ledger's write, read by GET /v1/alerts.
 
-`record_verdict_changes(session, decisions, now)` is the one call the decision writer makes
-(supportgate/audit/recorder.py, under the audit-head lock, before it moves the tracked verdicts):
-a decision whose verdict differs from its tracked manifest's current `latest_verdict` is an
+`record_alerts(session, decisions, now)` is a step of the ledger's transaction
+(supportgate/ledger/write.py, under the log's head lock, before the tracked verdicts move): a
+decision whose verdict differs from its tracked manifest's current `latest_verdict` is an
 alert `{id, manifest, from, to, cause, matrix_version, at, decision_id}`. A manifest seen for
-the first time has no verdict to change from, so no alert. The alerts go to the webhook
-outbox in the same transaction: an alert exists if and only if its deliveries do.
+the first time has no verdict to change from, so no alert. The next step of that
+transaction puts the alerts in the webhook outbox (supportgate/webhooks/outbox.py): an alert
+exists if and only if its deliveries do.
 """
 
 from __future__ import annotations
@@ -22,18 +23,17 @@ from supportgate.db import transaction
 from supportgate.ids import random_uuid
 from supportgate.manifests.decision import Decision, ManifestRef
 from supportgate.pagination import check_limit, decode_seq_cursor, parse_time, trim_page
-from supportgate.webhooks.outbox import enqueue_alert_deliveries
 
 from . import repository
 from .views import AlertPage, AlertView
 
 
-def record_verdict_changes(
+def record_alerts(
     session: Session, decisions: Sequence[Decision], now: datetime
 ) -> list[dict[str, Any]]:
-    """Write an alert per verdict change among `decisions` (in order) and enqueue its webhook
-    deliveries; the alerts as GET /v1/alerts shows them. Call before the tracked verdicts move,
-    after the decisions are inserted (an alert names its decision)."""
+    """Write an alert per verdict change among `decisions` (in order); the alerts as
+    GET /v1/alerts shows them. Call before the tracked verdicts move, after the decisions are
+    inserted (an alert names its decision)."""
     current = repository.latest_verdicts(
         session, {(d.manifest.kind, d.manifest.name) for d in decisions}
     )
@@ -59,9 +59,7 @@ def record_verdict_changes(
     if not views:
         return []
     repository.insert_alerts(session, [_row(view) for view in views])
-    alerts = [msgspec.to_builtins(view) for view in views]
-    enqueue_alert_deliveries(session, alerts)
-    return alerts
+    return [msgspec.to_builtins(view) for view in views]
 
 
 class AlertService:

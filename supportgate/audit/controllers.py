@@ -16,7 +16,7 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import PathParameter, QueryParameter
 from litestar.response import Stream
 
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.errors import NotFound
 from supportgate.evaluations.views import DecisionPage
 from supportgate.http_paging import Cursor, Kind, Name
@@ -110,7 +110,7 @@ class AuditController(Controller):
     )
     async def search(
         self,
-        runtime: RuntimeDep,
+        audit: Part[AuditService],
         *,
         kind: Kind = None,
         name: Name = None,
@@ -132,7 +132,6 @@ class AuditController(Controller):
             until=until,
             matrix_version=matrix_version,
         )
-        audit = AuditService(runtime.sessions)
         if parse_format(output) == "csv":
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             return Stream(
@@ -154,8 +153,8 @@ class AuditController(Controller):
             404: error(404),
         },
     )
-    async def checkpoint(self, runtime: RuntimeDep) -> Response[str]:
-        note = await anyio.to_thread.run_sync(_proofs(runtime).checkpoint)
+    async def checkpoint(self, proofs: Part[ProofService]) -> Response[str]:
+        note = await anyio.to_thread.run_sync(proofs.checkpoint)
         if note is None:
             raise NotFound("no checkpoint is signed yet", field="checkpoint")
         return Response(note, media_type=TEXT_MEDIA_TYPE)
@@ -166,16 +165,16 @@ class AuditController(Controller):
         summary="The verifier key of the checkpoints' signatures",
         responses={200: text("The verifier key, <name>+<hash>+<base64>, and a newline")},
     )
-    async def verifier_key(self, runtime: RuntimeDep) -> Response[str]:
-        return Response(_proofs(runtime).verifier_key() + "\n", media_type=TEXT_MEDIA_TYPE)
+    async def verifier_key(self, proofs: Part[ProofService]) -> Response[str]:
+        return Response(proofs.verifier_key() + "\n", media_type=TEXT_MEDIA_TYPE)
 
     @get(
         "/entries/{leaf_index:int}",
         opt={"role": "procurement"},
         summary="One entry of the log: the exact text hashed into its leaf",
     )
-    async def entry(self, runtime: RuntimeDep, leaf_index: LeafIndexPath) -> LogEntry:
-        return await anyio.to_thread.run_sync(_proofs(runtime).entry, leaf_index)
+    async def entry(self, proofs: Part[ProofService], leaf_index: LeafIndexPath) -> LogEntry:
+        return await anyio.to_thread.run_sync(proofs.entry, leaf_index)
 
     @get(
         "/proof/inclusion",
@@ -183,9 +182,9 @@ class AuditController(Controller):
         summary="The inclusion proof of one entry in the tree of tree_size entries",
     )
     async def inclusion(
-        self, runtime: RuntimeDep, *, leaf_index: LeafIndex, tree_size: TreeSize
+        self, proofs: Part[ProofService], *, leaf_index: LeafIndex, tree_size: TreeSize
     ) -> InclusionProof:
-        return await anyio.to_thread.run_sync(_proofs(runtime).inclusion, leaf_index, tree_size)
+        return await anyio.to_thread.run_sync(proofs.inclusion, leaf_index, tree_size)
 
     @get(
         "/proof/consistency",
@@ -193,10 +192,6 @@ class AuditController(Controller):
         summary="The consistency proof that the tree of `second` entries extends that of `first`",
     )
     async def consistency(
-        self, runtime: RuntimeDep, *, first: First, second: Second
+        self, proofs: Part[ProofService], *, first: First, second: Second
     ) -> ConsistencyProof:
-        return await anyio.to_thread.run_sync(_proofs(runtime).consistency, first, second)
-
-
-def _proofs(runtime: RuntimeDep) -> ProofService:
-    return ProofService(runtime.sessions, runtime.checkpointer)
+        return await anyio.to_thread.run_sync(proofs.consistency, first, second)

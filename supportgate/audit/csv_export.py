@@ -12,9 +12,8 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from supportgate.ledger.rows import rule_pairs
 from supportgate.policy.inputs import format_time
-
-from .rows import rule_pairs
 
 CSV_COLUMNS = (
     "id",

@@ -23,11 +23,10 @@ from supportgate.ledger.entries import (
     waiver_created_entry,
     waiver_deleted_entry,
 )
+from supportgate.ledger.rows import rule_pairs
 from supportgate.manifests import decode_matrix
 from supportgate.matrix import prepare
 from supportgate.policy.inputs import canonical_digest, format_time
-
-from .rows import rule_pairs
 
 Row = Mapping[Any, Any]
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, delete, insert, update
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import Manifest, transaction
+from supportgate.db import transaction
+from supportgate.ledger import tracking as tracked_manifests
 from supportgate.ledger.log import entries_between, lock_head
 
 from .tracking_state import (
@@ -39,8 +39,6 @@ from .tracking_state import (
 CHUNK = 5000
 SHOWN = 10
 """Manifests named per kind of change in the summary."""
-
-_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +89,16 @@ def _follow(tracking: TrackingFromLog, leaf_index: int, entry: str) -> None:
 
 def _restore(session: Session, difference: Difference, rebuilt: Rebuilt) -> None:
     key, expected, row = difference.key, difference.expected, difference.row
-    where = (_manifests.c.kind == key[0]) & (_manifests.c.name == key[1])
     if expected is None:
-        session.execute(delete(_manifests).where(where))
+        tracked_manifests.untrack(session, *key)
         rebuilt.deleted.append(key)
         return
     values = _row(expected, row)
     if row is None:
-        session.execute(insert(_manifests).values(values))
+        tracked_manifests.insert_row(session, values)
         rebuilt.inserted.append(key)
         return
-    session.execute(update(_manifests).where(where).values(values))
+    tracked_manifests.replace_row(session, values)
     rebuilt.updated.append(
         (key, [column for column, value in values.items() if row[column] != value])
     )

@@ -34,11 +34,11 @@ from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import DecisionRule
+from supportgate.ledger.rows import DECISION_COLUMNS
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.pagination import MAX_SEQ
 
 from .filters import AuditFilter
-from .rows import DECISION_COLUMNS
 
 WINDOW_PROBE = 100_000
 """A time window with an `until` is probed for its exact seq range when it holds at most this

@@ -17,12 +17,12 @@ from sqlmodel import Session
 
 from supportgate.db import transaction
 from supportgate.evaluations.views import DecisionPage
+from supportgate.ledger.rows import decision_from_columns
 from supportgate.pagination import check_limit, decode_seq_cursor, trim_page
 
 from . import repository
 from .csv_export import csv_header, csv_rows
 from .filters import AuditFilter
-from .rows import decision_from_columns
 
 CSV_CHUNK = 1000
 

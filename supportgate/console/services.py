@@ -11,10 +11,8 @@ from urllib.parse import urlencode
 import msgspec
 import yaml
 
-from supportgate.alerts.services import AlertService
 from supportgate.alerts.views import AlertView
 from supportgate.audit.filters import AuditFilter
-from supportgate.audit.services import AuditService
 from supportgate.errors import InputError, UsageError
 from supportgate.evaluations.views import TrackedManifest
 from supportgate.http_errors import input_status
@@ -185,7 +183,7 @@ class ConsoleService:
         tracked = self._runtime.tracking.one(kind, name)
         # The manifest's decisions through the audit search (kind and name are the filter):
         # its pages read the decision columns only, not the stored policy input.
-        audit = AuditService(self._runtime.sessions)
+        audit = self._runtime.audit
         where = AuditFilter(kind=kind, name=name)
         recent = audit.page(where, cursor=None, limit=TIMELINE_DECISIONS)
         cursor = given(cursor)
@@ -221,13 +219,13 @@ class ConsoleService:
 
     def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
         cursor = given(cursor)
-        page = AuditService(self._runtime.sessions).page(
+        page = self._runtime.audit.page(
             self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT
         )
         return AuditPage(query, self._choices, page.items, page.next_cursor, cursor)
 
     async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
-        return await AuditService(self._runtime.sessions).csv(self._audit_filter(query))
+        return await self._runtime.audit.csv(self._audit_filter(query))
 
     @staticmethod
     def _audit_filter(query: Query) -> AuditFilter:
@@ -267,9 +265,7 @@ class ConsoleService:
 
     def alerts(self, *, since: str | None, cursor: str | None) -> AlertsPage:
         start = given(since) or _format(self._runtime.clock.now() - ALERT_WINDOW)
-        page = AlertService(self._runtime.sessions).page(
-            since=start, cursor=given(cursor), limit=DEFAULT_LIMIT
-        )
+        page = self._runtime.alerts.page(since=start, cursor=given(cursor), limit=DEFAULT_LIMIT)
         return AlertsPage(start, page.items, page.next_cursor)
 
     def webhooks(self) -> WebhooksPage:

@@ -9,7 +9,7 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.params import FromPath, FromQuery, HeaderParameter
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.evaluations.services import IDEMPOTENCY_KEY_PATTERN
 from supportgate.http_paging import Cursor, Limit
 from supportgate.manifests.decision import Decision, ManifestKind, Verdict
@@ -17,6 +17,8 @@ from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import ManifestBody, body, error
 from supportgate.pagination import DEFAULT_LIMIT
 
+from .services import EvaluationService
+from .tracking import TrackingService
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
 
 
@@ -37,7 +39,7 @@ class EvaluationController(Controller):
     async def create(
         self,
         request: Request[Any, Any, Any],
-        runtime: RuntimeDep,
+        evaluations: Part[EvaluationService],
         idempotency_key: Annotated[
             str | None,
             HeaderParameter(
@@ -48,7 +50,7 @@ class EvaluationController(Controller):
         ] = None,
     ) -> Response[bytes]:
         fmt = format_for_media_type(request.headers.get("content-type"))
-        answer = await runtime.evaluations.submit(
+        answer = await evaluations.submit(
             body=await request.body(),
             fmt=fmt,
             principal=principal_of(request),
@@ -70,7 +72,7 @@ class ManifestController(Controller):
     @get("/", opt={"role": "procurement"}, summary="Tracked manifests with their latest decision")
     async def list_tracked(
         self,
-        runtime: RuntimeDep,
+        tracking: Part[TrackingService],
         *,
         kind: FromQuery[ManifestKind | None] = None,
         verdict: FromQuery[Verdict | None] = None,
@@ -79,16 +81,16 @@ class ManifestController(Controller):
         limit: Limit = DEFAULT_LIMIT,
     ) -> TrackedManifestPage:
         return await anyio.to_thread.run_sync(
-            lambda: runtime.tracking.page(
+            lambda: tracking.page(
                 kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
             )
         )
 
     @get("/{kind:str}/{name:str}", opt={"role": "procurement"}, summary="One tracked manifest")
     async def one(
-        self, runtime: RuntimeDep, kind: FromPath[ManifestKind], name: FromPath[str]
+        self, tracking: Part[TrackingService], kind: FromPath[ManifestKind], name: FromPath[str]
     ) -> TrackedManifest:
-        return await anyio.to_thread.run_sync(runtime.tracking.one, kind, name)
+        return await anyio.to_thread.run_sync(tracking.one, kind, name)
 
     @get(
         "/{kind:str}/{name:str}/history",
@@ -97,7 +99,7 @@ class ManifestController(Controller):
     )
     async def history(
         self,
-        runtime: RuntimeDep,
+        tracking: Part[TrackingService],
         kind: FromPath[ManifestKind],
         name: FromPath[str],
         *,
@@ -105,7 +107,7 @@ class ManifestController(Controller):
         limit: Limit = DEFAULT_LIMIT,
     ) -> DecisionPage:
         return await anyio.to_thread.run_sync(
-            lambda: runtime.tracking.history(kind, name, cursor=cursor, limit=limit)
+            lambda: tracking.history(kind, name, cursor=cursor, limit=limit)
         )
 
     @delete(
@@ -116,9 +118,9 @@ class ManifestController(Controller):
     async def untrack(
         self,
         request: Request[Any, Any, Any],
-        runtime: RuntimeDep,
+        tracking: Part[TrackingService],
         kind: FromPath[ManifestKind],
         name: FromPath[str],
     ) -> None:
         by = principal_of(request).name
-        await anyio.to_thread.run_sync(lambda: runtime.tracking.untrack(kind, name, by=by))
+        await anyio.to_thread.run_sync(lambda: tracking.untrack(kind, name, by=by))

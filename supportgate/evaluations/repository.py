@@ -1,16 +1,14 @@
-"""Reads of tracked manifests, their decisions, and stored idempotent responses."""
+"""Reads of tracked manifests, their decisions, and stored idempotent responses (the ledger
+writes them: supportgate/ledger/)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
-from sqlalchemy import delete, exists, select
+from sqlalchemy import exists, select
 from sqlmodel import Session
 
 from supportgate.db import Decision, DecisionRule, IdempotencyKey, Manifest
-from supportgate.ledger.entries import untracked_entry
-from supportgate.ledger.log import append_entries, lock_head
 
 _manifests = Manifest.__table__  # type: ignore[attr-defined]
 _decisions = Decision.__table__  # type: ignore[attr-defined]
@@ -73,18 +71,6 @@ def history_page(
         statement = statement.where(_decisions.c.seq < before_seq)
     statement = statement.order_by(_decisions.c.seq.desc()).limit(limit)
     return session.execute(statement).scalars().all()
-
-
-def untrack(session: Session, kind: str, name: str, *, by: str | None, at: datetime) -> bool:
-    """Stop tracking (kind, name), appending its `untracked` entry; False when not tracked."""
-    head = lock_head(session)
-    result = session.execute(
-        delete(_manifests).where(_manifests.c.kind == kind, _manifests.c.name == name)
-    )
-    if not result.rowcount:  # type: ignore[attr-defined]
-        return False
-    append_entries(session, head, [untracked_entry(kind=kind, name=name, untracked_by=by, at=at)])
-    return True
 
 
 def stored_response(session: Session, api_key_id: int, key: str) -> IdempotencyKey | None:

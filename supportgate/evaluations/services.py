@@ -10,27 +10,22 @@ then answers from the stored response.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.recorder import (
-    DecisionRecorder,
-    IdempotencyConflict,
-    IdempotentResponse,
-    Record,
-    Tracking,
-)
 from supportgate.auth import Principal
 from supportgate.db import transaction
 from supportgate.errors import ConflictError, UsageError
+from supportgate.ledger.batches import DecisionWrite, IdempotentAnswer, Tracking
+from supportgate.ledger.decisions import decision_body
+from supportgate.ledger.writer import IdempotencyConflict, LedgerWriter
 from supportgate.manifests import (
     DeploymentManifest,
     Format,
@@ -39,16 +34,12 @@ from supportgate.manifests import (
     decode_manifest,
 )
 from supportgate.manifests.common import END_GUARD
-from supportgate.manifests.decision import Decision
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
 from supportgate.policy.inputs import canonical_digest
 
 from . import repository
 from .evaluator import Evaluation, Evaluator, Subject
-
-if TYPE_CHECKING:
-    from supportgate.waivers.services import WaiverService
 
 T = TypeVar("T")
 CREATED = 201
@@ -60,7 +51,31 @@ IDEMPOTENCY_KEY_PATTERN = (
 part of the key (HTTP strips them from a header value; so does `_check_idempotency_key`)."""
 INLINE_DECODE_BYTES = 64 * 1024  # larger bodies are decoded off the event loop
 _canonical = msgspec.json.Encoder(order="sorted")
-_encoder = msgspec.json.Encoder()
+
+
+class ActiveWaivers(Protocol):
+    """Where a submission's waivers come from (supportgate.waivers.services.WaiverService)."""
+
+    def cache_is_fresh(self) -> bool: ...
+
+    def active_for(self, kind: str, name: str, at: datetime) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    """The (API key, Idempotency-Key) a request holds while it is evaluated."""
+
+    api_key_id: int
+    key: str
+    request_digest: str
+
+    def answer(self, status_code: int) -> IdempotentAnswer:
+        return IdempotentAnswer(
+            api_key_id=self.api_key_id,
+            key=self.key,
+            request_digest=self.request_digest,
+            status_code=status_code,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,18 +92,15 @@ class EvaluationService:
         sessions: sessionmaker[Session],
         engine: PolicyEngine,
         matrices: MatrixService,
-        recorder: DecisionRecorder,
-        waivers: WaiverService | None = None,
+        ledger: LedgerWriter,
+        waivers: ActiveWaivers | None = None,
     ) -> None:
         self._sessions = sessions
         self._waivers = waivers
         self._engine = engine
         self._matrices = matrices
-        self._recorder = recorder
+        self._ledger = ledger
         self._in_flight: dict[tuple[int, str], asyncio.Future[None]] = {}
-        self.on_hardware_recorded: Callable[[Decision], None] = lambda _decision: None
-        """Called (without blocking) with a HardwareManifest's decision once recorded:
-        re-evaluation then sweeps the deployments judged before it (cause `hardware`)."""
 
     async def submit(
         self, *, body: bytes, fmt: Format, principal: Principal, idempotency_key: str | None
@@ -109,13 +121,7 @@ class EvaluationService:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._in_flight[slot] = done
         try:
-            claim = IdempotentResponse(
-                api_key_id=principal.key_id,
-                key=key,
-                request_digest=digest,
-                status_code=CREATED,
-                body=b"",
-            )
+            claim = _Claim(api_key_id=principal.key_id, key=key, request_digest=digest)
             return await self._evaluate_and_record(body, fmt, claim)
         except IdempotencyConflict:
             stored = await self._stored(principal.key_id, key, digest)
@@ -126,9 +132,7 @@ class EvaluationService:
             done.set_result(None)
             del self._in_flight[slot]
 
-    async def _evaluate_and_record(
-        self, body: bytes, fmt: Format, claim: IdempotentResponse | None
-    ) -> Answer:
+    async def _evaluate_and_record(self, body: bytes, fmt: Format, claim: _Claim | None) -> Answer:
         manifest = await self._run_off_loop_if(
             len(body) > INLINE_DECODE_BYTES, lambda: decode_manifest(body, fmt=fmt)
         )
@@ -143,21 +147,21 @@ class EvaluationService:
         evaluation = await self._run(
             lambda: evaluator.evaluate(subject, evaluated_at=now, hardware=lambda _n: pool)
         )
-        response = _encoder.encode(evaluation.decision)
         content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
-        record = Record(
-            evaluation=evaluation,
+        write = DecisionWrite(
+            decision=evaluation.decision,
+            policy_input=evaluation.policy_input.canonical.decode(),
             tracking=Tracking(
                 content=content,
                 content_digest=canonical_digest(_canonical.encode(content)),
                 owner=manifest.metadata.owner,
                 hardware_ref=_hardware_ref(manifest),
             ),
-            idempotency=None if claim is None else dataclasses.replace(claim, body=response),
+            idempotency=None if claim is None else claim.answer(CREATED),
         )
-        await self._recorder.append(record)
-        if isinstance(manifest, HardwareManifest):
-            self.on_hardware_recorded(evaluation.decision)
+        leaf_index = await self._ledger.append(write)
+        assert leaf_index is not None  # noqa: S101 - a submission is always admitted
+        response = decision_body(evaluation.decision, leaf_index)
         return Answer(status=CREATED, body=response, evaluation=evaluation)
 
     async def _hardware(self, manifest: Manifest) -> HardwareManifest | None:

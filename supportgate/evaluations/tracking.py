@@ -1,4 +1,8 @@
-"""Tracked manifests: listing, one manifest with its latest decision, history, untracking."""
+"""Tracked manifests: listing, one manifest with its latest decision, history, untracking.
+
+The reads are here; untracking is a write of the ledger, whose tracking module
+(supportgate/ledger/tracking.py) is the one writer of the tracked manifests.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,12 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.rows import decision_from_row
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, transaction
 from supportgate.errors import UsageError
+from supportgate.ledger.batches import Batch, Untracking
+from supportgate.ledger.rows import decision_from_row
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
@@ -24,8 +30,9 @@ class NotTracked(UsageError):
 
 
 class TrackingService:
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, sessions: sessionmaker[Session], *, ledger: LedgerWriter) -> None:
         self._sessions = sessions
+        self._ledger = ledger
 
     def page(
         self,
@@ -88,11 +95,11 @@ class TrackingService:
             }
 
     def untrack(self, kind: str, name: str, *, by: str | None = None) -> None:
-        """Stop tracking; `by` names who asked (the API key), recorded in the log's entry."""
+        """Stop tracking; `by` names who asked (the API key)."""
         check_choice("kind", kind, KINDS)
-        with transaction(self._sessions, write=True) as session:
-            if not repository.untrack(session, kind, name, by=by, at=datetime.now(UTC)):
-                raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
+        untracking = Untracking(kind=kind, name=name, untracked_by=by, at=datetime.now(UTC))
+        if self._ledger.write(Batch(untracked=[untracking])).conflicts_in("untracked"):
+            raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
 
     @staticmethod
     def _tracked(session: Session, kind: str, name: str) -> Manifest:

@@ -7,11 +7,11 @@ from typing import Any
 import anyio.to_thread
 from litestar import Controller, Request, post
 
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import MatrixBody
 
-from .services import ImpactReport
+from .services import ImpactAnalysis, ImpactReport
 
 
 class ImpactController(Controller):
@@ -25,9 +25,9 @@ class ImpactController(Controller):
         summary="Which tracked manifests a proposed matrix would change; records nothing",
         operation_class=MatrixBody,
     )
-    async def impact(self, request: Request[Any, Any, Any], runtime: RuntimeDep) -> ImpactReport:
+    async def impact(
+        self, request: Request[Any, Any, Any], impact: Part[ImpactAnalysis]
+    ) -> ImpactReport:
         fmt = format_for_media_type(request.headers.get("content-type"))
         body = await request.body()
-        return await anyio.to_thread.run_sync(
-            lambda: runtime.impact.analyse_document(body, fmt=fmt)
-        )
+        return await anyio.to_thread.run_sync(lambda: impact.analyse_document(body, fmt=fmt))

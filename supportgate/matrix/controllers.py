@@ -12,11 +12,12 @@ from litestar import Controller, Request, get, post
 from litestar.params import FromPath
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.errors import NotFound
 from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import MatrixBody, error
 
+from .services import MatrixService
 from .views import MatrixVersionDetail, MatrixVersionList
 
 
@@ -25,24 +26,26 @@ class MatrixController(Controller):
     tags = ["matrix"]  # noqa: RUF012 - Litestar reads class attributes
 
     @get("/", opt={"role": "procurement"}, summary="The support matrix applied now")
-    async def current(self, runtime: RuntimeDep) -> MatrixVersionDetail:
-        return await anyio.to_thread.run_sync(runtime.matrices.current_view)
+    async def current(self, matrices: Part[MatrixService]) -> MatrixVersionDetail:
+        return await anyio.to_thread.run_sync(matrices.current_view)
 
     @get(
         "/versions",
         opt={"role": "procurement"},
         summary="Every published version, newest effective first (pending ones included)",
     )
-    async def versions(self, runtime: RuntimeDep) -> MatrixVersionList:
-        return await anyio.to_thread.run_sync(runtime.matrices.version_list)
+    async def versions(self, matrices: Part[MatrixService]) -> MatrixVersionList:
+        return await anyio.to_thread.run_sync(matrices.version_list)
 
     @get(
         "/versions/{version:str}",
         opt={"role": "procurement"},
         summary="One published version with its document",
     )
-    async def version(self, runtime: RuntimeDep, version: FromPath[str]) -> MatrixVersionDetail:
-        found = await anyio.to_thread.run_sync(runtime.matrices.version_view, version)
+    async def version(
+        self, matrices: Part[MatrixService], version: FromPath[str]
+    ) -> MatrixVersionDetail:
+        found = await anyio.to_thread.run_sync(matrices.version_view, version)
         if found is None:
             raise NotFound(f"no matrix version {version!r} is published", field="version")
         return found
@@ -55,13 +58,13 @@ class MatrixController(Controller):
         responses={409: error(409)},
     )
     async def publish(
-        self, request: Request[Any, Any, Any], runtime: RuntimeDep
+        self, request: Request[Any, Any, Any], matrices: Part[MatrixService]
     ) -> MatrixVersionDetail:
         fmt = format_for_media_type(request.headers.get("content-type"))
         body = await request.body()
         publisher = principal_of(request).name
         published = await anyio.to_thread.run_sync(
-            lambda: runtime.matrices.publish_document(body, fmt=fmt, published_by=publisher)
+            lambda: matrices.publish_document(body, fmt=fmt, published_by=publisher)
         )
         request.state["log"] = {"matrix_version": published.version}
         return published

@@ -4,7 +4,9 @@ Only the current version is applied: among the published versions whose `effecti
 has arrived (no `effective_from`: effective when published), the one that took effect last
 (ties: the one published last). A version with a future `effective_from` becomes current at
 that time. The versions are few and small, so they are cached in memory and reloaded after a
-publish and every RELOAD_SECONDS (another replica may have published).
+publish and every RELOAD_SECONDS (another replica may have published). Publishing is a write
+of the ledger (supportgate/ledger/); its MatrixPublished event, after the commit, starts the
+sweep of a version that is current (supportgate/runtime.py registers that).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import getpass
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,12 +24,14 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import MatrixVersion, transaction
 from supportgate.errors import ConflictError, PolicyEngineUnavailable
+from supportgate.ledger.batches import Batch, MatrixPublication
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
-from supportgate.manifests import Format, Matrix, decode_matrix
+from supportgate.manifests import Format, Matrix, decode_matrix, to_builtins
 from supportgate.policy.engine import LoadedMatrix
 
 from . import prepare
-from .repository import all_versions, insert_version
+from .repository import all_versions
 from .views import MatrixVersionDetail, MatrixVersionList, MatrixVersionSummary
 
 log = get_logger(__name__)
@@ -51,15 +54,16 @@ class PublishedMatrix:
 
 
 class MatrixService:
-    def __init__(self, sessions: sessionmaker[Session], *, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], *, ledger: LedgerWriter, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self._sessions = sessions
+        self._ledger = ledger
         self._clock = clock
         self._lock = threading.Lock()
         self._reloading = threading.Lock()
         self._versions: list[PublishedMatrix] = []
         self._loaded_at = float("-inf")
-        self.on_published: Callable[[PublishedMatrix], None] = lambda _published: None
-        """Called after publish_view() commits a version (re-evaluation starts its sweep)."""
 
     def ensure_default(self, default: Matrix) -> None:
         """Publish the default matrix when no version exists yet (a new database)."""
@@ -69,17 +73,29 @@ class MatrixService:
 
     def publish(self, matrix: Matrix, *, published_by: str | None) -> PublishedMatrix:
         loaded = prepare(matrix)
-        with transaction(self._sessions, write=True) as session:
-            row = insert_version(
-                session,
-                matrix,
-                digest=loaded.key,
-                published_by=published_by,
-                now=datetime.now(UTC),
+        publication = MatrixPublication(
+            version=matrix.version,
+            document=to_builtins(matrix),
+            digest=loaded.key,
+            effective_from=matrix.effective_from,
+            published_at=datetime.now(UTC),
+            published_by=published_by,
+        )
+        applied = self._ledger.write(Batch(matrices=[publication]))
+        if applied.conflicts_in("matrix"):
+            raise ConflictError(
+                f"matrix version {matrix.version!r} is already published; versions are never "
+                "edited in place, publish a new version",
+                field="$.version",
             )
-            published = _published(row, loaded)
         self.versions(reload=True)
-        return published
+        return PublishedMatrix(
+            version=publication.version,
+            effective_from=publication.effective_from,
+            published_at=publication.published_at,
+            published_by=publication.published_by,
+            loaded=loaded,
+        )
 
     def versions(self, *, reload: bool = False) -> list[PublishedMatrix]:
         """Every published version, oldest effective first."""
@@ -138,7 +154,6 @@ class MatrixService:
     def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
         """Publish, and say whether the new version is current, pending or never applied."""
         published = self.publish(matrix, published_by=published_by)
-        self.on_published(published)
         return self._detail(published, datetime.now(UTC))
 
     def current_view(self) -> MatrixVersionDetail:

@@ -7,10 +7,12 @@ from typing import Any
 import anyio.to_thread
 from litestar import Response, get
 from litestar.openapi.datastructures import ResponseSpec
+from sqlalchemy import Engine
 
 from supportgate.db import ping
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.errors import SupportgateError
+from supportgate.policy import PolicyEngine
 
 
 @get("/health/live", opt={"public": True}, tags=["health"], summary="The process is up")
@@ -31,11 +33,11 @@ async def live() -> dict[str, str]:
         )
     },
 )
-async def ready(runtime: RuntimeDep) -> Response[dict[str, Any]]:
+async def ready(db: Part[Engine], engine: Part[PolicyEngine]) -> Response[dict[str, Any]]:
     checks: dict[str, str] = {}
     for name, check in (
-        ("database", lambda: ping(runtime.db)),
-        ("policy_engine", runtime.engine.check_ready),
+        ("database", lambda: ping(db)),
+        ("policy_engine", engine.check_ready),
     ):
         try:
             await anyio.to_thread.run_sync(check)

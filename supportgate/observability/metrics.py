@@ -24,6 +24,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import Manifest, transaction
+from supportgate.events import DecisionsRecorded
 from supportgate.logging import get_logger
 from supportgate.reevaluation import repository as sweep_repository
 from supportgate.webhooks import repository as webhook_repository
@@ -138,6 +139,10 @@ class Metrics:
         self.registry.register(_TrackedManifests(sessions))
         self.registry.register(_PendingWebhookDeliveries(sessions))
         self.registry.register(_LastSweep(sessions))
+
+    def count_decisions(self, recorded: DecisionsRecorded) -> None:
+        for count in recorded.counts:
+            self.decisions.labels(count.verdict, count.cause).inc(count.count)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -9,10 +9,11 @@ from litestar import Controller, Request, get, post
 from litestar.openapi.spec import OpenAPIMediaType, RequestBody
 from litestar.params import FromPath
 
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.errors import NotFound
 from supportgate.openapi import RawBody, body, inlined_schema, raw_schema
 
+from .services import ReevaluationService
 from .views import SweepRequest, SweepView, decode_request
 
 ACCEPTED = 202
@@ -45,9 +46,11 @@ class ReevaluationController(Controller):
         operation_class=SweepRequestBody,
         responses={ACCEPTED: body(SweepView, "The sweep, queued; poll GET .../{id}")},
     )
-    async def start(self, request: Request[Any, Any, Any], runtime: RuntimeDep) -> SweepView:
+    async def start(
+        self, request: Request[Any, Any, Any], reevaluation: Part[ReevaluationService]
+    ) -> SweepView:
         wanted = decode_request(await request.body(), request.headers.get("content-type"))
-        sweep = await anyio.to_thread.run_sync(runtime.reevaluation.request_now, wanted)
+        sweep = await anyio.to_thread.run_sync(reevaluation.request_now, wanted)
         request.state["log"] = {"sweep_id": sweep.id}
         return sweep
 
@@ -56,8 +59,10 @@ class ReevaluationController(Controller):
         opt={"role": "admin"},
         summary="A sweep: status, cause, trigger, counts, times",
     )
-    async def one(self, runtime: RuntimeDep, sweep_id: FromPath[str]) -> SweepView:
-        found = await anyio.to_thread.run_sync(runtime.reevaluation.view, sweep_id)
+    async def one(
+        self, reevaluation: Part[ReevaluationService], sweep_id: FromPath[str]
+    ) -> SweepView:
+        found = await anyio.to_thread.run_sync(reevaluation.view, sweep_id)
         if found is None:
             raise NotFound(f"no sweep {sweep_id!r}", field="sweep_id")
         return found

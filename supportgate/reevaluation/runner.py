@@ -6,17 +6,16 @@ database; manifests whose memo still holds (memo.py) are known unchanged and not
 as a pipeline (services.ReevaluationService._sweep): batch n+1 is read and batch n-1 written
 while batch n is evaluated. A decision is recorded when the verdict, the violations (rule,
 severity, path, waiver; not the message text, which quotes the evaluation time) or the matrix
-version / policy revision differ from the manifest's latest decision. The decisions go
-through DecisionRecorder.write (the hash chain, alerts and webhook deliveries; in the
-decision writer process when there is one), and in that same transaction (SweepBatchWrite)
-the tracked manifests move to them, the batch's unchanged manifests get one UPDATE of
-last_evaluated_at, the memos are saved and the sweep's cursor and counts move past the
-batch. Killed at any point, the sweep resumes after the last committed batch: nothing is
-recorded twice or skipped.
+version / policy revision differ from the manifest's latest decision. Each batch is one
+ledger Batch (supportgate/ledger/): its decisions, each with the tracked head it was judged
+against, and its SweepProgress. The ledger writes it in one transaction (in the writer
+process when there is one): the log, alerts and webhook deliveries, the tracked manifests
+moved to the decisions, the unchanged manifests' last_evaluated_at, the memos, and the
+sweep's cursor and counts past the batch. Killed at any point, the sweep resumes after the
+last committed batch: nothing is recorded twice or skipped.
 
-Under the audit-head lock (SweepBatchWrite.admit), a record is dropped when its manifest
-changed since the batch was read (a submission recorded a newer decision, or it was
-untracked).
+Under the log's head lock a decision is dropped when its manifest changed since the batch
+was read (a submission recorded a newer decision, or it was untracked).
 """
 
 from __future__ import annotations
@@ -26,13 +25,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.recorder import DecisionRecorder, Record
 from supportgate.db import transaction
-from supportgate.evaluations.evaluator import Evaluation, Evaluator
+from supportgate.evaluations.evaluator import Evaluator
+from supportgate.ledger.batches import Batch, DecisionWrite, SweepMemo, SweepProgress, TrackedHead
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import Cause, Decision
 
 from . import repository
@@ -52,8 +51,7 @@ class BatchCounts:
 class _Plan:
     """What one batch will write."""
 
-    records: list[Record] = field(default_factory=list)
-    expected: dict[Key, tuple[str, str | None]] = field(default_factory=dict)
+    decisions: list[DecisionWrite] = field(default_factory=list)
     unchanged: list[Key] = field(default_factory=list)
     memos: dict[Key, SweepMemo] = field(default_factory=dict)
 
@@ -89,7 +87,7 @@ class BatchSweeper:
     cause: Cause
     evaluator: Evaluator
     sessions: sessionmaker[Session]
-    recorder: DecisionRecorder
+    ledger: LedgerWriter
     waivers_for: WaiversFor
 
     def read(self, batch: TrackedBatch) -> BatchRead:
@@ -137,8 +135,15 @@ class BatchSweeper:
             row_waivers = waivers.get(row.key, ())
             latest = row.latest_decision_id
             if _differs(evaluation.decision, previous.get(latest or "")):
-                plan.records.append(Record(evaluation=evaluation))
-                plan.expected[row.key] = (row.content_digest, latest)
+                plan.decisions.append(
+                    DecisionWrite(
+                        decision=evaluation.decision,
+                        policy_input=evaluation.policy_input.canonical.decode(),
+                        expected=TrackedHead(
+                            content_digest=row.content_digest, latest_decision_id=latest
+                        ),
+                    )
+                )
                 latest = evaluation.decision.id
                 keys[row.key] = self._key(batch, row, row_waivers, latest)
             else:
@@ -175,26 +180,23 @@ class BatchSweeper:
             )
 
     def commit(self, planned: BatchPlan) -> BatchCounts:
-        """Write a planned batch in one transaction (decisions, alerts, cursor)."""
+        """Write a planned batch in one transaction of the ledger (decisions, alerts, cursor)."""
         plan, evaluated = planned.writes, len(planned.batch.rows) - planned.failed
-        write = SweepBatchWrite(
+        progress = SweepProgress(
             sweep_id=self.sweep_id,
-            expected=[(kind, name, *head) for (kind, name), head in plan.expected.items()],
-            unchanged=plan.unchanged,
-            memos=list(plan.memos.values()),
             cursor=planned.batch.last_key,
-            touched_at=planned.now,
             evaluated=evaluated,
             failed=planned.failed,
+            unchanged=plan.unchanged,
+            touched_at=planned.now,
+            memos=list(plan.memos.values()),
         )
-        changed = 0
-        if plan.records:
-            changed = len(self.recorder.write(plan.records, hooks=write))
-        else:
-            with transaction(self.sessions, write=True) as session:
-                write.finish(session, ())
+        applied = self.ledger.write(Batch(decisions=plan.decisions, sweep=progress))
         return BatchCounts(
-            evaluated=evaluated, changed=changed, failed=planned.failed, skipped=planned.skipped
+            evaluated=evaluated,
+            changed=applied.recorded,
+            failed=planned.failed,
+            skipped=planned.skipped,
         )
 
     def _key(
@@ -215,81 +217,8 @@ class BatchSweeper:
         )
 
 
-class SweepMemo(msgspec.Struct, frozen=True):
-    kind: str
-    name: str
-    key: str
-    stable_until: datetime | None
-
-
-class SweepBatchWrite(msgspec.Struct, frozen=True):
-    """What a sweep's batch writes besides its decisions (the recorder's BatchHooks), as data,
-    so that the decision writer process can run it in the decisions' transaction.
-
-    `admit`, under the audit-head lock: drop each record whose manifest changed since the
-    batch was read (`expected`: kind, name, content digest and latest decision id as read).
-    `finish`: move the tracked manifests to the appended decisions, stamp the unchanged ones,
-    save the memos (not those of dropped records) and move the sweep's cursor and counts.
-    """
-
-    sweep_id: str
-    expected: list[tuple[str, str, str, str | None]]
-    unchanged: list[Key]
-    memos: list[SweepMemo]
-    cursor: Key
-    touched_at: datetime
-    evaluated: int
-    failed: int
-
-    def admit(self, session: Session, records: Sequence[Record]) -> Sequence[Record]:
-        expected = {(kind, name): (digest, latest) for kind, name, digest, latest in self.expected}
-        heads = repository.current_heads(session, list(expected))
-        keys = [_key_of(record.evaluation) for record in records]
-        return [r for r, key in zip(records, keys, strict=True) if heads.get(key) == expected[key]]
-
-    def finish(self, session: Session, appended: Sequence[Record]) -> None:
-        decisions = [record.evaluation.decision for record in appended]
-        moved = {(d.manifest.kind, d.manifest.name) for d in decisions}
-        dropped = {(kind, name) for kind, name, _, _ in self.expected} - moved
-        repository.move_latest(
-            session,
-            [
-                {
-                    "k": d.manifest.kind,
-                    "n": d.manifest.name,
-                    "decision_id": d.id,
-                    "verdict": d.verdict,
-                    "at": d.evaluated_at,
-                }
-                for d in decisions
-            ],
-        )
-        repository.touch(session, self.unchanged, self.touched_at)
-        repository.save_memos(
-            session,
-            [
-                msgspec.structs.asdict(memo)
-                for memo in self.memos
-                if (memo.kind, memo.name) not in dropped
-            ],
-        )
-        repository.advance_sweep(
-            session,
-            self.sweep_id,
-            cursor=self.cursor,
-            evaluated=self.evaluated,
-            changed=len(appended),
-            failed=self.failed,
-        )
-
-
 def _holds(until: datetime | None, now: datetime) -> bool:
     return until is not None and now < until
-
-
-def _key_of(evaluation: Evaluation) -> Key:
-    ref = evaluation.decision.manifest
-    return (ref.kind, ref.name)
 
 
 def _differs(decision: Decision, previous: tuple[Any, ...] | None) -> bool:

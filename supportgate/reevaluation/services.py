@@ -21,35 +21,33 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.audit.recorder import DecisionRecorder
 from supportgate.db import Sweep, transaction
 from supportgate.errors import DatabaseError, PolicyEngineError, UsageError
 from supportgate.evaluations.evaluator import Evaluator
+from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
 from supportgate.ids import random_uuid
+from supportgate.ledger import sweeps as sweep_rows
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
-from supportgate.manifests.decision import Cause, Decision
-from supportgate.matrix.services import MatrixService, PublishedMatrix
+from supportgate.manifests.decision import Cause
+from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
 
 from . import repository
-
-if TYPE_CHECKING:
-    from supportgate.waivers.services import WaiverChange
 from .locks import sweep_lock
 from .runner import BatchCounts, BatchRead, BatchSweeper
 from .source import Key, TrackedBatch, WaiversFor, iter_tracked_batches, keys_referencing
-from .source import no_waivers as _no_waivers
 from .views import SweepCounts, SweepRequest, SweepView
 
 log = get_logger(__name__)
@@ -74,23 +72,26 @@ class ReevaluationService:
         db: Engine,
         engine: PolicyEngine,
         matrices: MatrixService,
-        recorder: DecisionRecorder,
+        ledger: LedgerWriter,
+        waivers_for: WaiversFor,
+        events: Events,
         batch_size: int = SWEEP_BATCH_SIZE,
     ) -> None:
+        """`waivers_for`: the unexpired waivers of a batch's manifests (the waivers domain's
+        WaiverService.active_by_manifest, now). `events`: where a sweep's end is told
+        (SweepEnded: the ledger signs a checkpoint)."""
         self._sessions = sessions
         self._db = db
         self._engine = engine
         self._matrices = matrices
-        self._recorder = recorder
+        self._ledger = ledger
+        self._waivers_for = waivers_for
+        self._events = events
         self.batch_size = batch_size
-        self.waivers_for: WaiversFor = _no_waivers
-        """The unexpired waivers of a batch's manifests (the waivers domain sets it)."""
-        self.after_sweep: Callable[[], None] = lambda: None
-        """Called when a sweep has finished or failed (the ledger signs a checkpoint)."""
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
-        self._hardware: queue.SimpleQueue[Decision] = queue.SimpleQueue()
+        self._hardware: queue.SimpleQueue[HardwareRecorded] = queue.SimpleQueue()
         self._hardware_pending = 0  # pool changes taken in but whose sweep is not queued yet
         self._hardware_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -137,22 +138,25 @@ class ReevaluationService:
         assert view is not None  # noqa: S101 - just inserted
         return view
 
-    def hardware_recorded(self, decision: Decision) -> None:
+    def hardware_recorded(self, recorded: HardwareRecorded) -> None:
         """A HardwareManifest's decision is recorded: re-evaluate the deployments on it that
-        were judged before it (in the worker, so the request does not wait)."""
+        were judged before it (in the worker, so the writer does not wait)."""
         with self._hardware_lock:
             self._hardware_pending += 1
-        self._hardware.put(decision)
+        self._hardware.put(recorded)
         self._wake.set()
 
-    def waiver_changed(self, change: WaiverChange) -> None:
+    def waiver_changed(self, change: WaiverChanged) -> None:
         """A waiver was created or deleted: re-evaluate its manifest (when tracked)."""
-        if change.tracked:
-            self.start_sweep("waiver", trigger=change.trigger, only=[change.manifest])
+        if change.affects_tracked:
+            self.start_sweep("waiver", trigger=change.trigger, only=[(change.kind, change.name)])
 
-    def matrix_published(self, published: PublishedMatrix) -> None:
-        """A version was published: sweep now if it is current (a future one is scheduled)."""
-        if self._matrices.current().version == published.version:
+    def matrix_published(self, published: MatrixPublished) -> None:
+        """A version was published: sweep now if it is current (a future one is scheduled).
+        The first version ever published (a new database's default) judges nothing anew:
+        nothing can have been judged before a matrix existed."""
+        versions = self._matrices.versions(reload=True)
+        if len(versions) > 1 and self._matrices.current().version == published.version:
             self.start_sweep("matrix", trigger=matrix_trigger(published.version))
 
     def check_matrix(self) -> None:
@@ -260,20 +264,20 @@ class ReevaluationService:
     def _take_hardware(self) -> bool:
         """Turn the pool changes taken in so far into sweeps of the deployments on them:
         one lookup for all of them, one sweep per pool (its latest decision names it)."""
-        latest: dict[str, Decision] = {}
+        latest: dict[str, HardwareRecorded] = {}
         taken = 0
         while True:
             try:
-                decision = self._hardware.get_nowait()
+                recorded = self._hardware.get_nowait()
             except queue.Empty:
                 break
-            latest[decision.manifest.name] = decision
+            latest[recorded.name] = recorded
             taken += 1
         try:
-            judged = {name: decision.evaluated_at for name, decision in latest.items()}
+            judged = {name: recorded.evaluated_at for name, recorded in latest.items()}
             referencing = keys_referencing(self._sessions, judged) if latest else {}
             for name, keys in referencing.items():
-                trigger = f"hardware:{name}:{latest[name].id}"
+                trigger = f"hardware:{name}:{latest[name].decision_id}"
                 self._request("hardware", trigger=trigger, only=keys)
         finally:
             with self._hardware_lock:
@@ -303,7 +307,7 @@ class ReevaluationService:
             "policy_revision": policy_revision,
         }
         with transaction(self._sessions, write=True) as session:
-            return repository.insert_sweep(session, values)
+            return sweep_rows.insert_sweep(session, values)
 
     def _run(self, sweep_id: str) -> bool:
         """Run (or resume) one sweep; False when it must wait (the engine or the database
@@ -318,8 +322,8 @@ class ReevaluationService:
             cause=sweep.cause,  # type: ignore[arg-type]  # a checked column
             evaluator=Evaluator(self._engine, matrix.loaded),
             sessions=self._sessions,
-            recorder=self._recorder,
-            waivers_for=self.waivers_for,
+            ledger=self._ledger,
+            waivers_for=self._waivers_for,
         )
         after: Key | None = None
         if sweep.cursor_kind is not None and sweep.cursor_name is not None:
@@ -336,10 +340,10 @@ class ReevaluationService:
         except Exception as exc:
             log.exception("sweep_failed", sweep_id=sweep_id)
             self._set(sweep_id, status="failed", error=repr(exc)[:2000], finished_at=_now())
-            self.after_sweep()
+            self._events.publish([SweepEnded(sweep_id=sweep_id, status="failed")])
             return True
         self._set(sweep_id, status="finished", finished_at=_now(), error=None)
-        self.after_sweep()
+        self._events.publish([SweepEnded(sweep_id=sweep_id, status="finished")])
         view = self.view(sweep_id)
         if view is not None:
             log.info(
@@ -398,7 +402,7 @@ class ReevaluationService:
                     "matrix_version": self._matrices.current().version,
                     "policy_revision": self._engine.policy_revision,
                 }
-                repository.update_sweep(session, sweep_id, **values)
+                sweep_rows.update_sweep(session, sweep_id, **values)
                 sweep = repository.sweep(session, sweep_id)
                 log.info("sweep_started", sweep_id=sweep_id, **values)
             assert sweep is not None  # noqa: S101 - locked above
@@ -407,7 +411,7 @@ class ReevaluationService:
 
     def _set(self, sweep_id: str, **values: Any) -> None:
         with transaction(self._sessions, write=True) as session:
-            repository.update_sweep(session, sweep_id, **values)
+            sweep_rows.update_sweep(session, sweep_id, **values)
 
 
 def _read_ahead(

@@ -10,11 +10,12 @@ from litestar import Controller, Request, delete, get, post
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.errors import NotFound
 from supportgate.http_paging import Cursor, Kind, Limit, Name
 from supportgate.pagination import DEFAULT_LIMIT
 
+from .services import WaiverService
 from .views import WaiverPage, WaiverRequest, WaiverView
 
 Rule = Annotated[str | None, QueryParameter(description="the waived rule id (`port.production`)")]
@@ -34,11 +35,14 @@ class WaiverController(Controller):
         summary="Waive a deny rule for one manifest until expires_at (re-evaluates it now)",
     )
     async def create(
-        self, request: Request[Any, Any, Any], runtime: RuntimeDep, data: JSONBody[WaiverRequest]
+        self,
+        request: Request[Any, Any, Any],
+        waivers: Part[WaiverService],
+        data: JSONBody[WaiverRequest],
     ) -> WaiverView:
         created_by = principal_of(request).name
         created = await anyio.to_thread.run_sync(
-            lambda: runtime.waivers.create(data, created_by=created_by)
+            lambda: waivers.create(data, created_by=created_by)
         )
         request.state["log"] = {"waiver_id": created.id}
         return created
@@ -46,7 +50,7 @@ class WaiverController(Controller):
     @get("/", opt={"role": "procurement"}, summary="Waivers, newest first (deleted ones too)")
     async def list_waivers(
         self,
-        runtime: RuntimeDep,
+        waivers: Part[WaiverService],
         *,
         kind: Kind = None,
         name: Name = None,
@@ -56,7 +60,7 @@ class WaiverController(Controller):
         limit: Limit = DEFAULT_LIMIT,
     ) -> WaiverPage:
         return await anyio.to_thread.run_sync(
-            lambda: runtime.waivers.page(
+            lambda: waivers.page(
                 kind=kind, name=name, rule=rule, active=active, cursor=cursor, limit=limit
             )
         )
@@ -69,12 +73,10 @@ class WaiverController(Controller):
     async def remove(
         self,
         request: Request[Any, Any, Any],
-        runtime: RuntimeDep,
+        waivers: Part[WaiverService],
         id: FromPath[str],  # the contract's path: /v1/waivers/{id}
     ) -> None:
         deleted_by = principal_of(request).name
-        deleted = await anyio.to_thread.run_sync(
-            lambda: runtime.waivers.delete(id, deleted_by=deleted_by)
-        )
+        deleted = await anyio.to_thread.run_sync(lambda: waivers.delete(id, deleted_by=deleted_by))
         if deleted is None:
             raise NotFound(f"no waiver {id!r} that is not deleted", field="id")

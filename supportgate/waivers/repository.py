@@ -1,61 +1,22 @@
-"""Reads and writes of the waivers table."""
+"""Reads of the waivers table (supportgate/ledger/waivers.py writes it)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from supportgate.db import Waiver
 from supportgate.db.keys import one_of
-from supportgate.ledger.entries import waiver_created_entry, waiver_deleted_entry
-from supportgate.ledger.log import append_entries, lock_head
 
 _waivers = Waiver.__table__  # type: ignore[attr-defined]
-
-
-def insert(session: Session, waiver: Waiver) -> Waiver:
-    """The waiver's row, and its `waiver-created` entry appended to the log."""
-    head = lock_head(session)
-    waiver.leaf_index = head.size
-    session.add(waiver)
-    session.flush()
-    entry = waiver_created_entry(
-        waiver_id=waiver.id,
-        rule=waiver.rule,
-        kind=waiver.kind,
-        name=waiver.name,
-        justification=waiver.justification,
-        expires_at=waiver.expires_at,
-        created_by=waiver.created_by,
-        created_at=waiver.created_at,
-    )
-    append_entries(session, head, [entry])
-    return waiver
 
 
 def by_id(session: Session, waiver_id: str) -> Waiver | None:
     statement = select(Waiver).where(_waivers.c.id == waiver_id)
     return session.execute(statement).scalars().one_or_none()
-
-
-def mark_deleted(session: Session, waiver_id: str, *, at: datetime, by: str) -> bool:
-    """Set deleted_at on a waiver not deleted yet, appending its `waiver-deleted` entry;
-    False when there is none."""
-    head = lock_head(session)
-    result = session.execute(
-        update(_waivers)
-        .where(_waivers.c.id == waiver_id, _waivers.c.deleted_at.is_(None))
-        .values(deleted_at=at, deleted_by=by, deleted_leaf_index=head.size)
-    )
-    if not result.rowcount:  # type: ignore[attr-defined]
-        return False
-    append_entries(
-        session, head, [waiver_deleted_entry(waiver_id=waiver_id, deleted_by=by, deleted_at=at)]
-    )
-    return True
 
 
 def active(

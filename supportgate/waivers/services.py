@@ -6,8 +6,9 @@ replica may have), the way the matrix versions are. A submission adds no query w
 cache is fresh. Sweeps read the database (`active_by_manifest`, `next_expiry`).
 
 A waiver leaves the policy input once `expires_at` is not after the evaluation time (the
-policies check that too, so a replayed decision keeps its waiver). Listeners hear of each
-create and delete after it committed: the runtime re-evaluates the manifest (cause `waiver`).
+policies check that too, so a replayed decision keeps its waiver). Creating and deleting one
+are writes of the ledger (supportgate/ledger/), whose WaiverChanged event, after the commit,
+has the manifest re-evaluated (cause `waiver`; supportgate/runtime.py registers that).
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from __future__ import annotations
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
@@ -27,8 +27,9 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Waiver, transaction
 from supportgate.errors import UsageError
-from supportgate.evaluations import repository as tracked_manifests
 from supportgate.ids import random_uuid
+from supportgate.ledger.batches import Batch, WaiverCreation, WaiverDeletion
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import MANIFEST_KINDS
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
@@ -48,26 +49,6 @@ PolicyWaiver = dict[str, Any]
 _NAME = re.compile(NAME_PATTERN)
 
 
-@dataclass(frozen=True, slots=True)
-class WaiverChange:
-    """A waiver created or deleted (committed); `tracked`: its manifest is tracked."""
-
-    waiver: WaiverView
-    action: Literal["created", "deleted"]
-    tracked: bool
-
-    @property
-    def trigger(self) -> str:
-        return f"waiver:{self.waiver.id}:{self.action}"
-
-    @property
-    def manifest(self) -> ManifestKey:
-        return (self.waiver.kind, self.waiver.name)
-
-
-Listener = Callable[[WaiverChange], None]
-
-
 def deny_rule_ids(modules: Iterable[tuple[str, str]]) -> frozenset[str]:
     """The ids of the deny rules in the policy modules: the rules a waiver may name."""
     return frozenset(rule.id for rule in read_catalog(modules).values() if rule.severity == "deny")
@@ -78,28 +59,25 @@ class WaiverService:
         self,
         sessions: sessionmaker[Session],
         *,
+        ledger: LedgerWriter,
         deny_rules: frozenset[str],
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
+        self._ledger = ledger
         self._deny_rules = deny_rules
         self._clock = clock
         self._lock = threading.Lock()  # guards the two fields below
         self._reloading = threading.Lock()  # one reload at a time, in commit order
         self._active: dict[ManifestKey, tuple[tuple[datetime, PolicyWaiver], ...]] = {}
         self._loaded_at = float("-inf")
-        self._listeners: list[Listener] = []
-
-    def subscribe(self, listener: Listener) -> None:
-        """Call `listener` after each waiver created or deleted (in the writing thread)."""
-        self._listeners.append(listener)
 
     # --- writes -------------------------------------------------------------------------
 
     def create(self, request: WaiverRequest, *, created_by: str) -> WaiverView:
         now = self._clock.now()
         self._check(request, now)
-        row = Waiver(
+        creation = WaiverCreation(
             id=random_uuid(),
             rule=request.rule,
             kind=request.kind,
@@ -109,31 +87,29 @@ class WaiverService:
             created_by=created_by,
             created_at=now,
         )
-        with transaction(self._sessions, write=True) as session:
-            view = _view(repository.insert(session, row))
-            tracked = _tracked(session, view)
+        self._ledger.write(Batch(waivers_created=[creation]))
+        self._reload()
+        view = msgspec.convert(creation, WaiverView, from_attributes=True)
         log.info(
             "waiver_created",
             **_named(view),
             expires_at=format_time(view.expires_at),
             created_by=created_by,
         )
-        self._changed(WaiverChange(view, "created", tracked))
         return view
 
     def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
         """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
-        now = self._clock.now()
-        with transaction(self._sessions, write=True) as session:
-            if not repository.mark_deleted(session, waiver_id, at=now, by=deleted_by):
-                return None
+        deletion = WaiverDeletion(id=waiver_id, deleted_by=deleted_by, deleted_at=self._clock.now())
+        applied = self._ledger.write(Batch(waivers_deleted=[deletion]))
+        if applied.conflicts_in("waiver-deleted"):
+            return None
+        self._reload()
+        with transaction(self._sessions) as session:
             row = repository.by_id(session, waiver_id)
-            assert row is not None  # noqa: S101 - just updated in this transaction
+            assert row is not None  # noqa: S101 - a waiver is never removed
             view = _view(row)
-            tracked = _tracked(session, view)
         log.info("waiver_deleted", **_named(view), deleted_by=deleted_by)
-        # An expired waiver waives nothing any more: deleting it changes no verdict.
-        self._changed(WaiverChange(view, "deleted", tracked and view.expires_at > now))
         return view
 
     @property
@@ -165,14 +141,6 @@ class WaiverService:
                 f"got {expires_at.isoformat()}",
                 field="$.expires_at",
             )
-
-    def _changed(self, change: WaiverChange) -> None:
-        self._reload()
-        for listener in self._listeners:
-            try:
-                listener(change)
-            except Exception:  # the waiver is committed; a later sweep catches up
-                log.exception("waiver_listener_failed", trigger=change.trigger)
 
     # --- reads --------------------------------------------------------------------------
 
@@ -271,10 +239,6 @@ class WaiverService:
 
 def _policy_form(row: Waiver) -> PolicyWaiver:
     return {"id": row.id, "rule": row.rule, "expires_at": format_time(row.expires_at)}
-
-
-def _tracked(session: Session, view: WaiverView) -> bool:
-    return tracked_manifests.tracked(session, view.kind, view.name) is not None
 
 
 def _named(view: WaiverView) -> dict[str, str]:

@@ -11,11 +11,12 @@ from litestar import Controller, Request, delete, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import RuntimeDep
+from supportgate.dependencies import Part
 from supportgate.errors import NotFound
 from supportgate.http_paging import Cursor, Limit
 from supportgate.pagination import DEFAULT_LIMIT
 
+from .services import WebhookService
 from .views import DeliveryPage, DeliveryStatus, WebhookCreate, WebhookCreated, WebhookList
 
 
@@ -33,26 +34,27 @@ class WebhookController(Controller):
         summary="Subscribe a URL to alerts; the answer holds its signing secret, shown once",
     )
     async def create(
-        self, request: Request[Any, Any, Any], runtime: RuntimeDep, data: JSONBody[WebhookCreate]
+        self,
+        request: Request[Any, Any, Any],
+        webhooks: Part[WebhookService],
+        data: JSONBody[WebhookCreate],
     ) -> WebhookCreated:
         creator = principal_of(request).name
-        created = await anyio.to_thread.run_sync(
-            lambda: runtime.webhooks.create(data, created_by=creator)
-        )
+        created = await anyio.to_thread.run_sync(lambda: webhooks.create(data, created_by=creator))
         request.state["log"] = {"webhook": created.id}
         return created
 
     @get("/", opt={"role": "admin"}, summary="Every webhook subscription, without secrets")
-    async def subscriptions(self, runtime: RuntimeDep) -> WebhookList:
-        return await anyio.to_thread.run_sync(runtime.webhooks.subscriptions)
+    async def subscriptions(self, webhooks: Part[WebhookService]) -> WebhookList:
+        return await anyio.to_thread.run_sync(webhooks.subscriptions)
 
     @delete(
         "/{webhook_id:str}",
         opt={"role": "admin"},
         summary="Delete a subscription with its pending deliveries and delivery log",
     )
-    async def remove(self, runtime: RuntimeDep, webhook_id: FromPath[str]) -> None:
-        if not await anyio.to_thread.run_sync(runtime.webhooks.delete, webhook_id):
+    async def remove(self, webhooks: Part[WebhookService], webhook_id: FromPath[str]) -> None:
+        if not await anyio.to_thread.run_sync(webhooks.delete, webhook_id):
             raise _unknown(webhook_id)
 
     @get(
@@ -62,7 +64,7 @@ class WebhookController(Controller):
     )
     async def deliveries(
         self,
-        runtime: RuntimeDep,
+        webhooks: Part[WebhookService],
         webhook_id: FromPath[str],
         *,
         status: FromQuery[DeliveryStatus | None] = None,
@@ -70,9 +72,7 @@ class WebhookController(Controller):
         limit: Limit = DEFAULT_LIMIT,
     ) -> DeliveryPage:
         page = await anyio.to_thread.run_sync(
-            lambda: runtime.webhooks.deliveries(
-                webhook_id, status=status, cursor=cursor, limit=limit
-            )
+            lambda: webhooks.deliveries(webhook_id, status=status, cursor=cursor, limit=limit)
         )
         if page is None:
             raise _unknown(webhook_id)

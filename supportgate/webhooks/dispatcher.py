@@ -6,8 +6,8 @@ a worker thread with httpx (signed per attempt: `webhook-timestamp` is the attem
 then delivered / retry later / given up, and the subscription's failure count (retries.py).
 No transaction is open while a request is in flight. A process that dies mid-attempt leaves
 its claim to run out; the delivery is then due again (and sent again: at least once).
-It polls every `poll_interval` and is woken early by outbox commits in this process and by
-finished attempts.
+It polls every `poll_interval` and is woken early by `wake` (the ledger's DeliveriesEnqueued
+event, after a commit that enqueued deliveries) and by finished attempts.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from supportgate.db import transaction
 from supportgate.db.tables import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from supportgate.logging import get_logger
 
-from . import outbox, repository, signing
+from . import repository, signing
 from .repository import Claimed
 from .retries import HTTP_GONE, DeliveryPolicy, retry_after_seconds, succeeded
 
@@ -79,14 +79,12 @@ class WebhookDispatcher:
         )
         self._pool = ThreadPoolExecutor(self.policy.concurrency, thread_name_prefix="webhook")
         self._thread = threading.Thread(target=self._run, name="webhook-dispatcher", daemon=True)
-        outbox.wake_on_enqueue(self)
         self._thread.start()
 
     def stop(self) -> None:
         """Stop claiming; let the attempts in flight finish and be recorded."""
         if self._thread is None:
             return
-        outbox.stop_waking(self)
         self._stopping.set()
         self._wake.set()
         self._thread.join()

@@ -1,22 +1,20 @@
 """The outbox: alert deliveries written in the alert's own transaction.
 
-The alerts domain calls `enqueue_alert_deliveries` in the transaction that records its
-alerts, so a delivery exists if and only if its alert does; the dispatcher sends it later (at
-least once). After that transaction commits, the dispatchers of this process are woken, so
-a delivery goes out at once instead of at the next poll.
+`enqueue_alert_deliveries` is a step of the ledger's transaction that records the alerts
+(supportgate/ledger/write.py), so a delivery exists if and only if its alert does; the
+dispatcher sends it later (at least once). The write's DeliveriesEnqueued event wakes the
+dispatcher once the transaction has committed (supportgate/runtime.py), so a delivery goes
+out at once instead of at the next poll.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-import weakref
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any
 
 import sqlmodel
-from sqlalchemy import event
 
 from supportgate.db.engine import json_text
 
@@ -25,26 +23,9 @@ from . import repository
 EVENT_TYPE = "verdict.changed"
 
 
-class Wakeable(Protocol):
-    def wake(self) -> None: ...
-
-
-_wakeable: weakref.WeakSet[Any] = weakref.WeakSet()
-_wakeable_lock = threading.Lock()
-
-
-def wake_on_enqueue(target: Wakeable) -> None:
-    """Have `target.wake()` called after every commit that enqueued deliveries."""
-    with _wakeable_lock:
-        _wakeable.add(target)
-
-
-def stop_waking(target: Wakeable) -> None:
-    with _wakeable_lock:
-        _wakeable.discard(target)
-
-
-def enqueue_alert_deliveries(session: sqlmodel.Session, alerts: Sequence[Mapping[str, Any]]) -> int:
+def enqueue_alert_deliveries(
+    session: sqlmodel.Session, alerts: Sequence[Mapping[str, Any]], now: datetime
+) -> int:
     """One outbox row per (active subscription, alert), in `session`'s transaction.
 
     Each alert is a GET /v1/alerts item (`id`, `manifest`, `from`, `to`, `cause`,
@@ -57,16 +38,12 @@ def enqueue_alert_deliveries(session: sqlmodel.Session, alerts: Sequence[Mapping
     subscription_ids = repository.active_subscription_ids(session)
     if not subscription_ids:
         return 0
-    now = datetime.now(UTC)
     rows = [
         _delivery(subscription_id, alert, now)
         for alert in alerts
         for subscription_id in subscription_ids
     ]
-    written = repository.insert_deliveries(session, rows)
-    if written:
-        event.listen(session, "after_commit", _wake_dispatchers, once=True)
-    return written
+    return repository.insert_deliveries(session, rows)
 
 
 def message_id(subscription_id: str, alert_id: str) -> str:
@@ -96,10 +73,3 @@ def _delivery(subscription_id: str, alert: Mapping[str, Any], now: datetime) -> 
         "next_attempt_at": now,
         "created_at": now,
     }
-
-
-def _wake_dispatchers(_session: Any) -> None:
-    with _wakeable_lock:
-        targets = list(_wakeable)
-    for target in targets:
-        target.wake()

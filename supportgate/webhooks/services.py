@@ -63,6 +63,10 @@ class WebhookService:
     def stop(self) -> None:
         self.dispatcher.stop()
 
+    def wake(self) -> None:
+        """Deliveries were enqueued: have the dispatcher look now, not at its next poll."""
+        self.dispatcher.wake()
+
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
         url = check_url(request.url)
         if request.description is not None and "\x00" in request.description:

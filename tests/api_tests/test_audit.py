@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from supportgate.audit import repository
-from supportgate.audit.recorder import Record
-from supportgate.evaluations.evaluator import Evaluation
+from supportgate.ledger.batches import Batch, DecisionWrite
 from supportgate.manifests.decision import Checklist, Claims, Decision, ManifestRef, Violation
 from supportgate.policy.inputs import PolicyInput, format_time
 
@@ -32,8 +31,8 @@ def record(
     at: datetime = AT,
     rules: Sequence[tuple[str, str]] = (),
     matrix_version: str = "2026.11.1",
-) -> Record:
-    """A decision to append with `runtime.recorder.write`, made without a policy engine."""
+) -> DecisionWrite:
+    """A decision to append with `runtime.ledger.write`, made without a policy engine."""
     policy_input = PolicyInput.from_document(
         {
             "manifest": {"kind": kind, "metadata": {"name": name}},
@@ -64,13 +63,13 @@ def record(
         evaluated_at=at,
         cause="submission",
     )
-    return Record(evaluation=Evaluation(decision=decision, policy_input=policy_input))
+    return DecisionWrite(decision=decision, policy_input=policy_input.canonical.decode())
 
 
-def write(api: Api, *records: Record) -> list[str]:
-    """Append the records (in this order) and return their decision ids."""
-    api.runtime.recorder.write(records)
-    return [r.evaluation.decision.id for r in records]
+def write(api: Api, *records: DecisionWrite) -> list[str]:
+    """Append the decisions (in this order) and return their ids."""
+    api.runtime.ledger.write(Batch(decisions=list(records)))
+    return [r.decision.id for r in records]
 
 
 def audit(api: Api, role: str = "procurement", **params: Any) -> Any:

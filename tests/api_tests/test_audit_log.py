@@ -9,6 +9,7 @@ import base64
 import csv
 import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -178,6 +179,22 @@ def test_every_decision_read_back_carries_its_leaf_index(api: Api) -> None:
     text = get(api, "/v1/audit", format="csv").text
     csv_rows = list(csv.DictReader(io.StringIO(text)))
     assert {row["id"]: int(row["leaf_index"]) for row in csv_rows} == leaves
+
+
+def test_the_201_body_and_its_idempotent_replay_carry_the_leaf_index(
+    api: Api, examples_dir: Path
+) -> None:
+    path = examples_dir / "hw-h100-pool-a.yaml"
+    first = api.post_manifest(path, **{"Idempotency-Key": "leaf-1"})
+    again = api.post_manifest(path, **{"Idempotency-Key": "leaf-1"})
+    other = api.post_manifest(path)
+    assert (first.status_code, again.status_code, other.status_code) == (201, 201, 201)
+    assert again.content == first.content
+    with api.runtime.db.connect() as connection:
+        rows = connection.exec_driver_sql("SELECT id, leaf_index FROM decisions").all()
+    leaves = {str(id_): int(leaf) for id_, leaf in rows}
+    assert first.json()["leaf_index"] == leaves[first.json()["id"]] == 1
+    assert other.json()["leaf_index"] == leaves[other.json()["id"]] == 2
 
 
 def test_a_sweep_signs_a_checkpoint_when_it_ends(quiet_api: Api) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -40,7 +41,7 @@ def get(api: Api, path: str, role: str | None = "admin", **params: Any) -> Any:
 
 def enqueue(api: Api, *numbers: int) -> int:
     with transaction(api.runtime.sessions, write=True) as session:
-        return enqueue_alert_deliveries(session, [alert(n) for n in numbers])
+        return enqueue_alert_deliveries(session, [alert(n) for n in numbers], datetime.now(UTC))
 
 
 def test_subscribe_list_and_delete(api: Api) -> None:

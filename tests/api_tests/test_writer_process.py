@@ -1,5 +1,6 @@
-"""The decision writer as a child process (the default on PostgreSQL; forced here on SQLite
-too): commits, idempotency conflicts, the child dying under load, and a clean stop."""
+"""The ledger's writer as a child process (the default on PostgreSQL; forced here on SQLite
+too): commits, idempotency conflicts, the child dying under load, a clean stop, a sweep's
+batch, and the events of the child's commits published in the service."""
 
 from __future__ import annotations
 
@@ -12,18 +13,27 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 import pytest
 from sqlalchemy import text
 
-from supportgate.audit.recorder import IdempotencyConflict, IdempotentResponse, Record
 from supportgate.audit.verify import verify_log
-from supportgate.audit.writer_process import ProcessDecisionRecorder, WriterProcessEnded
 from supportgate.auth import Principal
 from supportgate.db import transaction
 from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.events import HardwareRecorded
+from supportgate.ledger import sweeps
+from supportgate.ledger.batches import (
+    Batch,
+    DecisionWrite,
+    IdempotentAnswer,
+    SweepMemo,
+    SweepProgress,
+    TrackedHead,
+)
+from supportgate.ledger.writer import IdempotencyConflict
+from supportgate.ledger.writer_process import ProcessLedgerWriter, WriterProcessEnded
 from supportgate.manifests import decode_manifest
-from supportgate.reevaluation import repository as reevaluation_repository
-from supportgate.reevaluation.runner import SweepBatchWrite, SweepMemo
 
 from ..api import Api, running_api
 from .support import hardware, post, rows
@@ -34,7 +44,7 @@ CONCURRENT = 200
 @pytest.fixture
 def process_api(db_url: str) -> Iterator[Api]:
     with running_api(db_url, decision_writer="process") as running:
-        assert isinstance(running.runtime.recorder, ProcessDecisionRecorder)
+        assert isinstance(running.runtime.ledger, ProcessLedgerWriter)
         yield running
 
 
@@ -98,7 +108,7 @@ def test_a_conflict_fails_only_the_conflicting_record(process_api: Api) -> None:
     the second fails with IdempotencyConflict, and nothing else is lost."""
     records = [_record(process_api, "pool-c", key="k-1"), _record(process_api, "pool-d", key="k-1")]
     records.append(_record(process_api, "pool-e"))
-    futures = [process_api.runtime.recorder.submit(record) for record in records]
+    futures = [process_api.runtime.ledger.submit(record) for record in records]
 
     outcomes = [future.exception(timeout=60) for future in futures]
 
@@ -110,9 +120,9 @@ def test_a_conflict_fails_only_the_conflicting_record(process_api: Api) -> None:
 
 
 def test_a_killed_writer_fails_what_it_held_and_is_replaced(process_api: Api) -> None:
-    recorder = process_api.runtime.recorder
-    assert isinstance(recorder, ProcessDecisionRecorder)
-    child = recorder._child
+    ledger = process_api.runtime.ledger
+    assert isinstance(ledger, ProcessLedgerWriter)
+    child = ledger._child
     assert child is not None
     os.kill(child._process.pid, signal.SIGKILL)
     child._process.wait()
@@ -137,9 +147,10 @@ def test_a_killed_writer_fails_what_it_held_and_is_replaced(process_api: Api) ->
 def test_stop_writes_what_was_submitted(db_url: str) -> None:
     with running_api(db_url, decision_writer="process") as running:
         records = [_record(running, f"pool-{index}") for index in range(50)]
-        futures = [running.runtime.recorder.submit(record) for record in records]
+        futures = [running.runtime.ledger.submit(record) for record in records]
     # the service has stopped: everything handed over before was written, nothing failed
     assert [future.exception(timeout=0) for future in futures] == [None] * 50
+    assert len({future.result(timeout=0) for future in futures}) == 50  # 50 places in the log
     running.runtime.db.dispose()
     try:
         assert rows(running).decisions == 50
@@ -147,7 +158,7 @@ def test_stop_writes_what_was_submitted(db_url: str) -> None:
         running.runtime.db.dispose()  # what rows() opened after the service stopped
 
 
-def _record(api: Api, name: str, *, key: str | None = None) -> Record:
+def _record(api: Api, name: str, *, key: str | None = None) -> DecisionWrite:
     runtime = api.runtime
     evaluator = Evaluator(runtime.engine, runtime.matrices.current().loaded)
     manifest = decode_manifest(post_body(name), fmt="json")
@@ -156,10 +167,18 @@ def _record(api: Api, name: str, *, key: str | None = None) -> Record:
     if key is not None:
         with runtime.db.connect() as connection:
             key_id = connection.execute(text("SELECT min(id) FROM api_keys")).scalar_one()
-        claim = IdempotentResponse(
-            api_key_id=key_id, key=key, request_digest="d", status_code=201, body=b"{}"
-        )
-    return Record(evaluation=evaluation, idempotency=claim)
+        claim = IdempotentAnswer(api_key_id=key_id, key=key, request_digest="d", status_code=201)
+    return DecisionWrite(
+        decision=evaluation.decision,
+        policy_input=evaluation.policy_input.canonical.decode(),
+        idempotency=claim,
+    )
+
+
+def _swept(write: DecisionWrite, expected: TrackedHead) -> DecisionWrite:
+    """`write` as a sweep makes it: a sweep's cause, judged against the tracked head read."""
+    decision = msgspec.structs.replace(write.decision, cause="schedule")
+    return msgspec.structs.replace(write, decision=decision, expected=expected)
 
 
 def _eventually(probe: Any, attempts: int = 100) -> bool:
@@ -184,23 +203,23 @@ def test_integers_beyond_64_bits_are_recorded(process_api: Api) -> None:
 def test_a_sweep_batch_is_written_by_the_writer_process(
     process_api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A sweep's batch goes to the child with its hooks (SweepBatchWrite): the child admits
-    only records whose manifest is as the sweep read it, appends them, moves the tracked
-    manifests, memos and the sweep's cursor in the same transaction; nothing is written in
-    the service's own process."""
+    """A sweep's batch goes to the child as data: the child admits only decisions whose
+    manifest is as the sweep read it, appends them, moves the tracked manifests, memos and
+    the sweep's cursor in the same transaction; nothing is written in the service's own
+    process."""
     for name in ("pool-a", "pool-b"):
         assert post(process_api, hardware(name)).status_code == 201
     runtime = process_api.runtime
     with runtime.db.connect() as connection:
         heads = {
-            name: (digest, latest)
+            name: TrackedHead(content_digest=digest, latest_decision_id=latest)
             for name, digest, latest in connection.execute(
                 text("SELECT name, content_digest, latest_decision_id FROM manifests")
             )
         }
     now = datetime.now(UTC)
     with transaction(runtime.sessions, write=True) as session:
-        sweep_id = reevaluation_repository.insert_sweep(
+        sweep_id = sweeps.insert_sweep(
             session,
             {
                 "id": "sweep-under-test",
@@ -213,30 +232,35 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
                 "requested_at": now,
             },
         )
-    records = [_record(process_api, "pool-a"), _record(process_api, "pool-b")]
-    hooks = SweepBatchWrite(
+    moved_on = TrackedHead(
+        content_digest="a digest pool-b no longer has",
+        latest_decision_id=heads["pool-b"].latest_decision_id,
+    )
+    decisions = [
+        _swept(_record(process_api, "pool-a"), heads["pool-a"]),
+        _swept(_record(process_api, "pool-b"), moved_on),
+    ]
+    progress = SweepProgress(
         sweep_id=sweep_id,
-        expected=[
-            ("HardwareManifest", "pool-a", *heads["pool-a"]),
-            ("HardwareManifest", "pool-b", "a digest pool-b no longer has", heads["pool-b"][1]),
-        ],
-        unchanged=[],
-        memos=[SweepMemo("HardwareManifest", name, f"memo-{name}", None) for name in heads],
         cursor=("HardwareManifest", "pool-b"),
-        touched_at=now,
         evaluated=2,
         failed=0,
+        unchanged=[],
+        touched_at=now,
+        memos=[
+            SweepMemo(kind="HardwareManifest", name=name, key=f"memo-{name}", stable_until=None)
+            for name in heads
+        ],
     )
 
     def not_here(*_args: Any, **_kwargs: Any) -> Any:
-        raise AssertionError("a sweep batch was appended in the service's process")
+        raise AssertionError("a sweep batch was applied in the service's process")
 
-    monkeypatch.setattr("supportgate.audit.recorder.append_records", not_here)
-    appended = runtime.recorder.write(records, hooks=hooks)
+    monkeypatch.setattr("supportgate.ledger.writer.apply_batch", not_here)
+    applied = runtime.ledger.write(Batch(decisions=decisions, sweep=progress))
 
-    assert [record.evaluation.decision.id for record in appended] == [
-        records[0].evaluation.decision.id
-    ]
+    assert applied.decisions[1] is None  # pool-b moved on since the sweep read it
+    assert applied.recorded == 1
     with runtime.db.connect() as connection:
         found = connection.execute(text("SELECT name, latest_decision_id FROM manifests"))
         latest: dict[str, str] = dict(found.all())
@@ -245,9 +269,28 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
             text("SELECT cursor_name, evaluated, changed FROM sweeps WHERE id = :id"),
             {"id": sweep_id},
         ).one()
-    assert latest == {"pool-a": records[0].evaluation.decision.id, "pool-b": heads["pool-b"][1]}
-    assert memos == ["pool-a"]  # a dropped record's memo is not saved
+    assert latest == {
+        "pool-a": decisions[0].decision.id,
+        "pool-b": heads["pool-b"].latest_decision_id,
+    }
+    assert memos == ["pool-a"]  # a dropped decision's memo is not saved
     assert tuple(sweep) == ("pool-b", 2, 1)
     assert rows(process_api).decisions == 3
     report = verify_log(runtime.sessions, verifier=runtime.checkpointer.verifier())
     assert report.intact, report.summary()
+
+
+def test_the_events_of_the_childs_commits_are_published_in_the_service(
+    process_api: Api,
+) -> None:
+    """The child commits; the service hears what happened (here: a pool recorded, which
+    queues the sweep of the deployment judged before it) before the request is answered."""
+    heard: list[Any] = []
+    runtime = process_api.runtime
+    runtime.events.on(HardwareRecorded, heard.append)
+    response = post(process_api, hardware("pool-heard"))
+
+    assert response.status_code == 201
+    assert [(event.name, event.decision_id) for event in heard] == [
+        ("pool-heard", response.json()["id"])
+    ]

@@ -13,6 +13,8 @@ from sqlalchemy import Engine, event, text
 from supportgate.auth.services import CACHE_SECONDS, KeyService
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.db import session_factory
+from supportgate.events import Events
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.matrix import load_matrix_file
 from supportgate.matrix.services import RELOAD_SECONDS, MatrixService
 from supportgate.policy.bundle import PolicyBundle
@@ -80,7 +82,8 @@ def test_an_expired_key_is_read_once_by_a_burst(migrated_db: Engine) -> None:
 
 def test_stale_matrix_versions_are_read_once_by_a_burst(migrated_db: Engine) -> None:
     clock = FakeClock()
-    matrices = MatrixService(session_factory(migrated_db), clock=clock)
+    sessions = session_factory(migrated_db)
+    matrices = MatrixService(sessions, ledger=LedgerWriter(sessions, events=Events()), clock=clock)
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
     matrices.ensure_default(load_matrix_file(bundle.default_matrix_path))
     first = matrices.current().version

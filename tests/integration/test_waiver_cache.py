@@ -10,9 +10,11 @@ from sqlalchemy import Engine, event
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.db import session_factory
+from supportgate.events import Events, WaiverChanged
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.policy.bundle import PolicyBundle
 from supportgate.policy.inputs import format_time
-from supportgate.waivers.services import RELOAD_SECONDS, WaiverChange, WaiverService, deny_rule_ids
+from supportgate.waivers.services import RELOAD_SECONDS, WaiverService, deny_rule_ids
 from supportgate.waivers.views import WaiverRequest
 
 from ..clock import FakeClock
@@ -32,6 +34,17 @@ def waiver_reads(engine: Engine) -> list[str]:
     return seen
 
 
+def service(engine: Engine, events: Events, **options: Any) -> WaiverService:
+    sessions = session_factory(engine)
+    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
+    return WaiverService(
+        sessions,
+        ledger=LedgerWriter(sessions, events=events),
+        deny_rules=deny_rule_ids(bundle.modules),
+        **options,
+    )
+
+
 def request(**changes: Any) -> WaiverRequest:
     fields: dict[str, Any] = {
         "rule": "port.production",
@@ -48,12 +61,10 @@ def test_active_waivers_come_from_memory_until_a_change_or_the_interval(
     migrated_db: Engine,
 ) -> None:
     clock = FakeClock()
-    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
-    waivers = WaiverService(
-        session_factory(migrated_db), deny_rules=deny_rule_ids(bundle.modules), clock=clock
-    )
-    heard: list[WaiverChange] = []
-    waivers.subscribe(heard.append)
+    events = Events()
+    heard: list[WaiverChanged] = []
+    events.on(WaiverChanged, heard.append)
+    waivers = service(migrated_db, events, clock=clock)
     now = datetime.now(UTC)
 
     reads = waiver_reads(migrated_db)
@@ -64,7 +75,9 @@ def test_active_waivers_come_from_memory_until_a_change_or_the_interval(
     assert len(reads) == 1
 
     made = waivers.create(request(), created_by="admin")  # reloads at once
-    assert [(c.waiver.id, c.action, c.tracked) for c in heard] == [(made.id, "created", False)]
+    assert [(c.waiver_id, c.action, c.affects_tracked) for c in heard] == [
+        (made.id, "created", False)
+    ]
     assert heard[0].trigger == f"waiver:{made.id}:created"
     reads.clear()
     expected = [
@@ -88,13 +101,16 @@ def test_active_waivers_come_from_memory_until_a_change_or_the_interval(
     assert waivers.delete(made.id, deleted_by="admin") is None
 
 
-def test_a_failing_listener_does_not_undo_the_waiver(migrated_db: Engine) -> None:
-    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
-    waivers = WaiverService(session_factory(migrated_db), deny_rules=deny_rule_ids(bundle.modules))
+def test_a_failing_handler_does_not_undo_the_waiver(migrated_db: Engine) -> None:
+    events = Events()
+    heard: list[WaiverChanged] = []
 
-    def broken(_change: WaiverChange) -> None:
+    def broken(_change: WaiverChanged) -> None:
         raise RuntimeError("sweeps unavailable")
 
-    waivers.subscribe(broken)
+    events.on(WaiverChanged, broken)
+    events.on(WaiverChanged, heard.append)  # the handlers after a failing one still run
+    waivers = service(migrated_db, events)
     made = waivers.create(request(), created_by="admin")
     assert [w["id"] for w in waivers.active_for(*KEY, datetime.now(UTC))] == [made.id]
+    assert [change.waiver_id for change in heard] == [made.id]

@@ -80,7 +80,7 @@ class Harness:
 
     def enqueue(self, *numbers: int) -> int:
         with transaction(self.sessions, write=True) as session:
-            return enqueue_alert_deliveries(session, [alert(n) for n in numbers])
+            return enqueue_alert_deliveries(session, [alert(n) for n in numbers], datetime.now(UTC))
 
     def start(self, policy: DeliveryPolicy = FAST) -> WebhookDispatcher:
         dispatcher = WebhookDispatcher(self.sessions, policy=policy)
@@ -314,7 +314,7 @@ def test_an_enqueue_rolled_back_with_its_alert_leaves_no_delivery(
 
     def failing_alert_transaction() -> None:
         with transaction(sessions, write=True) as session:
-            enqueued.append(enqueue_alert_deliveries(session, [alert(1)]))
+            enqueued.append(enqueue_alert_deliveries(session, [alert(1)], datetime.now(UTC)))
             raise RuntimeError("the alert's transaction fails")
 
     with pytest.raises(RuntimeError):

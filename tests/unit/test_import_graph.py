@@ -8,7 +8,7 @@ read, renamed or moved, so a cycle through one is a cycle.
 A node is a domain package (`supportgate/<package>/`) or a top-level module
 (`supportgate/errors.py`); imports within one node are its own business. A cycle is fixed by
 moving the shared piece down (a parameter type to http_paging, a query check to pagination),
-never by hiding an import; PENDING_EDGES names the few that the write-path rewrite removes.
+never by hiding an import.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Final
 
 import supportgate
 
@@ -109,37 +108,11 @@ def _write(root: Path, files: Iterable[tuple[str, str]]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-PENDING_EDGES: Final = {
-    ("supportgate.dependencies", "supportgate.runtime"): (
-        "every controller asks for the whole Runtime (RuntimeDep), which imports every domain: "
-        "goes with the one way to wire dependencies (issue 11 part 6, its wiring step)"
-    ),
-    ("supportgate.evaluations", "supportgate.audit"): (
-        "evaluations/services.py and tracking.py write and read through audit/recorder.py "
-        "and audit/rows.py, which evaluate with evaluations/evaluator.py: goes with the "
-        "one-owner write path (issue 11 part 1)"
-    ),
-    ("supportgate.waivers", "supportgate.evaluations"): (
-        "waivers read the tracked-manifests table, which evaluations/repository.py owns "
-        "while evaluations/services.py takes a WaiverService: goes when tracked manifests "
-        "get their one owner module (issue 11 part 1)"
-    ),
-}
-"""Edges that close cycles today, each in code that the write-path rewrite replaces. The test
-ignores exactly these, and fails when one is gone (so the list only shrinks)."""
-
-
 def test_supportgate_has_no_import_cycle_between_its_domain_packages() -> None:
     graph = import_graph(PACKAGE)
     assert {"supportgate.errors", "supportgate.ledger", "supportgate.audit"} <= graph.keys()
     assert "supportgate.errors" in graph["supportgate.ledger"]  # the graph sees imports
-    gone = [edge for edge in PENDING_EDGES if edge[1] not in graph[edge[0]]]
-    assert not gone, f"no longer imported, remove from PENDING_EDGES: {gone}"
-    pruned = {
-        unit: frozenset(t for t in targets if (unit, t) not in PENDING_EDGES)
-        for unit, targets in graph.items()
-    }
-    cycle = find_cycle(pruned)
+    cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
 
 

@@ -1,4 +1,5 @@
-"""Decisions as stored rows and as the contract's Decision document."""
+"""Decisions as stored rows and as the contract's Decision document: the ledger writes the
+rows (decisions.py); the audit history and the tracked manifests' views read them back."""
 
 from __future__ import annotations
 

@@ -1,0 +1,127 @@
+"""What happened, told after the commit: the ledger's events and the one registry of reactions.
+
+The ledger's writer (supportgate/ledger/) applies a batch in one transaction; its result
+carries the events that transaction made happen, as plain data (they cross the writer
+process's socket like the rest of the result). After the commit, and before anyone waiting
+for the write hears of it, the writing side of the service (never the writer process)
+publishes them here, so a caller that gets its answer also finds the reactions done (a
+sweep queued, a cache reloaded). Handlers are registered in one place,
+supportgate.runtime.react; a handler runs in the thread that publishes (the writer's, or the
+one that waited for a write of its own) and must not wait for a write of the ledger itself.
+
+    HardwareRecorded      a submitted HardwareManifest's decision was recorded
+    MatrixPublished       a matrix version was published
+    WaiverChanged         a waiver was created or deleted
+    DecisionsRecorded     decisions were recorded (by verdict and cause, for the metrics)
+    DeliveriesEnqueued    webhook deliveries wait in the outbox
+    SweepEnded            a sweep finished or failed (told by the re-evaluation service, after
+                          its last batch's commit: the ledger signs a checkpoint)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from supportgate.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class _Event(msgspec.Struct, frozen=True, tag_field="event", kw_only=True):
+    """Base of the events: a Struct tagged by its kind, so a list of them decodes."""
+
+
+class HardwareRecorded(_Event, frozen=True, tag="hardware-recorded"):
+    """A submission of HardwareManifest `name` was recorded: the deployments on that pool
+    judged before `evaluated_at` are to be re-evaluated."""
+
+    name: str
+    decision_id: str
+    evaluated_at: datetime
+
+
+class MatrixPublished(_Event, frozen=True, tag="matrix-published"):
+    version: str
+
+
+class WaiverChanged(_Event, frozen=True, tag="waiver-changed"):
+    """A waiver was created or deleted; `affects_tracked`: its manifest is tracked and the
+    change may move its verdict (deleting an expired waiver does not)."""
+
+    waiver_id: str
+    action: Literal["created", "deleted"]
+    kind: str
+    name: str
+    affects_tracked: bool
+
+    @property
+    def trigger(self) -> str:
+        """The sweep trigger of this change (one sweep per change, in any replica)."""
+        return f"waiver:{self.waiver_id}:{self.action}"
+
+
+class DecisionCount(msgspec.Struct, frozen=True, array_like=True):
+    verdict: str
+    cause: str
+    count: int
+
+
+class DecisionsRecorded(_Event, frozen=True, tag="decisions-recorded"):
+    counts: list[DecisionCount]
+
+
+class DeliveriesEnqueued(_Event, frozen=True, tag="deliveries-enqueued"):
+    count: int
+
+
+class SweepEnded(_Event, frozen=True, tag="sweep-ended"):
+    sweep_id: str
+    status: Literal["finished", "failed"]
+
+
+Event = (
+    HardwareRecorded
+    | MatrixPublished
+    | WaiverChanged
+    | DecisionsRecorded
+    | DeliveriesEnqueued
+    | SweepEnded
+)
+
+E = TypeVar("E", bound=_Event)
+
+
+def decisions_recorded(verdicts_and_causes: Iterable[tuple[str, str]]) -> DecisionsRecorded:
+    counted: defaultdict[tuple[str, str], int] = defaultdict(int)
+    for key in verdicts_and_causes:
+        counted[key] += 1
+    return DecisionsRecorded(
+        counts=[DecisionCount(verdict, cause, n) for (verdict, cause), n in counted.items()]
+    )
+
+
+class Events:
+    """The registry: who reacts to which event, and publishing after a commit."""
+
+    def __init__(self) -> None:
+        self._handlers: defaultdict[type[Any], list[Callable[[Any], None]]] = defaultdict(list)
+
+    def on(self, event_type: type[E], handler: Callable[[E], None]) -> None:
+        """Call `handler` with every published event of that type, after the handlers
+        registered before it."""
+        self._handlers[event_type].append(handler)
+
+    def publish(self, events: Iterable[Event]) -> None:
+        """Run each event's handlers in order. The write is committed whatever they do: a
+        failing handler is logged and the others still run (a later sweep catches up)."""
+        for event in events:
+            for handler in self._handlers.get(type(event), ()):
+                try:
+                    handler(event)
+                except Exception:  # see the docstring: the commit stands
+                    log.exception("event_handler_failed", event_type=type(event).__name__)

@@ -1,0 +1,177 @@
+"""What the ledger is asked to write, and what it answers: plain data (msgspec Structs).
+
+A `Batch` is everything one transaction of the writer applies (write.apply_batch); an
+`Applied` is what it did. Both are only data, so the same batch goes to the writer thread or,
+encoded as JSON, to the writer process (writer_process.py), and the result comes back the
+same way, events included (supportgate/events.py).
+
+    DecisionWrite      a decision, its policy input, and for a submission the content to
+                       track and the Idempotency-Key answer to store; for a sweep, the
+                       tracked head it was judged against (`expected`)
+    SweepProgress      a sweep's batch: its cursor and counts, the manifests it found
+                       unchanged (their last_evaluated_at moves) and the memos to save
+    MatrixPublication  a matrix version published
+    WaiverCreation     a waiver created
+    WaiverDeletion     a waiver deleted
+    Untracking         a manifest no longer tracked
+
+Every one of them can change a verdict, so every one goes through the one writer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from supportgate.events import Event
+from supportgate.manifests.decision import Decision
+
+Key = tuple[str, str]
+"""(kind, name): a tracked manifest."""
+
+
+class _Data(msgspec.Struct, frozen=True, kw_only=True):
+    """Base of the batch Structs."""
+
+
+class Tracking(_Data, frozen=True):
+    """The manifest content to track under (kind, name) with the decision."""
+
+    content: dict[str, Any]
+    content_digest: str
+    owner: str | None
+    hardware_ref: str | None
+
+
+class IdempotentAnswer(_Data, frozen=True):
+    """The response to store for (API key, Idempotency-Key), with the decision: its status,
+    and as its body the decision with the leaf_index the write gives it
+    (decisions.decision_body, which the API answers with too)."""
+
+    api_key_id: int
+    key: str
+    request_digest: str
+    status_code: int
+
+
+class TrackedHead(_Data, frozen=True):
+    """Where a tracked manifest stood when a sweep read it."""
+
+    content_digest: str
+    latest_decision_id: str | None
+
+
+class DecisionWrite(_Data, frozen=True):
+    decision: Decision
+    policy_input: str
+    """The canonical policy input, as the engine was given it (its digest is the decision's
+    `input_digest`), stored so that the decision can be replayed."""
+    tracking: Tracking | None = None
+    """A submission: the tracked manifest becomes this content with this decision."""
+    idempotency: IdempotentAnswer | None = None
+    expected: TrackedHead | None = None
+    """A sweep's decision: written only while its tracked manifest is still at this head (no
+    submission or untracking came between the sweep's read and this write); the manifest's
+    latest decision then moves to it."""
+
+    @property
+    def key(self) -> Key:
+        return (self.decision.manifest.kind, self.decision.manifest.name)
+
+
+class SweepMemo(_Data, frozen=True):
+    """What a sweep learnt of a manifest (supportgate/reevaluation/memo.py)."""
+
+    kind: str
+    name: str
+    key: str
+    stable_until: datetime | None
+
+
+class SweepProgress(_Data, frozen=True):
+    """A sweep's batch, committed with its decisions: the sweep resumes after it."""
+
+    sweep_id: str
+    cursor: Key
+    evaluated: int
+    failed: int
+    unchanged: list[Key]
+    """Judged as before: only their last_evaluated_at moves (to `touched_at`)."""
+    touched_at: datetime
+    memos: list[SweepMemo]
+    """Saved, except those of decisions not admitted (their manifest moved meanwhile)."""
+
+
+class MatrixPublication(_Data, frozen=True):
+    version: str
+    document: dict[str, Any]
+    """The matrix as published (supportgate.manifests.to_builtins)."""
+    digest: str
+    effective_from: datetime | None
+    published_at: datetime
+    published_by: str | None
+
+
+class WaiverCreation(_Data, frozen=True):
+    id: str
+    rule: str
+    kind: str
+    name: str
+    justification: str
+    expires_at: datetime
+    created_by: str
+    created_at: datetime
+
+
+class WaiverDeletion(_Data, frozen=True):
+    id: str
+    deleted_by: str
+    deleted_at: datetime
+
+
+class Untracking(_Data, frozen=True):
+    kind: str
+    name: str
+    untracked_by: str | None
+    at: datetime
+
+
+class Batch(_Data, frozen=True):
+    """What one transaction writes; the parts are applied in this order."""
+
+    decisions: list[DecisionWrite] = msgspec.field(default_factory=list)
+    matrices: list[MatrixPublication] = msgspec.field(default_factory=list)
+    waivers_created: list[WaiverCreation] = msgspec.field(default_factory=list)
+    waivers_deleted: list[WaiverDeletion] = msgspec.field(default_factory=list)
+    untracked: list[Untracking] = msgspec.field(default_factory=list)
+    sweep: SweepProgress | None = None
+
+
+class Conflict(_Data, frozen=True):
+    """A part of a batch the state did not allow, left out (the rest is written)."""
+
+    part: Literal["matrix", "waiver-deleted", "untracked"]
+    """`matrix`: the version is published already; `waiver-deleted`: no waiver with that id
+    is undeleted; `untracked`: the manifest is not tracked."""
+    key: str
+    """The version, the waiver id, or `kind/name`."""
+
+
+class Applied(_Data, frozen=True):
+    """What a batch did, in the batch's order."""
+
+    decisions: list[int | None]
+    """Each decision's place in the log, or None when it was not admitted (see
+    DecisionWrite.expected)."""
+    conflicts: list[Conflict]
+    events: list[Event]
+    """What happened, for supportgate.events.Events.publish once the commit is known."""
+
+    @property
+    def recorded(self) -> int:
+        return sum(position is not None for position in self.decisions)
+
+    def conflicts_in(self, part: str) -> set[str]:
+        return {conflict.key for conflict in self.conflicts if conflict.part == part}

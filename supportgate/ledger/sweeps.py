@@ -1,0 +1,94 @@
+"""The sweeps' rows (`sweeps`, `sweep_memos`): the one module that writes them.
+
+A sweep's progress (its cursor, counts and memos) is committed in the transaction of the
+batch's decisions (write.apply_batch), so that a sweep killed at any point resumes after the
+last batch written, never recording a decision twice. That puts these writes in the ledger,
+below supportgate/reevaluation (which imports the ledger to write): reevaluation asks for
+sweeps, starts and ends them through `insert_sweep` / `update_sweep` in transactions of its
+own, and reads the rows in supportgate/reevaluation/repository.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Table, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session
+
+from supportgate.db import Sweep
+from supportgate.db import SweepMemo as SweepMemoRow
+from supportgate.db.bulk import unnest
+
+from .batches import SweepMemo, SweepProgress
+
+_sweeps: Table = Sweep.__table__  # type: ignore[attr-defined]
+_memos: Table = SweepMemoRow.__table__  # type: ignore[attr-defined]
+
+
+def insert_sweep(session: Session, values: dict[str, Any]) -> str:
+    """The id of the sweep for values["trigger"]: this one, or the one already there."""
+    statement = _insert(session)(_sweeps).values(**values)
+    session.execute(statement.on_conflict_do_nothing(index_elements=["trigger"]))
+    found = session.execute(
+        select(_sweeps.c.id).where(_sweeps.c.trigger == values["trigger"])
+    ).scalar_one()
+    return str(found)
+
+
+def update_sweep(session: Session, sweep_id: str, **values: Any) -> None:
+    session.execute(update(_sweeps).where(_sweeps.c.id == sweep_id).values(**values))
+
+
+def advance(session: Session, progress: SweepProgress, *, changed: int) -> None:
+    """Move the cursor past a committed batch and add its counts."""
+    cursor = progress.cursor
+    session.execute(
+        update(_sweeps)
+        .where(_sweeps.c.id == progress.sweep_id)
+        .values(
+            cursor_kind=cursor[0],
+            cursor_name=cursor[1],
+            evaluated=_sweeps.c.evaluated + progress.evaluated,
+            changed=_sweeps.c.changed + changed,
+            failed=_sweeps.c.failed + progress.failed,
+        )
+    )
+
+
+def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
+    """Upsert the memos: one INSERT ... SELECT unnest(arrays) on PostgreSQL."""
+    if not memos:
+        return
+    rows = [
+        {"kind": m.kind, "name": m.name, "key": m.key, "stable_until": m.stable_until}
+        for m in memos
+    ]
+    if session.get_bind().dialect.name == "postgresql":
+        arrays, params = unnest(
+            rows, kind="text", name="text", key="text", stable_until="timestamptz"
+        )
+        session.execute(
+            text(  # only unnest's casts are formatted in: every value is a bound parameter
+                "INSERT INTO sweep_memos (kind, name, key, stable_until)"  # noqa: S608
+                f" SELECT * FROM {arrays}"
+                " ON CONFLICT (kind, name) DO UPDATE"
+                " SET key = excluded.key, stable_until = excluded.stable_until"
+            ),
+            params,
+        )
+        return
+    statement = _insert(session)(_memos)
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["kind", "name"],
+            set_={"key": statement.excluded.key, "stable_until": statement.excluded.stable_until},
+        ),
+        rows,
+    )
+
+
+def _insert(session: Session) -> Any:
+    dialect = session.get_bind().dialect.name
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert

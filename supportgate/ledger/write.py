@@ -1,0 +1,281 @@
+"""The one write of the ledger: `apply_batch` applies a Batch in the caller's transaction.
+
+Every write that can change a verdict goes through here, in the writer thread or the writer
+process (writer.py, writer_process.py), on SQLite and PostgreSQL alike. Read it top-down:
+
+    1. lock the log's head (the next writer, in any thread, process or replica, waits)
+    2. admit: a sweep's decision whose manifest moved since the sweep read it is dropped;
+       a version published already, a waiver deleted already (or never created) and a
+       manifest not tracked are conflicts, left out
+    3. append the entries to the log, every part's, in one append (leaves, tree nodes, head)
+    4. insert the decisions (with their leaf_index) and the rules they name
+    5. alerts: a verdict change against the tracked verdict is an alert
+    6. the webhook outbox: a delivery per alert and active subscription
+    7. move the tracked manifests (submissions track their content; sweeps move the latest
+       decision and stamp the unchanged)
+    8. store the Idempotency-Key answers
+    9. matrix versions and waivers (with their leaf_index), manifests untracked
+   10. the sweep's progress: memos, cursor and counts
+
+and return what happened as plain data (Applied), events included; the caller publishes
+them once the transaction has committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlmodel import Session
+
+from supportgate.alerts.services import record_alerts
+from supportgate.events import (
+    DeliveriesEnqueued,
+    Event,
+    HardwareRecorded,
+    MatrixPublished,
+    WaiverChanged,
+    decisions_recorded,
+)
+from supportgate.webhooks.outbox import enqueue_alert_deliveries
+
+from . import decisions, matrices, sweeps, tracking, waivers
+from .batches import (
+    Applied,
+    Batch,
+    Conflict,
+    DecisionWrite,
+    MatrixPublication,
+    Untracking,
+    WaiverDeletion,
+)
+from .entries import (
+    Entry,
+    decision_entry,
+    matrix_entry,
+    untracked_entry,
+    waiver_created_entry,
+    waiver_deleted_entry,
+)
+from .log import append_entries, lock_head
+
+
+def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
+    """Apply `batch` in `session`'s transaction (open it with `transaction(..., write=True)`);
+    `now` is its decisions' recorded_at."""
+    head = lock_head(session)
+    admitted = _admit(session, batch)
+
+    parts = _entries(batch, admitted, now)
+    append_entries(session, head, [entry for part in parts for entry in part])
+    leaves = _leaves(head.size, parts)
+    decisions.insert_decisions(session, admitted.decisions, leaves.decisions, now)
+
+    appended = [write.decision for write in admitted.decisions]
+    alerts = record_alerts(session, appended, now)
+    delivered = enqueue_alert_deliveries(session, alerts, now)
+
+    tracking.track(session, admitted.decisions, now)
+    tracking.move_latest(session, [w.decision for w in admitted.decisions if w.expected])
+    decisions.store_answers(
+        session,
+        [
+            (write.idempotency, decisions.decision_body(write.decision, leaf))
+            for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
+            if write.idempotency
+        ],
+        now,
+    )
+
+    matrices.insert_versions(session, admitted.matrices, leaves.matrices)
+    waivers.insert_waivers(session, batch.waivers_created, leaves.waivers_created)
+    waivers.mark_deleted(session, admitted.waivers_deleted, leaves.waivers_deleted)
+    for untracking in admitted.untracked:
+        tracking.untrack(session, untracking.kind, untracking.name)
+
+    if batch.sweep is not None:
+        dropped = {w.key for w in batch.decisions} - {w.key for w in admitted.decisions}
+        tracking.stamp_evaluated(session, batch.sweep.unchanged, batch.sweep.touched_at)
+        sweeps.save_memos(
+            session, [m for m in batch.sweep.memos if (m.kind, m.name) not in dropped]
+        )
+        sweeps.advance(session, batch.sweep, changed=len(admitted.decisions))
+
+    placed = dict(zip(admitted.decision_indexes, leaves.decisions, strict=True))
+    return Applied(
+        decisions=[placed.get(index) for index in range(len(batch.decisions))],
+        conflicts=admitted.conflicts,
+        events=[
+            *_decision_events(admitted.decisions, delivered),
+            *(MatrixPublished(version=m.version) for m in admitted.matrices),
+            *_waiver_events(session, batch, admitted),
+        ],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Admitted:
+    """The parts of a batch to write (step 2), and the conflicts left out."""
+
+    decision_indexes: list[int]
+    decisions: list[DecisionWrite]
+    matrices: list[MatrixPublication]
+    waivers_deleted: list[WaiverDeletion]
+    deleted_waivers: dict[str, tuple[str, str, datetime]]
+    """The waivers deleted: id -> (kind, name, expires_at)."""
+    untracked: list[Untracking]
+    conflicts: list[Conflict]
+
+
+def _admit(session: Session, batch: Batch) -> _Admitted:
+    """Under the head lock, nobody else writes: what is read here stays true until commit."""
+    writes = batch.decisions
+    expected = [write.key for write in writes if write.expected is not None]
+    heads = tracking.heads(session, expected) if expected else {}
+    indexes = [
+        index
+        for index, write in enumerate(writes)
+        if write.expected is None or heads.get(write.key) == write.expected
+    ]
+    conflicts: list[Conflict] = []
+
+    published = matrices.published(session, [m.version for m in batch.matrices])
+    fresh: list[MatrixPublication] = []
+    for publication in batch.matrices:
+        if publication.version in published:
+            conflicts.append(Conflict(part="matrix", key=publication.version))
+        else:
+            fresh.append(publication)
+            published.add(publication.version)  # the same version twice in one batch
+
+    undeleted = waivers.undeleted(session, [d.id for d in batch.waivers_deleted])
+    deleting: list[WaiverDeletion] = []
+    deleted: dict[str, tuple[str, str, datetime]] = {}
+    for deletion in batch.waivers_deleted:
+        found = undeleted.pop(deletion.id, None)  # popped: the same id twice is one deletion
+        if found is None:
+            conflicts.append(Conflict(part="waiver-deleted", key=deletion.id))
+        else:
+            deleting.append(deletion)
+            deleted[deletion.id] = found
+
+    untracking: list[Untracking] = []
+    for untrack in batch.untracked:
+        if tracking.is_tracked(session, untrack.kind, untrack.name):
+            untracking.append(untrack)
+        else:
+            conflicts.append(Conflict(part="untracked", key=f"{untrack.kind}/{untrack.name}"))
+
+    return _Admitted(
+        decision_indexes=indexes,
+        decisions=[writes[index] for index in indexes],
+        matrices=fresh,
+        waivers_deleted=deleting,
+        deleted_waivers=deleted,
+        untracked=untracking,
+        conflicts=conflicts,
+    )
+
+
+def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entry]]:
+    """The entries of the parts admitted, part by part, in the log's order: decisions,
+    matrix versions, waivers created, waivers deleted, manifests untracked."""
+    return [
+        [decision_entry(write.decision, recorded_at=now) for write in admitted.decisions],
+        [
+            matrix_entry(
+                version=m.version,
+                document=m.document,
+                published_by=m.published_by,
+                published_at=m.published_at,
+            )
+            for m in admitted.matrices
+        ],
+        [
+            waiver_created_entry(
+                waiver_id=w.id,
+                rule=w.rule,
+                kind=w.kind,
+                name=w.name,
+                justification=w.justification,
+                expires_at=w.expires_at,
+                created_by=w.created_by,
+                created_at=w.created_at,
+            )
+            for w in batch.waivers_created
+        ],
+        [
+            waiver_deleted_entry(waiver_id=d.id, deleted_by=d.deleted_by, deleted_at=d.deleted_at)
+            for d in admitted.waivers_deleted
+        ],
+        [
+            untracked_entry(kind=u.kind, name=u.name, untracked_by=u.untracked_by, at=u.at)
+            for u in admitted.untracked
+        ],
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Leaves:
+    """The leaf indexes of each part's entries."""
+
+    decisions: list[int]
+    matrices: list[int]
+    waivers_created: list[int]
+    waivers_deleted: list[int]
+    untracked: list[int]
+
+
+def _leaves(first: int, parts: list[list[Entry]]) -> _Leaves:
+    ranges: list[list[int]] = []
+    for part in parts:
+        ranges.append(list(range(first, first + len(part))))
+        first += len(part)
+    return _Leaves(*ranges)
+
+
+def _decision_events(admitted: Sequence[DecisionWrite], delivered: int) -> list[Event]:
+    events: list[Event] = []
+    if admitted:
+        events.append(decisions_recorded((w.decision.verdict, w.decision.cause) for w in admitted))
+    events.extend(
+        HardwareRecorded(
+            name=w.decision.manifest.name,
+            decision_id=w.decision.id,
+            evaluated_at=w.decision.evaluated_at,
+        )
+        for w in admitted
+        if w.tracking is not None and w.decision.manifest.kind == "HardwareManifest"
+    )
+    if delivered:
+        events.append(DeliveriesEnqueued(count=delivered))
+    return events
+
+
+def _waiver_events(session: Session, batch: Batch, admitted: _Admitted) -> list[WaiverChanged]:
+    """A waiver change may move a verdict when its manifest is tracked (after this batch);
+    deleting an expired waiver moves none."""
+    events = [
+        WaiverChanged(
+            waiver_id=created.id,
+            action="created",
+            kind=created.kind,
+            name=created.name,
+            affects_tracked=tracking.is_tracked(session, created.kind, created.name),
+        )
+        for created in batch.waivers_created
+    ]
+    for deletion in admitted.waivers_deleted:
+        kind, name, expires_at = admitted.deleted_waivers[deletion.id]
+        events.append(
+            WaiverChanged(
+                waiver_id=deletion.id,
+                action="deleted",
+                kind=kind,
+                name=name,
+                affects_tracked=expires_at > deletion.deleted_at
+                and tracking.is_tracked(session, kind, name),
+            )
+        )
+    return events

@@ -1,0 +1,212 @@
+"""The ledger's writer: runs write.apply_batch, in group commits, and publishes the events.
+
+    append(write) -> position      a submission's decision, from the event loop: queued,
+                                   written with the others queued meanwhile, awaited
+    submit(write) -> Future        the same from a thread
+    write(batch) -> Applied        a batch of its own (a sweep's, a matrix version, a waiver,
+                                   an untracking), now, in its own transaction; waited for
+
+The writer thread takes every decision queued (up to MAX_BATCH) and applies them as ONE batch:
+one head lock, one commit, however many requests wait. A future resolves only after the
+commit, so a 201 always means the decision is durable; a database failure fails every
+request of the group (the API answers 503). If the group hits a uniqueness conflict (an
+Idempotency-Key that another process stored first), it is rolled back and its decisions
+are written one transaction each, so only the conflicting one fails, with
+IdempotencyConflict.
+
+After each commit, and before the waiting requests hear of it, the events of the result
+are published (supportgate.events.Events), here, in the service's process. With
+`writes_in_process` the same group commits (`commit_group`, `apply_alone`) run in a child
+process instead (writer_process.py); the events still come back to be published here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.db import transaction
+from supportgate.events import Event, Events
+from supportgate.logging import get_logger
+
+from .batches import Applied, Batch, DecisionWrite
+from .write import apply_batch
+
+MAX_BATCH = 256
+log = get_logger(__name__)
+
+Position = int | None
+"""Where a decision went in the log (None: not admitted, see DecisionWrite.expected)."""
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key already holds a stored response (another request stored it first)."""
+
+
+def apply_alone(sessions: sessionmaker[Session], batch: Batch) -> Applied:
+    """Apply `batch` in one transaction of its own."""
+    with transaction(sessions, write=True) as session:
+        return apply_batch(session, batch, datetime.now(UTC))
+
+
+def commit_group(
+    sessions: sessionmaker[Session], writes: Sequence[DecisionWrite]
+) -> tuple[list[Position | Exception], list[Event]]:
+    """Apply many requests' decisions as one batch: per write its position or why not, and
+    the events of what was committed.
+
+    A uniqueness conflict (an Idempotency-Key another process stored first) rolls the group
+    back and writes each decision alone, so only the conflicting one fails, with
+    IdempotencyConflict; any other failure fails them all (the API answers 503)."""
+    try:
+        applied = apply_alone(sessions, Batch(decisions=list(writes)))
+    except IntegrityError:
+        outcomes: list[Position | Exception] = []
+        events: list[Event] = []
+        for write in writes:
+            outcome, alone = _commit_alone(sessions, write)
+            outcomes.append(outcome)
+            events.extend(alone)
+        return outcomes, events
+    except Exception as exc:  # every waiting request must hear of it
+        log.exception("decisions_not_recorded", count=len(writes))
+        return [exc] * len(writes), []
+    return list(applied.decisions), applied.events
+
+
+def _commit_alone(
+    sessions: sessionmaker[Session], write: DecisionWrite
+) -> tuple[Position | Exception, list[Event]]:
+    try:
+        applied = apply_alone(sessions, Batch(decisions=[write]))
+    except IntegrityError as exc:
+        return IdempotencyConflict(str(exc.orig)), []
+    except Exception as exc:  # the waiting request must hear of it
+        return exc, []
+    return applied.decisions[0], applied.events
+
+
+@dataclass(slots=True)
+class Pending:
+    """A decision handed over, and whoever waits for it: a thread's future (`submit`) or the
+    event loop's (`append`)."""
+
+    write: DecisionWrite
+    future: Future[Position] | asyncio.Future[Position]
+
+
+def settle(outcomes: Iterable[tuple[Pending, Position | BaseException]]) -> None:
+    """Resolve handed-over decisions' futures from any thread. The event loop's futures are
+    resolved in the loop, one callback per loop for all of them: a group commit wakes the
+    loop once, not once per request."""
+    in_loops: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Position], Any]]] = {}
+    for pending, outcome in outcomes:
+        future = pending.future
+        if isinstance(future, asyncio.Future):
+            in_loops.setdefault(future.get_loop(), []).append((future, outcome))
+        elif not future.done():
+            _resolve(future, outcome)
+    for loop, futures in in_loops.items():
+        try:
+            loop.call_soon_threadsafe(_resolve_all, futures)
+        except RuntimeError:  # the loop has closed: nobody waits any more
+            continue
+
+
+def _resolve_all(futures: list[tuple[asyncio.Future[Position], Position | BaseException]]) -> None:
+    for future, outcome in futures:
+        if not future.done():  # a request cancelled meanwhile (its client went away)
+            _resolve(future, outcome)
+
+
+def _resolve(
+    future: Future[Position] | asyncio.Future[Position], outcome: Position | BaseException
+) -> None:
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+class LedgerWriter:
+    """The writer in a thread of the service (see the module doc)."""
+
+    def __init__(
+        self, sessions: sessionmaker[Session], *, events: Events, max_batch: int = MAX_BATCH
+    ) -> None:
+        self._sessions = sessions
+        self._events = events
+        self._max_batch = max_batch
+        self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Write what is queued, then end the writer."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def submit(self, write: DecisionWrite) -> Future[Position]:
+        """Hand a decision over (from a thread); the future resolves once it is committed."""
+        future: Future[Position] = Future()
+        if self._thread is None:
+            future.set_exception(_not_running())
+            return future
+        self._queue.put(Pending(write, future))
+        return future
+
+    async def append(self, write: DecisionWrite) -> Position:
+        """Hand a decision over from the event loop and wait until it is committed."""
+        if self._thread is None:
+            raise _not_running()
+        future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
+        self._queue.put(Pending(write, future))
+        return await future
+
+    def write(self, batch: Batch) -> Applied:
+        """Apply a batch now, in one transaction of its own, and wait; its events are
+        published when this returns. Here: in the caller's thread (the head lock orders it
+        with the writer thread's groups)."""
+        applied = apply_alone(self._sessions, batch)
+        self._events.publish(applied.events)
+        return applied
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is None:
+                break
+            group = [first]
+            while len(group) < self._max_batch:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stopping = True
+                    break
+                group.append(item)
+            outcomes, events = commit_group(self._sessions, [pending.write for pending in group])
+            self._events.publish(events)
+            settle(zip(group, outcomes, strict=True))
+
+
+def _not_running() -> RuntimeError:
+    return RuntimeError("the ledger's writer is not running")

@@ -18,11 +18,10 @@ What the rows look like:
   to 2x over the year (about 31% of the decisions fall in the last 90 days);
   recorded_at a few milliseconds later.
 
-The rows do NOT form a valid hash chain: `hash` and `prev_hash` are digests of the seq (each
-row's prev_hash is the row before's hash, so the links look right, but no hash covers its
-row), ids are random UUIDs and input_digest is not the digest of the stored input (which
-names the example manifest, not the row's). `supportgate audit verify` fails on them. The
-audit head is set consistently: last_seq = N, last_hash = the hash of row N.
+The rows are NOT a verifiable log: each decision names leaf `seq - 1`, but no entry, tree
+node or checkpoint is written (the audit queries never read them), ids are random UUIDs and
+input_digest is not the digest of the stored input (which names the example manifest, not the
+row's). `supportgate audit verify` fails on them.
 
 The fill drops the secondary indexes, the id uniqueness constraint and the decision_rules
 foreign key for the inserts and recreates them from their own definitions (pg_indexes,
@@ -260,7 +259,7 @@ _VID = """(CASE WHEN p.kind_pick < 40 THEN 0 ELSE 1 END * 3
 _INSERT_DECISIONS = f"""
 INSERT INTO decisions (seq, id, kind, name, verdict, allowed, cause, matrix_version,
     policy_revision, input_digest, evaluated_at, recorded_at, document, policy_input,
-    prev_hash, hash)
+    leaf_index)
 SELECT p.seq,
        gen_random_uuid()::text,
        v.kind,
@@ -288,9 +287,7 @@ SELECT p.seq,
            + (5 + p.delay_ms) * interval '1 millisecond',
        v.document,
        v.policy_input,
-       CASE WHEN p.seq = 1 THEN repeat('0', 64)
-            ELSE encode(sha256(int8send(p.seq - 1)), 'hex') END,
-       encode(sha256(int8send(p.seq)), 'hex')
+       p.seq - 1
 FROM ({_PICKS}) AS p
 JOIN bench_variants AS v ON v.vid = {_VID}
 """  # noqa: S608 - constants only; values are bound parameters
@@ -327,11 +324,6 @@ def fill(database_url: str, rows: int, *, now: datetime) -> FillReport:
         rules = cursor.rowcount
         for statement in recreate:
             cursor.execute(statement)
-        cursor.execute(
-            "UPDATE audit_head SET last_seq = %(rows)s,"
-            " last_hash = encode(sha256(int8send(%(rows)s::bigint)), 'hex')",
-            {"rows": rows},
-        )
         cursor.execute("DROP TABLE bench_variants, bench_variant_rules")
     filled = time.perf_counter()
     with psycopg.connect(conninfo(database_url), autocommit=True) as connection:

@@ -5,8 +5,8 @@ Run: python -m bench.bench_audit [--rows 1000000] [--page 1000] [--repeats 20]
 Needs PostgreSQL (started like the tests start it; a scratch database is made and dropped).
 
 1. A scratch database, migrated, is filled with --rows decisions and their decision_rules
-   rows inside PostgreSQL (bench/audit_data.py: what the rows look like; they do not form a
-   valid hash chain, the audit head is set to the last row), then VACUUM ANALYZEd.
+   rows inside PostgreSQL (bench/audit_data.py: what the rows look like; they are not a
+   verifiable log: no entries or tree nodes), then VACUUM ANALYZEd.
 2. One uvicorn worker (bench/server.py) serves it; httpx, with the admin key, asks:
    - `verdict=rejected&since=<90 days ago>&limit=50`: the first page (median of --repeats
      requests after WARM_UP), and page --page reached by following next_cursor: untimed to

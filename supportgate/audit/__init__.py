@@ -1,1 +1,1 @@
-"""The audit history: append-only decisions in a sha256 hash chain, queries and verification."""
+"""The audit history: queries over the decisions, and verification of the log they come from."""

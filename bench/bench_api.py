@@ -6,7 +6,8 @@ PostgreSQL (started like the tests start it; a scratch database is made and drop
 
 1. wrk, 64 connections: the echo endpoint (baseline), then evaluations of 1,000 distinct
    HardwareManifests in turn (each a decision committed to the verifiable log, its entry, tree
-   nodes and row, and a tracked-manifest upsert; checkpoints signed every 5 s) — decisions/s as a share of echo req/s; then the same with a new name in every
+   nodes and row, and a tracked-manifest upsert; checkpoints signed every 5 s) —
+   decisions/s as a share of echo req/s; then the same with a new name in every
    request, so that no decision can be reused from memory (supportgate.policy.memo). "Sustained"
    is the steady state: each case first runs --warmup seconds (3) unmeasured (for the evaluations,
    the first round of the 1,000 manifests, each evaluated afresh and inserted as a new

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -38,6 +38,7 @@ class LoadedMatrix:
         )
 
 
+@runtime_checkable  # a handler's `Part[PolicyEngine]` is checked with isinstance by Litestar
 class PolicyEngine(Protocol):
     """Evaluates policy inputs under a matrix; the same answers from every implementation."""
 

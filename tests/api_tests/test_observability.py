@@ -172,3 +172,14 @@ def test_a_client_that_hangs_up_mid_body_is_no_unexpected_error(sqlite_api: Api)
     events = [event["event"] for event in logs]
     assert "client_disconnected" in events
     assert "unexpected_error" not in events
+
+
+def test_readiness_names_each_check(api: Api) -> None:
+    """The readiness handler takes the database and the engine as parts of the runtime (the
+    engine's type is a Protocol, which Litestar checks each value against)."""
+    response = api.client.get("/health/ready")
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok", "policy_engine": "ok"},
+    }

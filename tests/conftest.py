@@ -26,6 +26,20 @@ from .services import (
     temporary_database,
 )
 
+FAST_DIRECTORIES = ("unit", "ledger", "policies")
+"""The folders of tests/ whose tests run in-process, needing no database, server or browser."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `fast` the tests under FAST_DIRECTORIES (`-m fast`: the quick local loop)."""
+    tests = Path(__file__).parent
+    for item in items:
+        if (
+            item.path.is_relative_to(tests)
+            and item.path.relative_to(tests).parts[0] in FAST_DIRECTORIES
+        ):
+            item.add_marker(pytest.mark.fast)
+
 
 @pytest.fixture(scope="session")
 def policy_bundle() -> PolicyBundle:

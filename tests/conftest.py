@@ -27,18 +27,26 @@ from .services import (
 )
 
 FAST_DIRECTORIES = ("unit", "ledger", "policies")
-"""The folders of tests/ whose tests run in-process, needing no database, server or browser."""
+"""The folders of tests/ for in-process tests: the pure code, the ledger, the policies."""
+SLOW_FIXTURES = {"fresh_database", "sqlite_template", "postgres_url", "go_verifier"}
+"""Fixtures that make a database or build a program: a test using one is not `fast`."""
+SLOW_MARKERS = ("go", "postgres", "browser", "slow")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `fast` the tests under FAST_DIRECTORIES (`-m fast`: the quick local loop)."""
+    """Mark `fast` the tests under FAST_DIRECTORIES that use no SLOW_FIXTURES and carry no
+    SLOW_MARKERS (`-m fast`: the quick local loop)."""
     tests = Path(__file__).parent
     for item in items:
-        if (
-            item.path.is_relative_to(tests)
-            and item.path.relative_to(tests).parts[0] in FAST_DIRECTORIES
-        ):
-            item.add_marker(pytest.mark.fast)
+        if not item.path.is_relative_to(tests):
+            continue
+        if item.path.relative_to(tests).parts[0] not in FAST_DIRECTORIES:
+            continue
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            continue
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            continue
+        item.add_marker(pytest.mark.fast)
 
 
 @pytest.fixture(scope="session")

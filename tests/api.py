@@ -44,7 +44,12 @@ def running_api(
 ) -> Iterator[Api]:
     """The app on `database_url` with one key per role (named after the role); its parts ask
     `clock` the time (a tests.clock.FakeClock for tests of expiry and schedules). On
-    PostgreSQL the tests' checkpoint signing key, unless `settings` name one."""
+    PostgreSQL the tests' checkpoint signing key, unless `settings` name one.
+
+    Decisions are written in-thread unless `decision_writer` says otherwise: starting the
+    child-process writer for each test cost seconds, and it has tests of its own
+    (test_writer_process.py) besides running in every served test on PostgreSQL."""
+    settings.setdefault("decision_writer", "thread")
     base = with_test_key(replace(Settings.from_env({}), database_url=database_url))
     configured = replace(base, **settings)
     runtime = Runtime.build(configured, clock=clock)

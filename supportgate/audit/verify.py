@@ -50,6 +50,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
+from supportgate.config import CHECKPOINT_INTERVAL_SECONDS
 from supportgate.db import transaction
 from supportgate.ledger.log import Head, entries_between, read_head
 from supportgate.ledger.merkle import MerkleTree
@@ -62,9 +63,9 @@ from .checkpoints import HeldCheckpoint, Note, open_notes, stored_notes
 from .tracking_state import TrackingFromLog, UnusableInput, differences
 
 CHUNK = 2000
-SIGNING_INTERVAL = timedelta(seconds=5)
-"""The longest the service waits, while entries arrive, before it signs the head (CONTRACT
-section 6)."""
+SIGNING_INTERVAL = timedelta(seconds=CHECKPOINT_INTERVAL_SECONDS)
+"""The longest the service waits, while entries arrive, before it signs the head (the
+default and the most SUPPORTGATE_CHECKPOINT_INTERVAL may be)."""
 UNSIGNED_GRACE = 2 * SIGNING_INTERVAL
 """How long a leaf may go without a checkpoint covering it, and how far in the future its
 recorded_at may lie (clocks of replicas differ a little)."""

@@ -20,10 +20,15 @@ from typing import Any
 import anyio.to_thread
 from litestar.connection import ASGIConnection
 from litestar.enums import HttpMethod
-from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.exceptions import (
+    NotAuthorizedException,
+    PermissionDeniedException,
+    TooManyRequestsException,
+)
 from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 
+from .limits import RequestLimits
 from .roles import Principal, Role, role_allows
 from .services import KeyService
 
@@ -60,9 +65,31 @@ async def require_console_key(
 async def authenticate(
     connection: ASGIConnection[Any, Any, Any, Any], secret: str
 ) -> Principal | None:
-    """The principal of a presented key (cached for a few seconds), or None for an unknown one."""
-    keys: KeyService = connection.app.state.runtime.keys
-    return keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
+    """The principal of a presented key (cached for a few seconds), or None for an unknown one.
+
+    429 (supportgate/auth/limits.py) before the lookup when the client's address has used up
+    its failed authentications on keys never seen here, and after it when the key has spent
+    its burst."""
+    runtime = connection.app.state.runtime
+    limits: RequestLimits = runtime.limits
+    client = connection.client.host if connection.client else ""
+    _refuse_after(limits.before_lookup(client, secret), "too many unknown API keys from here")
+    keys: KeyService = runtime.keys
+    principal = keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
+    if principal is None:
+        limits.failed(client, secret)
+        return None
+    _refuse_after(
+        limits.admitted(principal.name, secret), f"too many requests for key {principal.name!r}"
+    )
+    return principal
+
+
+def _refuse_after(seconds: int | None, detail: str) -> None:
+    if seconds is not None:
+        raise TooManyRequestsException(
+            f"{detail}; retry after {seconds} s", headers={"Retry-After": str(seconds)}
+        )
 
 
 def check_role(principal: Principal, needed: Role) -> None:

@@ -31,6 +31,9 @@ class RateLimits:
     """Unknown keys one client address may present before it gets 429 for unknown keys."""
     auth_failures_per_second: float = 1.0
     """How fast an address earns those back."""
+    auth_refusal_delay: float = 1.0
+    """Seconds such a 429 is held before it is sent (0: at once), so that a flood that waits
+    for its answers (N connections) costs N / delay requests a second, not the CPU."""
     key_burst: int = 2000
     """Requests one key name may make at once before it gets 429."""
     key_per_second: float = 1000.0
@@ -127,6 +130,9 @@ def _rate_limits(env: Mapping[str, str]) -> RateLimits | None:
         auth_failures_per_second=_rate(
             env, "SUPPORTGATE_RATE_AUTH_FAILURES_PER_SECOND", default.auth_failures_per_second
         ),
+        auth_refusal_delay=_delay(
+            env, "SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY", default.auth_refusal_delay
+        ),
         key_burst=_count(env, "SUPPORTGATE_RATE_KEY_BURST", default.key_burst),
         key_per_second=_rate(env, "SUPPORTGATE_RATE_KEY_PER_SECOND", default.key_per_second),
     )
@@ -152,6 +158,22 @@ def _rate(env: Mapping[str, str], name: str, default: float) -> float:
     if not 0 < rate < math.inf:  # also refuses NaN
         raise UsageError(f"a number of tokens per second above 0, got {value!r}", field=name)
     return rate
+
+
+MAX_REFUSAL_DELAY = 10.0
+
+
+def _delay(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_REFUSAL_DELAY:  # also refuses NaN
+        raise UsageError(f"seconds from 0 to {MAX_REFUSAL_DELAY:g}, got {value!r}", field=name)
+    return seconds
 
 
 def _decision_writer(value: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio.to_thread
+from anyio import sleep
 from litestar.connection import ASGIConnection
 from litestar.enums import HttpMethod
 from litestar.exceptions import (
@@ -73,7 +74,10 @@ async def authenticate(
     runtime = connection.app.state.runtime
     limits: RequestLimits = runtime.limits
     client = connection.client.host if connection.client else ""
-    _refuse_after(limits.before_lookup(client, secret), "too many unknown API keys from here")
+    refused = limits.before_lookup(client, secret)
+    if refused is not None:
+        await sleep(limits.refusal_delay)  # a flood waiting for answers waits too
+        _refuse_after(refused, "too many unknown API keys from this address")
     keys: KeyService = runtime.keys
     principal = keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
     if principal is None:

@@ -5,9 +5,10 @@ replicas gets N times the budget; docs/rate-limits.md):
 - **failed authentications per client address.** Every presented key that is not a key
   costs the address one token. An address with no token left gets 429 for any key this
   replica has not seen authenticate, decided here, before the key lookup, so a flood of
-  invented keys costs no database read per request. A key that has authenticated here
-  before still passes (and is looked up as usual, so revoking it still works): a CI runner
-  behind the same NAT address as the flood keeps working.
+  invented keys costs no database read per request; the guard holds that 429 for
+  `refusal_delay` seconds, so a flood that waits for its answers costs little CPU. A key
+  that has authenticated here before still passes (and is looked up as usual, so revoking
+  it still works): a CI runner behind the same NAT address as the flood keeps working.
 - **requests per key name**: a key that spends its burst gets 429 until tokens come back.
 
 The clock is the Runtime's (tests move a FakeClock instead of sleeping). A small bucket of
@@ -93,6 +94,8 @@ class RequestLimits:
         )
         self._known: set[str] = set()  # digests of keys that authenticated here
         self._lock = threading.Lock()
+        self.refusal_delay = settings.auth_refusal_delay if settings else 0.0
+        """Seconds the guard holds a 429 of before_lookup before sending it."""
 
     def before_lookup(self, client: str, secret: str) -> int | None:
         """Seconds to answer in Retry-After when `client` has used up its failed

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
+from supportgate.auth import guard
 from supportgate.auth.keys import generate_key
 from supportgate.auth.limits import RequestLimits
 from supportgate.config import RateLimits, Settings
@@ -30,11 +31,12 @@ from ..console.support import csrf
 from .support import example, post
 
 DEFAULTS = RateLimits()
+AT_ONCE = replace(DEFAULTS, auth_refusal_delay=0.0)  # tests do not wait out the delay
 
 
 @contextmanager
 def limited_api(url: str, clock: FakeClock, **limits: Any) -> Iterator[Api]:
-    with running_api(url, clock=clock, rate_limits=replace(DEFAULTS, **limits)) as api:
+    with running_api(url, clock=clock, rate_limits=replace(AT_ONCE, **limits)) as api:
         yield api
 
 
@@ -71,7 +73,7 @@ def _too_many(response: Any) -> int:
 def test_3000_random_keys_are_429_after_the_budget_without_a_database_read(
     migrated_db_url: str, clock: FakeClock
 ) -> None:
-    with running_api(migrated_db_url, clock=clock) as api:  # the default limits
+    with running_api(migrated_db_url, clock=clock, rate_limits=AT_ONCE) as api:  # defaults
         budget = DEFAULTS.auth_failures_burst
         with key_reads(api) as reads:
             statuses = [_get(api, generate_key()).status_code for _ in range(budget)]
@@ -102,6 +104,27 @@ def test_a_known_key_passes_from_a_flooded_address_and_refill_admits_one_more_lo
         clock.advance(2)
         assert post(api, example("hw-b200-pool.yaml"), role="ci").status_code == 201
         assert _get(api, api.keys["ci"]).status_code == 403  # now known: its role decides
+
+
+def test_a_refusal_for_unknown_keys_is_held_for_the_delay_and_a_known_key_is_not(
+    migrated_db_url: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard waits `auth_refusal_delay` before the 429 (recorded here, not slept), so a
+    flood that waits for its answers sends one request per connection per delay."""
+    waits: list[float] = []
+
+    async def recorded(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(guard, "sleep", recorded)
+    with limited_api(migrated_db_url, clock, auth_failures_burst=1, auth_refusal_delay=2.5) as api:
+        assert _get(api, api.keys["admin"]).status_code == 200
+        assert _get(api, generate_key()).status_code == 401
+        assert waits == []  # within the budget: answered at once
+        _too_many(_get(api, generate_key()))
+        assert waits == [2.5]
+        assert _get(api, api.keys["admin"]).status_code == 200
+        assert waits == [2.5]
 
 
 def test_requests_without_a_key_never_count_as_failed_authentications(
@@ -174,7 +197,15 @@ def test_settings_from_the_environment() -> None:
             "SUPPORTGATE_RATE_KEY_PER_SECOND": "12.5",
         }
     ).rate_limits
-    assert configured == RateLimits(7, 0.25, 30, 12.5)
+    assert configured == RateLimits(
+        auth_failures_burst=7,
+        auth_failures_per_second=0.25,
+        auth_refusal_delay=DEFAULTS.auth_refusal_delay,
+        key_burst=30,
+        key_per_second=12.5,
+    )
+    delay = {"SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY": "0"}
+    assert Settings.from_env(delay).rate_limits == AT_ONCE
 
 
 @pytest.mark.parametrize(
@@ -187,6 +218,8 @@ def test_settings_from_the_environment() -> None:
         ("SUPPORTGATE_RATE_KEY_BURST", "-3"),
         ("SUPPORTGATE_RATE_KEY_PER_SECOND", "inf"),
         ("SUPPORTGATE_RATE_KEY_PER_SECOND", "0"),
+        ("SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY", "-1"),
+        ("SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY", "60"),
     ],
 )
 def test_bad_settings_name_their_variable(name: str, value: str) -> None:

@@ -12,7 +12,8 @@ Needs wrk, vegeta and PostgreSQL, as bench.bench_api does.
    floods the same server with 64 connections of random unknown keys, all from 127.0.0.1 as
    the client is: its p50 latency with the flood against without, on the server with the
    limits on, and on the one with them off (every unknown key a database read: issue 12's
-   finding). Target: at most 2x with the limits on.
+   finding), and on one with the limits on but their 429s sent at once
+   (SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY=0). Target: at most 2x with the limits on.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench.bench_api import WARMUP_SECONDS, _bodies, _find, _lua, _vegeta, _wrk
+from bench.common import measure
 from bench.server import Server, running_server
+from supportgate.auth.keys import generate_key
+from supportgate.auth.limits import RequestLimits
+from supportgate.clock import SYSTEM_CLOCK
+from supportgate.config import RateLimits
 from tests.services import postgres_admin_url, temporary_database
 
 FLOOD_LUA = """\
@@ -41,7 +47,22 @@ request = function()
   return wrk.format(nil, nil, {["Authorization"] = "Bearer sg_" .. table.concat(key)}, nil)
 end
 """
+LIMITER_OPS = 10_000
 LEGIT_RATE = 50  # --rate's default: a busy CI fleet's posts a second
+
+
+def _limiter_seconds() -> float:
+    """The limiter's own work for one admitted request (before_lookup, then admitted), in
+    process: the part of the cost case's difference that is not noise."""
+    limits = RequestLimits(RateLimits(key_per_second=1e9, key_burst=10**9), clock=SYSTEM_CLOCK)
+    secret = generate_key()
+
+    def admit() -> None:
+        for _ in range(LIMITER_OPS):
+            limits.before_lookup("127.0.0.1", secret)
+            limits.admitted("bench", secret)
+
+    return measure("limiter", admit, ops=LIMITER_OPS).seconds_per_op
 
 
 def _throughput(server: Server, script: Path, args: argparse.Namespace) -> dict[str, float]:
@@ -102,6 +123,12 @@ def main() -> None:
                 env={"SUPPORTGATE_RATE_LIMITS": "off"},
             )
         )
+        undelayed = stack.enter_context(
+            running_server(
+                stack.enter_context(temporary_database(admin_url)),
+                env={"SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY": "0"},
+            )
+        )
         flood = tmp / "flood.lua"
         flood.write_text(FLOOD_LUA)
         on: list[dict[str, float]] = []
@@ -113,8 +140,11 @@ def main() -> None:
             )
         alone = _legit_p50(limited, bodies[0], args, flood=None)
         flooded = _legit_p50(limited, bodies[0], args, flood=flood)
+        undelayed_alone = _legit_p50(undelayed, bodies[0], args, flood=None)
+        undelayed_flooded = _legit_p50(undelayed, bodies[0], args, flood=flood)
         unlimited_alone = _legit_p50(unlimited, bodies[0], args, flood=None)
         unlimited_flooded = _legit_p50(unlimited, bodies[0], args, flood=flood)
+    limiter = _limiter_seconds()
     on_rps = statistics.median(row["rps"] for row in on)
     off_rps = statistics.median(row["rps"] for row in off)
     print(
@@ -135,6 +165,10 @@ def main() -> None:
     rounds_off = ", ".join(f"{row['rps']:,.0f}" for row in off)
     print(f"\n(rounds: {rounds_on} on; {rounds_off} off)\n")
     print(
+        f"The limiter's own work per admitted request, in process: {limiter * 1e6:.1f} µs, "
+        f"{limiter * on_rps:.2%} of one core at the rate above.\n"
+    )
+    print(
         f"| legitimate client, {args.rate} POST/s | p50 | p99 | success | flood req/s | p50 ratio |"
     )
     print("|---|---:|---:|---:|---:|---:|")
@@ -145,6 +179,8 @@ def main() -> None:
             flooded,
             alone,
         ),
+        ("limits on, refusals not delayed, alone", undelayed_alone, undelayed_alone),
+        ("limits on, refusals not delayed, during the flood", undelayed_flooded, undelayed_alone),
         ("limits off, alone", unlimited_alone, unlimited_alone),
         ("limits off, during the flood", unlimited_flooded, unlimited_alone),
     ]:

@@ -3,9 +3,11 @@
 Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
 `opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
 under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
-No or an unknown key is 401; a key whose role is too small is 403. `OPTIONS` on a path (the
-handler Litestar adds to every route, answering 204 with `Allow: <every method>`) needs no
-key: a CORS preflight never sends one, and the answer tells only which methods exist.
+No or an unknown key is 401; a key whose role is too small is 403; too many unknown keys from
+one address, or too many requests on one key, are 429 (`authenticate`, auth/limits.py).
+`OPTIONS` on a path (the handler Litestar adds to every route, answering 204 with `Allow:
+<every method>`) needs no key: a CORS preflight never sends one, and the answer tells only
+which methods exist.
 
 The console (supportgate/console, mounted at /ui) is its own application with its own guard,
 `require_console_key`: the same keys and roles, read from its HttpOnly cookie instead of the

@@ -1,4 +1,4 @@
-"""Rate limits (CONTRACT.md section 7, docs/rate-limits.md): too many failed authentications
+"""Rate limits (the contract; docs/rate-limits.md): too many failed authentications
 from one client address, or one key's burst, are 429 with `Retry-After`.
 
 The attack of issue 12: 3,000 random keys were 3,000 x 401 with a database read each. Now the

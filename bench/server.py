@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -37,9 +37,14 @@ def create_key(database_url: str, role: str, name: str) -> str:
 
 @contextmanager
 def running_server(
-    database_url: str, *, app: str = "bench.echo_app:app", workers: int = 1
+    database_url: str,
+    *,
+    app: str = "bench.echo_app:app",
+    workers: int = 1,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[Server]:
-    """uvicorn serving `app` on `database_url` (one worker: `supportgate serve`'s default)."""
+    """uvicorn serving `app` on `database_url` (one worker: `supportgate serve`'s default),
+    with `env` over the caller's environment (settings such as SUPPORTGATE_RATE_LIMITS)."""
     admin_key = create_key(database_url, "admin", f"bench-{os.getpid()}-{time.monotonic_ns()}")
     port = free_port()
     process = subprocess.Popen(
@@ -59,7 +64,12 @@ def running_server(
             str(workers),
         ],
         # PostgreSQL needs a signing key file: the tests' one, unless the caller's env names one
-        env={**key_env(database_url), **os.environ, "SUPPORTGATE_DATABASE_URL": database_url},
+        env={
+            **key_env(database_url),
+            **os.environ,
+            **(env or {}),
+            "SUPPORTGATE_DATABASE_URL": database_url,
+        },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from collections.abc import Mapping
@@ -17,6 +18,26 @@ DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
 DEFAULT_REEVALUATE_CRON = "0 3 * * *"
 CHECKPOINT_INTERVAL_SECONDS = 5.0
 """The contract's longest wait between an entry and the checkpoint that signs it."""
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The edge's token buckets (supportgate/auth/limits.py, docs/rate-limits.md), per replica.
+
+    The defaults are far above what a CI fleet sends, and above the benchmarks' load on one
+    key: they stop floods and runaway loops, not ordinary use."""
+
+    auth_failures_burst: int = 100
+    """Unknown keys one client address may present before it gets 429 for unknown keys."""
+    auth_failures_per_second: float = 1.0
+    """How fast an address earns those back."""
+    auth_refusal_delay: float = 1.0
+    """Seconds such a 429 is held before it is sent (0: at once), so that a flood that waits
+    for its answers (N connections) costs N / delay requests a second, not the CPU."""
+    key_burst: int = 2000
+    """Requests one key name may make at once before it gets 429."""
+    key_per_second: float = 1000.0
+    """How fast a key earns those back: its sustained rate."""
 
 
 def default_log_origin() -> str:
@@ -43,6 +64,8 @@ class Settings:
     checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS
     """Seconds between looks at the log's head, signing what arrived. At most 5 (the
     contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
+    rate_limits: RateLimits | None = field(default_factory=RateLimits)
+    """None: no rate limits at all (`SUPPORTGATE_RATE_LIMITS=off`)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -57,6 +80,7 @@ class Settings:
             log_origin=env.get("SUPPORTGATE_LOG_ORIGIN") or default_log_origin(),
             checkpoint_witness=_path(env.get("SUPPORTGATE_CHECKPOINT_WITNESS")),
             checkpoint_interval=_interval(env.get("SUPPORTGATE_CHECKPOINT_INTERVAL")),
+            rate_limits=_rate_limits(env),
         )
 
     @property
@@ -87,6 +111,68 @@ def _interval(value: str | None) -> float:
             f"{CHECKPOINT_INTERVAL_SECONDS:g} (entries are signed within 5 s), got {value!r}",
             field="SUPPORTGATE_CHECKPOINT_INTERVAL",
         )
+    return seconds
+
+
+RATE_SWITCH = ("on", "off")
+
+
+def _rate_limits(env: Mapping[str, str]) -> RateLimits | None:
+    switch = env.get("SUPPORTGATE_RATE_LIMITS") or "on"
+    check_choice("SUPPORTGATE_RATE_LIMITS", switch, RATE_SWITCH)
+    if switch == "off":
+        return None
+    default = RateLimits()
+    return RateLimits(
+        auth_failures_burst=_count(
+            env, "SUPPORTGATE_RATE_AUTH_FAILURES_BURST", default.auth_failures_burst
+        ),
+        auth_failures_per_second=_rate(
+            env, "SUPPORTGATE_RATE_AUTH_FAILURES_PER_SECOND", default.auth_failures_per_second
+        ),
+        auth_refusal_delay=_delay(
+            env, "SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY", default.auth_refusal_delay
+        ),
+        key_burst=_count(env, "SUPPORTGATE_RATE_KEY_BURST", default.key_burst),
+        key_per_second=_rate(env, "SUPPORTGATE_RATE_KEY_PER_SECOND", default.key_per_second),
+    )
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    value = env.get(name)
+    if not value:
+        return default
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        raise UsageError(f"a whole number above 0, got {value!r}", field=name)
+    return int(value)
+
+
+def _rate(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = math.nan
+    if not 0 < rate < math.inf:  # also refuses NaN
+        raise UsageError(f"a number of tokens per second above 0, got {value!r}", field=name)
+    return rate
+
+
+MAX_REFUSAL_DELAY = 10.0
+
+
+def _delay(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_REFUSAL_DELAY:  # also refuses NaN
+        raise UsageError(f"seconds from 0 to {MAX_REFUSAL_DELAY:g}, got {value!r}", field=name)
     return seconds
 
 

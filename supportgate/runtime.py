@@ -20,6 +20,7 @@ from sqlmodel import Session
 from supportgate.alerts.services import AlertService
 from supportgate.audit.proofs import ProofService
 from supportgate.audit.services import AuditService
+from supportgate.auth.limits import RequestLimits
 from supportgate.auth.services import KeyService
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
@@ -62,6 +63,7 @@ class Runtime:
     engine: PolicyEngine
     matrices: MatrixService
     keys: KeyService
+    limits: RequestLimits
     events: Events
     ledger: LedgerWriter
     evaluations: EvaluationService
@@ -112,6 +114,7 @@ class Runtime:
             ledger=ledger,
             matrices=matrices,
             keys=KeyService(sessions, clock=clock),
+            limits=RequestLimits(settings.rate_limits, clock=clock),
             evaluations=EvaluationService(
                 sessions=sessions, engine=engine, matrices=matrices, ledger=ledger, waivers=waivers
             ),

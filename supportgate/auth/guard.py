@@ -3,9 +3,11 @@
 Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
 `opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
 under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
-No or an unknown key is 401; a key whose role is too small is 403. `OPTIONS` on a path (the
-handler Litestar adds to every route, answering 204 with `Allow: <every method>`) needs no
-key: a CORS preflight never sends one, and the answer tells only which methods exist.
+No or an unknown key is 401; a key whose role is too small is 403; too many unknown keys from
+one address, or too many requests on one key, are 429 (`authenticate`, auth/limits.py).
+`OPTIONS` on a path (the handler Litestar adds to every route, answering 204 with `Allow:
+<every method>`) needs no key: a CORS preflight never sends one, and the answer tells only
+which methods exist.
 
 The console (supportgate/console, mounted at /ui) is its own application with its own guard,
 `require_console_key`: the same keys and roles, read from its HttpOnly cookie instead of the
@@ -18,12 +20,18 @@ from __future__ import annotations
 from typing import Any
 
 import anyio.to_thread
+from anyio import sleep
 from litestar.connection import ASGIConnection
 from litestar.enums import HttpMethod
-from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.exceptions import (
+    NotAuthorizedException,
+    PermissionDeniedException,
+    TooManyRequestsException,
+)
 from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 
+from .limits import RequestLimits
 from .roles import Principal, Role, role_allows
 from .services import KeyService
 
@@ -60,9 +68,34 @@ async def require_console_key(
 async def authenticate(
     connection: ASGIConnection[Any, Any, Any, Any], secret: str
 ) -> Principal | None:
-    """The principal of a presented key (cached for a few seconds), or None for an unknown one."""
-    keys: KeyService = connection.app.state.runtime.keys
-    return keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
+    """The principal of a presented key (cached for a few seconds), or None for an unknown one.
+
+    429 (supportgate/auth/limits.py) before the lookup when the client's address has used up
+    its failed authentications on keys never seen here, and after it when the key has spent
+    its burst."""
+    runtime = connection.app.state.runtime
+    limits: RequestLimits = runtime.limits
+    client = connection.client.host if connection.client else ""
+    refused = limits.before_lookup(client, secret)
+    if refused is not None:
+        await sleep(limits.refusal_delay)  # a flood waiting for answers waits too
+        _refuse_after(refused, "too many unknown API keys from this address")
+    keys: KeyService = runtime.keys
+    principal = keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
+    if principal is None:
+        limits.failed(client, secret)
+        return None
+    _refuse_after(
+        limits.admitted(principal.name, secret), f"too many requests for key {principal.name!r}"
+    )
+    return principal
+
+
+def _refuse_after(seconds: int | None, detail: str) -> None:
+    if seconds is not None:
+        raise TooManyRequestsException(
+            f"{detail}; retry after {seconds} s", headers={"Retry-After": str(seconds)}
+        )
 
 
 def check_role(principal: Principal, needed: Role) -> None:

@@ -74,7 +74,9 @@ def _login_redirect(request: Request[Any, Any, Any], _: NotAuthorizedException) 
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
-    return error_page(request, exc.status_code, str(exc.detail))
+    page = error_page(request, exc.status_code, str(exc.detail))
+    page.headers.update(exc.headers or {})  # a 429's Retry-After
+    return page
 
 
 def _input_error(request: Request[Any, Any, Any], exc: InputError) -> Response[Any]:

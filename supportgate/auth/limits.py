@@ -1,0 +1,133 @@
+"""Rate limits on who knocks: failed authentications per client address, bursts per key.
+
+Two token buckets, both in this process's memory (so per replica: an attacker spread over N
+replicas gets N times the budget; docs/rate-limits.md):
+- **failed authentications per client address.** Every presented key that is not a key
+  costs the address one token. An address with no token left gets 429 for any key this
+  replica has not seen authenticate, decided here, before the key lookup, so a flood of
+  invented keys costs no database read per request; the guard holds that 429 for
+  `refusal_delay` seconds, so a flood that waits for its answers costs little CPU. A key
+  that has authenticated here before still passes (and is looked up as usual, so revoking
+  it still works): a CI runner behind the same NAT address as the flood keeps working.
+- **requests per key name**: a key that spends its burst gets 429 until tokens come back.
+
+The clock is the Runtime's (tests move a FakeClock instead of sleeping). A small bucket of
+our own rather than the `limits` library: its in-memory storage reads the system's time
+itself, so refill could not be driven by that clock, and the two buckets here are a few lines.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+
+from supportgate.clock import Clock
+from supportgate.config import RateLimits
+
+from .keys import hash_key
+
+MAX_BUCKETS = 100_000
+"""Buckets kept per kind; past it the least recently used one is forgotten (it has most
+likely refilled, and forgetting a bucket only ever gives its owner a full one)."""
+
+
+class TokenBuckets:
+    """A token bucket per name: at most `burst` tokens, `per_second` come back each second."""
+
+    def __init__(self, *, burst: int, per_second: float, clock: Clock) -> None:
+        self._burst = float(burst)
+        self._per_second = per_second
+        self._clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, at
+        self._lock = threading.Lock()
+
+    def take(self, name: str) -> float:
+        """Take a token: 0.0 when there was one, else the seconds until there is one."""
+        with self._lock:
+            tokens = self._tokens(name)
+            if tokens >= 1.0:
+                self._store(name, tokens - 1.0)
+                return 0.0
+            self._store(name, tokens)
+            return (1.0 - tokens) / self._per_second
+
+    def wait(self, name: str) -> float:
+        """The seconds until `name` has a token (0.0: it has one now), taking none."""
+        with self._lock:
+            if name not in self._buckets:
+                return 0.0
+            tokens = self._tokens(name)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._per_second
+
+    def _tokens(self, name: str) -> float:
+        stored = self._buckets.get(name)
+        if stored is None:
+            return self._burst
+        tokens, at = stored
+        return min(self._burst, tokens + (self._clock.monotonic() - at) * self._per_second)
+
+    def _store(self, name: str, tokens: float) -> None:
+        self._buckets[name] = (tokens, self._clock.monotonic())
+        self._buckets.move_to_end(name)
+        if len(self._buckets) > MAX_BUCKETS:
+            self._buckets.popitem(last=False)
+
+
+class RequestLimits:
+    """The two limits of module docstring; `None` settings turn both off."""
+
+    def __init__(self, settings: RateLimits | None, *, clock: Clock) -> None:
+        self._failures = (
+            TokenBuckets(
+                burst=settings.auth_failures_burst,
+                per_second=settings.auth_failures_per_second,
+                clock=clock,
+            )
+            if settings
+            else None
+        )
+        self._bursts = (
+            TokenBuckets(burst=settings.key_burst, per_second=settings.key_per_second, clock=clock)
+            if settings
+            else None
+        )
+        self._known: set[str] = set()  # digests of keys that authenticated here
+        self._lock = threading.Lock()
+        self.refusal_delay = settings.auth_refusal_delay if settings else 0.0
+        """Seconds the guard holds a 429 of before_lookup before sending it."""
+
+    def before_lookup(self, client: str, secret: str) -> int | None:
+        """Seconds to answer in Retry-After when `client` has used up its failed
+        authentications and `secret` is no key seen here; None: look the key up."""
+        if self._failures is None:
+            return None
+        wait = self._failures.wait(client)
+        if wait <= 0.0 or hash_key(secret) in self._known:
+            return None
+        return _retry_after(wait)
+
+    def failed(self, client: str, secret: str) -> None:
+        """`secret` is no key (or no longer one): one token from `client`'s failures."""
+        if self._failures is None:
+            return
+        with self._lock:
+            self._known.discard(hash_key(secret))
+        self._failures.take(client)
+
+    def admitted(self, key_name: str, secret: str) -> int | None:
+        """A key authenticated: remembered as known, and one token from its burst. Seconds to
+        answer in Retry-After when the key has spent its burst; None: serve it."""
+        if self._bursts is None:
+            return None
+        digest = hash_key(secret)
+        if digest not in self._known:
+            with self._lock:
+                self._known.add(digest)
+        wait = self._bursts.take(key_name)
+        return _retry_after(wait) if wait > 0.0 else None
+
+
+def _retry_after(wait: float) -> int:
+    """Whole seconds, rounded up, at least 1 (what `Retry-After` can say)."""
+    return max(1, math.ceil(wait))

@@ -18,6 +18,10 @@ DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
 DEFAULT_REEVALUATE_CRON = "0 3 * * *"
 CHECKPOINT_INTERVAL_SECONDS = 5.0
 """The contract's longest wait between an entry and the checkpoint that signs it."""
+CONSOLE_IDLE_TIMEOUT = 30 * 60.0
+"""Seconds a console session lasts without a request."""
+CONSOLE_SESSION_TIMEOUT = 8 * 3600.0
+"""Seconds a console session lasts after its login, however busy (a working day)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,8 @@ class Settings:
     contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
     rate_limits: RateLimits | None = field(default_factory=RateLimits)
     """None: no rate limits at all (`SUPPORTGATE_RATE_LIMITS=off`)."""
+    console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
+    console_session_timeout: float = CONSOLE_SESSION_TIMEOUT
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -81,6 +87,12 @@ class Settings:
             checkpoint_witness=_path(env.get("SUPPORTGATE_CHECKPOINT_WITNESS")),
             checkpoint_interval=_interval(env.get("SUPPORTGATE_CHECKPOINT_INTERVAL")),
             rate_limits=_rate_limits(env),
+            console_idle_timeout=_seconds(
+                env, "SUPPORTGATE_CONSOLE_IDLE_TIMEOUT", CONSOLE_IDLE_TIMEOUT
+            ),
+            console_session_timeout=_seconds(
+                env, "SUPPORTGATE_CONSOLE_SESSION_TIMEOUT", CONSOLE_SESSION_TIMEOUT
+            ),
         )
 
     @property
@@ -173,6 +185,19 @@ def _delay(env: Mapping[str, str], name: str, default: float) -> float:
         seconds = math.nan
     if not 0 <= seconds <= MAX_REFUSAL_DELAY:  # also refuses NaN
         raise UsageError(f"seconds from 0 to {MAX_REFUSAL_DELAY:g}, got {value!r}", field=name)
+    return seconds
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:  # also refuses NaN
+        raise UsageError(f"a number of seconds above 0, got {value!r}", field=name)
     return seconds
 
 

@@ -9,10 +9,11 @@ one address, or too many requests on one key, are 429 (`authenticate`, auth/limi
 <every method>`) needs no key: a CORS preflight never sends one, and the answer tells only
 which methods exist.
 
-The console (supportgate/console, mounted at /ui) is its own application with its own guard,
-`require_console_key`: the same keys and roles, read from its HttpOnly cookie instead of the
-header. Only that application installs it, so the /v1 API never accepts the cookie; this
-guard lets the mount through (`opt={"console": True}`) and the console checks every request.
+The console (supportgate/console, mounted at /ui) is its own application with its own guard
+(supportgate/console/guard.py): a server-side session named by its cookie, acting as the
+session's key with that key's role (`act_as`). Only that application installs it, so the /v1
+API never accepts the cookie; this guard lets the mount through (`opt={"console": True}`) and
+the console checks every request.
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ from .services import KeyService
 
 PRINCIPAL_STATE_KEY = "supportgate_principal"
 DEFAULT_ROLE: Role = "ci"
-CONSOLE_ROLE: Role = "procurement"
-CONSOLE_COOKIE = "supportgate_console"
 
 
 async def require_key(
@@ -50,19 +49,6 @@ async def require_key(
     if secret is None:
         raise NotAuthorizedException("send an API key as `Authorization: Bearer <key>`")
     await _admit(connection, secret, handler.opt.get("role", DEFAULT_ROLE))
-
-
-async def require_console_key(
-    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
-) -> None:
-    """The console's guard: the key from the CONSOLE_COOKIE cookie (never from a header), and
-    the route's role (`procurement` unless it says otherwise)."""
-    if handler.opt.get("public"):
-        return
-    secret = connection.cookies.get(CONSOLE_COOKIE)
-    if not secret:
-        raise NotAuthorizedException("log in with an API key")
-    await _admit(connection, secret, handler.opt.get("role", CONSOLE_ROLE))
 
 
 async def authenticate(
@@ -109,6 +95,13 @@ async def _admit(connection: ASGIConnection[Any, Any, Any, Any], secret: str, ne
     principal = await authenticate(connection, secret)
     if principal is None:
         raise NotAuthorizedException("unknown API key")
+    act_as(connection, principal, needed)
+
+
+def act_as(
+    connection: ASGIConnection[Any, Any, Any, Any], principal: Principal, needed: Role
+) -> None:
+    """The request acts as `principal` (principal_of), if its role is at least `needed`."""
     _request_state(connection)[PRINCIPAL_STATE_KEY] = principal
     check_role(principal, needed)
 

@@ -34,3 +34,9 @@ def find_active_by_hash(session: Session, key_hash: str) -> ApiKey | None:
     table = ApiKey.__table__  # type: ignore[attr-defined]
     statement = select(ApiKey).where(table.c.key_hash == key_hash, table.c.revoked_at.is_(None))
     return session.execute(statement).scalars().first()
+
+
+def find_active_by_id(session: Session, key_id: int) -> ApiKey | None:
+    table = ApiKey.__table__  # type: ignore[attr-defined]
+    statement = select(ApiKey).where(table.c.id == key_id, table.c.revoked_at.is_(None))
+    return session.execute(statement).scalars().first()

@@ -13,7 +13,7 @@ from supportgate.db import transaction
 from supportgate.errors import UsageError
 
 from .keys import display_prefix, generate_key, hash_key
-from .repository import any_key, find_active_by_hash, insert_key
+from .repository import any_key, find_active_by_hash, find_active_by_id, insert_key
 from .roles import ROLES, Principal, Role
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -107,6 +107,16 @@ class KeyService:
             else:
                 self._cache[digest] = (now + CACHE_SECONDS, principal)
         return principal
+
+    def principal_by_id(self, key_id: int) -> Principal | None:
+        """The principal of the key with this id while it may act (not revoked), read from the
+        database on every call, never the cache; None once it may not. A console session asks
+        on each request (supportgate/console/logins.py), so it ends the moment its key does."""
+        with transaction(self._sessions) as session:
+            row = find_active_by_id(session, key_id)
+            if row is None:
+                return None
+            return Principal(key_id=int(row.id or 0), name=row.name, role=_role(row.role))
 
 
 def _role(value: str) -> Role:

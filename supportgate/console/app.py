@@ -1,11 +1,12 @@
 """The console: its own Litestar application, mounted by the API at /ui.
 
 Its own application, so that what a browser needs stays out of the API: its guard reads the
-API key from the console's cookie (supportgate.auth.guard.require_console_key; the API's guard
-reads only the Authorization header), every POST needs the CSRF token (session.check_csrf),
-errors are pages (and a missing login a redirect to it), and nothing of it is in the OpenAPI
-document. The API's guard lets the mount through (`opt={"console": True}`); the request
-observer around the API still logs and times every console request.
+server-side session its cookie names (guard.require_console_session; the API's guard reads
+only the Authorization header), every POST needs the CSRF token (session.check_csrf), every
+response carries the security headers (headers.py), errors are pages (and a missing login a
+redirect to it), and nothing of it is in the OpenAPI document. The API's guard lets the
+mount through (`opt={"console": True}`); the request observer around the API still logs and
+times every console request.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from litestar.handlers import ASGIRouteHandler
 from litestar.static_files import create_static_files_router
 from litestar.types import Receive, Scope, Send
 
-from supportgate.auth.guard import require_console_key
 from supportgate.http_errors import log_unexpected
 from supportgate.http_input import refuse_nul_characters
 from supportgate.runtime import Runtime
 
 from .controllers import PageController, SessionController
+from .guard import LOGINS_STATE_KEY, require_console_session
+from .headers import with_security_headers
+from .logins import ConsoleSessions
 from .rendering import EXCEPTION_HANDLERS, STATIC, template_config
 from .services import ConsoleService
 from .session import CONSOLE_PATH, check_csrf
@@ -39,9 +42,19 @@ async def _before_request(request: Request[Any, Any, Any]) -> None:
 
 def create_console(runtime: Runtime) -> Litestar:
     console = ConsoleService(runtime)
+    logins = ConsoleSessions(
+        runtime.sessions,
+        keys=runtime.keys,
+        clock=runtime.clock,
+        idle_timeout=runtime.settings.console_idle_timeout,
+        session_timeout=runtime.settings.console_session_timeout,
+    )
 
     def provide_console() -> ConsoleService:
         return console
+
+    def provide_logins() -> ConsoleSessions:
+        return logins
 
     pages = Router(CONSOLE_PATH, route_handlers=[SessionController, PageController])
     static = create_static_files_router(
@@ -52,8 +65,11 @@ def create_console(runtime: Runtime) -> Litestar:
     )
     return Litestar(
         route_handlers=[pages, static],
-        dependencies={"console": Provide(provide_console, sync_to_thread=False)},
-        guards=[require_console_key],
+        dependencies={
+            "console": Provide(provide_console, sync_to_thread=False),
+            "logins": Provide(provide_logins, sync_to_thread=False),
+        },
+        guards=[require_console_session],
         before_request=_before_request,
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],
@@ -61,13 +77,13 @@ def create_console(runtime: Runtime) -> Litestar:
         logging_config=None,
         openapi_config=None,
         request_max_body_size=MAX_FORM_BYTES,
-        state=State({"runtime": runtime}),
+        state=State({"runtime": runtime, LOGINS_STATE_KEY: logins}),
     )
 
 
 def console_mount(runtime: Runtime) -> ASGIRouteHandler:
     """The route the API serves the console on: everything under /ui."""
-    console = create_console(runtime)
+    console = with_security_headers(create_console(runtime))
 
     @asgi(CONSOLE_PATH, is_mount=True, copy_scope=False, opt={"console": True})
     async def ui(scope: Scope, receive: Receive, send: Send) -> None:

@@ -13,15 +13,29 @@ from litestar.response import Redirect, Stream, Template
 from litestar.status_codes import HTTP_303_SEE_OTHER
 
 from supportgate.audit.controllers import CSV_MEDIA_TYPE
-from supportgate.auth.guard import CONSOLE_ROLE, authenticate
+from supportgate.auth.guard import authenticate
 from supportgate.auth.roles import role_allows
 
+from .logins import ConsoleSessions
+from .pages import (
+    ALERTS,
+    AUDIT,
+    CONSOLE_ROLE,
+    IMPACT,
+    IMPACT_FORM,
+    MANIFEST,
+    MANIFESTS,
+    MATRIX,
+    WAIVERS,
+    WEBHOOKS,
+)
 from .rendering import render
 from .services import AUDIT_FIELDS, MANIFEST_FIELDS, WAIVER_FIELDS, ConsoleService, Query
-from .session import CONSOLE_PATH, local_target, login_cookies, logout_cookies
+from .session import CONSOLE_COOKIE, CONSOLE_PATH, local_target, login_cookies, logout_cookies
 
 PUBLIC = {"public": True}
 ConsoleDep = NamedDependency[ConsoleService]
+LoginsDep = NamedDependency[ConsoleSessions]
 
 
 def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
@@ -29,7 +43,7 @@ def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
 
 
 class SessionController(Controller):
-    """Log in with an API key (kept in an HttpOnly cookie), log out."""
+    """Log in with an API key (which starts a server-side session), log out (which ends it)."""
 
     @get("/login", opt=PUBLIC)
     async def login_form(
@@ -40,7 +54,9 @@ class SessionController(Controller):
         return render(request, "login.html.j2", next_page=local_target(next_page), error=None)
 
     @post("/login", opt=PUBLIC, status_code=HTTP_303_SEE_OTHER)
-    async def login(self, request: Request[Any, Any, Any]) -> Template | Redirect:
+    async def login(
+        self, request: Request[Any, Any, Any], logins: LoginsDep
+    ) -> Template | Redirect:
         form = await request.form()
         secret, target = str(form.get("key") or "").strip(), local_target(form.get("next"))
         principal = await authenticate(request, secret) if secret else None
@@ -56,25 +72,28 @@ class SessionController(Controller):
                 status=403,
                 detail=detail + principal.role,
             )
-        return Redirect(
-            target, status_code=HTTP_303_SEE_OTHER, cookies=login_cookies(request, secret)
-        )
+        # A login replaces the session this browser had: an id planted before it opens nothing.
+        await anyio.to_thread.run_sync(logins.end, request.cookies.get(CONSOLE_COOKIE))
+        session_id = await anyio.to_thread.run_sync(logins.begin, principal)
+        cookies = login_cookies(request, session_id, logins.cookie_seconds)
+        return Redirect(target, status_code=HTTP_303_SEE_OTHER, cookies=cookies)
 
     @post("/logout", opt=PUBLIC, status_code=HTTP_303_SEE_OTHER)
-    async def logout(self, request: Request[Any, Any, Any]) -> Redirect:
+    async def logout(self, request: Request[Any, Any, Any], logins: LoginsDep) -> Redirect:
+        await anyio.to_thread.run_sync(logins.end, request.cookies.get(CONSOLE_COOKIE))
         return Redirect(
             f"{CONSOLE_PATH}/login", status_code=HTTP_303_SEE_OTHER, cookies=logout_cookies(request)
         )
 
 
 class PageController(Controller):
-    """The pages (procurement and up)."""
+    """The pages, each with the role and API sources it declares (supportgate/console/pages.py)."""
 
-    @get("/")
+    @get("/", opt=MANIFESTS)
     async def home(self) -> Redirect:
         return Redirect(f"{CONSOLE_PATH}/manifests", status_code=HTTP_303_SEE_OTHER)
 
-    @get("/manifests")
+    @get("/manifests", opt=MANIFESTS)
     async def manifests(
         self,
         request: Request[Any, Any, Any],
@@ -85,7 +104,7 @@ class PageController(Controller):
         page = await anyio.to_thread.run_sync(lambda: console.manifests(query, cursor=cursor))
         return render(request, "manifests.html.j2", page=page)
 
-    @get("/manifests/{kind:str}/{name:str}")
+    @get("/manifests/{kind:str}/{name:str}", opt=MANIFEST)
     async def manifest(
         self,
         request: Request[Any, Any, Any],
@@ -102,7 +121,7 @@ class PageController(Controller):
         )
         return render(request, "manifest.html.j2", page=page)
 
-    @get("/audit")
+    @get("/audit", opt=AUDIT)
     async def audit(
         self,
         request: Request[Any, Any, Any],
@@ -113,7 +132,7 @@ class PageController(Controller):
         page = await anyio.to_thread.run_sync(lambda: console.audit(query, cursor=cursor))
         return render(request, "audit.html.j2", page=page)
 
-    @get("/audit.csv")
+    @get("/audit.csv", opt=AUDIT)
     async def audit_csv(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Stream:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         return Stream(
@@ -125,7 +144,7 @@ class PageController(Controller):
             },
         )
 
-    @get("/matrix")
+    @get("/matrix", opt=MATRIX)
     async def matrix(
         self,
         request: Request[Any, Any, Any],
@@ -136,18 +155,18 @@ class PageController(Controller):
         page = await anyio.to_thread.run_sync(lambda: console.matrix(old=old, new=new))
         return render(request, "matrix.html.j2", page=page)
 
-    @get("/impact")
+    @get("/impact", opt=IMPACT_FORM)
     async def impact_form(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
         page = await anyio.to_thread.run_sync(console.impact_form)
         return render(request, "impact.html.j2", page=page)
 
-    @post("/impact", status_code=200)
+    @post("/impact", opt=IMPACT, status_code=200)
     async def impact(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
         proposal = str((await request.form()).get("matrix") or "")
         page = await anyio.to_thread.run_sync(console.impact, proposal)
         return render(request, "impact.html.j2", status_code=page.status_code, page=page)
 
-    @get("/alerts")
+    @get("/alerts", opt=ALERTS)
     async def alerts(
         self,
         request: Request[Any, Any, Any],
@@ -158,12 +177,12 @@ class PageController(Controller):
         page = await anyio.to_thread.run_sync(lambda: console.alerts(since=since, cursor=cursor))
         return render(request, "alerts.html.j2", page=page)
 
-    @get("/webhooks")
+    @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
         page = await anyio.to_thread.run_sync(console.webhooks)
         return render(request, "webhooks.html.j2", page=page)
 
-    @get("/waivers")
+    @get("/waivers", opt=WAIVERS)
     async def waivers(
         self,
         request: Request[Any, Any, Any],

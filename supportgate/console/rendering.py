@@ -23,6 +23,7 @@ from supportgate.logging import get_logger
 from supportgate.package_data import CONSOLE_PACKAGE, package_directory
 from supportgate.policy.inputs import format_time
 
+from .pages import menu
 from .session import CONSOLE_PATH, CSRF_FIELD, csrf_cookies, csrf_token
 
 log = get_logger(__name__)
@@ -47,12 +48,14 @@ def template_config() -> TemplateConfig[JinjaTemplateEngine]:
 def render(
     request: Request[Any, Any, Any], name: str, *, status_code: int = 200, **context: Any
 ) -> Template:
+    principal = request.state.get(PRINCIPAL_STATE_KEY)
     return Template(
         template_name=name,
         context={
             **context,
             "csrf_token": csrf_token(request),
-            "principal": request.state.get(PRINCIPAL_STATE_KEY),
+            "principal": principal,
+            "menu": menu(principal),
             "path": request.url.path,
         },
         status_code=status_code,

@@ -1,7 +1,9 @@
-"""The console's two cookies: the API key it logs in with, and its CSRF token.
+"""The console's two cookies: its session's id, and its CSRF token.
 
-- `supportgate_console` (supportgate.auth.guard.CONSOLE_COOKIE) holds the API key: HttpOnly,
-  SameSite=Strict, path /ui, Secure when the console is served over https, for SESSION_SECONDS.
+- `supportgate_console` (CONSOLE_COOKIE) holds the id of a server-side session
+  (supportgate/console/logins.py), never the API key: HttpOnly, SameSite=Strict, path /ui,
+  Secure when the console is served over https, kept as long as the session's absolute
+  timeout (the server ends it earlier when it goes idle, at logout, or with its key).
 - `supportgate_console_csrf` holds a random token (double submit): every page's forms carry
   it in the CSRF_FIELD field, and a POST whose field does not equal the cookie is refused
   (403) before its handler runs. A cross-site page can neither read the cookie nor set the
@@ -20,12 +22,12 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import Cookie
 from litestar.exceptions import PermissionDeniedException
 
-from supportgate.auth.guard import CONSOLE_COOKIE
-
 CONSOLE_PATH = "/ui"
+CONSOLE_COOKIE = "supportgate_console"
 CSRF_COOKIE = "supportgate_console_csrf"
 CSRF_FIELD = "csrf_token"
-SESSION_SECONDS = 8 * 3600
+CSRF_SECONDS = 8 * 3600
+"""How long a browser keeps a CSRF token; a page without one makes a new one."""
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _NEW_TOKEN_STATE = "console_new_csrf_token"  # noqa: S105 - a state key, no secret
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}$")
@@ -53,11 +55,11 @@ def _cookie(
     )
 
 
-def login_cookies(request: Request[Any, Any, Any], secret: str) -> list[Cookie]:
-    """The key cookie, and a new CSRF token for the session it starts."""
+def login_cookies(request: Request[Any, Any, Any], session_id: str, seconds: int) -> list[Cookie]:
+    """The session's cookie, and a new CSRF token for the session it starts."""
     return [
-        _cookie(request, CONSOLE_COOKIE, secret, SESSION_SECONDS),
-        _cookie(request, CSRF_COOKIE, new_csrf_token(request), SESSION_SECONDS),
+        _cookie(request, CONSOLE_COOKIE, session_id, seconds),
+        _cookie(request, CSRF_COOKIE, new_csrf_token(request), CSRF_SECONDS),
     ]
 
 
@@ -80,7 +82,7 @@ def csrf_token(request: Request[Any, Any, Any]) -> str:
 def csrf_cookies(request: Request[Any, Any, Any]) -> list[Cookie]:
     """The cookie for a token made while answering this request, if one was."""
     token = request.state.get(_NEW_TOKEN_STATE)
-    return [_cookie(request, CSRF_COOKIE, token, SESSION_SECONDS)] if token else []
+    return [_cookie(request, CSRF_COOKIE, token, CSRF_SECONDS)] if token else []
 
 
 async def check_csrf(request: Request[Any, Any, Any]) -> None:

@@ -235,6 +235,25 @@ class IdempotencyKey(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
 
 
+class ConsoleSession(SQLModel, table=True):
+    """A console login (written only by supportgate/console/logins.py): the sha256 of the
+    random id its cookie holds (never the id, never the key), the key it acts as, and the
+    times its idle and absolute timeouts are measured from."""
+
+    __tablename__ = "console_sessions"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["api_key_id"], ["api_keys.id"], name="fk_console_sessions_api_key_id"
+        ),
+        Index("ix_console_sessions_api_key_id", "api_key_id"),
+    )
+
+    id_hash: str = Field(primary_key=True)
+    api_key_id: int
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    last_seen_at: datetime = Field(sa_type=UTCDateTime)
+
+
 # --- Webhooks (supportgate/webhooks/) ------------------------------------------------------------
 
 WEBHOOK_STATES = ("active", "disabled")

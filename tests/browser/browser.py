@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
 from ..server import Served, clean_env, make_keys, serving
 from .seed import seed
@@ -49,9 +49,34 @@ class Console:
         )
         page = context.new_page()
         page.set_default_timeout(15_000)
+        watch_console(page)
         if role is not None:
             log_in(page, self.url, self.keys[role])
         return page
+
+
+_CONSOLE_LOGS: dict[int, list[str]] = {}
+
+
+def watch_console(page: Page) -> None:
+    """Keep what the page's developer console says (csp_violations reads it)."""
+    said = _CONSOLE_LOGS.setdefault(id(page), [])
+
+    def heard(message: ConsoleMessage) -> None:
+        said.append(message.text)
+
+    def closed(_page: Page) -> None:
+        _CONSOLE_LOGS.pop(id(page), None)
+
+    page.on("console", heard)
+    page.on("close", closed)
+
+
+def csp_violations(page: Page) -> list[str]:
+    """What Chromium logged against a Content-Security-Policy on this page so far (each
+    blocked script, style, frame or load: "... violates the following Content Security
+    Policy directive ..." or "Refused to ... Content Security Policy ...")."""
+    return [text for text in _CONSOLE_LOGS.get(id(page), []) if "Content Security Policy" in text]
 
 
 def log_in(page: Page, url: str, key: str) -> None:

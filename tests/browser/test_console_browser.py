@@ -1,10 +1,15 @@
 """The console in a real browser against a real server: log in, filter, the timeline, a diff
-of two decisions, the CSV download, an impact analysis, the 403 page, log out."""
+of two decisions, the CSV download, an impact analysis, the 403 page, log out; every page
+under the Content-Security-Policy without a violation, and no framing by another page."""
 
 from __future__ import annotations
 
 import csv
 import io
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -14,7 +19,7 @@ from playwright.sync_api import Browser, Page
 from supportgate.audit.csv_export import CSV_COLUMNS
 
 from ..examples import expected
-from .browser import Console
+from .browser import Console, csp_violations
 from .seed import proposed_matrix
 
 pytestmark = pytest.mark.browser
@@ -130,3 +135,73 @@ def test_a_ci_key_gets_the_403_page_and_logout_ends_the_session(
     page.wait_for_url("**/ui/login")
     page.goto(f"{console.url}/ui/audit")
     page.wait_for_url("**/ui/login?next=*")
+
+
+def test_no_page_breaks_the_content_security_policy(browser: Browser, console: Console) -> None:
+    """Every page, logged in as admin (who sees all of them), under the console's CSP: what
+    the policy would block (an inline script, style or handler) shows up as a violation."""
+    page = console.page(browser, role="admin")
+    try:
+        page.wait_for_url("**/ui/manifests")
+        visited = []
+        for link in page.locator("header.top nav a").all():
+            visited.append(link.get_attribute("href"))
+        assert "/ui/webhooks" in visited
+        for path in [*visited, "/ui/manifests/HardwareManifest/h100-pool-a", "/ui/nothing"]:
+            response = page.goto(f"{console.url}{path}")
+            assert response is not None
+            assert response.headers["content-security-policy"].startswith("default-src 'none'")
+        # the stylesheet applies (a blocked one would leave the header unstyled)
+        display = page.evaluate("getComputedStyle(document.querySelector('header.top')).display")
+        assert display == "flex"
+        page.goto(f"{console.url}/ui/impact")
+        page.click("form#impact-form button")
+        page.wait_for_selector("section#impact")
+        page.click("form.logout button")
+        page.wait_for_url("**/ui/login")
+        assert csp_violations(page) == []
+    finally:
+        page.context.close()
+
+
+class _Framing(BaseHTTPRequestHandler):
+    """A page of the same site (127.0.0.1, another port) that frames the console."""
+
+    target = ""
+
+    def do_GET(self) -> None:
+        body = f'<!doctype html><iframe id="framed" src="{self.target}"></iframe>'.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@contextmanager
+def framing_site(target: str) -> Iterator[str]:
+    handler = type("Framing", (_Framing,), {"target": target})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_page_of_the_same_site_cannot_frame_the_console(page: Page, console: Console) -> None:
+    with framing_site(f"{console.url}/ui/manifests") as framer:
+        with page.expect_console_message(lambda m: "frame-ancestors" in m.text) as refused:
+            page.goto(framer)
+        assert "frame-ancestors 'none'" in refused.value.text
+        assert "blocked" in refused.value.text
+        framed = page.frame_locator("iframe#framed")
+        assert framed.locator("header.top").count() == 0
+        assert framed.locator("input[name=key]").count() == 0
+    assert csp_violations(page)  # the refusal is what the violation check above would see

@@ -1,5 +1,6 @@
-"""Who may see the console: the API keys and roles, from an HttpOnly cookie set by the login
-form; CSRF tokens on every POST; the API never takes the cookie, the console never the header.
+"""Who may see the console: the API keys and roles, through a server-side session whose id an
+HttpOnly cookie set by the login form holds; CSRF tokens on every POST; the API never takes
+the cookie, the console never the header.
 
 The matrix runs over every route the console serves, so a page added later is covered.
 """
@@ -9,9 +10,10 @@ from __future__ import annotations
 import pytest
 from litestar.routes import HTTPRoute
 
-from supportgate.auth.guard import CONSOLE_COOKIE
+from supportgate.auth.roles import Role, role_allows
 from supportgate.console import create_console
-from supportgate.console.session import CSRF_COOKIE, CSRF_FIELD
+from supportgate.console.pages import page_role
+from supportgate.console.session import CONSOLE_COOKIE, CSRF_COOKIE, CSRF_FIELD
 
 from ..api import Api
 from .support import alert_text, csrf, login
@@ -19,9 +21,9 @@ from .support import alert_text, csrf, login
 PAGE_VALUES = {"kind": "HardwareManifest", "name": "nothing-here"}
 
 
-def pages(api: Api) -> list[tuple[str, str, bool]]:
-    """(method, url, public) for every console route (static files aside)."""
-    found: list[tuple[str, str, bool]] = []
+def pages(api: Api) -> list[tuple[str, str, bool, Role]]:
+    """(method, url, public, role) for every console route (static files aside)."""
+    found: list[tuple[str, str, bool, Role]] = []
     for route in create_console(api.runtime).routes:
         if not isinstance(route, HTTPRoute) or route.path.startswith("/ui/static"):
             continue
@@ -30,13 +32,14 @@ def pages(api: Api) -> list[tuple[str, str, bool]]:
             url = url.replace("{" + name + "}", PAGE_VALUES[name])
         for handler in route.route_handlers:
             for method in sorted(handler.http_methods - {"OPTIONS", "HEAD"}):
-                found.append((str(method), url, bool(handler.opt.get("public"))))
+                public = bool(handler.opt.get("public"))
+                found.append((str(method), url, public, page_role(handler)))
     return found
 
 
-def test_every_page_needs_a_login_and_the_procurement_role(api: Api) -> None:
+def test_every_page_needs_a_session_and_the_role_of_the_page(api: Api) -> None:
     served = pages(api)
-    assert {url for _, url, _ in served} >= {
+    assert {url for _, url, _, _ in served} >= {
         "/ui/manifests",
         "/ui/audit",
         "/ui/audit.csv",
@@ -46,30 +49,36 @@ def test_every_page_needs_a_login_and_the_procurement_role(api: Api) -> None:
         "/ui/webhooks",
         "/ui/waivers",
     }
-    assert sorted((m, u) for m, u, public in served if public) == [
+    assert sorted((m, u) for m, u, public, _ in served if public) == [
         ("GET", "/ui/login"),
         ("POST", "/ui/login"),
         ("POST", "/ui/logout"),
     ]
     client = api.client
-    for method, url, public in served:
+    sessions = {}
+    for role in ("procurement", "admin"):
+        client.cookies.clear()  # two browsers: a login ends the session its browser had
+        login(api, role)
+        sessions[role] = client.cookies[CONSOLE_COOKIE]
+    for method, url, public, needed in served:
         if public or method != "GET":
             continue
         client.cookies.clear()
         anonymous = client.get(url, follow_redirects=False)
         assert anonymous.status_code == 303, (url, anonymous.text)
         assert anonymous.headers["location"].startswith("/ui/login?next=%2Fui")
-        client.cookies.set(CONSOLE_COOKIE, "sg_" + "x" * 43)
-        assert client.get(url, follow_redirects=False).status_code == 303, url
-        client.cookies.set(CONSOLE_COOKIE, api.keys["ci"])
-        refused = client.get(url, follow_redirects=False)
-        assert refused.status_code == 403, url
-        assert "procurement" in alert_text(refused)
-        for role in ("procurement", "admin"):
-            client.cookies.set(CONSOLE_COOKIE, api.keys[role])
+        for not_a_session in ("A" * 43, api.keys["admin"]):
+            client.cookies.set(CONSOLE_COOKIE, not_a_session)
+            assert client.get(url, follow_redirects=False).status_code == 303, url
+        for role, session in sessions.items():
+            client.cookies.set(CONSOLE_COOKIE, session)
             response = client.get(url, follow_redirects=False)
-            assert response.status_code not in {401, 403}, (url, role, response.text)
-            assert not response.headers.get("location", "").startswith("/ui/login"), url
+            if role_allows(role, needed):
+                assert response.status_code not in {401, 403}, (url, role, response.text)
+                assert not response.headers.get("location", "").startswith("/ui/login"), url
+            else:
+                assert response.status_code == 403, (url, role)
+                assert needed in alert_text(response)
 
 
 def test_the_console_takes_no_bearer_header_and_the_api_no_cookie(sqlite_api: Api) -> None:

@@ -273,6 +273,8 @@ def test_alerts_webhooks_and_waivers_pages(sqlite_api: Api) -> None:
     assert ("HardwareManifest", "pool-a") in listed(alerts)
     assert re.search(r"experimental</span> → <span class=\"verdict supported\"", alerts.text)
 
+    assert api.client.get("/ui/webhooks").status_code == 403  # as the API: admins only
+    login(api, "admin")
     hooks = api.client.get("/ui/webhooks")
     assert hooks.status_code == 200
     assert "http://127.0.0.1:9/hook" in hooks.text

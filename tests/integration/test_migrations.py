@@ -30,6 +30,7 @@ ALEMBIC = (sys.executable, "-m", "alembic", "-c", str(REPO / "alembic.ini"))
 TABLES = {
     "alerts",
     "api_keys",
+    "console_sessions",
     "decision_rules",
     "decisions",
     "idempotency_keys",
@@ -134,7 +135,7 @@ def test_migrations_are_found_from_any_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert MIGRATIONS_DIR == REPO / "migrations"
-    assert head_revision() == "0005"
+    assert head_revision() == "0007"
     upgrade("sqlite:///relative.db")
     assert current_revision(f"sqlite:///{tmp_path / 'relative.db'}") == head_revision()
 

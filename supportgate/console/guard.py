@@ -1,0 +1,40 @@
+"""The console's guard: the server-side session its cookie names, then the page's role.
+
+Only the console application installs it (supportgate/console/app.py), so the cookie opens
+nothing under /v1; it never reads an Authorization header either. No cookie, or a session
+that does not exist or has ended (supportgate/console/logins.py), is a redirect to the login
+form; a role too small for the page (supportgate/console/pages.py) is the 403 page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException
+from litestar.handlers.base import BaseRouteHandler
+
+from supportgate.auth.guard import act_as
+
+from .logins import ConsoleSessions
+from .pages import page_role
+from .session import CONSOLE_COOKIE
+
+LOGINS_STATE_KEY = "console_sessions"
+"""Where the console application's state keeps its ConsoleSessions."""
+
+
+async def require_console_session(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    if handler.opt.get("public"):
+        return
+    session_id = connection.cookies.get(CONSOLE_COOKIE)
+    if not session_id:
+        raise NotAuthorizedException("log in with an API key")
+    logins: ConsoleSessions = connection.app.state[LOGINS_STATE_KEY]
+    principal = await anyio.to_thread.run_sync(logins.principal, session_id)
+    if principal is None:
+        raise NotAuthorizedException("the console session has ended: log in again")
+    act_as(connection, principal, page_role(handler))

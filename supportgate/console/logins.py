@@ -1,0 +1,131 @@
+"""Console sessions, kept server-side: the one writer of the console_sessions table.
+
+A login gets a random id (32 bytes from `secrets`, 43 url-safe characters) that only its
+cookie holds. The table keeps the id's sha256 (as for API keys, 256 random bits make an
+unsalted hash enough, and the lookup stays one indexed equality), the key the session acts
+as, when it began and when it was last used. A session ends:
+
+- at logout (its row is deleted), and when the same browser logs in again;
+- `idle_timeout` seconds after its last request, or `session_timeout` seconds after its
+  login however busy it is (Settings.console_idle_timeout / console_session_timeout);
+- the moment its key may no longer act: every request asks KeyService.principal_by_id, which
+  reads the key's row (no cache), so revoking the key ends the sessions opened with it.
+
+Every replica reads the same table, so a session holds, and ends, on all of them at once.
+`last_seen_at` is written at most once per `touch_interval` (a tenth of the idle timeout, at
+most a minute), not on every request: the idle timeout may then end a session that much
+early, never late.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.auth.roles import Principal
+from supportgate.auth.services import KeyService
+from supportgate.clock import Clock
+from supportgate.db import ConsoleSession, transaction
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
+_TABLE = ConsoleSession.__table__  # type: ignore[attr-defined]
+MAX_TOUCH_INTERVAL = timedelta(minutes=1)
+
+
+def _digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
+
+
+class ConsoleSessions:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        keys: KeyService,
+        clock: Clock,
+        idle_timeout: float,
+        session_timeout: float,
+    ) -> None:
+        self._sessions = sessions
+        self._keys = keys
+        self._clock = clock
+        self._idle = timedelta(seconds=idle_timeout)
+        self._lifetime = timedelta(seconds=session_timeout)
+        self._touch_interval = min(self._idle / 10, MAX_TOUCH_INTERVAL)
+
+    @property
+    def cookie_seconds(self) -> int:
+        """How long the browser keeps the cookie: the absolute timeout (the server decides)."""
+        return max(1, int(self._lifetime.total_seconds()))
+
+    def begin(self, principal: Principal) -> str:
+        """A new session acting as `principal`'s key; the id for its cookie (not stored)."""
+        session_id = secrets.token_urlsafe(32)
+        now = self._clock.now()
+        with transaction(self._sessions, write=True) as session:
+            # The ended sessions of everyone go here, so the table holds only live ones
+            # without a sweeper of its own.
+            session.execute(
+                delete(_TABLE).where(
+                    or_(
+                        _TABLE.c.last_seen_at <= now - self._idle,
+                        _TABLE.c.created_at <= now - self._lifetime,
+                    )
+                )
+            )
+            session.execute(
+                insert(_TABLE).values(
+                    id_hash=_digest(session_id),
+                    api_key_id=principal.key_id,
+                    created_at=now,
+                    last_seen_at=now,
+                )
+            )
+        return session_id
+
+    def principal(self, session_id: str) -> Principal | None:
+        """Who the session acts as, or None when there is no such session or it has ended
+        (its row then goes)."""
+        if not _ID.match(session_id):
+            return None
+        digest = _digest(session_id)
+        with transaction(self._sessions) as session:
+            found = session.execute(
+                select(_TABLE.c.api_key_id, _TABLE.c.created_at, _TABLE.c.last_seen_at).where(
+                    _TABLE.c.id_hash == digest
+                )
+            ).first()
+        if found is None:
+            return None
+        key_id, created_at, last_seen_at = found
+        now = self._clock.now()
+        ended = now - last_seen_at >= self._idle or now - created_at >= self._lifetime
+        principal = None if ended else self._keys.principal_by_id(key_id)
+        if principal is None:
+            self._delete(digest)
+        elif now - last_seen_at >= self._touch_interval:
+            self._touch(digest, now)
+        return principal
+
+    def end(self, session_id: str | None) -> None:
+        """Logout: the session's row goes (nothing happens for an unknown id)."""
+        if session_id and _ID.match(session_id):
+            self._delete(_digest(session_id))
+
+    def _delete(self, digest: str) -> None:
+        with transaction(self._sessions, write=True) as session:
+            session.execute(delete(_TABLE).where(_TABLE.c.id_hash == digest))
+
+    def _touch(self, digest: str, now: datetime) -> None:
+        with transaction(self._sessions, write=True) as session:
+            session.execute(
+                update(_TABLE)
+                .where(_TABLE.c.id_hash == digest, _TABLE.c.last_seen_at < now)
+                .values(last_seen_at=now)
+            )

@@ -41,6 +41,7 @@ from supportgate.events import Event, Events
 from supportgate.logging import get_logger
 
 from .batches import Applied, Batch, DecisionWrite
+from .log import TreeEdge
 from .write import apply_batch
 
 MAX_BATCH = 256
@@ -54,15 +55,18 @@ class IdempotencyConflict(Exception):
     """The Idempotency-Key already holds a stored response (another request stored it first)."""
 
 
-def apply_alone(sessions: sessionmaker[Session], batch: Batch, now: datetime) -> Applied:
+def apply_alone(
+    sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge
+) -> Applied:
     """Apply `batch` in one transaction of its own; `now` is its recorded_at (the writer's
-    clock, read by whoever hands the batch over: data, so it crosses to a writer process)."""
+    clock, read by whoever hands the batch over: data, so it crosses to a writer process);
+    `edge` the tree's frontier this writer keeps between its transactions (log.TreeEdge)."""
     with transaction(sessions, write=True) as session:
-        return apply_batch(session, batch, now)
+        return apply_batch(session, batch, now, edge)
 
 
 def commit_group(
-    sessions: sessionmaker[Session], writes: Sequence[DecisionWrite], now: datetime
+    sessions: sessionmaker[Session], writes: Sequence[DecisionWrite], now: datetime, edge: TreeEdge
 ) -> tuple[list[Position | Exception], list[Event]]:
     """Apply many requests' decisions as one batch, recorded at `now`: per write its
     position or why not, and the events of what was committed.
@@ -71,12 +75,12 @@ def commit_group(
     back and writes each decision alone, so only the conflicting one fails, with
     IdempotencyConflict; any other failure fails them all (the API answers 503)."""
     try:
-        applied = apply_alone(sessions, Batch(decisions=list(writes)), now)
+        applied = apply_alone(sessions, Batch(decisions=list(writes)), now, edge)
     except IntegrityError:
         outcomes: list[Position | Exception] = []
         events: list[Event] = []
         for write in writes:
-            outcome, alone = _commit_alone(sessions, write, now)
+            outcome, alone = _commit_alone(sessions, write, now, edge)
             outcomes.append(outcome)
             events.extend(alone)
         return outcomes, events
@@ -87,10 +91,10 @@ def commit_group(
 
 
 def _commit_alone(
-    sessions: sessionmaker[Session], write: DecisionWrite, now: datetime
+    sessions: sessionmaker[Session], write: DecisionWrite, now: datetime, edge: TreeEdge
 ) -> tuple[Position | Exception, list[Event]]:
     try:
-        applied = apply_alone(sessions, Batch(decisions=[write]), now)
+        applied = apply_alone(sessions, Batch(decisions=[write]), now, edge)
     except IntegrityError as exc:
         return IdempotencyConflict(str(exc.orig)), []
     except Exception as exc:  # the waiting request must hear of it
@@ -155,6 +159,7 @@ class LedgerWriter:
         self._sessions = sessions
         self._events = events
         self._clock = clock
+        self._edge = TreeEdge()  # shared by the writer thread and write()'s callers
         self._max_batch = max_batch
         self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -192,7 +197,7 @@ class LedgerWriter:
         """Apply a batch now, in one transaction of its own, and wait; its events are
         published when this returns. Here: in the caller's thread (the head lock orders it
         with the writer thread's groups)."""
-        applied = apply_alone(self._sessions, batch, self._clock.now())
+        applied = apply_alone(self._sessions, batch, self._clock.now(), self._edge)
         self._events.publish(applied.events)
         return applied
 
@@ -213,7 +218,7 @@ class LedgerWriter:
                     break
                 group.append(item)
             writes = [pending.write for pending in group]
-            outcomes, events = commit_group(self._sessions, writes, self._clock.now())
+            outcomes, events = commit_group(self._sessions, writes, self._clock.now(), self._edge)
             self._events.publish(events)
             settle(zip(group, outcomes, strict=True))
 

@@ -40,6 +40,7 @@ from supportgate.events import Event, Events
 from supportgate.logging import configure_logging, get_logger
 
 from .batches import Applied, Batch, DecisionWrite
+from .log import TreeEdge
 from .writer import (
     MAX_BATCH,
     IdempotencyConflict,
@@ -316,6 +317,7 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
 
     db = create_db_engine(database_url)
     sessions = session_factory(db)
+    edge = TreeEdge()
     connection.send_bytes(_READY)
 
     def answer(commit: _Commit) -> None:
@@ -338,21 +340,24 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
                         gathered.append(request)
                         continue
                     if gathered:  # what came before it is committed first
-                        answer(_commit_writes(sessions, gathered))
+                        answer(_commit_writes(sessions, gathered, edge))
                         gathered = []
-                    answer(_apply(sessions, request.token, request.batch, request.at))
+                    answer(_apply(sessions, request.token, request.batch, request.at, edge))
                 if len(gathered) >= max_batch or not connection.poll():
                     break
                 message = connection.recv_bytes()
             if gathered:
-                answer(_commit_writes(sessions, gathered))
+                answer(_commit_writes(sessions, gathered, edge))
     finally:
         db.dispose()
 
 
-def _commit_writes(sessions: sessionmaker[Session], requests: list[_Request]) -> _Commit:
+def _commit_writes(
+    sessions: sessionmaker[Session], requests: list[_Request], edge: TreeEdge
+) -> _Commit:
     writes = [request.write for request in requests if request.write is not None]
-    outcomes, events = commit_group(sessions, writes, max(request.at for request in requests))
+    at = max(request.at for request in requests)
+    outcomes, events = commit_group(sessions, writes, at, edge)
     return _Commit(
         replies=[
             _reply(request.token, outcome)
@@ -362,9 +367,11 @@ def _commit_writes(sessions: sessionmaker[Session], requests: list[_Request]) ->
     )
 
 
-def _apply(sessions: sessionmaker[Session], token: int, batch: Batch, at: datetime) -> _Commit:
+def _apply(
+    sessions: sessionmaker[Session], token: int, batch: Batch, at: datetime, edge: TreeEdge
+) -> _Commit:
     try:
-        applied = apply_alone(sessions, batch, at)
+        applied = apply_alone(sessions, batch, at, edge)
     except Exception as exc:  # the writer hears of it (a sweep pauses, to retry)
         log.exception("batch_not_recorded", decisions=len(batch.decisions))
         return _Commit(replies=[_reply(token, exc)], events=[])

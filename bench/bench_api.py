@@ -53,7 +53,11 @@ def _cpu_seconds(pid: int) -> float:
 
 def _processes(server_pid: int, database: str) -> dict[str, list[int]]:
     """The server, its children (the ledger writer) and the database's PostgreSQL backends."""
-    children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    children = [  # the writer is started by whichever of the server's threads starts it
+        pid
+        for task in Path(f"/proc/{server_pid}/task").iterdir()
+        for pid in (task / "children").read_text().split()
+    ]
     backends = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

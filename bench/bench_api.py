@@ -13,16 +13,21 @@ PostgreSQL (started like the tests start it; a scratch database is made and drop
    the first round of the 1,000 manifests, each evaluated afresh and inserted as a new
    tracked manifest; the third case measures that cost throughout).
 2. vegeta at half the measured evaluation peak, constant rate: p50/p99 latency.
+3. Where the CPU went in the measured seconds of "decision committed", per decision: the
+   server process (the request loop), its ledger writer process, and the PostgreSQL
+   backends of the scratch database (from /proc; less noisy than req/s on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -34,6 +39,50 @@ from tests.services import postgres_admin_url, temporary_database
 
 MANIFESTS = 1000
 WARMUP_SECONDS = 3  # --warmup's default
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """user + system CPU of one process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _processes(server_pid: int, database: str) -> dict[str, list[int]]:
+    """The server, its children (the ledger writer) and the database's PostgreSQL backends."""
+    children = [  # the writer is started by whichever of the server's threads starts it
+        pid
+        for task in Path(f"/proc/{server_pid}/task").iterdir()
+        for pid in (task / "children").read_text().split()
+    ]
+    backends = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                continue
+            if command.startswith("postgres:") and f" {database} " in command:
+                backends.append(int(entry.name))
+    return {
+        "server process": [server_pid],
+        "ledger writer process": [int(pid) for pid in children],
+        "PostgreSQL backends": backends,
+    }
+
+
+def _cpu_of(
+    server_pid: int, database: str, run: Callable[[], dict[str, float]]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """`run`'s numbers, and the CPU seconds each part spent meanwhile."""
+    parts = _processes(server_pid, database)
+    before = {name: sum(map(_cpu_seconds, pids)) for name, pids in parts.items()}
+    numbers = run()
+    after = {name: sum(map(_cpu_seconds, pids)) for name, pids in parts.items()}
+    return numbers, {name: after[name] - before[name] for name in parts}
 
 
 def _bodies() -> list[bytes]:
@@ -161,12 +210,14 @@ def main() -> None:
             args.connections,
             args.warmup,
         )
-        evaluations = _wrk(
-            f"{server.url}/v1/evaluations",
-            _lua(Path(tmp) / "eval.lua", server.admin_key, bodies),
-            args.seconds,
-            args.connections,
-            args.warmup,
+        script = _lua(Path(tmp) / "eval.lua", server.admin_key, bodies)
+        url = f"{server.url}/v1/evaluations"
+        if args.warmup > 0:  # unmeasured, and before the backends are counted
+            _run_wrk(url, script, args.warmup, args.connections)
+        evaluations, cpu = _cpu_of(
+            server.pid,
+            database_url.rsplit("/", 1)[1],
+            lambda: _wrk(url, script, args.seconds, args.connections, 0),
         )
         fresh = _wrk(
             f"{server.url}/v1/evaluations",
@@ -203,6 +254,11 @@ def main() -> None:
         f"{steady['p99_ms']:.1f} ms (p50 {steady['p50_ms']:.1f} ms) | "
         f"{(1 - steady['success']) * 100:.1f}% | |"
     )
+    decisions = evaluations["rps"] * args.seconds
+    print("\n| CPU per decision committed | µs |\n|---|---:|")
+    for name, seconds in cpu.items():
+        print(f"| {name} | {seconds / decisions * 1e6:,.0f} |")
+    print(f"| all three | {sum(cpu.values()) / decisions * 1e6:,.0f} |")
 
 
 if __name__ == "__main__":

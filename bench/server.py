@@ -22,6 +22,7 @@ START_TIMEOUT_S = 60.0
 class Server:
     url: str
     admin_key: str
+    pid: int
 
 
 def create_key(database_url: str, role: str, name: str) -> str:
@@ -87,7 +88,7 @@ def running_server(
             if time.monotonic() > deadline:
                 raise RuntimeError("server did not become ready")
             time.sleep(0.2)
-        yield Server(url=url, admin_key=admin_key)
+        yield Server(url=url, admin_key=admin_key, pid=process.pid)
     finally:
         process.terminate()
         process.wait(timeout=30)

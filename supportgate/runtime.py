@@ -89,7 +89,7 @@ class Runtime:
         bundle = PolicyBundle.load(settings.policy_dir)
         engine = build_engine(bundle, settings.opa_url)
         events = Events()
-        ledger = _ledger(settings, sessions, events)
+        ledger = _ledger(settings, sessions, events, clock)
         matrices = MatrixService(sessions, ledger=ledger, clock=clock)
         waivers = WaiverService(
             sessions, ledger=ledger, deny_rules=deny_rule_ids(bundle.modules), clock=clock
@@ -102,6 +102,7 @@ class Runtime:
             ledger=ledger,
             waivers_for=lambda keys: waivers.active_by_manifest(keys, clock.now()),
             events=events,
+            clock=clock,
         )
         checkpointer = Checkpointer(settings, sessions, clock=clock)
         runtime = cls(
@@ -116,9 +117,14 @@ class Runtime:
             keys=KeyService(sessions, clock=clock),
             limits=RequestLimits(settings.rate_limits, clock=clock),
             evaluations=EvaluationService(
-                sessions=sessions, engine=engine, matrices=matrices, ledger=ledger, waivers=waivers
+                sessions=sessions,
+                engine=engine,
+                matrices=matrices,
+                ledger=ledger,
+                waivers=waivers,
+                clock=clock,
             ),
-            tracking=TrackingService(sessions, ledger=ledger),
+            tracking=TrackingService(sessions, ledger=ledger, clock=clock),
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions),
@@ -185,7 +191,9 @@ def react(runtime: Runtime) -> None:
     on(SweepEnded, lambda _ended: runtime.checkpointer.after_sweep())
 
 
-def _ledger(settings: Settings, sessions: sessionmaker[Session], events: Events) -> LedgerWriter:
+def _ledger(
+    settings: Settings, sessions: sessionmaker[Session], events: Events, clock: Clock
+) -> LedgerWriter:
     if settings.writes_in_process:
-        return ProcessLedgerWriter(sessions, settings.database_url, events=events)
-    return LedgerWriter(sessions, events=events)
+        return ProcessLedgerWriter(sessions, settings.database_url, events=events, clock=clock)
+    return LedgerWriter(sessions, events=events, clock=clock)

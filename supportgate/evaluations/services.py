@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
@@ -21,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.auth import Principal
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.errors import ConflictError, UsageError
 from supportgate.ledger.batches import DecisionWrite, IdempotentAnswer, Tracking
@@ -94,8 +95,11 @@ class EvaluationService:
         matrices: MatrixService,
         ledger: LedgerWriter,
         waivers: ActiveWaivers | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        """`clock`: the time a submission is evaluated at (its waivers, matrix, evidence age)."""
         self._sessions = sessions
+        self._clock = clock
         self._waivers = waivers
         self._engine = engine
         self._matrices = matrices
@@ -137,7 +141,7 @@ class EvaluationService:
             len(body) > INLINE_DECODE_BYTES, lambda: decode_manifest(body, fmt=fmt)
         )
         pool = await self._hardware(manifest)
-        now = datetime.now(UTC)
+        now = self._clock.now()
         # The matrix cache is reloaded every few seconds; that read must not block the loop.
         matrix = await self._run_off_loop_if(
             not self._matrices.cache_is_fresh(), lambda: self._matrices.current(now)

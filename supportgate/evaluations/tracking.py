@@ -6,11 +6,10 @@ The reads are here; untracking is a write of the ledger, whose tracking module
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, transaction
 from supportgate.errors import UsageError
@@ -30,9 +29,12 @@ class NotTracked(UsageError):
 
 
 class TrackingService:
-    def __init__(self, sessions: sessionmaker[Session], *, ledger: LedgerWriter) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], *, ledger: LedgerWriter, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self._sessions = sessions
         self._ledger = ledger
+        self._clock = clock
 
     def page(
         self,
@@ -97,7 +99,7 @@ class TrackingService:
     def untrack(self, kind: str, name: str, *, by: str | None = None) -> None:
         """Stop tracking; `by` names who asked (the API key)."""
         check_choice("kind", kind, KINDS)
-        untracking = Untracking(kind=kind, name=name, untracked_by=by, at=datetime.now(UTC))
+        untracking = Untracking(kind=kind, name=name, untracked_by=by, at=self._clock.now())
         if self._ledger.write(Batch(untracked=[untracking])).conflicts_in("untracked"):
             raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
 

@@ -8,6 +8,9 @@ next appender waits and the log stays linear across threads, processes and repli
 `ledger_nodes`, and the new size and root into the head. Opening the tree reads only its
 frontier (at most log2 n nodes, docs/ledger.md), so an append costs O(log n) reads, not a
 pass over the log, and so does a proof (`SqlNodeStore.get` reads a proof's nodes in one query).
+A writer reads not even that: its TreeEdge keeps the frontier its last append left, used
+while the locked head is still the one that append made. Rows go in with COPY on PostgreSQL
+(db/bulk.py).
 Signed checkpoints are kept in `ledger_checkpoints`, one per tree size (checkpointer.py).
 """
 
@@ -22,6 +25,7 @@ from sqlalchemy import Row, Table, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from supportgate.db.bulk import append_rows
 from supportgate.db.tables import (
     LEDGER_HEAD_ID,
     LedgerCheckpoint,
@@ -32,7 +36,7 @@ from supportgate.db.tables import (
 from supportgate.errors import NodeStoreError
 
 from .entries import Entry
-from .merkle import EMPTY_ROOT, MerkleTree
+from .merkle import EMPTY_ROOT, Frontier, MerkleTree
 from .nodestore import NodeId
 
 _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
@@ -79,14 +83,31 @@ class SqlNodeStore:
     def put(self, nodes: Sequence[tuple[NodeId, bytes]]) -> None:
         """New nodes only (the head lock makes this the one appender): a node stored again
         fails the primary key, which rolls the append back."""
-        if nodes:
-            self._session.execute(
-                insert(_nodes),
-                [
-                    {"level": node.level, "idx": node.index, "hash": digest}
-                    for node, digest in nodes
-                ],
-            )
+        append_rows(
+            self._session,
+            _nodes,
+            [{"level": node.level, "idx": node.index, "hash": digest} for node, digest in nodes],
+        )
+
+
+class TreeEdge:
+    """The tree's frontier as one writer's last append left it, so that its next append
+    reads no node. It is used only when the head locked for that append is the one the last
+    append made (the same size and root: the same leaves): when another writer (a thread,
+    the CLI, another replica) appended since, or the transaction that made it rolled back,
+    the frontier is read from the store as if there were none. Every use is under the head
+    lock, so the writers of one process that share an edge take turns."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[Head, Frontier] | None = None
+
+    def open(self, session: Session, head: Head) -> MerkleTree:
+        kept = self._kept
+        frontier = kept[1] if kept is not None and kept[0] == head else None
+        return MerkleTree(SqlNodeStore(session), head.size, frontier=frontier)
+
+    def keep(self, head: Head, tree: MerkleTree) -> None:
+        self._kept = (head, tree.frontier)
 
 
 def read_head(session: Session) -> Head:
@@ -106,15 +127,18 @@ def lock_head(session: Session) -> Head:
     return Head(int(row.size), bytes(row.root))
 
 
-def append_entries(session: Session, head: Head, entries: Sequence[Entry]) -> Head:
+def append_entries(
+    session: Session, head: Head, entries: Sequence[Entry], edge: TreeEdge | None = None
+) -> Head:
     """Append `entries` after `head` (from `lock_head` in this transaction): their rows at
-    leaf indexes head.size, head.size + 1, ..., their tree nodes, and the new head."""
+    leaf indexes head.size, head.size + 1, ..., their tree nodes, and the new head. `edge`:
+    the writer's kept frontier (None: read it; the plain way, which the tests compare with)."""
     if not entries:
         return head
-    tree = MerkleTree(SqlNodeStore(session), head.size)
-    tree.append(entry.body for entry in entries)
-    session.execute(
-        insert(_entries),
+    tree = grow_tree(session, head, entries, edge)
+    append_rows(
+        session,
+        _entries,
         [
             {
                 "leaf_index": head.size + offset,
@@ -129,7 +153,21 @@ def append_entries(session: Session, head: Head, entries: Sequence[Entry]) -> He
     session.execute(
         update(_head).where(_head.c.id == LEDGER_HEAD_ID).values(size=moved.size, root=moved.root)
     )
+    if edge is not None:
+        edge.keep(moved, tree)
     return moved
+
+
+def grow_tree(
+    session: Session, head: Head, entries: Sequence[Entry], edge: TreeEdge | None
+) -> MerkleTree:
+    """The tree after `entries`, their new nodes stored: all an append spends on the tree
+    (bench/bench_group_commit.py times it apart)."""
+    tree = (
+        MerkleTree(SqlNodeStore(session), head.size) if edge is None else edge.open(session, head)
+    )
+    tree.append(entry.body for entry in entries)
+    return tree
 
 
 def tree(session: Session, size: int | None = None) -> MerkleTree:

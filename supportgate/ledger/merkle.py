@@ -39,6 +39,9 @@ def node_hash(left: bytes, right: bytes) -> bytes:
 
 # -- which nodes a hash is made of ---------------------------------------------------------
 
+Frontier = tuple[tuple[NodeId, bytes], ...]
+"""A tree's right edge: the complete subtrees (largest first) whose fold is its root."""
+
 Pieces = list[NodeId]
 """The complete subtrees, left to right, whose fold from the right is one hash of a proof."""
 
@@ -102,20 +105,34 @@ class MerkleTree:
 
     It keeps the frontier (the complete subtrees that make up the whole tree, largest first)
     in memory, so an append reads nothing and the current root costs no read. Opening a tree
-    of `size` leaves over a store reads the frontier: at most log2(size) nodes.
+    of `size` leaves over a store reads the frontier: at most log2(size) nodes, none when the
+    caller hands over a `frontier` it kept (`MerkleTree.frontier` of a tree of that size over
+    the same nodes; log.TreeEdge keeps one between a writer's appends).
     """
 
-    def __init__(self, store: NodeStore, size: int = 0) -> None:
+    def __init__(
+        self, store: NodeStore, size: int = 0, *, frontier: Frontier | None = None
+    ) -> None:
         if size < 0:
             raise OutOfRange("a tree size is not negative", field="tree_size")
         self._store = store
         pieces = range_pieces(0, size)
-        self._frontier = list(zip(pieces, store.get(pieces), strict=True))
+        if frontier is None:
+            self._frontier = list(zip(pieces, store.get(pieces), strict=True))
+        elif [node for node, _ in frontier] == pieces:
+            self._frontier = list(frontier)
+        else:
+            raise ValueError(f"that frontier is not one of a tree of {size} leaves")
         self._size = size
 
     @property
     def size(self) -> int:
         return self._size
+
+    @property
+    def frontier(self) -> Frontier:
+        """The complete subtrees that make up the whole tree, largest first, with their hashes."""
+        return tuple(self._frontier)
 
     def append(self, entries: Iterable[bytes]) -> range:
         """Add leaves for `entries`; store every subtree they complete in one `put`.

@@ -28,18 +28,20 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.events import Event, Events
 from supportgate.logging import get_logger
 
 from .batches import Applied, Batch, DecisionWrite
+from .log import TreeEdge
 from .write import apply_batch
 
 MAX_BATCH = 256
@@ -53,28 +55,32 @@ class IdempotencyConflict(Exception):
     """The Idempotency-Key already holds a stored response (another request stored it first)."""
 
 
-def apply_alone(sessions: sessionmaker[Session], batch: Batch) -> Applied:
-    """Apply `batch` in one transaction of its own."""
+def apply_alone(
+    sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge
+) -> Applied:
+    """Apply `batch` in one transaction of its own; `now` is its recorded_at (the writer's
+    clock, read by whoever hands the batch over: data, so it crosses to a writer process);
+    `edge` the tree's frontier this writer keeps between its transactions (log.TreeEdge)."""
     with transaction(sessions, write=True) as session:
-        return apply_batch(session, batch, datetime.now(UTC))
+        return apply_batch(session, batch, now, edge)
 
 
 def commit_group(
-    sessions: sessionmaker[Session], writes: Sequence[DecisionWrite]
+    sessions: sessionmaker[Session], writes: Sequence[DecisionWrite], now: datetime, edge: TreeEdge
 ) -> tuple[list[Position | Exception], list[Event]]:
-    """Apply many requests' decisions as one batch: per write its position or why not, and
-    the events of what was committed.
+    """Apply many requests' decisions as one batch, recorded at `now`: per write its
+    position or why not, and the events of what was committed.
 
     A uniqueness conflict (an Idempotency-Key another process stored first) rolls the group
     back and writes each decision alone, so only the conflicting one fails, with
     IdempotencyConflict; any other failure fails them all (the API answers 503)."""
     try:
-        applied = apply_alone(sessions, Batch(decisions=list(writes)))
+        applied = apply_alone(sessions, Batch(decisions=list(writes)), now, edge)
     except IntegrityError:
         outcomes: list[Position | Exception] = []
         events: list[Event] = []
         for write in writes:
-            outcome, alone = _commit_alone(sessions, write)
+            outcome, alone = _commit_alone(sessions, write, now, edge)
             outcomes.append(outcome)
             events.extend(alone)
         return outcomes, events
@@ -85,10 +91,10 @@ def commit_group(
 
 
 def _commit_alone(
-    sessions: sessionmaker[Session], write: DecisionWrite
+    sessions: sessionmaker[Session], write: DecisionWrite, now: datetime, edge: TreeEdge
 ) -> tuple[Position | Exception, list[Event]]:
     try:
-        applied = apply_alone(sessions, Batch(decisions=[write]))
+        applied = apply_alone(sessions, Batch(decisions=[write]), now, edge)
     except IntegrityError as exc:
         return IdempotencyConflict(str(exc.orig)), []
     except Exception as exc:  # the waiting request must hear of it
@@ -142,10 +148,18 @@ class LedgerWriter:
     """The writer in a thread of the service (see the module doc)."""
 
     def __init__(
-        self, sessions: sessionmaker[Session], *, events: Events, max_batch: int = MAX_BATCH
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        events: Events,
+        clock: Clock = SYSTEM_CLOCK,
+        max_batch: int = MAX_BATCH,
     ) -> None:
+        """`clock`: what time the decisions are recorded at (recorded_at, alerts, outbox)."""
         self._sessions = sessions
         self._events = events
+        self._clock = clock
+        self._edge = TreeEdge()  # shared by the writer thread and write()'s callers
         self._max_batch = max_batch
         self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -183,7 +197,7 @@ class LedgerWriter:
         """Apply a batch now, in one transaction of its own, and wait; its events are
         published when this returns. Here: in the caller's thread (the head lock orders it
         with the writer thread's groups)."""
-        applied = apply_alone(self._sessions, batch)
+        applied = apply_alone(self._sessions, batch, self._clock.now(), self._edge)
         self._events.publish(applied.events)
         return applied
 
@@ -203,7 +217,8 @@ class LedgerWriter:
                     stopping = True
                     break
                 group.append(item)
-            outcomes, events = commit_group(self._sessions, [pending.write for pending in group])
+            writes = [pending.write for pending in group]
+            outcomes, events = commit_group(self._sessions, writes, self._clock.now(), self._edge)
             self._events.publish(events)
             settle(zip(group, outcomes, strict=True))
 

@@ -26,6 +26,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
+from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import Literal
 
@@ -33,11 +34,13 @@ import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.errors import DatabaseError
 from supportgate.events import Event, Events
 from supportgate.logging import configure_logging, get_logger
 
 from .batches import Applied, Batch, DecisionWrite
+from .log import TreeEdge
 from .writer import (
     MAX_BATCH,
     IdempotencyConflict,
@@ -58,9 +61,11 @@ Outcome = Literal["ok", "conflict", "failed"]
 
 
 class _Request(msgspec.Struct, array_like=True):
-    """A decision to commit with the others gathered (`write`), or a batch to apply alone."""
+    """A decision to commit with the others gathered (`write`), or a batch to apply alone;
+    `at`: the parent's clock when it was sent (a group is recorded at its latest `at`)."""
 
     token: int
+    at: datetime
     write: DecisionWrite | None = None
     batch: Batch | None = None
 
@@ -102,9 +107,10 @@ class ProcessLedgerWriter(LedgerWriter):
         database_url: str,
         *,
         events: Events,
+        clock: Clock = SYSTEM_CLOCK,
         max_batch: int = MAX_BATCH,
     ) -> None:
-        super().__init__(sessions, events=events, max_batch=max_batch)
+        super().__init__(sessions, events=events, clock=clock, max_batch=max_batch)
         self._database_url = database_url
         self._waiting: dict[int, Pending] = {}
         self._batches: dict[int, Future[Applied]] = {}
@@ -146,7 +152,8 @@ class ProcessLedgerWriter(LedgerWriter):
         future: Future[Applied] = Future()
         with self._waiting_lock:
             self._batches[token] = future
-        if not child.send(_encoder.encode([_Request(token=token, batch=batch)])):
+        request = _Request(token=token, at=self._clock.now(), batch=batch)
+        if not child.send(_encoder.encode([request])):
             self._fail([token])
         return future.result()
 
@@ -175,10 +182,11 @@ class ProcessLedgerWriter(LedgerWriter):
         """One message of the decisions that encode; one that does not fails alone."""
         sent: dict[int, Pending] = {}
         parts: list[bytes] = []
+        at = self._clock.now()
         for item in pending:
             token = next(self._tokens)
             try:
-                parts.append(_encoder.encode(_Request(token=token, write=item.write)))
+                parts.append(_encoder.encode(_Request(token=token, at=at, write=item.write)))
             except (TypeError, ValueError, OverflowError) as exc:
                 settle([(item, exc)])
                 continue
@@ -309,6 +317,7 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
 
     db = create_db_engine(database_url)
     sessions = session_factory(db)
+    edge = TreeEdge()
     connection.send_bytes(_READY)
 
     def answer(commit: _Commit) -> None:
@@ -331,21 +340,24 @@ def run_writer(database_url: str, connection: Connection, max_batch: int) -> Non
                         gathered.append(request)
                         continue
                     if gathered:  # what came before it is committed first
-                        answer(_commit_writes(sessions, gathered))
+                        answer(_commit_writes(sessions, gathered, edge))
                         gathered = []
-                    answer(_apply(sessions, request.token, request.batch))
+                    answer(_apply(sessions, request.token, request.batch, request.at, edge))
                 if len(gathered) >= max_batch or not connection.poll():
                     break
                 message = connection.recv_bytes()
             if gathered:
-                answer(_commit_writes(sessions, gathered))
+                answer(_commit_writes(sessions, gathered, edge))
     finally:
         db.dispose()
 
 
-def _commit_writes(sessions: sessionmaker[Session], requests: list[_Request]) -> _Commit:
+def _commit_writes(
+    sessions: sessionmaker[Session], requests: list[_Request], edge: TreeEdge
+) -> _Commit:
     writes = [request.write for request in requests if request.write is not None]
-    outcomes, events = commit_group(sessions, writes)
+    at = max(request.at for request in requests)
+    outcomes, events = commit_group(sessions, writes, at, edge)
     return _Commit(
         replies=[
             _reply(request.token, outcome)
@@ -355,9 +367,11 @@ def _commit_writes(sessions: sessionmaker[Session], requests: list[_Request]) ->
     )
 
 
-def _apply(sessions: sessionmaker[Session], token: int, batch: Batch) -> _Commit:
+def _apply(
+    sessions: sessionmaker[Session], token: int, batch: Batch, at: datetime, edge: TreeEdge
+) -> _Commit:
     try:
-        applied = apply_alone(sessions, batch)
+        applied = apply_alone(sessions, batch, at, edge)
     except Exception as exc:  # the writer hears of it (a sweep pauses, to retry)
         log.exception("batch_not_recorded", decisions=len(batch.decisions))
         return _Commit(replies=[_reply(token, exc)], events=[])

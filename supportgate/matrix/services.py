@@ -15,7 +15,7 @@ import contextlib
 import getpass
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
@@ -78,7 +78,7 @@ class MatrixService:
             document=to_builtins(matrix),
             digest=loaded.key,
             effective_from=matrix.effective_from,
-            published_at=datetime.now(UTC),
+            published_at=self._clock.now(),
             published_by=published_by,
         )
         applied = self._ledger.write(Batch(matrices=[publication]))
@@ -154,7 +154,7 @@ class MatrixService:
     def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
         """Publish, and say whether the new version is current, pending or never applied."""
         published = self.publish(matrix, published_by=published_by)
-        return self._detail(published, datetime.now(UTC))
+        return self._detail(published, self._clock.now())
 
     def current_view(self) -> MatrixVersionDetail:
         now = self._clock.now()

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import Clock
 from supportgate.db import transaction
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.ledger.batches import Batch, DecisionWrite, SweepMemo, SweepProgress, TrackedHead
@@ -89,11 +90,13 @@ class BatchSweeper:
     sessions: sessionmaker[Session]
     ledger: LedgerWriter
     waivers_for: WaiversFor
+    clock: Clock
+    """What time the batch is judged at (evaluated_at, memos, evidence age)."""
 
     def read(self, batch: TrackedBatch) -> BatchRead:
         """What the batch's plan needs from the database: waivers, memos, and for the rows
         whose memo does not hold, their content (decoded) and latest decisions."""
-        now = datetime.now(UTC)
+        now = self.clock.now()
         waivers = self.waivers_for(batch.keys)
         with transaction(self.sessions) as session:
             memos = repository.memos(session, batch.keys)
@@ -111,7 +114,7 @@ class BatchSweeper:
 
     def plan(self, read: BatchRead) -> BatchPlan:
         """Evaluate the batch and decide what to write (reads only; no lock held)."""
-        now = datetime.now(UTC)
+        now = self.clock.now()
         batch, waivers, keys = read.batch, read.waivers, dict(read.keys)
         held = {key for key, until in read.held.items() if _holds(until, now)}
         expired = [row for row in batch.rows if row.key in read.held and row.key not in held]

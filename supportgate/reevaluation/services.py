@@ -24,7 +24,6 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine
@@ -32,6 +31,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Sweep, transaction
 from supportgate.errors import DatabaseError, PolicyEngineError, UsageError
 from supportgate.evaluations.evaluator import Evaluator
@@ -75,11 +75,14 @@ class ReevaluationService:
         ledger: LedgerWriter,
         waivers_for: WaiversFor,
         events: Events,
+        clock: Clock = SYSTEM_CLOCK,
         batch_size: int = SWEEP_BATCH_SIZE,
     ) -> None:
         """`waivers_for`: the unexpired waivers of a batch's manifests (the waivers domain's
         WaiverService.active_by_manifest, now). `events`: where a sweep's end is told
-        (SweepEnded: the ledger signs a checkpoint)."""
+        (SweepEnded: the ledger signs a checkpoint). `clock`: the time sweeps judge at and
+        are stamped with (waiting for other threads and processes is on real time)."""
+        self._clock = clock
         self._sessions = sessions
         self._db = db
         self._engine = engine
@@ -303,7 +306,7 @@ class ReevaluationService:
             "evaluated": 0,
             "changed": 0,
             "failed": 0,
-            "requested_at": datetime.now(UTC),
+            "requested_at": self._clock.now(),
             "policy_revision": policy_revision,
         }
         with transaction(self._sessions, write=True) as session:
@@ -312,7 +315,7 @@ class ReevaluationService:
     def _run(self, sweep_id: str) -> bool:
         """Run (or resume) one sweep; False when it must wait (the engine or the database
         is unavailable: it stays unfinished and is retried)."""
-        started = time.monotonic()
+        started = self._clock.monotonic()
         sweep = self._begin(sweep_id)
         if sweep is None:
             return True
@@ -324,6 +327,7 @@ class ReevaluationService:
             sessions=self._sessions,
             ledger=self._ledger,
             waivers_for=self._waivers_for,
+            clock=self._clock,
         )
         after: Key | None = None
         if sweep.cursor_kind is not None and sweep.cursor_name is not None:
@@ -339,10 +343,11 @@ class ReevaluationService:
             return False
         except Exception as exc:
             log.exception("sweep_failed", sweep_id=sweep_id)
-            self._set(sweep_id, status="failed", error=repr(exc)[:2000], finished_at=_now())
+            failed_at = self._clock.now()
+            self._set(sweep_id, status="failed", error=repr(exc)[:2000], finished_at=failed_at)
             self._events.publish([SweepEnded(sweep_id=sweep_id, status="failed")])
             return True
-        self._set(sweep_id, status="finished", finished_at=_now(), error=None)
+        self._set(sweep_id, status="finished", finished_at=self._clock.now(), error=None)
         self._events.publish([SweepEnded(sweep_id=sweep_id, status="finished")])
         view = self.view(sweep_id)
         if view is not None:
@@ -356,7 +361,7 @@ class ReevaluationService:
                 changed=view.counts.changed,
                 failed=view.counts.failed,
                 unchanged_by_memo=skipped,
-                run_seconds=round(time.monotonic() - started, 3),
+                run_seconds=round(self._clock.monotonic() - started, 3),
             )
         return True
 
@@ -398,7 +403,7 @@ class ReevaluationService:
                 self._matrices.versions(reload=True)  # another replica may have just published
                 values = {
                     "status": "running",
-                    "started_at": _now(),
+                    "started_at": self._clock.now(),
                     "matrix_version": self._matrices.current().version,
                     "policy_revision": self._engine.policy_revision,
                 }
@@ -433,10 +438,6 @@ def _read_ahead(
 
 def matrix_trigger(version: str) -> str:
     return f"matrix:{version}"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _view(row: Sweep) -> SweepView:

@@ -6,9 +6,8 @@ waiver-free submission that flips a verdict alerts too; POST/GET /v1/reevaluatio
 from __future__ import annotations
 
 import shutil
-import time
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -150,8 +149,7 @@ def test_a_version_that_takes_effect_later_sweeps_then(clocked_api: Api, clock: 
     the scheduler, as its wake-up at that moment does, rather than wait."""
     api = clocked_api
     fleet(api)
-    # publishing still says `pending` by the real time (MatrixService.publish_view)
-    soon = max(clock.now(), datetime.now(UTC)) + timedelta(seconds=30)
+    soon = clock.now() + timedelta(seconds=30)
     document = with_sm90("2026.12.2")
     document["effective_from"] = soon.isoformat().replace("+00:00", "Z")
     assert publish(api, document).json()["pending"] is True
@@ -234,9 +232,12 @@ def test_alerts_page_with_since_and_cursor(api: Api) -> None:
     assert [a["id"] for a in recent] == [a["id"] for a in seen[4:]]
 
 
-def test_evidence_that_turns_stale_between_sweeps_is_a_new_decision(api: Api) -> None:
+def test_evidence_that_turns_stale_between_sweeps_is_a_new_decision(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    api = clocked_api
     created(api, hardware("pool-a"))
-    turning = datetime.now(UTC) - timedelta(days=90) + timedelta(seconds=3)
+    turning = clock.now() - timedelta(days=90) + timedelta(seconds=3)
     doc = deployment("trial-a", ref="pool-a")
     doc["spec"]["evidence"]["build"]["at"] = turning.strftime("%Y-%m-%dT%H:%M:%SZ")
     submitted = created(api, doc)
@@ -244,7 +245,7 @@ def test_evidence_that_turns_stale_between_sweeps_is_a_new_decision(api: Api) ->
     service = api.runtime.reevaluation
     assert service.run_sweep("schedule", trigger="test:fresh").counts.changed == 0
 
-    time.sleep(4)
+    clock.advance(4)  # the evidence is now older than evidence_max_age_days
     assert service.run_sweep("schedule", trigger="test:stale").counts.changed == 1
     decision = latest(api, "DeploymentManifest", "trial-a")
     assert decision["cause"] == "schedule"

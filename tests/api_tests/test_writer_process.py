@@ -10,16 +10,17 @@ import json
 import os
 import signal
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
+from sqlmodel import col
 
 from supportgate.audit.verify import verify_log
 from supportgate.auth import Principal
-from supportgate.db import transaction
+from supportgate.db import Decision, LedgerEntry, transaction
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.events import HardwareRecorded
 from supportgate.ledger import sweeps
@@ -36,6 +37,7 @@ from supportgate.ledger.writer_process import ProcessLedgerWriter, WriterProcess
 from supportgate.manifests import decode_manifest
 
 from ..api import Api, running_api
+from ..clock import FakeClock
 from .support import hardware, post, rows
 
 CONCURRENT = 200
@@ -72,6 +74,27 @@ def _submit_many(api: Api, count: int, **headers: str) -> list[Any]:
 
 def post_body(name: str, **spec: Any) -> bytes:
     return json.dumps(hardware(name, **spec)).encode()
+
+
+@pytest.mark.parametrize("writer", ["thread", "process"])
+def test_entries_are_recorded_at_the_services_clock(db_url: str, writer: str) -> None:
+    """recorded_at is the Runtime's clock, in the writer thread and (sent as data) in the
+    writer process: a group of decisions, and a batch of its own (an untracking)."""
+    start = (datetime.now(UTC) + timedelta(hours=1)).replace(microsecond=0)
+    clock = FakeClock(start)
+    with running_api(db_url, decision_writer=writer, clock=clock) as api:
+        post(api, hardware("pool-clock"))
+        clock.advance(60)
+        api.runtime.tracking.untrack("HardwareManifest", "pool-clock")
+        with transaction(api.runtime.sessions) as session:
+            entry, decision = col(LedgerEntry.recorded_at), col(Decision.recorded_at)
+            stamps = session.execute(
+                select(entry, decision)
+                .outerjoin(Decision, col(Decision.leaf_index) == col(LedgerEntry.leaf_index))
+                .order_by(col(LedgerEntry.leaf_index).desc())
+                .limit(2)
+            ).all()
+    assert [tuple(row) for row in stamps] == [(start + timedelta(seconds=60), None), (start, start)]
 
 
 def test_concurrent_decisions_are_committed_in_one_log(process_api: Api) -> None:

@@ -12,6 +12,7 @@ test of the service's own endpoint points OPA at the service instead (`bundle_se
 from __future__ import annotations
 
 import atexit
+import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -100,12 +101,14 @@ def expected_revision(policies: PolicyBundle) -> str:
 @contextmanager
 def serving_bundle(credentials: OpaCredentials, archive: bytes | None = None) -> Iterator[str]:
     """A loopback bundle service (for OPA's `services.supportgate.url`) serving `archive`
-    (default: the service's bundle on the default policies) to the bundle token only."""
+    (default: the service's bundle on the default policies) to the bundle token only, and
+    304 to a poll that holds it already (so OPA activates it once, as with the service)."""
     if archive is None:
         policies = PolicyBundle.load(DEFAULT_POLICY_DIR)
         signer = BundleSigner.from_file(credentials.signing_key)
         archive = build_bundle(policies, default_matrix_document(policies), signer).archive
     served = archive
+    etag = f'"{hashlib.sha256(archive).hexdigest()}"'
     token = credentials.bundle_token
 
     class Handler(BaseHTTPRequestHandler):
@@ -118,7 +121,13 @@ def serving_bundle(credentials: OpaCredentials, archive: bytes | None = None) ->
                 self.send_response(404)
                 self.end_headers()
                 return
+            if self.headers.get("If-None-Match") == etag:  # OPA keeps what it activated
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.end_headers()
+                return
             self.send_response(200)
+            self.send_header("ETag", etag)
             self.send_header("Content-Type", "application/gzip")
             self.send_header("Content-Length", str(len(served)))
             self.end_headers()

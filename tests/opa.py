@@ -1,4 +1,4 @@
-"""OPA for tests, configured as docker-compose runs it (opa/config.yaml, opa/authz.rego): its
+"""OPA for tests, run with docker-compose.yml's command (opa/config.yaml, opa/authz.rego): its
 API needs the token, and it pulls and verifies the service's signed bundle (docs/opa.md).
 
 One set of credentials per test session (`shared_credentials`, written by the same code as
@@ -27,22 +27,18 @@ from pathlib import Path
 from typing import Any
 
 import requests
+import yaml
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import PolicyBundle
 from supportgate.policy.opa_bundle import BUNDLE_FILE, BundleSigner, build_bundle, bundle_revision
-from supportgate.policy.opa_setup import (
-    API_TOKEN,
-    API_TOKEN_DATA,
-    BUNDLE_TOKEN,
-    VERIFICATION_KEY,
-    setup,
-)
+from supportgate.policy.opa_setup import API_TOKEN, BUNDLE_TOKEN, setup
 
 from .services import free_port
 
-OPA_CONFIG = Path(__file__).resolve().parents[1] / "opa"
+REPO = Path(__file__).resolve().parents[1]
+OPA_CONFIG = REPO / "opa"
 OPA_START_TIMEOUT_S = 20.0
 
 
@@ -147,6 +143,27 @@ def serving_bundle(credentials: OpaCredentials, archive: bytes | None = None) ->
         thread.join()
 
 
+def compose_opa_args(address: str, service: str, credentials: Path) -> list[str]:
+    """docker-compose.yml's `opa run` command, on this machine: its files at their paths here,
+    listening on `address`, pulling from `service`, polling every 1-2 s, logging errors only."""
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    args: list[str] = []
+    for arg in compose["services"]["opa"]["command"]:
+        if arg.startswith(("--addr", "--log-level")):
+            continue
+        args.append(
+            arg.replace("/opa/", f"{OPA_CONFIG}/").replace("/credentials/", f"{credentials}/")
+        )
+    return [
+        *args,
+        f"--addr={address}",
+        "--log-level=error",
+        f"--set=services.supportgate.url={service}",
+        "--set=bundles.supportgate.polling.min_delay_seconds=1",
+        "--set=bundles.supportgate.polling.max_delay_seconds=2",
+    ]
+
+
 @dataclass
 class RunningOpa:
     url: str
@@ -178,35 +195,10 @@ def _opa_process(
     opa: str, service: str, credentials: OpaCredentials, *, wait_for_bundle: bool
 ) -> Iterator[RunningOpa]:
     address = f"127.0.0.1:{free_port()}"
-    directory = credentials.directory
     # A file, not a pipe: OPA blocks on a full pipe nobody reads (it logs every failed pull).
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [
-                opa,
-                "run",
-                "--server",
-                "--addr",
-                address,
-                "--log-level",
-                "error",
-                "--authentication=token",
-                "--authorization=basic",
-                "--config-file",
-                str(OPA_CONFIG / "config.yaml"),
-                "--set",
-                f"services.supportgate.url={service}",
-                "--set",
-                "bundles.supportgate.polling.min_delay_seconds=1",
-                "--set",
-                "bundles.supportgate.polling.max_delay_seconds=2",
-                "--set-file",
-                f"services.supportgate.credentials.bearer.token={directory / BUNDLE_TOKEN}",
-                "--set-file",
-                f"keys.supportgate.key={directory / VERIFICATION_KEY}",
-                str(OPA_CONFIG / "authz.rego"),
-                f"supportgate_opa.api_token:{directory / API_TOKEN_DATA}",
-            ],
+            [opa, *compose_opa_args(address, service, credentials.directory)],
             stdout=subprocess.DEVNULL,
             stderr=log,
         )

@@ -38,7 +38,8 @@ def setup(signing_key: Path, shared: Path) -> list[Path]:
     try:
         return _setup(signing_key, shared)
     except OSError as exc:
-        raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", field="--dir") from exc
+        field = "--signing-key" if exc.filename == str(signing_key) else "--dir"
+        raise UsageError(f"cannot write {exc.filename}: {exc.strerror}", field=field) from exc
 
 
 def _setup(signing_key: Path, shared: Path) -> list[Path]:

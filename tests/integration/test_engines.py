@@ -4,6 +4,7 @@ must become engine errors, never verdicts."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -17,7 +18,7 @@ from supportgate.manifests import Manifest, decode_manifest
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.inputs import PolicyInput
 from supportgate.policy.opa import OpaEngine
-from supportgate.policy.opa_bundle import BundleSigner, build_bundle
+from supportgate.policy.opa_bundle import BundleSigner, build_bundle, bundle_files
 from supportgate.policy.opa_setup import setup
 
 from ..engines import EXAMPLE_TIME, default_matrix, opa_engine
@@ -164,6 +165,23 @@ def test_opa_refuses_a_bundle_signed_with_another_key(
             engine.evaluate(default_matrix(policy_bundle), policy_input)
         status = requests.get(f"{opa.url}/health?bundles", timeout=5)
         assert status.status_code != 200
+
+
+@pytest.mark.opa
+def test_the_bundles_entry_module_is_formatted_and_strict(
+    opa_binary: str, policy_bundle: PolicyBundle, tmp_path: Path
+) -> None:
+    """The module the service writes into its bundle, held to the policies' own checks."""
+    for name, content in bundle_files(
+        policy_bundle, default_matrix(policy_bundle).document
+    ).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(content)
+    for check in (["fmt", "--fail", "--list"], ["check", "--strict"]):
+        done = subprocess.run(
+            [opa_binary, *check, str(tmp_path / "supportgate")], capture_output=True, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_opa_url_must_be_http(policy_bundle: PolicyBundle) -> None:

@@ -11,7 +11,7 @@ from litestar.status_codes import HTTP_304_NOT_MODIFIED
 
 from supportgate.dependencies import Part
 from supportgate.errors import NotFound
-from supportgate.openapi import ErrorBody
+from supportgate.openapi import BUNDLE_SECURITY_SCHEME, ErrorBody
 
 from .bundle_server import TOKEN_SETTING, BundleServer
 from .opa_bundle import BUNDLE_FILE, KEY_SETTING
@@ -33,6 +33,7 @@ class BundleController(Controller):
         opt={"public": True},
         summary="The policies and default matrix as a signed OPA bundle (OPA's bundle token)",
         media_type=BUNDLE_MEDIA_TYPE,
+        security=[{BUNDLE_SECURITY_SCHEME: []}],
         responses={
             304: ResponseSpec(None, description="The If-None-Match ETag is the current one"),
             401: _error("No bundle token, or another one"),

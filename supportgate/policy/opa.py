@@ -7,9 +7,10 @@ the query, so it costs no round trip, and leaves no window (an OPA that lost the
 another revision or never pulled one answers nothing, which is 503, never a verdict).
 
 Calls share nothing but httpx's connection pool: no lock is held across a call, so a hung OPA
-costs each waiting request one deadline, not the sum of everyone's. Each call has a deadline:
-connecting within CONNECT_TIMEOUT_S, and the whole answer within `timeout_s` (httpx's timeouts
-are per operation, so the body is read in chunks against the deadline).
+costs each waiting request one deadline, not the sum of everyone's. Each call has a deadline,
+`timeout_s`: connecting takes at most CONNECT_TIMEOUT_S of it, no read or write waits longer
+than it, and the answer's body is read in chunks against it (httpx's timeouts are per
+operation, not per call).
 """
 
 from __future__ import annotations

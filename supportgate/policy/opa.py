@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
+from supportgate.config import DEFAULT_OPA_TIMEOUT_SECONDS
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.manifests.decision import PolicyResult
 
@@ -33,8 +34,6 @@ from .opa_bundle import BUNDLE_NAME
 
 GATE_PATH = "/v1/data/supportgate/gate"
 REVISION_PATH = f"/v1/data/system/bundles/{BUNDLE_NAME}/manifest/revision"
-DEFAULT_TIMEOUT_S = 5.0
-"""A sweep's batch of 1000 manifests takes OPA well under a second."""
 CONNECT_TIMEOUT_S = 1.0
 
 _encode = msgspec.json.Encoder().encode
@@ -50,7 +49,7 @@ class OpaEngine:
         *,
         bundle_revision: str,
         token: str,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float = DEFAULT_OPA_TIMEOUT_SECONDS,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
@@ -59,7 +58,7 @@ class OpaEngine:
             )
         self.url = url.rstrip("/")
         self._policies = policies
-        self.bundle_revision = bundle_revision
+        self._bundle_revision = bundle_revision
         self._timeout_s = timeout_s
         connect = min(CONNECT_TIMEOUT_S, timeout_s)
         self._client = httpx.Client(
@@ -90,7 +89,7 @@ class OpaEngine:
     def check_ready(self) -> None:
         """OPA answers, and holds the bundle revision the service serves."""
         held = self._held_revision()
-        if held != self.bundle_revision:
+        if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
 
     def close(self) -> None:
@@ -99,7 +98,7 @@ class OpaEngine:
     def _gate(self, rule: str, matrix: LoadedMatrix, inputs: bytes) -> Any:
         body = (
             b'{"input":{"revision":'
-            + _encode(self.bundle_revision)
+            + _encode(self._bundle_revision)
             + b',"matrix":'
             + matrix.canonical
             + b","
@@ -111,7 +110,7 @@ class OpaEngine:
             return response["result"]
         # Undefined: OPA lacks the expected revision, or the policies decided nothing.
         held = self._held_revision()
-        if held != self.bundle_revision:
+        if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
         return None  # convert_result says the policy left the decision undefined
 
@@ -123,7 +122,7 @@ class OpaEngine:
             return f"OPA at {self.url} holds no {BUNDLE_NAME} bundle (not pulled or not verified)"
         return (
             f"OPA at {self.url} holds bundle revision {held!r}, not the service's "
-            f"{self.bundle_revision!r}"
+            f"{self._bundle_revision!r}"
         )
 
     def _call(self, method: str, path: str, body: bytes | None = None) -> dict[str, Any]:
@@ -143,6 +142,10 @@ class OpaEngine:
             ) from exc
         except httpx.HTTPError as exc:
             raise PolicyEngineUnavailable(f"OPA at {self.url} is unreachable: {exc}") from exc
+        if response.status_code == httpx.codes.UNAUTHORIZED:
+            raise PolicyEngineUnavailable(
+                f"OPA at {self.url} refused the service's token (SUPPORTGATE_OPA_TOKEN)"
+            )
         if response.status_code != httpx.codes.OK:
             raise PolicyEngineUnavailable(
                 f"OPA at {self.url} answered {response.status_code} to {method} {path}"

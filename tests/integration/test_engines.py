@@ -3,6 +3,7 @@ must become engine errors, never verdicts."""
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -126,6 +127,15 @@ def test_opa_holding_another_bundle_revision_answers_nothing(
             other.evaluate_batch(matrix, [policy_input])
         with pytest.raises(PolicyEngineUnavailable, match="holds bundle revision"):
             other.check_ready()
+
+
+@pytest.mark.opa
+def test_opa_refuses_another_token(opa_url: str, policy_bundle: PolicyBundle) -> None:
+    revision = expected_revision(policy_bundle)
+    guessed = secrets.token_urlsafe(32)
+    engine = OpaEngine(opa_url, policy_bundle, bundle_revision=revision, token=guessed)
+    with closing(engine), pytest.raises(PolicyEngineUnavailable, match="refused the service's"):
+        engine.check_ready()
 
 
 @pytest.mark.opa

@@ -27,9 +27,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN groupadd --system --gid 10001 supportgate \
  && useradd --system --uid 10001 --gid supportgate \
       --home-dir /var/lib/supportgate --create-home --shell /usr/sbin/nologin supportgate \
- && install -d -o supportgate -g supportgate -m 0700 /var/lib/supportgate/keys
-# keys/: where docker-compose.yml keeps the checkpoint signing key (a volume made from this
-# directory, so owned by the service's user)
+ && install -d -o supportgate -g supportgate -m 0700 /var/lib/supportgate/keys /var/lib/supportgate/opa
+# keys/: where docker-compose.yml keeps the checkpoint and bundle signing keys, opa/: the
+# credentials it shares with OPA (volumes made from these directories, so owned by the
+# service's user)
 
 COPY --from=build /dist/ /tmp/dist/
 RUN pip install /tmp/dist/*.whl && rm -rf /tmp/dist

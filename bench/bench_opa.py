@@ -1,8 +1,10 @@
 """OPA engine: decisions/s one at a time and batched, beside a bare HTTP POST to OPA.
 
 Run: python -m bench.bench_opa [--loops N] [--batch N]
-Starts `opa run --server` on a loopback port. Baseline: a bare POST of pre-serialised input
-to OPA's data API (`/v1/data/supportgate/decision/result`) over one keep-alive session.
+Starts `opa run --server` on a loopback port, holding the service's signed bundle
+(tests/opa.py). Baseline: a bare POST of pre-serialised input to OPA's data API
+(`/v1/data/supportgate/decision/result`, under the bundle's own matrix, without the revision
+check and the matrix the engine sends) over one keep-alive session.
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import HardwareManifest
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import PolicyBundle
-from supportgate.policy.opa import OpaEngine
-from tests.services import find_opa, running_opa
+from tests.engines import opa_engine
+from tests.opa import running_opa, shared_credentials
+from tests.services import find_opa
 
 
 def run(url: str, loops: int, batch: int) -> list[Measurement]:
     bundle = PolicyBundle.load(DEFAULT_POLICY_DIR)
     matrix = prepare(load_matrix_file(bundle.default_matrix_path))
-    engine = OpaEngine(url, bundle)
+    engine = opa_engine(url, bundle)
     evaluator = Evaluator(engine, matrix)
     hardware, deployments = example_manifests()
     pools = {m.metadata.name: m for m in hardware if isinstance(m, HardwareManifest)}
@@ -37,8 +40,8 @@ def run(url: str, loops: int, batch: int) -> list[Measurement]:
         + b"}"
         for s in subjects
     ]
-    evaluator.evaluate(subjects[0], evaluated_at=at, hardware=pools.get)  # uploads the policies
     session = requests.Session()
+    session.headers.update(shared_credentials().headers())
     endpoint = f"{url}/v1/data/supportgate/decision/result"
 
     def bare_posts() -> None:
@@ -73,8 +76,8 @@ def main() -> None:
     opa = find_opa()
     if opa is None:
         raise SystemExit("no opa binary: run scripts/install --with-opa")
-    with running_opa(opa) as url:
-        rows = run(url, args.loops, args.batch)
+    with running_opa(opa) as server:
+        rows = run(server.url, args.loops, args.batch)
     print(table("OPA server, the examples (per manifest)", rows, rows[0]))
 
 

@@ -28,6 +28,7 @@ from supportgate.observability.health import live, ready
 from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.observability.requests import RequestObserver
 from supportgate.openapi import components, declare_request_rules, document
+from supportgate.policy.controllers import BundleController
 from supportgate.reevaluation.controllers import ReevaluationController
 from supportgate.runtime import Runtime
 from supportgate.waivers.controllers import WaiverController
@@ -85,6 +86,7 @@ def create_app(
             ReevaluationController,
             AlertController,
             WaiverController,
+            BundleController,
             live,
             ready,
             metrics,

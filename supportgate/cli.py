@@ -217,6 +217,14 @@ def _audit_keygen(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _opa_setup(args: argparse.Namespace) -> int:
+    from supportgate.policy.opa_setup import setup  # noqa: PLC0415 - see the imports above
+
+    for path in setup(args.signing_key, args.dir):
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
 def _audit_receipt(args: argparse.Namespace) -> int:
     from supportgate.audit.receipts import make_receipt  # noqa: PLC0415 - see the imports above
     from supportgate.ledger.receipt import encode_receipt  # noqa: PLC0415 - see above
@@ -464,6 +472,19 @@ def _parser() -> argparse.ArgumentParser:
     ).set_defaults(run=_reevaluate)
 
     _add_audit_commands(commands)
+
+    opa_cmd = commands.add_parser("opa", help="the OPA server's trust").add_subparsers(
+        dest="opa_command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
+    setup_cmd = opa_cmd.add_parser(
+        "setup",
+        help="write the bundle signing key and the tokens OPA and the service share",
+        description="Write what is missing (existing files are kept): the bundle signing "
+        "key, and in --dir the verification key and the tokens (docs/opa.md).",
+    )
+    setup_cmd.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
+    setup_cmd.add_argument("--dir", type=Path, required=True, metavar="DIR")
+    setup_cmd.set_defaults(run=_opa_setup)
     return parser
 
 

@@ -16,6 +16,8 @@ from supportgate.pagination import check_choice
 DEFAULT_POLICY_DIR = package_directory(POLICIES_PACKAGE)
 DEFAULT_DATABASE_URL = "sqlite:///supportgate.db"
 DEFAULT_REEVALUATE_CRON = "0 3 * * *"
+DEFAULT_OPA_TIMEOUT_SECONDS = 5.0
+"""The deadline of each call to OPA; a sweep's batch of 1000 manifests takes well under 1 s."""
 CHECKPOINT_INTERVAL_SECONDS = 5.0
 """The contract's longest wait between an entry and the checkpoint that signs it."""
 CONSOLE_IDLE_TIMEOUT = 30 * 60.0
@@ -53,6 +55,13 @@ def default_log_origin() -> str:
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     opa_url: str | None = None
+    opa_token: str | None = None
+    """The bearer token the service sends to OPA's API (OPA runs `--authentication=token`)."""
+    opa_timeout: float = DEFAULT_OPA_TIMEOUT_SECONDS
+    bundle_signing_key_file: Path | None = None
+    """The EC P-256 private key (PEM) that signs the OPA bundle the service serves."""
+    bundle_token: str | None = None
+    """The bearer token OPA presents to fetch the bundle (its `services` credentials)."""
     reevaluate_cron: str = DEFAULT_REEVALUATE_CRON
     policy_dir: Path = DEFAULT_POLICY_DIR
     decision_writer: str = "auto"
@@ -79,6 +88,10 @@ class Settings:
         return cls(
             database_url=env.get("SUPPORTGATE_DATABASE_URL") or DEFAULT_DATABASE_URL,
             opa_url=env.get("SUPPORTGATE_OPA_URL") or None,
+            opa_token=env.get("SUPPORTGATE_OPA_TOKEN") or None,
+            opa_timeout=_opa_timeout(env.get("SUPPORTGATE_OPA_TIMEOUT")),
+            bundle_signing_key_file=_path(env.get("SUPPORTGATE_BUNDLE_SIGNING_KEY_FILE")),
+            bundle_token=env.get("SUPPORTGATE_BUNDLE_TOKEN") or None,
             reevaluate_cron=env.get("SUPPORTGATE_REEVALUATE_CRON") or DEFAULT_REEVALUATE_CRON,
             policy_dir=Path(env.get("SUPPORTGATE_POLICY_DIR") or DEFAULT_POLICY_DIR),
             decision_writer=_decision_writer(env.get("SUPPORTGATE_DECISION_WRITER") or "auto"),
@@ -104,6 +117,7 @@ class Settings:
 
 
 DECISION_WRITERS = ("auto", "process", "thread")
+MAX_OPA_TIMEOUT_SECONDS = 60.0
 
 
 def _path(value: str | None) -> Path | None:
@@ -198,6 +212,22 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         seconds = math.nan
     if not 0 < seconds < math.inf:  # also refuses NaN
         raise UsageError(f"a number of seconds above 0, got {value!r}", field=name)
+    return seconds
+
+
+def _opa_timeout(value: str | None) -> float:
+    if not value:
+        return DEFAULT_OPA_TIMEOUT_SECONDS
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_OPA_TIMEOUT_SECONDS:  # also refuses NaN
+        raise UsageError(
+            f"seconds each call to OPA may take, more than 0 and at most "
+            f"{MAX_OPA_TIMEOUT_SECONDS:g}, got {value!r}",
+            field="SUPPORTGATE_OPA_TIMEOUT",
+        )
     return seconds
 
 

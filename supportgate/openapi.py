@@ -47,6 +47,7 @@ from supportgate.manifests.common import RFC3339_RE
 from supportgate.manifests.schema import render
 
 SECURITY_SCHEME: Final = "apiKey"
+BUNDLE_SECURITY_SCHEME: Final = "bundleToken"
 NOT_NUL: Final = r"^[^\u0000]*$"
 HTTP_METHODS: Final = ("get", "put", "post", "delete", "patch")
 BODY_MEDIA_TYPES: Final = ("application/json", "application/yaml")
@@ -86,14 +87,19 @@ def body(data_container: Any, description: str) -> ResponseSpec:
 
 
 def components() -> Components:
-    """Components for OpenAPIConfig: the bearer API key."""
+    """Components for OpenAPIConfig: the bearer API key, and the bundle token OPA presents."""
     return Components(
         security_schemes={
             SECURITY_SCHEME: SecurityScheme(
                 type="http",
                 scheme="bearer",
                 description="An API key made by `supportgate keys create`",
-            )
+            ),
+            BUNDLE_SECURITY_SCHEME: SecurityScheme(
+                type="http",
+                scheme="bearer",
+                description="SUPPORTGATE_BUNDLE_TOKEN: OPA's credential for the bundle",
+            ),
         }
     )
 

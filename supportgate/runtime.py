@@ -42,10 +42,11 @@ from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.ledger.writer_process import ProcessLedgerWriter
 from supportgate.logging import get_logger
-from supportgate.matrix import load_matrix_file
+from supportgate.matrix import load_matrix_file, prepare
 from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import Metrics
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
+from supportgate.policy.bundle_server import BundleServer
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
 from supportgate.waivers.services import WaiverService, deny_rule_ids
@@ -60,6 +61,7 @@ class Runtime:
     db: Engine
     sessions: sessionmaker[Session]
     bundle: PolicyBundle
+    bundles: BundleServer
     engine: PolicyEngine
     matrices: MatrixService
     keys: KeyService
@@ -87,7 +89,10 @@ class Runtime:
         db = create_db_engine(settings.database_url)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir)
-        engine = build_engine(bundle, settings.opa_url)
+        default_matrix = prepare(load_matrix_file(bundle.default_matrix_path))
+        bundles = BundleServer.from_settings(settings, bundle, default_matrix.document)
+        served = bundles.bundle.revision if bundles.bundle else None
+        engine = build_engine(bundle, settings, served)
         events = Events()
         ledger = _ledger(settings, sessions, events, clock)
         matrices = MatrixService(sessions, ledger=ledger, clock=clock)
@@ -110,6 +115,7 @@ class Runtime:
             db=db,
             sessions=sessions,
             bundle=bundle,
+            bundles=bundles,
             engine=engine,
             events=events,
             ledger=ledger,

@@ -15,6 +15,7 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.runtime import Runtime
 
+from .opa import shared_credentials
 from .signing import with_test_key
 
 
@@ -48,8 +49,12 @@ def running_api(
 
     Decisions are written in-thread unless `decision_writer` says otherwise: starting the
     child-process writer for each test cost seconds, and it has tests of its own
-    (test_writer_process.py) besides running in every served test on PostgreSQL."""
+    (test_writer_process.py) besides running in every served test on PostgreSQL. With an
+    `opa_url`, the tests' OPA credentials (tests/opa.py) unless `settings` name others."""
     settings.setdefault("decision_writer", "thread")
+    if settings.get("opa_url"):  # the tests' OPA credentials (tests/opa.py), unless given
+        for name, value in shared_credentials().settings().items():
+            settings.setdefault(name, value)
     base = with_test_key(replace(Settings.from_env({}), database_url=database_url))
     configured = replace(base, **settings)
     runtime = Runtime.build(configured, clock=clock)

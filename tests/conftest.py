@@ -15,13 +15,13 @@ from supportgate.policy.bundle import PolicyBundle
 from .api import Api, running_api
 from .clock import FakeClock
 from .examples import EXAMPLES
+from .opa import RunningOpa, running_opa
 from .services import (
     PostgresUnavailableError,
     copy_sqlite,
     find_opa,
     postgres_admin_url,
     require_or_skip,
-    running_opa,
     template_database,
     temporary_database,
 )
@@ -66,9 +66,15 @@ def opa_binary() -> str:
 
 
 @pytest.fixture(scope="session")
-def opa_url(opa_binary: str) -> Iterator[str]:
-    with running_opa(opa_binary) as url:
-        yield url
+def opa_server(opa_binary: str) -> Iterator[RunningOpa]:
+    """One OPA for the session, holding the service's bundle (tests/opa.py)."""
+    with running_opa(opa_binary) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def opa_url(opa_server: RunningOpa) -> str:
+    return opa_server.url
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from supportgate.policy.engine import LoadedMatrix
 from supportgate.policy.opa import OpaEngine
 
 from .examples import expected
+from .opa import expected_revision, shared_credentials
 
 EXAMPLE_TIME = expected().evaluated_at  # the time examples/manifests/expected.yaml is written for
 
@@ -20,8 +21,19 @@ def default_matrix(bundle: PolicyBundle) -> LoadedMatrix:
 def make_engine(kind: str, bundle: PolicyBundle, opa_url: str | None) -> PolicyEngine:
     if kind == "opa":
         assert opa_url is not None
-        return OpaEngine(opa_url, bundle)
+        return opa_engine(opa_url, bundle)
     return EmbeddedEngine(bundle)
+
+
+def opa_engine(opa_url: str, bundle: PolicyBundle, *, timeout_s: float = 5.0) -> OpaEngine:
+    """The engine a service on the tests' OPA credentials (tests/opa.py) builds."""
+    return OpaEngine(
+        opa_url,
+        bundle,
+        bundle_revision=expected_revision(bundle),
+        token=shared_credentials().api_token,
+        timeout_s=timeout_s,
+    )
 
 
 def make_evaluator(engine: PolicyEngine, bundle: PolicyBundle) -> Evaluator:

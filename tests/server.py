@@ -118,11 +118,13 @@ def serving(
     args: Sequence[str] = (),
     ready_path: str = "/health/live",
     command: Sequence[str] | None = None,
+    port: int | None = None,
 ) -> Iterator[Served]:
-    """`supportgate serve` in `workdir` on a free port; yields once `ready_path` answers 200.
-    `command` is the supportgate to run (default: supportgate_command())."""
+    """`supportgate serve` in `workdir` on `port` (default: a free one); yields once
+    `ready_path` answers 200. `command` is the supportgate to run (default:
+    supportgate_command())."""
     workdir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     listen = ("--host", "127.0.0.1", "--port", str(port))
     stdout = workdir / f"serve-{port}.stdout"
     stderr = workdir / f"serve-{port}.stderr"

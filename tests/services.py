@@ -1,4 +1,4 @@
-"""Real services for tests: an OPA server on a loopback port, and PostgreSQL.
+"""Real services for tests: finding OPA (tests/opa.py runs it), and PostgreSQL.
 
 Locally a missing service skips its tests with the reason printed; with
 SUPPORTGATE_REQUIRE_OPA=1 or SUPPORTGATE_REQUIRE_POSTGRES=1 (set by .ci/run) a missing
@@ -12,14 +12,12 @@ import shutil
 import socket
 import sqlite3
 import subprocess
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
-import requests
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ProgrammingError, SQLAlchemyError
@@ -27,7 +25,6 @@ from sqlalchemy.pool import NullPool
 
 from supportgate.db.engine import database_url
 
-OPA_START_TIMEOUT_S = 20.0
 POSTGRES_START_TIMEOUT_S = 300.0
 START_POSTGRES = Path(__file__).resolve().parents[1] / "scripts" / "start-postgres"
 
@@ -58,42 +55,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@contextmanager
-def running_opa(opa: str) -> Iterator[str]:
-    """`opa run --server` on a free loopback port, with nothing loaded; yields its URL."""
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [opa, "run", "--server", "--addr", address, "--log-level", "error"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://{address}"
-    try:
-        _wait_healthy(url, process)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + OPA_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            stderr = process.stderr.read().decode() if process.stderr else ""
-            raise RuntimeError(f"opa exited with {process.returncode}: {stderr}")
-        try:
-            if requests.get(f"{url}/health", timeout=1).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"opa at {url} did not become healthy in {OPA_START_TIMEOUT_S}s")
 
 
 class PostgresUnavailableError(RuntimeError):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from supportgate.config import Settings
+from supportgate.errors import UsageError
+
 from .bundle import PolicyBundle
 from .embedded import EmbeddedEngine
 from .engine import LoadedMatrix, PolicyEngine
@@ -20,14 +23,34 @@ __all__ = [
 ]
 
 
-def build_engine(bundle: PolicyBundle, opa_url: str | None = None) -> PolicyEngine:
-    """OPA when a URL is given, the in-process engine otherwise.
+def build_engine(
+    bundle: PolicyBundle, settings: Settings, served_revision: str | None
+) -> PolicyEngine:
+    """OPA when SUPPORTGATE_OPA_URL is set, the in-process engine otherwise.
 
-    The in-process engine keeps the answers for inputs the time cannot change (memo.py). OPA's
-    are not kept: when the OPA server cannot answer, the service must say so (503), not answer
-    from memory."""
-    if opa_url:
-        from .opa import OpaEngine  # noqa: PLC0415 - only OPA users pay for its client
+    OPA evaluates the bundle the service serves (bundle_server.py; `served_revision` is its
+    revision, None when it serves none), so it needs the bundle's signing key and a token for
+    OPA's API. The in-process engine keeps the answers for inputs the time
+    cannot change (memo.py). OPA's are not kept: when the OPA server cannot answer, the
+    service must say so (503), not answer from memory."""
+    if not settings.opa_url:
+        return MemoizedEngine(EmbeddedEngine(bundle))
+    if served_revision is None:
+        raise UsageError(
+            "OPA pulls the policies as a bundle the service signs: set the signing key",
+            field="SUPPORTGATE_BUNDLE_SIGNING_KEY_FILE",
+        )
+    if not settings.opa_token:
+        raise UsageError(
+            "OPA's API answers only with a token (--authentication=token): set it",
+            field="SUPPORTGATE_OPA_TOKEN",
+        )
+    from .opa import OpaEngine  # noqa: PLC0415 - only OPA users pay for its client
 
-        return OpaEngine(opa_url, bundle)
-    return MemoizedEngine(EmbeddedEngine(bundle))
+    return OpaEngine(
+        settings.opa_url,
+        bundle,
+        bundle_revision=served_revision,
+        token=settings.opa_token,
+        timeout_s=settings.opa_timeout,
+    )

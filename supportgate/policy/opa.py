@@ -1,81 +1,78 @@
-"""The OPA engine: an Open Policy Agent server reached through opa-python-client.
+"""The OPA engine: an Open Policy Agent server that holds the service's signed bundle.
 
-The engine uploads the policy modules and the matrix, records what it uploaded under
-`data.supportgate_meta` (policy revision and matrix key) and evaluates through the data API.
-Before evaluating under a matrix it checks that record, so an OPA that restarted or was
-changed by someone else is loaded again. Every failure to get a decision from OPA becomes
-PolicyEngineUnavailable: never a verdict.
+OPA pulls the bundle from the service (opa_bundle.py, docs/opa.md); this engine never writes
+to OPA. Each decision is one POST to the bundle's entry rule (`data.supportgate.gate`) with
+the revision the service expects and the matrix to judge under: the revision check is part of
+the query, so it costs no round trip, and leaves no window (an OPA that lost the bundle, holds
+another revision or never pulled one answers nothing, which is 503, never a verdict).
+
+Calls share nothing but httpx's connection pool: no lock is held across a call, so a hung OPA
+costs each waiting request one deadline, not the sum of everyone's. Each call has a deadline,
+`timeout_s`: connecting takes at most CONNECT_TIMEOUT_S of it, no read or write waits longer
+than it, and the answer's body is read in chunks against it (httpx's timeouts are per
+operation, not per call).
 """
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-from opa_client import OpaClient
-from opa_client.errors import (
-    ConnectionsError,
-    PolicyNotFoundError,
-    QueryExecuteError,
-    RegoParseError,
-    TypeException,
-)
+import httpx
+import msgspec
 
+from supportgate.config import DEFAULT_OPA_TIMEOUT_SECONDS
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
 from .engine import LoadedMatrix, convert_result
 from .inputs import PolicyInput
+from .opa_bundle import BUNDLE_NAME
 
-DECISION_PACKAGE = "supportgate.decision"
-META_PATH = "supportgate_meta"
-DEFAULT_TIMEOUT_S = 30.0
+GATE_PATH = "/v1/data/supportgate/gate"
+REVISION_PATH = f"/v1/data/system/bundles/{BUNDLE_NAME}/manifest/revision"
+CONNECT_TIMEOUT_S = 1.0
 
-_TRANSPORT_ERRORS = (
-    requests.RequestException,
-    ConnectionsError,
-    PolicyNotFoundError,
-    QueryExecuteError,
-    RegoParseError,
-    TypeException,
-    ValueError,
-)
+_encode = msgspec.json.Encoder().encode
 
 
 class OpaEngine:
     name = "opa"
 
     def __init__(
-        self, url: str, bundle: PolicyBundle, *, timeout_s: float = DEFAULT_TIMEOUT_S
+        self,
+        url: str,
+        policies: PolicyBundle,
+        *,
+        bundle_revision: str,
+        token: str,
+        timeout_s: float = DEFAULT_OPA_TIMEOUT_SECONDS,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
             raise UsageError(
                 f"must be http(s)://host:port, got {url!r}", field="SUPPORTGATE_OPA_URL"
             )
-        self.url = url
-        self._bundle = bundle
-        self._client = OpaClient(
-            host=parts.hostname,
-            port=parts.port or (443 if parts.scheme == "https" else 80),
-            ssl=parts.scheme == "https",
-            timeout=timeout_s,
-            retries=0,
+        self.url = url.rstrip("/")
+        self._policies = policies
+        self._bundle_revision = bundle_revision
+        self._timeout_s = timeout_s
+        connect = min(CONNECT_TIMEOUT_S, timeout_s)
+        self._client = httpx.Client(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            timeout=httpx.Timeout(timeout_s, connect=connect),
         )
-        self._lock = threading.Lock()
-        self._loaded_key: str | None = None
 
     @property
     def policy_revision(self) -> str:
-        return self._bundle.revision
+        return self._policies.revision
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
-        self._ensure_loaded(matrix)
-        answer = self._query("result", dict(policy_input.document))
+        answer = self._gate("result", matrix, b'"item":' + policy_input.canonical)
         return convert_result(answer)
 
     def evaluate_batch(
@@ -83,73 +80,80 @@ class OpaEngine:
     ) -> list[PolicyResult]:
         if not inputs:
             return []
-        self._ensure_loaded(matrix)
-        answer = self._query("batch", {"items": [dict(item.document) for item in inputs]})
+        items = b",".join(item.canonical for item in inputs)
+        answer = self._gate("batch", matrix, b'"items":[' + items + b"]")
         if not isinstance(answer, list) or len(answer) != len(inputs):
             raise PolicyEngineUnavailable("OPA answered a batch of the wrong shape")
         return [convert_result(item) for item in answer]
 
     def check_ready(self) -> None:
-        try:
-            self._client.check_connection()
-        except _TRANSPORT_ERRORS as exc:
-            raise PolicyEngineUnavailable(f"OPA at {self.url} is unreachable: {exc}") from exc
+        """OPA answers, and holds the bundle revision the service serves."""
+        held = self._held_revision()
+        if held != self._bundle_revision:
+            raise PolicyEngineUnavailable(self._mismatch(held))
 
     def close(self) -> None:
-        self._client.close_connection()
+        self._client.close()
 
-    def _ensure_loaded(self, matrix: LoadedMatrix) -> None:
-        expected = {"policy_revision": self._bundle.revision, "matrix_key": matrix.key}
-        with self._lock:
-            if self._loaded_key == matrix.key and self._meta() == expected:
-                return
-            try:
-                self._upload_modules()
-                self._client.update_or_create_data(dict(matrix.document), "matrix")
-                self._client.update_or_create_data(expected, META_PATH)
-            except _TRANSPORT_ERRORS as exc:
-                self._loaded_key = None
-                raise PolicyEngineUnavailable(
-                    f"OPA at {self.url} refused the policies: {exc}"
-                ) from exc
-            self._loaded_key = matrix.key
+    def _gate(self, rule: str, matrix: LoadedMatrix, inputs: bytes) -> Any:
+        body = (
+            b'{"input":{"revision":'
+            + _encode(self._bundle_revision)
+            + b',"matrix":'
+            + matrix.canonical
+            + b","
+            + inputs
+            + b"}}"
+        )
+        response = self._call("POST", f"{GATE_PATH}/{rule}", body)
+        if "result" in response:
+            return response["result"]
+        # Undefined: OPA lacks the expected revision, or the policies decided nothing.
+        held = self._held_revision()
+        if held != self._bundle_revision:
+            raise PolicyEngineUnavailable(self._mismatch(held))
+        return None  # convert_result says the policy left the decision undefined
 
-    def _upload_modules(self) -> None:
-        """PUT every module; OPA compiles each against those already there, so a module whose
-        imports are not uploaded yet is retried after the others, until no upload succeeds."""
-        pending = list(self._bundle.modules)
-        while pending:
-            refused: list[tuple[str, str]] = []
-            errors: list[RegoParseError] = []
-            for name, text in pending:
-                try:
-                    self._client.update_policy_from_string(
-                        text, _policy_id(name), rego_compat=False
-                    )
-                except RegoParseError as exc:
-                    refused.append((name, text))
-                    errors.append(exc)
-            if len(refused) == len(pending):
-                raise errors[-1]
-            pending = refused
+    def _held_revision(self) -> Any:
+        return self._call("GET", REVISION_PATH).get("result")
 
-    def _meta(self) -> Any:
+    def _mismatch(self, held: Any) -> str:
+        if held is None:
+            return f"OPA at {self.url} holds no {BUNDLE_NAME} bundle (not pulled or not verified)"
+        return (
+            f"OPA at {self.url} holds bundle revision {held!r}, not the service's "
+            f"{self._bundle_revision!r}"
+        )
+
+    def _call(self, method: str, path: str, body: bytes | None = None) -> dict[str, Any]:
+        deadline = time.monotonic() + self._timeout_s
         try:
-            return self._client.get_data(META_PATH).get("result")
-        except PolicyNotFoundError:
-            return None
-        except _TRANSPORT_ERRORS as exc:
+            with self._client.stream(method, path, content=body) as response:
+                chunks: list[bytes] = []
+                for chunk in response.iter_bytes():
+                    if time.monotonic() > deadline:
+                        raise PolicyEngineUnavailable(
+                            f"OPA at {self.url} did not answer within {self._timeout_s:g} s"
+                        )
+                    chunks.append(chunk)
+        except httpx.TimeoutException as exc:
+            raise PolicyEngineUnavailable(
+                f"OPA at {self.url} did not answer within {self._timeout_s:g} s"
+            ) from exc
+        except httpx.HTTPError as exc:
             raise PolicyEngineUnavailable(f"OPA at {self.url} is unreachable: {exc}") from exc
-
-    def _query(self, rule: str, input_data: dict[str, Any]) -> Any:
+        if response.status_code == httpx.codes.UNAUTHORIZED:
+            raise PolicyEngineUnavailable(
+                f"OPA at {self.url} refused the service's token (SUPPORTGATE_OPA_TOKEN)"
+            )
+        if response.status_code != httpx.codes.OK:
+            raise PolicyEngineUnavailable(
+                f"OPA at {self.url} answered {response.status_code} to {method} {path}"
+            )
         try:
-            response = self._client.query_rule(input_data, DECISION_PACKAGE, rule)
-        except _TRANSPORT_ERRORS as exc:
-            raise PolicyEngineUnavailable(f"OPA at {self.url} did not answer: {exc}") from exc
-        if "result" not in response:
-            raise PolicyEngineUnavailable(f"OPA at {self.url} has no {DECISION_PACKAGE}.{rule}")
-        return response["result"]
-
-
-def _policy_id(name: str) -> str:
-    return name.removesuffix(".rego")
+            answer = msgspec.json.decode(b"".join(chunks))
+        except msgspec.DecodeError as exc:
+            raise PolicyEngineUnavailable(f"OPA at {self.url} answered no JSON") from exc
+        if not isinstance(answer, dict):
+            raise PolicyEngineUnavailable(f"OPA at {self.url} answered no JSON object")
+        return answer

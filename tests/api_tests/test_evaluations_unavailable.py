@@ -17,7 +17,7 @@ from sqlalchemy.pool import NullPool
 from supportgate.db import database_url
 
 from ..api import Api, running_api
-from ..services import running_opa
+from ..opa import running_opa
 from .support import Rows, created, example, hardware, post, rows
 
 
@@ -107,7 +107,7 @@ def test_an_unreachable_policy_engine_is_503_and_records_nothing(db_url: str) ->
 
 def test_a_policy_engine_that_goes_away_is_503(opa_binary: str, tmp_path: Path) -> None:
     with ExitStack() as opa:
-        opa_url = opa.enter_context(running_opa(opa_binary))
+        opa_url = opa.enter_context(running_opa(opa_binary)).url
         with running_api(f"sqlite:///{tmp_path / 'supportgate.db'}", opa_url=opa_url) as api:
             decided = created(api, hardware("pool-a"))
             assert decided["verdict"] == "experimental"

@@ -15,6 +15,7 @@ import yaml
 from sqlalchemy import text
 
 from ..api import Api, running_api
+from ..opa import shared_credentials
 from .support import created, example, named, post_examples, rows
 from .test_matrix import matrix, with_sm90
 
@@ -198,7 +199,9 @@ def test_on_opa_the_proposal_never_reaches_the_server(opa_url: str, tmp_path: Pa
         assert api.runtime.engine.name == "opa"
         track_examples(api)
         assert changes(report(api, with_sm90("2026.12.1"))) == H100_CHANGES
-        held = requests.get(f"{opa_url}/v1/data/matrix/version", timeout=5).json()["result"]
+        held = requests.get(
+            f"{opa_url}/v1/data/matrix/version", headers=shared_credentials().headers(), timeout=5
+        ).json()["result"]
         assert held == "2026.11.1"
         # Submissions right after still judge under the current matrix.
         assert created(api, example("hw-h100-pool-a.yaml"))["verdict"] == "experimental"

@@ -33,7 +33,9 @@ def test_every_example_matches_expected(
     request: pytest.FixtureRequest,
 ) -> None:
     opa_url = request.getfixturevalue("opa_url") if engine_kind == "opa" else None
-    evaluator = make_evaluator(make_engine(engine_kind, policy_bundle, opa_url), policy_bundle)
+    engine = make_engine(engine_kind, policy_bundle, opa_url)
+    request.addfinalizer(engine.close)
+    evaluator = make_evaluator(engine, policy_bundle)
     wanted = expected()
     manifests = {name: _load(examples_dir, name) for name in wanted.decisions}
     pools = {m.metadata.name: m for m in manifests.values() if isinstance(m, HardwareManifest)}

@@ -25,10 +25,9 @@ from supportgate.matrix import prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.catalog import read_catalog
 from supportgate.policy.engine import LoadedMatrix
-from supportgate.policy.opa import OpaEngine
 
 from .. import strategies
-from ..engines import EXAMPLE_TIME, default_matrix
+from ..engines import EXAMPLE_TIME, default_matrix, opa_engine
 from ..examples import expected
 
 pytestmark = pytest.mark.opa
@@ -59,7 +58,7 @@ settings.register_profile(
 class Engines:
     def __init__(self, bundle: PolicyBundle, opa_url: str, pools: dict[str, HardwareManifest]):
         self.embedded = EmbeddedEngine(bundle)
-        self.opa = OpaEngine(opa_url, bundle)
+        self.opa = opa_engine(opa_url, bundle)
         self.pools = pools
         self.default = default_matrix(bundle)
 

@@ -15,6 +15,7 @@ from supportgate.db import create_db_engine
 
 from ..api_tests.support import example
 from ..examples import EXAMPLES
+from ..opa import shared_credentials
 from ..server import clean_env, run_cli, serving
 
 
@@ -76,6 +77,7 @@ def test_serve_with_an_unreachable_opa_is_unready_and_decides_nothing(tmp_path: 
     env = clean_env(
         SUPPORTGATE_DATABASE_URL=database,
         SUPPORTGATE_OPA_URL=f"http://127.0.0.1:{_closed_port()}",
+        **shared_credentials().env(),
     )
     made = run_cli(["keys", "create", "--role", "ci", "--name", "ci"], env=env, cwd=tmp_path)
     key = made.stdout.splitlines()[-1]

@@ -1,0 +1,62 @@
+"""Serving the signed OPA bundle (opa_bundle.py) to the OPA that pulls it (docs/opa.md).
+
+The bundle is built and signed once, at start: its files (the policies and the default
+matrix) do not change while the service runs. Only OPA may fetch it, with the bundle token
+(SUPPORTGATE_BUNDLE_TOKEN, OPA's `services.<name>.credentials.bearer.token`); the route is
+outside the API keys' guard, since OPA holds no API key. A fetch naming the current ETag in
+If-None-Match is 304: OPA polls, and downloads only a new revision.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from supportgate.config import Settings
+from supportgate.errors import UsageError
+
+from .bundle import PolicyBundle
+from .opa_bundle import KEY_SETTING, BundleSigner, OpaBundle, build_bundle
+
+TOKEN_SETTING = "SUPPORTGATE_BUNDLE_TOKEN"  # noqa: S105 - the variable's name, no secret
+
+
+@dataclass(frozen=True, slots=True)
+class BundleServer:
+    bundle: OpaBundle | None
+    """None when the service serves no bundle (no signing key: it runs without OPA)."""
+    token: str | None
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, policies: PolicyBundle, default_matrix: Mapping[str, Any]
+    ) -> BundleServer:
+        if settings.bundle_signing_key_file is None:
+            return cls(bundle=None, token=None)
+        if not settings.bundle_token:
+            raise UsageError(
+                f"the bundle is served only to whoever presents this token (OPA), and "
+                f"{KEY_SETTING} is set: set a token",
+                field=TOKEN_SETTING,
+            )
+        signer = BundleSigner.from_file(settings.bundle_signing_key_file)
+        return cls(
+            bundle=build_bundle(policies, default_matrix, signer), token=settings.bundle_token
+        )
+
+    def admits(self, authorization: str | None) -> bool:
+        if self.token is None or not authorization:
+            return False
+        scheme, _, value = authorization.partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            value.strip().encode(), self.token.encode()
+        )
+
+    def unchanged(self, if_none_match: str | None) -> bool:
+        """Whether the client holds this bundle already (If-None-Match names its ETag)."""
+        if self.bundle is None or not if_none_match:
+            return False
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        return self.bundle.etag in tags or "*" in tags

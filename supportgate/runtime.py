@@ -86,7 +86,7 @@ class Runtime:
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
         """Build every part once; nothing is read or written until start(). `clock` is the
         one every part that compares times asks (tests give a fake one)."""
-        db = create_db_engine(settings.database_url)
+        db = create_db_engine(settings.database_url, settings.database_timeouts)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir)
         default_matrix = prepare(load_matrix_file(bundle.default_matrix_path))
@@ -201,5 +201,11 @@ def _ledger(
     settings: Settings, sessions: sessionmaker[Session], events: Events, clock: Clock
 ) -> LedgerWriter:
     if settings.writes_in_process:
-        return ProcessLedgerWriter(sessions, settings.database_url, events=events, clock=clock)
+        return ProcessLedgerWriter(
+            sessions,
+            settings.database_url,
+            events=events,
+            clock=clock,
+            timeouts=settings.database_timeouts,
+        )
     return LedgerWriter(sessions, events=events, clock=clock)

@@ -30,9 +30,9 @@ UNMATCHED_ROUTE = "unmatched"
 OTHER_METHOD = "other"
 
 
-def method_label(method: str) -> str:
+def method_label(method: object) -> str:
     """The method as a metric label: one of HTTP's own, else `other`."""
-    return method if method in KNOWN_METHODS else OTHER_METHOD
+    return method if isinstance(method, str) and method in KNOWN_METHODS else OTHER_METHOD
 
 
 class RequestObserver(ASGIMiddleware):

@@ -93,6 +93,9 @@ class Settings:
     console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
     console_session_timeout: float = CONSOLE_SESSION_TIMEOUT
     database_timeouts: DatabaseTimeouts = DatabaseTimeouts()
+    webhook_allow: tuple[str, ...] = ()
+    """CIDRs and host names webhooks may be sent to besides public addresses
+    (supportgate/webhooks/targets.py checks them when the service is built)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -117,6 +120,11 @@ class Settings:
             ),
             console_session_timeout=_seconds(
                 env, "SUPPORTGATE_CONSOLE_SESSION_TIMEOUT", CONSOLE_SESSION_TIMEOUT
+            ),
+            webhook_allow=tuple(
+                entry.strip()
+                for entry in (env.get("SUPPORTGATE_WEBHOOK_ALLOW") or "").split(",")
+                if entry.strip()
             ),
             database_timeouts=DatabaseTimeouts(
                 statement=_timeout(env, "SUPPORTGATE_DB_STATEMENT_TIMEOUT", 30.0),

@@ -51,6 +51,7 @@ from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
 from supportgate.waivers.services import WaiverService, deny_rule_ids
 from supportgate.webhooks.services import WebhookService
+from supportgate.webhooks.targets import AllowList
 
 log = get_logger(__name__)
 
@@ -134,7 +135,9 @@ class Runtime:
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions),
-            webhooks=WebhookService(sessions, clock=clock),
+            webhooks=WebhookService(
+                sessions, clock=clock, allow=AllowList.parse(settings.webhook_allow)
+            ),
             waivers=waivers,
             impact=ImpactAnalysis(
                 sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock

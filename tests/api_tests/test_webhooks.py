@@ -15,14 +15,21 @@ import pytest
 from supportgate.db import transaction
 from supportgate.webhooks import enqueue_alert_deliveries
 
-from ..api import Api
+from ..api import Api, running_api
 from ..integration.test_webhook_delivery import alert
-from ..receiver import Receiver, running_receiver, verify
+from ..receiver import ALLOW, Receiver, running_receiver, verify
 from ..waiting import wait_until
 from .support import created, hardware, named
 from .test_observability import _samples, _value
 
 PENDING = "supportgate_webhook_deliveries_pending"
+
+
+@pytest.fixture
+def api(migrated_db_url: str) -> Iterator[Api]:
+    """The API whose allow-list admits the loopback receivers (tests/receiver.py)."""
+    with running_api(migrated_db_url, webhook_allow=ALLOW) as running:
+        yield running
 
 
 @pytest.fixture
@@ -78,6 +85,30 @@ def test_webhooks_need_the_admin_role(api: Api) -> None:
     assert get(api, "/v1/webhooks", role="procurement").status_code == 403
     assert get(api, "/v1/webhooks", role=None).status_code == 401
     assert get(api, "/v1/webhooks").json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://0x7f000001/hooks",
+        "http://127.1/hooks",
+        "http://127.0.0.1:8080/hooks",
+        "http://[::1]/hooks",
+        "http://[::ffff:127.0.0.1]/hooks",
+        "http://0.0.0.0/hooks",
+        "http://10.0.0.1/hooks",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost/hooks",
+        "https://user:pass@hooks.example.com/a",
+    ],
+)
+def test_internal_targets_are_a_400_naming_url_without_the_allow_list(
+    sqlite_api: Api, url: str
+) -> None:
+    response = subscribe(sqlite_api, {"url": url})
+    assert response.status_code == 400, response.text
+    assert named(response.json()) == "$.url"
+    assert get(sqlite_api, "/v1/webhooks").json()["items"] == []
 
 
 @pytest.mark.parametrize(

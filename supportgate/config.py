@@ -47,6 +47,19 @@ class RateLimits:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """What `supportgate serve` allows a connection (supportgate/serving.py)."""
+
+    header_timeout: float = 10.0
+    """Seconds for a request's head (request line and headers) to arrive, from the
+    connection's start or the previous response's end: then the connection is closed."""
+    keep_alive_timeout: int = 5
+    """Seconds a kept-alive connection may sit idle after a response."""
+    max_connections: int = 1000
+    """Open connections at most; one more is closed as soon as it is accepted."""
+
+
+@dataclass(frozen=True, slots=True)
 class DatabaseTimeouts:
     """PostgreSQL's `statement_timeout` and `lock_timeout` for the service's connections, in
     seconds (0: none). A request whose table is locked, or whose query runs away, fails with
@@ -93,6 +106,7 @@ class Settings:
     console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
     console_session_timeout: float = CONSOLE_SESSION_TIMEOUT
     database_timeouts: DatabaseTimeouts = DatabaseTimeouts()
+    server_limits: ServerLimits = ServerLimits()
     webhook_allow: tuple[str, ...] = ()
     """CIDRs and host names webhooks may be sent to besides public addresses
     (supportgate/webhooks/targets.py checks them when the service is built)."""
@@ -125,6 +139,11 @@ class Settings:
                 entry.strip()
                 for entry in (env.get("SUPPORTGATE_WEBHOOK_ALLOW") or "").split(",")
                 if entry.strip()
+            ),
+            server_limits=ServerLimits(
+                header_timeout=_seconds(env, "SUPPORTGATE_HEADER_TIMEOUT", 10.0),
+                keep_alive_timeout=_count(env, "SUPPORTGATE_KEEP_ALIVE_TIMEOUT", 5),
+                max_connections=_count(env, "SUPPORTGATE_MAX_CONNECTIONS", 1000),
             ),
             database_timeouts=DatabaseTimeouts(
                 statement=_timeout(env, "SUPPORTGATE_DB_STATEMENT_TIMEOUT", 30.0),

@@ -8,6 +8,7 @@ import base64
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,19 +18,13 @@ from supportgate.webhooks import enqueue_alert_deliveries
 
 from ..api import Api, running_api
 from ..integration.test_webhook_delivery import alert
-from ..receiver import ALLOW, Receiver, running_receiver, verify
+from ..receiver import Receiver, running_receiver, verify
+from ..services import copy_sqlite
 from ..waiting import wait_until
 from .support import created, hardware, named
 from .test_observability import _samples, _value
 
 PENDING = "supportgate_webhook_deliveries_pending"
-
-
-@pytest.fixture
-def api(migrated_db_url: str) -> Iterator[Api]:
-    """The API whose allow-list admits the loopback receivers (tests/receiver.py)."""
-    with running_api(migrated_db_url, webhook_allow=ALLOW) as running:
-        yield running
 
 
 @pytest.fixture
@@ -103,12 +98,14 @@ def test_webhooks_need_the_admin_role(api: Api) -> None:
     ],
 )
 def test_internal_targets_are_a_400_naming_url_without_the_allow_list(
-    sqlite_api: Api, url: str
+    sqlite_template: Path, tmp_path: Path, url: str
 ) -> None:
-    response = subscribe(sqlite_api, {"url": url})
-    assert response.status_code == 400, response.text
-    assert named(response.json()) == "$.url"
-    assert get(sqlite_api, "/v1/webhooks").json()["items"] == []
+    database = copy_sqlite(sqlite_template, tmp_path / "supportgate.db")
+    with running_api(database, webhook_allow=()) as api:
+        response = subscribe(api, {"url": url})
+        assert response.status_code == 400, response.text
+        assert named(response.json()) == "$.url"
+        assert get(api, "/v1/webhooks").json()["items"] == []
 
 
 @pytest.mark.parametrize(

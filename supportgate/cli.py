@@ -55,8 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn  # noqa: PLC0415 - only the server needs it
-
+    from supportgate import serving  # noqa: PLC0415 - only the server needs uvicorn
     from supportgate.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
     from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
     from supportgate.ledger.keys import check_signing_key  # noqa: PLC0415 - see the imports above
@@ -78,7 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
         ensure_current(settings.database_url)
     check_signing_key(settings)  # likewise
     app = create_app(settings, upgrade_schema=not args.no_upgrade)
-    uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
+    serving.run(app, host=args.host, port=args.port, limits=settings.server_limits)
     return EXIT_OK
 
 

@@ -46,6 +46,30 @@ class RateLimits:
     """How fast a key earns those back: its sustained rate."""
 
 
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """What `supportgate serve` allows a connection (supportgate/serving.py)."""
+
+    header_timeout: float = 10.0
+    """Seconds for a request's head (request line and headers) to arrive, from the
+    connection's start or the previous response's end: then the connection is closed."""
+    keep_alive_timeout: int = 5
+    """Seconds a kept-alive connection may sit idle after a response."""
+    max_connections: int = 1000
+    """Open connections at most; one more is closed as soon as it is accepted."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseTimeouts:
+    """PostgreSQL's `statement_timeout` and `lock_timeout` for the service's connections, in
+    seconds (0: none). A request whose table is locked, or whose query runs away, fails with
+    a 503 in seconds instead of holding its connection (and its client) for as long as the
+    lock is held. Migrations run without them (an index build may take longer)."""
+
+    statement: float = 30.0
+    lock: float = 5.0
+
+
 def default_log_origin() -> str:
     """`supportgate/<hostname>`: the origin line of the checkpoints and the signing key's name."""
     return f"supportgate/{socket.gethostname()}"
@@ -81,6 +105,11 @@ class Settings:
     """None: no rate limits at all (`SUPPORTGATE_RATE_LIMITS=off`)."""
     console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
     console_session_timeout: float = CONSOLE_SESSION_TIMEOUT
+    database_timeouts: DatabaseTimeouts = DatabaseTimeouts()
+    server_limits: ServerLimits = ServerLimits()
+    webhook_allow: tuple[str, ...] = ()
+    """CIDRs and host names webhooks may be sent to besides public addresses
+    (supportgate/webhooks/targets.py checks them when the service is built)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -105,6 +134,20 @@ class Settings:
             ),
             console_session_timeout=_seconds(
                 env, "SUPPORTGATE_CONSOLE_SESSION_TIMEOUT", CONSOLE_SESSION_TIMEOUT
+            ),
+            webhook_allow=tuple(
+                entry.strip()
+                for entry in (env.get("SUPPORTGATE_WEBHOOK_ALLOW") or "").split(",")
+                if entry.strip()
+            ),
+            server_limits=ServerLimits(
+                header_timeout=_seconds(env, "SUPPORTGATE_HEADER_TIMEOUT", 10.0),
+                keep_alive_timeout=_count(env, "SUPPORTGATE_KEEP_ALIVE_TIMEOUT", 5),
+                max_connections=_count(env, "SUPPORTGATE_MAX_CONNECTIONS", 1000),
+            ),
+            database_timeouts=DatabaseTimeouts(
+                statement=_timeout(env, "SUPPORTGATE_DB_STATEMENT_TIMEOUT", 30.0),
+                lock=_timeout(env, "SUPPORTGATE_DB_LOCK_TIMEOUT", 5.0),
             ),
         )
 
@@ -228,6 +271,20 @@ def _opa_timeout(value: str | None) -> float:
             f"{MAX_OPA_TIMEOUT_SECONDS:g}, got {value!r}",
             field="SUPPORTGATE_OPA_TIMEOUT",
         )
+    return seconds
+
+
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds, 0 or more (0: no limit)."""
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds < math.inf:  # also refuses NaN
+        raise UsageError(f"a number of seconds, 0 or more (0: none), got {value!r}", field=name)
     return seconds
 
 

@@ -134,6 +134,11 @@ class DatabaseError(SupportgateError):
     """The database cannot serve supportgate as it is; the message says why."""
 
 
+class DatabaseBusy(DatabaseError):
+    """PostgreSQL gave up on a statement at its lock or statement timeout (config.py
+    DatabaseTimeouts): a 503 worth retrying, not a hung request."""
+
+
 class SchemaOutdated(DatabaseError):
     """The database schema is not at the revision this supportgate needs; names the fix."""
 

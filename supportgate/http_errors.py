@@ -15,8 +15,10 @@ from litestar.exceptions import HTTPException, InternalServerException, Validati
 from litestar.types import ExceptionHandlersMap, Scope
 from sqlalchemy.exc import DBAPIError
 
+from supportgate.db.engine import busy_error
 from supportgate.errors import (
     ConflictError,
+    DatabaseBusy,
     DatabaseError,
     InputError,
     NotFound,
@@ -90,9 +92,11 @@ def handle_unavailable(
     _: Request[Any, Any, Any], exc: PolicyEngineError | DatabaseError | DBAPIError
 ) -> Response[dict[str, Any]]:
     what = "policy engine" if isinstance(exc, PolicyEngineError) else "database"
-    log.error("dependency_unavailable", dependency=what, error=str(exc).splitlines()[0])
+    busy = busy_error(exc) if isinstance(exc, DBAPIError) else exc
+    log.error("dependency_unavailable", dependency=what, error=str(busy or exc).splitlines()[0])
+    reason = str(busy) if isinstance(busy, DatabaseBusy) else f"the {what} cannot answer right now"
     return Response(
-        _body(503, f"the {what} cannot answer right now; no decision was made or recorded"),
+        _body(503, f"{reason}; no decision was made or recorded"),
         status_code=503,
         headers={"Retry-After": "5"},
     )

@@ -51,6 +51,7 @@ from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
 from supportgate.waivers.services import WaiverService, deny_rule_ids
 from supportgate.webhooks.services import WebhookService
+from supportgate.webhooks.targets import AllowList
 
 log = get_logger(__name__)
 
@@ -86,7 +87,7 @@ class Runtime:
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
         """Build every part once; nothing is read or written until start(). `clock` is the
         one every part that compares times asks (tests give a fake one)."""
-        db = create_db_engine(settings.database_url)
+        db = create_db_engine(settings.database_url, settings.database_timeouts)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir)
         default_matrix = prepare(load_matrix_file(bundle.default_matrix_path))
@@ -134,7 +135,9 @@ class Runtime:
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions),
-            webhooks=WebhookService(sessions, clock=clock),
+            webhooks=WebhookService(
+                sessions, clock=clock, allow=AllowList.parse(settings.webhook_allow)
+            ),
             waivers=waivers,
             impact=ImpactAnalysis(
                 sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock
@@ -201,5 +204,11 @@ def _ledger(
     settings: Settings, sessions: sessionmaker[Session], events: Events, clock: Clock
 ) -> LedgerWriter:
     if settings.writes_in_process:
-        return ProcessLedgerWriter(sessions, settings.database_url, events=events, clock=clock)
+        return ProcessLedgerWriter(
+            sessions,
+            settings.database_url,
+            events=events,
+            clock=clock,
+            timeouts=settings.database_timeouts,
+        )
     return LedgerWriter(sessions, events=events, clock=clock)

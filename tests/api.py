@@ -16,6 +16,7 @@ from supportgate.config import Settings
 from supportgate.runtime import Runtime
 
 from .opa import shared_credentials
+from .receiver import ALLOW
 from .signing import with_test_key
 
 
@@ -50,8 +51,12 @@ def running_api(
     Decisions are written in-thread unless `decision_writer` says otherwise: starting the
     child-process writer for each test cost seconds, and it has tests of its own
     (test_writer_process.py) besides running in every served test on PostgreSQL. With an
-    `opa_url`, the tests' OPA credentials (tests/opa.py) unless `settings` name others."""
+    `opa_url`, the tests' OPA credentials (tests/opa.py) unless `settings` name others.
+
+    Webhooks may go to 127.0.0.1, where the tests' receivers listen (tests/receiver.py),
+    unless `webhook_allow` says otherwise."""
     settings.setdefault("decision_writer", "thread")
+    settings.setdefault("webhook_allow", ALLOW)  # the tests' receivers are on loopback
     if settings.get("opa_url"):  # the tests' OPA credentials (tests/opa.py), unless given
         for name, value in shared_credentials().settings().items():
             settings.setdefault(name, value)

@@ -1,7 +1,9 @@
 """A real webhook receiver for tests: an HTTP server on a loopback port, in a thread.
 
-It answers POSTs as scripted (a status code, or HANG: no answer until the test ends, so the
-sender times out), then with `default`; it records every request it gets. `verify` checks a
+It answers POSTs as scripted (a status code; HANG: no answer until the test ends, so the
+sender times out; TRICKLE: a 200 sent a byte at a time, each well within a read timeout),
+then with `default`; it records every request it gets. It listens on loopback, which
+webhooks reach only through the allow-list: `ALLOW` admits it. `verify` checks a
 Standard Webhooks signature by hand (hmac + base64), independently of supportgate.webhooks.
 """
 
@@ -20,8 +22,13 @@ from typing import Any, Literal
 
 HANG: Literal["hang"] = "hang"
 HANG_LIMIT_S = 60.0
+TRICKLE: Literal["trickle"] = "trickle"
+TRICKLE_GAP_S = 0.25
+"""Between two bytes of a trickled answer: the whole 200 takes about 10 s."""
+ALLOW = ("127.0.0.1/32",)
+"""SUPPORTGATE_WEBHOOK_ALLOW for the receivers (supportgate/webhooks/targets.py)."""
 
-Reply = int | Literal["hang"]
+Reply = int | Literal["hang", "trickle"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +75,26 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             if reply == HANG:
                 receiver.release.wait(HANG_LIMIT_S)
                 reply = 200
+            if reply == TRICKLE:
+                self._trickle(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                return
             try:
                 self.send_response(reply)
                 self.send_header("content-length", "0")
                 self.end_headers()
             except OSError:  # the sender gave up waiting (a timeout)
                 pass
+
+        def _trickle(self, answer: bytes) -> None:
+            for index in range(len(answer)):
+                if receiver.release.wait(TRICKLE_GAP_S):  # the test is over
+                    return
+                try:
+                    self.wfile.write(answer[index : index + 1])
+                    self.wfile.flush()
+                except OSError:  # the sender cut the connection
+                    return
+            self.close_connection = True
 
         def log_message(self, format: str, *args: Any) -> None:
             del format, args

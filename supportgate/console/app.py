@@ -25,6 +25,7 @@ from supportgate.http_input import refuse_nul_characters
 from supportgate.runtime import Runtime
 
 from .controllers import PageController, SessionController
+from .form_limits import MAX_FORM_FIELDS, refuse_crowded_forms
 from .guard import LOGINS_STATE_KEY, require_console_session
 from .headers import with_security_headers
 from .logins import ConsoleSessions
@@ -36,6 +37,7 @@ MAX_FORM_BYTES = 1024 * 1024
 
 
 async def _before_request(request: Request[Any, Any, Any]) -> None:
+    await refuse_crowded_forms(request)
     await refuse_nul_characters(request)
     await check_csrf(request)
 
@@ -77,6 +79,7 @@ def create_console(runtime: Runtime) -> Litestar:
         logging_config=None,
         openapi_config=None,
         request_max_body_size=MAX_FORM_BYTES,
+        multipart_form_part_limit=MAX_FORM_FIELDS,
         state=State({"runtime": runtime, LOGINS_STATE_KEY: logins}),
     )
 

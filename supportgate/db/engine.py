@@ -22,7 +22,8 @@ from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 from sqlmodel import Session
 
-from supportgate.errors import DatabaseError, UsageError
+from supportgate.config import DatabaseTimeouts
+from supportgate.errors import DatabaseBusy, DatabaseError, UsageError
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
 # Sized for a 2-core host serving 64 concurrent requests: 10 kept, up to 30 at a peak;
@@ -34,6 +35,7 @@ POOL_RECYCLE_S = 1800
 POSTGRES_CONNECT_TIMEOUT_S = 10
 
 _WRITE_OPTION = "supportgate_write"
+_TIMEOUT_SQLSTATES = {"55P03": "lock_timeout", "57014": "statement_timeout"}
 _POSTGRES_DRIVERS = {"postgres", "postgresql"}
 _SQLITE_MEMORY = {"", ":memory:"}
 
@@ -80,14 +82,15 @@ def absent_sqlite_database(url: str) -> AbsentDatabase | None:
     return AbsentDatabase(parsed.render_as_string(), in_memory=False)
 
 
-def create_db_engine(url: str) -> Engine:
-    """An engine for a SQLite or PostgreSQL URL; other databases are refused."""
+def create_db_engine(url: str, timeouts: DatabaseTimeouts | None = None) -> Engine:
+    """An engine for a SQLite or PostgreSQL URL; other databases are refused. `timeouts`
+    bound every statement on PostgreSQL (SQLite has its busy timeout); None: no bounds."""
     parsed = database_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _sqlite_engine(parsed)
     if backend == "postgresql":
-        return _postgres_engine(parsed)
+        return _postgres_engine(parsed, timeouts or DatabaseTimeouts(statement=0, lock=0))
     raise UsageError(
         f"database URL {parsed.render_as_string()} names {backend!r}: "
         "supportgate runs on SQLite and PostgreSQL",
@@ -127,6 +130,21 @@ def as_database_error(url: URL, exc: DBAPIError) -> DatabaseError:
     """The DatabaseError for a driver error: the URL without its password, the first line."""
     reason = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc).__name__
     return DatabaseError(f"the database at {url.render_as_string()} cannot be used: {reason}")
+
+
+def busy_error(exc: DBAPIError) -> DatabaseBusy | None:
+    """A DatabaseBusy when PostgreSQL cancelled the statement at its lock_timeout (55P03) or
+    statement_timeout (57014); None for any other driver error."""
+    setting = _TIMEOUT_SQLSTATES.get(getattr(exc.orig, "sqlstate", None) or "")
+    if setting is None:
+        return None
+    waited = "a lock another transaction holds" if setting == "lock_timeout" else "a statement"
+    return DatabaseBusy(f"the database is busy: it stopped waiting for {waited} ({setting})")
+
+
+def _milliseconds(seconds: float) -> int:
+    """PostgreSQL's unit for its timeouts; a positive bound stays at least 1 ms (0 is none)."""
+    return max(1, round(seconds * 1000)) if seconds > 0 else 0
 
 
 def _sqlite_in_memory(url: URL) -> bool:
@@ -192,14 +210,17 @@ def _on_sqlite_begin(connection: Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-def _postgres_engine(url: URL) -> Engine:
+def _postgres_engine(url: URL, timeouts: DatabaseTimeouts) -> Engine:
+    # Custom plans always: psycopg prepares a statement after a few runs, and PostgreSQL's
+    # generic plan for the audit's seq-range probe ignores the `since` value and scans from
+    # the oldest row (~0.5 s at 1M decisions instead of ~3 ms; bench/bench_audit.py).
+    options = "-c timezone=UTC -c plan_cache_mode=force_custom_plan"
+    options += f" -c statement_timeout={_milliseconds(timeouts.statement)}"
+    options += f" -c lock_timeout={_milliseconds(timeouts.lock)}"
     defaults: dict[str, Any] = {
         "application_name": "supportgate",
         "connect_timeout": POSTGRES_CONNECT_TIMEOUT_S,
-        # Custom plans always: psycopg prepares a statement after a few runs, and PostgreSQL's
-        # generic plan for the audit's seq-range probe ignores the `since` value and scans from
-        # the oldest row (~0.5 s at 1M decisions instead of ~3 ms; bench/bench_audit.py).
-        "options": "-c timezone=UTC -c plan_cache_mode=force_custom_plan",
+        "options": options,
     }
     connect_args = {key: value for key, value in defaults.items() if key not in url.query}
     return create_engine(

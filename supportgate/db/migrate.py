@@ -14,12 +14,14 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Connection, Engine, inspect
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlmodel import SQLModel
 
 from supportgate.errors import DatabaseError, SchemaOutdated
 from supportgate.package_data import MIGRATIONS_PACKAGE, package_directory
 
+from . import tables as _tables  # noqa: F401 - registers the tables on SQLModel.metadata
 from .engine import as_database_error, create_db_engine
 
 MIGRATIONS_DIR = package_directory(MIGRATIONS_PACKAGE)
@@ -86,6 +88,22 @@ def ensure_current(target: str | Engine) -> None:
         f"the database schema is at {shown}, this supportgate needs {needed}: "
         f"run `{UPGRADE_COMMAND}`"
     )
+
+
+def check_schema(engine: Engine) -> None:
+    """Raise DatabaseError naming the tables of supportgate's schema the database lacks (the
+    readiness check: a table renamed or dropped away fails every request that needs it)."""
+    try:
+        with engine.connect() as connection:
+            present = set(inspect(connection).get_table_names())
+    except DBAPIError as exc:
+        raise as_database_error(engine.url, exc) from exc
+    missing = sorted(set(SQLModel.metadata.tables) - present)
+    if missing:
+        raise DatabaseError(
+            f"the database lacks supportgate's tables {', '.join(missing)}: restore them, or "
+            f"run `{UPGRADE_COMMAND}` on a database it has not migrated"
+        )
 
 
 MIGRATION_LOCK = 0x5347_4D49_4752  # "SGMIGR": the advisory lock key of schema migrations

@@ -31,11 +31,14 @@ from multiprocessing.connection import Connection
 from typing import Literal
 
 import msgspec
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
-from supportgate.errors import DatabaseError
+from supportgate.config import DatabaseTimeouts
+from supportgate.db.engine import busy_error
+from supportgate.errors import DatabaseBusy, DatabaseError
 from supportgate.events import Event, Events
 from supportgate.logging import configure_logging, get_logger
 
@@ -57,7 +60,7 @@ STOP_TIMEOUT_S = 30.0
 DATABASE_URL_VARIABLE = "SUPPORTGATE_DATABASE_URL"
 log = get_logger(__name__)
 
-Outcome = Literal["ok", "conflict", "failed"]
+Outcome = Literal["ok", "conflict", "busy", "failed"]
 
 
 class _Request(msgspec.Struct, array_like=True):
@@ -107,11 +110,13 @@ class ProcessLedgerWriter(LedgerWriter):
         database_url: str,
         *,
         events: Events,
+        timeouts: DatabaseTimeouts,
         clock: Clock = SYSTEM_CLOCK,
         max_batch: int = MAX_BATCH,
     ) -> None:
         super().__init__(sessions, events=events, clock=clock, max_batch=max_batch)
         self._database_url = database_url
+        self._timeouts = timeouts
         self._waiting: dict[int, Pending] = {}
         self._batches: dict[int, Future[Applied]] = {}
         self._waiting_lock = threading.Lock()
@@ -123,7 +128,7 @@ class ProcessLedgerWriter(LedgerWriter):
     def start(self) -> None:
         if self._thread is None:
             self._stopping = False
-            self._child = _Child.spawn(self._database_url, self._max_batch)
+            self._child = _Child.spawn(self._database_url, self._timeouts, self._max_batch)
             self._thread = threading.Thread(target=self._send, name="ledger-sender", daemon=True)
             self._thread.start()
             self._receive_from(self._child)
@@ -230,7 +235,7 @@ class ProcessLedgerWriter(LedgerWriter):
         if self._stopping or self._child is not child:
             return
         log.error("ledger_writer_process_ended", exitcode=child.exitcode)
-        self._child = _Child.spawn(self._database_url, self._max_batch)
+        self._child = _Child.spawn(self._database_url, self._timeouts, self._max_batch)
         self._receive_from(self._child)
 
     def _fail_with(self, pending: list[Pending], exc: Exception) -> None:
@@ -260,10 +265,11 @@ class _Child:
         self._send_lock = threading.Lock()
 
     @classmethod
-    def spawn(cls, database_url: str, max_batch: int) -> _Child:
+    def spawn(cls, database_url: str, timeouts: DatabaseTimeouts, max_batch: int) -> _Child:
         ours, theirs = socket.socketpair()
+        timeout_args = [str(timeouts.statement), str(timeouts.lock)]
         process = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(theirs.fileno()), str(max_batch)],
+            [sys.executable, "-m", __name__, str(theirs.fileno()), str(max_batch), *timeout_args],
             pass_fds=[theirs.fileno()],
             env={**os.environ, DATABASE_URL_VARIABLE: database_url},  # not argv: a password
             stdin=subprocess.DEVNULL,
@@ -311,11 +317,13 @@ class _Child:
             self._process.wait()
 
 
-def run_writer(database_url: str, connection: Connection, max_batch: int) -> None:
+def run_writer(
+    database_url: str, connection: Connection, max_batch: int, timeouts: DatabaseTimeouts
+) -> None:
     """The child: apply what the parent sends until it says stop or goes away."""
     from supportgate.db import create_db_engine, session_factory  # noqa: PLC0415 - child only
 
-    db = create_db_engine(database_url)
+    db = create_db_engine(database_url, timeouts)
     sessions = session_factory(db)
     edge = TreeEdge()
     connection.send_bytes(_READY)
@@ -385,6 +393,8 @@ def _failure(reply: _Reply) -> Exception | None:
         return None
     if reply.outcome == "conflict":
         return IdempotencyConflict(reply.message)
+    if reply.outcome == "busy":
+        return DatabaseBusy(reply.message)
     return DatabaseError(reply.message)
 
 
@@ -398,9 +408,17 @@ def _reply(token: int, outcome: Position | Exception) -> _Reply:
         return _Reply(token=token, outcome="ok", position=outcome)
     if isinstance(outcome, IdempotencyConflict):
         return _Reply(token=token, outcome="conflict", message=str(outcome))
+    busy = busy_error(outcome) if isinstance(outcome, DBAPIError) else None
+    if busy is not None:
+        return _Reply(token=token, outcome="busy", message=str(busy))
     return _Reply(token=token, outcome="failed", message=f"the database failed: {outcome}")
 
 
 if __name__ == "__main__":
     configure_logging()
-    run_writer(os.environ[DATABASE_URL_VARIABLE], Connection(int(sys.argv[1])), int(sys.argv[2]))
+    run_writer(
+        os.environ[DATABASE_URL_VARIABLE],
+        Connection(int(sys.argv[1])),
+        int(sys.argv[2]),
+        DatabaseTimeouts(statement=float(sys.argv[3]), lock=float(sys.argv[4])),
+    )

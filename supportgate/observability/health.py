@@ -1,4 +1,6 @@
-"""/health/live and /health/ready (database and policy engine), open to everyone."""
+"""/health/live and /health/ready (database and policy engine), open to everyone.
+
+The database is ready when it answers and holds every table of the schema."""
 
 from __future__ import annotations
 
@@ -10,9 +12,15 @@ from litestar.openapi.datastructures import ResponseSpec
 from sqlalchemy import Engine
 
 from supportgate.db import ping
+from supportgate.db.migrate import check_schema
 from supportgate.dependencies import Part
 from supportgate.errors import SupportgateError
 from supportgate.policy import PolicyEngine
+
+
+def _database_ready(db: Engine) -> None:
+    ping(db)
+    check_schema(db)
 
 
 @get("/health/live", opt={"public": True}, tags=["health"], summary="The process is up")
@@ -36,7 +44,7 @@ async def live() -> dict[str, str]:
 async def ready(db: Part[Engine], engine: Part[PolicyEngine]) -> Response[dict[str, Any]]:
     checks: dict[str, str] = {}
     for name, check in (
-        ("database", lambda: ping(db)),
+        ("database", lambda: _database_ready(db)),
         ("policy_engine", engine.check_ready),
     ):
         try:

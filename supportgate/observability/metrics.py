@@ -1,6 +1,8 @@
 """Prometheus metrics, in a registry of the app's own (so tests can build many apps).
 
-- supportgate_http_request_duration_seconds{method,route,status}: request latency
+- supportgate_http_request_duration_seconds{method,route,status}: request latency; `method`
+  is one of HTTP's own or `other`, `route` a route's template or `unmatched` (requests.py),
+  so clients cannot add series
 - supportgate_decisions_total{verdict,cause}: decisions recorded by this process
 - supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
   database when scraped (so every replica reports the same, current numbers); left out of a

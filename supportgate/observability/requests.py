@@ -3,6 +3,10 @@
 Every HTTP request ends in one log event `request` with its id (X-Request-ID, or a new one,
 echoed back), method, route, status, duration, the API key's name (never the key) and, where
 a handler put them in `request.state["log"]`, the manifest and verdict.
+
+The histogram's labels come from bounded sets only, or anyone could grow the metrics without
+end: the method when it is one of HTTP's own (an invented one is `other`), the route's
+template (a path no route matched is `unmatched`), the status code.
 """
 
 from __future__ import annotations
@@ -19,6 +23,16 @@ from supportgate.ids import random_hex
 from supportgate.logging import get_logger
 
 log = get_logger("supportgate.request")
+KNOWN_METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+)
+UNMATCHED_ROUTE = "unmatched"
+OTHER_METHOD = "other"
+
+
+def method_label(method: object) -> str:
+    """The method as a metric label: one of HTTP's own, else `other`."""
+    return method if isinstance(method, str) and method in KNOWN_METHODS else OTHER_METHOD
 
 
 class RequestObserver(ASGIMiddleware):
@@ -39,11 +53,11 @@ class RequestObserver(ASGIMiddleware):
             await next_app(scope, receive, send_and_watch)
         finally:
             duration = time.perf_counter() - started
-            route = scope.get("path_template") or "unmatched"
+            route = scope.get("path_template") or UNMATCHED_ROUTE
             runtime = scope["app"].state.get("runtime")
             if runtime is not None:
                 runtime.metrics.request_duration.labels(
-                    scope.get("method", ""), route, str(status)
+                    method_label(scope.get("method", "")), route, str(status)
                 ).observe(duration)
             state: dict[str, Any] = scope.get("state") or {}
             principal = state.get(PRINCIPAL_STATE_KEY)

@@ -2,7 +2,8 @@
 
 Each round claims due deliveries (repository.claim_due) in a short transaction, sends each on
 a worker thread with httpx (signed per attempt: `webhook-timestamp` is the attempt's time,
-`webhook-id` stays), and records the attempt in another transaction: the delivery log row,
+`webhook-id` stays; to the checked address, within the attempt's deadline: posting.py), and
+records the attempt in another transaction: the delivery log row,
 then delivered / retry later / given up, and the subscription's failure count (retries.py).
 No transaction is open while a request is in flight. A process that dies mid-attempt leaves
 its claim to run out; the delivery is then due again (and sent again: at least once).
@@ -30,8 +31,10 @@ from supportgate.db.tables import WebhookAttempt, WebhookDelivery, WebhookSubscr
 from supportgate.logging import get_logger
 
 from . import repository, signing
+from .posting import DeadlinePassed, post
 from .repository import Claimed
 from .retries import HTTP_GONE, DeliveryPolicy, retry_after_seconds, succeeded
+from .targets import AllowList, TargetRefused
 
 log = get_logger(__name__)
 USER_AGENT = f"supportgate-webhooks/{__version__}"
@@ -56,10 +59,12 @@ class WebhookDispatcher:
         *,
         policy: DeliveryPolicy | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        allow: AllowList | None = None,
     ) -> None:
         self._sessions = sessions
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
+        self._allow = allow or AllowList()
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -74,6 +79,7 @@ class WebhookDispatcher:
         self._stopping.clear()
         self._client = httpx.Client(
             timeout=self.policy.request_timeout,
+            limits=httpx.Limits(max_keepalive_connections=0),  # a socket per attempt: posting.py
             follow_redirects=False,
             headers={"user-agent": USER_AGENT},
         )
@@ -147,7 +153,7 @@ class WebhookDispatcher:
         client = self._client
         if client is None:
             raise RuntimeError("the webhook dispatcher is not started")
-        outcome = send(client, claim, self._clock.now(), self.policy.request_timeout)
+        outcome = send(client, claim, self._clock.now(), self.policy, self._allow)
         try:
             record(self._sessions, self.policy, claim, outcome, now=self._clock.now())
         except DBAPIError as exc:  # unrecorded: the claim runs out and the attempt is retried
@@ -159,7 +165,9 @@ class WebhookDispatcher:
             )
 
 
-def send(client: httpx.Client, claim: Claimed, at: datetime, timeout: float) -> Outcome:
+def send(
+    client: httpx.Client, claim: Claimed, at: datetime, policy: DeliveryPolicy, allow: AllowList
+) -> Outcome:
     """POST the signed payload; the status code, or the error that stood in for one."""
     body = claim.payload.encode()
     headers = {
@@ -168,18 +176,28 @@ def send(client: httpx.Client, claim: Claimed, at: datetime, timeout: float) -> 
     }
     started = time.perf_counter()
     try:
-        with client.stream("POST", claim.url, content=body, headers=headers) as response:
-            status, retry_after = response.status_code, response.headers.get("retry-after")
+        answer = post(
+            client,
+            claim.url,
+            body=body,
+            headers=headers,
+            allow=allow,
+            deadline=policy.attempt_deadline,
+        )
     except httpx.TimeoutException:
-        return Outcome(at=at, duration_ms=_since(started), error=f"timed out after {timeout:g} s")
+        error = f"timed out after {policy.request_timeout:g} s"
+        return Outcome(at=at, duration_ms=_since(started), error=error)
+    except (DeadlinePassed, TargetRefused) as exc:
+        error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
+        return Outcome(at=at, duration_ms=_since(started), error=error)
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:  # ValueError: IDNA host
         error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
         return Outcome(at=at, duration_ms=_since(started), error=error)
     return Outcome(
         at=at,
         duration_ms=_since(started),
-        status_code=status,
-        retry_after=retry_after_seconds(retry_after),
+        status_code=answer.status_code,
+        retry_after=retry_after_seconds(answer.retry_after),
     )
 
 

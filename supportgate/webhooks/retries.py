@@ -8,7 +8,9 @@
 - `410 Gone` fails the delivery and disables the subscription at once; so do
   `disable_after_failures` consecutive failed attempts (across its deliveries) spanning at
   least `disable_after_seconds`. Disabling cancels the subscription's pending deliveries.
-- A claim lasts `lease_seconds` (longer than a request can take): a delivery whose
+- An attempt ends within `attempt_deadline` seconds, however slowly the receiver answers
+  (`request_timeout` bounds each connect, read and write of it).
+- A claim lasts `lease_seconds` (longer than an attempt can take): a delivery whose
   dispatcher died mid-attempt is due again when its claim runs out.
 """
 
@@ -26,6 +28,7 @@ _rng = random.Random()  # noqa: S311 - jitter, not secrets
 class DeliveryPolicy:
     poll_interval: float = 0.5
     request_timeout: float = 15.0
+    attempt_deadline: float = 30.0
     lease_seconds: float = 60.0
     concurrency: int = 4
     base_delay: float = 5.0
@@ -35,8 +38,8 @@ class DeliveryPolicy:
     disable_after_seconds: float = 24 * 3600.0
 
     def __post_init__(self) -> None:
-        if self.lease_seconds <= self.request_timeout:
-            raise ValueError("lease_seconds must be longer than request_timeout")
+        if not self.request_timeout <= self.attempt_deadline < self.lease_seconds:
+            raise ValueError("need request_timeout <= attempt_deadline < lease_seconds")
         if self.concurrency < 1 or self.max_attempts < 1 or self.disable_after_failures < 1:
             raise ValueError("concurrency, max_attempts, disable_after_failures must be >= 1")
 

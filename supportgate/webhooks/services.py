@@ -28,6 +28,7 @@ from supportgate.pagination import check_choice, check_limit, decode_cursor, tri
 from . import repository, signing
 from .dispatcher import WebhookDispatcher
 from .retries import DeliveryPolicy
+from .targets import AllowList, TargetRefused, check_subscription_host
 from .views import (
     URL_PATTERN,
     Delivery,
@@ -41,6 +42,7 @@ from .views import (
 
 log = get_logger(__name__)
 SCHEMES = ("http", "https")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 _URL = re.compile(URL_PATTERN)
 _UNSAFE = frozenset(string.whitespace) | {chr(code) for code in range(32)} | {"\x7f"}
 
@@ -52,10 +54,12 @@ class WebhookService:
         *,
         policy: DeliveryPolicy | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        allow: AllowList | None = None,
     ) -> None:
         self._sessions = sessions
         self._clock = clock
-        self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock)
+        self._allow = allow or AllowList()
+        self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock, allow=allow)
 
     def start(self) -> None:
         self.dispatcher.start()
@@ -68,7 +72,7 @@ class WebhookService:
         self.dispatcher.wake()
 
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
-        url = check_url(request.url)
+        url = check_url(request.url, self._allow)
         if request.description is not None and "\x00" in request.description:
             raise UsageError("NUL characters are not accepted", field="$.description")
         row = WebhookSubscription(
@@ -118,8 +122,9 @@ class WebhookService:
         return DeliveryPage(items=items, next_cursor=next_cursor)
 
 
-def check_url(url: str) -> str:
-    """An absolute http or https URL with a host; a UsageError naming `url` otherwise."""
+def check_url(url: str, allow: AllowList) -> str:
+    """An absolute http or https URL with a host webhooks may be sent to (targets.py), without
+    credentials; a UsageError naming `url` otherwise."""
     if any(char in _UNSAFE for char in url):
         raise UsageError("must not contain spaces or control characters", field="$.url")
     try:
@@ -135,6 +140,12 @@ def check_url(url: str) -> str:
         raise UsageError("must name a host", field="$.url")
     if port == 0:
         raise UsageError("port 0 cannot be reached", field="$.url")
+    if "@" in parts.netloc:
+        raise UsageError(
+            "must not carry user:password@ credentials (put a token in the path or the "
+            "query, or verify the signature: docs/webhooks.md)",
+            field="$.url",
+        )
     try:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
@@ -145,6 +156,10 @@ def check_url(url: str) -> str:
             " address as the host, in printable ASCII",
             field="$.url",
         )
+    try:
+        check_subscription_host(parts.hostname, port or _DEFAULT_PORTS[parts.scheme.lower()], allow)
+    except TargetRefused as exc:
+        raise UsageError(str(exc), field="$.url") from exc
     return url
 
 

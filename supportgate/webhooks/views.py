@@ -33,7 +33,6 @@ def _ipv6() -> str:
 _PORT = r"[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]"
 URL_PATTERN: Final = (
     r"^[Hh][Tt][Tt][Pp][Ss]?://"  # http or https, any case
-    r"(?:[-A-Za-z0-9._~!$&'()*+,;=:%]*@)?"  # user:password@
     rf"(?:{_IPV4}|\[(?:{_ipv6()})\]|{_DNS_NAME})"  # the host
     rf"(?::(?:{_PORT}))?"  # a port from 1 to 65535
     r"(?:[/?#][!-~]*)?$" + END_GUARD  # path, query and fragment: printable ASCII, no space

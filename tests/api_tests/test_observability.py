@@ -3,6 +3,8 @@ status, decisions by verdict, and tracked manifests by their current verdict."""
 
 from __future__ import annotations
 
+import random
+import string
 from collections import Counter
 from typing import Any
 
@@ -183,3 +185,21 @@ def test_readiness_names_each_check(api: Api) -> None:
         "status": "ok",
         "checks": {"database": "ok", "policy_engine": "ok"},
     }
+
+
+def test_invented_methods_and_paths_add_a_bounded_number_of_series(sqlite_api: Api) -> None:
+    """3,000 anonymous requests with made-up methods and paths: the latency histogram's series
+    are labelled `other` and `unmatched`, so they cannot grow with what clients invent."""
+    rng = random.Random(12)  # noqa: S311 - made-up requests, not secrets
+    duration = "supportgate_http_request_duration_seconds_count"
+    before = set(_samples(sqlite_api).get(duration, {}))
+    for number in range(3000):
+        method = "".join(rng.choices(string.ascii_uppercase, k=rng.randint(3, 12)))
+        path = rng.choice(("/v1/manifests/", "/v1/", "/", "/ui/")) + f"{number}-{rng.random()}"
+        sqlite_api.client.request(method, path)
+    added = set(_samples(sqlite_api).get(duration, {})) - before
+    methods = {dict(labels)["method"] for labels in added}
+    routes = {dict(labels)["route"] for labels in added}
+    assert methods <= {"other", "GET"}, methods
+    assert len(routes) <= 10, routes  # a handful of templates, not 3,000 paths
+    assert len(added) <= 30, added

@@ -8,6 +8,7 @@ import base64
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +16,10 @@ import pytest
 from supportgate.db import transaction
 from supportgate.webhooks import enqueue_alert_deliveries
 
-from ..api import Api
+from ..api import Api, running_api
 from ..integration.test_webhook_delivery import alert
 from ..receiver import Receiver, running_receiver, verify
+from ..services import copy_sqlite
 from ..waiting import wait_until
 from .support import created, hardware, named
 from .test_observability import _samples, _value
@@ -78,6 +80,32 @@ def test_webhooks_need_the_admin_role(api: Api) -> None:
     assert get(api, "/v1/webhooks", role="procurement").status_code == 403
     assert get(api, "/v1/webhooks", role=None).status_code == 401
     assert get(api, "/v1/webhooks").json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://0x7f000001/hooks",
+        "http://127.1/hooks",
+        "http://127.0.0.1:8080/hooks",
+        "http://[::1]/hooks",
+        "http://[::ffff:127.0.0.1]/hooks",
+        "http://0.0.0.0/hooks",
+        "http://10.0.0.1/hooks",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost/hooks",
+        "https://user:pass@hooks.example.com/a",
+    ],
+)
+def test_internal_targets_are_a_400_naming_url_without_the_allow_list(
+    sqlite_template: Path, tmp_path: Path, url: str
+) -> None:
+    database = copy_sqlite(sqlite_template, tmp_path / "supportgate.db")
+    with running_api(database, webhook_allow=()) as api:
+        response = subscribe(api, {"url": url})
+        assert response.status_code == 400, response.text
+        assert named(response.json()) == "$.url"
+        assert get(api, "/v1/webhooks").json()["items"] == []
 
 
 @pytest.mark.parametrize(

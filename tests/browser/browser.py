@@ -11,6 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
+from ..receiver import ALLOW
 from ..server import Served, clean_env, make_keys, serving
 from .seed import seed
 
@@ -91,6 +92,7 @@ def seeded_console(workdir: Path) -> Iterator[Console]:
     """`supportgate serve` on a SQLite file in `workdir`, with one key per role and the seed."""
     database = f"sqlite:///{workdir / 'supportgate.db'}"
     keys = make_keys(database)
-    with serving(workdir, env=clean_env(SUPPORTGATE_DATABASE_URL=database)) as served:
+    env = clean_env(SUPPORTGATE_DATABASE_URL=database, SUPPORTGATE_WEBHOOK_ALLOW=",".join(ALLOW))
+    with serving(workdir, env=env) as served:
         seed(served.url, keys)
         yield Console(served, keys)

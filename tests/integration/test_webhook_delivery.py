@@ -5,6 +5,7 @@ dispatcher that died mid-attempt or two dispatchers on one database."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from collections import Counter
@@ -19,18 +20,20 @@ from sqlmodel import Session
 
 from supportgate.db import create_db_engine, session_factory, transaction
 from supportgate.db.tables import WebhookSubscription
-from supportgate.webhooks import enqueue_alert_deliveries, repository
+from supportgate.webhooks import enqueue_alert_deliveries, repository, targets
 from supportgate.webhooks.dispatcher import Outcome, WebhookDispatcher, record
 from supportgate.webhooks.retries import DeliveryPolicy
 from supportgate.webhooks.services import WebhookService
+from supportgate.webhooks.targets import AllowList
 from supportgate.webhooks.views import Delivery, WebhookCreate, WebhookCreated
 
-from ..receiver import HANG, Receiver, running_receiver, verify
+from ..receiver import ALLOW, HANG, TRICKLE, Receiver, running_receiver, verify
 from ..waiting import wait_until
 
 FAST = DeliveryPolicy(
     poll_interval=0.05,
     request_timeout=3.0,
+    attempt_deadline=5.0,
     lease_seconds=10.0,
     base_delay=0.01,
     max_delay=0.05,
@@ -69,10 +72,13 @@ def receiver() -> Iterator[Receiver]:
         yield running
 
 
+RECEIVERS = AllowList.parse(ALLOW)
+
+
 class Harness:
     def __init__(self, sessions: sessionmaker[Session], policy: DeliveryPolicy) -> None:
         self.sessions = sessions
-        self.service = WebhookService(sessions, policy=policy)
+        self.service = WebhookService(sessions, policy=policy, allow=RECEIVERS)
         self.dispatchers: list[WebhookDispatcher] = []
 
     def subscribe(self, url: str) -> WebhookCreated:
@@ -82,8 +88,10 @@ class Harness:
         with transaction(self.sessions, write=True) as session:
             return enqueue_alert_deliveries(session, [alert(n) for n in numbers], datetime.now(UTC))
 
-    def start(self, policy: DeliveryPolicy = FAST) -> WebhookDispatcher:
-        dispatcher = WebhookDispatcher(self.sessions, policy=policy)
+    def start(
+        self, policy: DeliveryPolicy = FAST, allow: AllowList = RECEIVERS
+    ) -> WebhookDispatcher:
+        dispatcher = WebhookDispatcher(self.sessions, policy=policy, allow=allow)
         self.dispatchers.append(dispatcher)
         dispatcher.start()
         return dispatcher
@@ -244,7 +252,7 @@ def test_unreachable_receivers_are_failed_attempts_with_the_error(harness: Harne
         row.url = "http://a..b/hooks"
     harness.enqueue(1)
     harness.start(replace(FAST, max_attempts=1))
-    for created, error in ((refused, "ConnectError"), (bad_host, "UnicodeError")):
+    for created, error in ((refused, "ConnectError"), (bad_host, "TargetRefused")):
         [delivery] = harness.settled(created.id, 1)
         assert delivery.status == "failed"
         [attempt] = delivery.attempts
@@ -366,3 +374,61 @@ def test_an_attempt_in_flight_when_its_subscription_is_disabled_still_counts(
     statuses = {d.alert_id: d.status for d in harness.deliveries(created.id)}
     assert statuses == {"alert-1": "failed", "alert-2": "delivered"}
     assert harness.subscription(created.id).state == "disabled"
+
+
+def test_a_trickling_receiver_is_cut_off_at_the_attempts_deadline(
+    harness: Harness, receiver: Receiver
+) -> None:
+    """Each byte comes well within the read timeout, so only a deadline for the whole attempt
+    ends it: a failed attempt, retried, instead of a worker held for as long as it trickles."""
+    receiver.script(TRICKLE)
+    created = harness.subscribe(receiver.url)
+    harness.enqueue(1)
+    harness.start(replace(FAST, request_timeout=1.0, attempt_deadline=1.0))
+    [delivery] = harness.settled(created.id, 1)
+    first, second = delivery.attempts[:2]
+    assert (first.error or "").startswith("DeadlinePassed"), first.error
+    assert (delivery.status, second.status_code) == ("delivered", 200)
+
+
+def test_a_receiver_the_allow_list_does_not_admit_is_refused_at_delivery(
+    harness: Harness, receiver: Receiver
+) -> None:
+    """Subscribed while the allow-list admitted loopback, delivered by a dispatcher whose list
+    does not: the attempt is refused before anything is sent."""
+    created = harness.subscribe(receiver.url)
+    harness.enqueue(1)
+    harness.start(replace(FAST, max_attempts=1), allow=AllowList())
+    [delivery] = harness.settled(created.id, 1)
+    [attempt] = delivery.attempts
+    assert (delivery.status, attempt.status_code) == ("failed", None)
+    assert "loopback" in (attempt.error or ""), attempt.error
+    assert receiver.received() == []
+
+
+def test_delivery_connects_to_the_address_it_checked_not_a_second_lookup(
+    harness: Harness, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hooks.test` resolves only through supportgate's own check (the system's resolver has
+    never heard of it): a delivery that arrives was sent to the checked address, with the
+    URL's host in `Host`. When the name then resolves to a refused address (DNS rebinding),
+    the next attempt is refused, not sent."""
+    answers = {"hooks.test": [ipaddress.ip_address("127.0.0.1")]}
+    monkeypatch.setattr(targets, "resolve", lambda host, _port: answers[host])
+    port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
+    created = harness.subscribe(f"http://hooks.test:{port}/hooks")
+    harness.enqueue(1)
+    harness.start(replace(FAST, max_attempts=1))
+    [delivered] = harness.settled(created.id, 1)
+    assert delivered.status == "delivered", delivered.attempts
+    [request] = receiver.received()
+    assert request.headers["host"] == f"hooks.test:{port}"
+
+    answers["hooks.test"] = [ipaddress.ip_address("10.0.0.7")]
+    harness.enqueue(2)
+    later = wait_until(
+        lambda: [d for d in harness.deliveries(created.id) if d.status == "failed"] or None,
+        "the rebound delivery refused",
+    )
+    assert "10.0.0.7" in (later[0].last_error or "")
+    assert len(receiver.received()) == 1

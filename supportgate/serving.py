@@ -1,0 +1,98 @@
+"""`supportgate serve`'s HTTP server: uvicorn with limits on the connections it holds.
+
+uvicorn closes a keep-alive connection idle after a response (`timeout_keep_alive`) but sets
+no deadline for a request's head: a connection that sends nothing, or a header byte now and
+then (slowloris), is kept for ever, and enough of them exhaust the process's file
+descriptors, /health/live included. Its `limit_concurrency` answers 503 only once a request's
+head has arrived, which such a connection never sends. So its h11 protocol is subclassed
+(`_GuardedH11Protocol`) for two limits of ours (config.py ServerLimits):
+
+- **header_timeout**: the head of each request (request line and headers) must have arrived
+  this long after the connection opened, or after the previous response on it ended; else
+  the connection is closed.
+- **max_connections**: a connection beyond this many open ones is closed as soon as it is
+  accepted, so its descriptor is given back at once.
+
+The head's size is h11's limit (16 KiB); bodies are Litestar's (`request_max_body_size`).
+A server facing the internet still belongs behind a proxy that limits per client address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from supportgate.config import ServerLimits
+from supportgate.logging import get_logger
+
+log = get_logger(__name__)
+
+
+def run(app: Any, *, host: str, port: int, limits: ServerLimits) -> None:
+    """Serve `app` until SIGINT/SIGTERM, within `limits`."""
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        http=guarded_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_timeout,
+        log_config=None,
+        access_log=False,
+    )
+
+
+def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol holding connections within `limits`."""
+
+    class Guarded(_GuardedH11Protocol):
+        header_timeout = limits.header_timeout
+        max_connections = limits.max_connections
+
+    return Guarded
+
+
+class _GuardedH11Protocol(H11Protocol):
+    header_timeout: ClassVar[float]
+    max_connections: ClassVar[int]
+    _head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            log.warning("connection_refused", reason="max_connections", limit=self.max_connections)
+            transport.abort()
+            return
+        self._await_head()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:  # the head is in: a body, or done
+            self._head_arrived()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._await_head()  # the next request's, on this kept-alive connection
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_arrived()
+        super().connection_lost(exc)
+
+    def _await_head(self) -> None:
+        self._head_arrived()
+        self._head_deadline = self.loop.call_later(self.header_timeout, self._head_too_late)
+
+    def _head_arrived(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def _head_too_late(self) -> None:
+        self._head_deadline = None
+        if not self.transport.is_closing():
+            log.info("connection_closed", reason="header_timeout", seconds=self.header_timeout)
+            self.transport.close()

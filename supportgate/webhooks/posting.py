@@ -1,0 +1,109 @@
+"""One delivery attempt's POST: to the address that was checked, within one total deadline.
+
+- **The checked address** (targets.py): the URL's host is resolved and checked here, and the
+  request goes to that address, with the URL's host in `Host` and, over https, as the TLS
+  server name (so the certificate is still checked against the host, not the address).
+- **One deadline for the whole attempt**: httpx's timeouts bound each connect, read and
+  write, so a receiver that trickles a byte every few seconds would hold a worker for as long
+  as it likes. httpcore's `trace` extension hands over the connection's socket; when the
+  deadline passes, a timer shuts the socket down and the blocked read returns at once.
+  Connections are not kept alive (the client is made with no keep-alive), so every attempt
+  has a socket of its own to cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from .targets import AllowList, delivery_address
+
+
+class DeadlinePassed(Exception):
+    """The attempt took longer than its deadline and was cut off."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    status_code: int
+    retry_after: str | None
+
+
+def post(
+    client: httpx.Client,
+    url: str,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    allow: AllowList,
+    deadline: float,
+) -> Answer:
+    """POST `body` to `url` via its checked address; the status and `Retry-After`. Raises
+    targets.TargetRefused, DeadlinePassed, or httpx's errors."""
+    target = httpx.URL(url)
+    host = target.raw_host.decode("ascii")
+    port = target.port or (443 if target.scheme == "https" else 80)
+    address = delivery_address(host, port, allow)
+    extensions: dict[str, Any] = {}
+    if address is not None:
+        headers = {**headers, "host": target.netloc.decode("ascii")}
+        if target.scheme == "https":
+            extensions["sni_hostname"] = host
+        target = target.copy_with(host=str(address))
+    cutoff = _Cutoff(deadline)
+    extensions["trace"] = cutoff.trace
+    try:
+        with client.stream(
+            "POST", target, content=body, headers=headers, extensions=extensions
+        ) as response:
+            return Answer(response.status_code, response.headers.get("retry-after"))
+    except httpx.HTTPError as exc:
+        if cutoff.passed:
+            passed = f"no answer within the attempt's deadline of {deadline:g} s"
+            raise DeadlinePassed(passed) from exc
+        raise
+    finally:
+        cutoff.cancel()
+
+
+class _Cutoff:
+    """Shuts the attempt's socket down when `seconds` have passed."""
+
+    def __init__(self, seconds: float) -> None:
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self.passed = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        # The socket once connected, and the TLS socket that takes its place after the handshake.
+        if event not in {"connection.connect_tcp.complete", "connection.start_tls.complete"}:
+            return
+        connected = info["return_value"].get_extra_info("socket")
+        with self._lock:
+            self._socket = connected
+            passed = self.passed
+        if passed:
+            _shut(connected)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            connected = self._socket
+        if connected is not None:
+            _shut(connected)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _shut(connected: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed: the attempt ended meanwhile
+        connected.shutdown(socket.SHUT_RDWR)

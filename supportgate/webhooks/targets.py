@@ -1,0 +1,167 @@
+"""Where a webhook may be sent: public addresses only, unless the allow-list admits more.
+
+A subscription's URL could otherwise aim the service at what only it can reach (SSRF): the
+loopback interface, the private network, a cloud's metadata address. So a URL is refused when
+its host is, or resolves to, an address that is not globally reachable (loopback, private,
+link-local, multicast, reserved, unspecified, shared; an IPv4-mapped IPv6 address is judged
+as the IPv4 address it maps), and when it carries `user:password@` credentials.
+`SUPPORTGATE_WEBHOOK_ALLOW` (comma-separated CIDRs or host names) admits what it lists: a
+listed CIDR admits its addresses, a listed host name admits that host whatever it resolves to.
+
+The check runs twice. At subscription, on an address written in the URL and on what a name
+resolves to then (a name that does not resolve yet is accepted). At every delivery attempt,
+on what the name resolves to now: the attempt then connects to the address that was checked,
+not to a second look-up's answer, so a name re-pointed between the check and the connection
+(DNS rebinding) gains nothing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from supportgate.errors import UsageError
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+ALLOW_VARIABLE = "SUPPORTGATE_WEBHOOK_ALLOW"
+
+
+class TargetRefused(Exception):
+    """The URL's host is, or resolves to, an address webhooks are not sent to."""
+
+
+@dataclass(frozen=True, slots=True)
+class AllowList:
+    networks: tuple[IPNetwork, ...] = ()
+    hosts: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, entries: Iterable[str]) -> AllowList:
+        """CIDRs (`127.0.0.0/8`, `10.1.2.3`, `::1/128`) and host names (`hooks.internal`);
+        a UsageError naming SUPPORTGATE_WEBHOOK_ALLOW for anything else."""
+        networks: list[IPNetwork] = []
+        hosts: set[str] = set()
+        for entry in (raw.strip() for raw in entries):
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry, strict=False))
+                continue
+            except ValueError:
+                pass
+            name = _host_name(entry)
+            if not name or "/" in name or ":" in name or _legacy_ipv4(name) is not None:
+                raise UsageError(
+                    f"{entry!r} is neither a CIDR (10.0.0.0/8, ::1/128) nor a host name",
+                    field=ALLOW_VARIABLE,
+                )
+            hosts.add(name)
+        return cls(networks=tuple(networks), hosts=frozenset(hosts))
+
+    def admits_host(self, host: str) -> bool:
+        return _host_name(host) in self.hosts
+
+    def admits(self, address: IPAddress) -> bool:
+        return any(address in network for network in self.networks)
+
+
+def refusal(address: IPAddress) -> str | None:
+    """Why webhooks are not sent to `address` ("a loopback address", ...); None: they are."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    for kind, applies in (
+        ("an unspecified", address.is_unspecified),
+        ("a loopback", address.is_loopback),
+        ("a link-local", address.is_link_local),
+        ("a multicast", address.is_multicast),
+        ("a reserved", address.is_reserved),
+        ("a private", address.is_private),
+        ("a not globally reachable", not address.is_global),
+    ):
+        if applies:
+            return f"{kind} address"
+    return None
+
+
+def check_subscription_host(host: str, port: int, allow: AllowList) -> None:
+    """Raise TargetRefused unless webhooks may go to `host`: the address it names, or every
+    address it resolves to now (none when it does not resolve yet: delivery checks again)."""
+    if allow.admits_host(host):
+        return
+    literal = literal_address(host)
+    if literal is not None:
+        _check(host, literal, allow)
+        return
+    if _host_name(host) == "localhost" or _host_name(host).endswith(".localhost"):
+        _check(host, ipaddress.ip_address("127.0.0.1"), allow)  # RFC 6761, resolved or not
+        return
+    try:
+        addresses = resolve(host, port)
+    except TargetRefused:
+        return
+    for address in addresses:
+        _check(host, address, allow)
+
+
+def delivery_address(host: str, port: int, allow: AllowList) -> IPAddress | None:
+    """The address to connect to for `host`, checked; None when the allow-list admits the
+    host by name (it is then connected to as usual). Raises TargetRefused when the host does
+    not resolve, or any address it resolves to is refused."""
+    if allow.admits_host(host):
+        return None
+    literal = literal_address(host)
+    addresses = [literal] if literal is not None else resolve(host, port)
+    for address in addresses:
+        _check(host, address, allow)
+    return addresses[0]
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address a URL's host names itself (None: a DNS name). The shorthand forms the C
+    resolver takes for IPv4 (`127.1`, `0x7f000001`, `2130706433`, `0177.0.0.1`) are refused:
+    one address in a spelling meant to slip past a filter."""
+    name = host.strip("[]")
+    try:
+        return ipaddress.ip_address(name)
+    except ValueError:
+        pass
+    legacy = _legacy_ipv4(name)
+    if legacy is not None:
+        raise TargetRefused(f"{host!r} is IPv4 address {legacy} in a shorthand form")
+    return None
+
+
+def _check(host: str, address: IPAddress, allow: AllowList) -> None:
+    reason = None if allow.admits(address) else refusal(address)
+    if reason is not None:
+        shown = host if host.strip("[]") == str(address) else f"{host} (resolves to {address})"
+        raise TargetRefused(
+            f"{shown} is {reason}: webhooks go only to public addresses, unless "
+            f"{ALLOW_VARIABLE} admits it"
+        )
+
+
+def resolve(host: str, port: int) -> list[IPAddress]:
+    """Every address `host` resolves to now; TargetRefused when none."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise TargetRefused(f"{host} does not resolve ({exc})") from exc
+    addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in found))
+    if not addresses:
+        raise TargetRefused(f"{host} resolves to no address")
+    return addresses
+
+
+def _legacy_ipv4(name: str) -> ipaddress.IPv4Address | None:
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(name))
+    except (OSError, ValueError):
+        return None
+
+
+def _host_name(host: str) -> str:
+    return host.strip().lower().rstrip(".")

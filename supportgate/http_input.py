@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Litestar, Request
+from litestar.enums import RequestEncodingType
 from litestar.openapi.spec import Parameter
 
 from supportgate.errors import UsageError
@@ -50,7 +51,10 @@ async def check_json_body(request: Request[Any, Any, Any]) -> None:
     """Decode the body of a handler taking `data` as its type under the manifests' rules; the
     handler then gets Litestar's decoding of the same bytes (read once: Litestar caches them)."""
     data = request.route_handler.parsed_data_field
-    if data is not None:
+    if data is None:
+        return
+    body = data.kwarg_definition
+    if body is None or getattr(body, "media_type", None) == RequestEncodingType.JSON:
         decode_json(await request.body(), data.annotation)
 
 

@@ -322,3 +322,36 @@ def test_the_unspoilt_documents_are_accepted(api: Api, fmt: str) -> None:
             headers=api.headers(endpoint.role, **{"Content-Type": media}),
         )
         assert response.status_code < 300, (endpoint.path, response.text)
+
+
+def test_the_largest_accepted_values_are_decided_swept_and_stored(api: Api) -> None:
+    """The other side of the limits: 2**53 - 1, the largest double and the first and last
+    accepted times are judged, recorded and re-evaluated on both databases, never a 5xx."""
+    largest = 2**53 - 1
+    pool = example("hw-h100-pool-a.yaml")
+    pool["spec"]["nodes"] = largest
+    pool["spec"]["accelerator"].update(per_node=largest, memory_gib=1.7976931348623157e308)
+    trial = example("dep-h100-port-trial.yaml")
+    trial["spec"]["topology"] = {"prefill_gpus": largest, "decode_gpus": largest}
+    trial["spec"]["evidence"] = {
+        "build": {"status": "passed", "at": "1678-01-01T00:00:00Z"},
+        "performance": {"status": "passed", "at": "2261-12-31T23:59:59Z", "concurrency": largest},
+    }
+    for doc in (pool, trial):
+        response = post(api, doc)
+        assert response.status_code == 201, response.text
+    stale = {v["path"] for v in response.json()["violations"] if v["rule"] == "evidence.stale"}
+    assert stale == {"spec.evidence.build"}
+    matrix = {**default_matrix(), "version": "2099.1.2", "evidence_max_age_days": largest}
+    for path in ("/v1/matrix/impact", "/v1/matrix"):
+        response = api.client.post(
+            path,
+            content=json.dumps(matrix).encode(),
+            headers=api.headers("admin", **{"Content-Type": "application/json"}),
+        )
+        assert response.status_code < 300, (path, response.text)
+    assert api.runtime.reevaluation.wait_idle()
+    with api.runtime.db.connect() as connection:
+        sweeps = connection.execute(text("SELECT cause, status, failed FROM sweeps")).all()
+    assert ("matrix", "finished", 0) in {tuple(sweep) for sweep in sweeps}, sweeps
+    assert {sweep.failed for sweep in sweeps} == {0}, sweeps

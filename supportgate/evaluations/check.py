@@ -165,13 +165,14 @@ def parse_at(text: str) -> datetime:
         raise UsageError(f"not an RFC 3339 time: {text!r}", field="--at") from None
     if moment.tzinfo is None:
         raise UsageError(f"give a time zone (e.g. Z): {text!r}", field="--at")
+    moment = moment.astimezone(UTC)
     if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise UsageError(
-            f"give a time in the years {FIRST_YEAR} to {LAST_YEAR}, which the policies can"
-            f" compare: {text!r}",
+            f"give a time in the years {FIRST_YEAR} to {LAST_YEAR} in UTC, which the policies"
+            f" can compare: {text!r}",
             field="--at",
         )
-    return moment.astimezone(UTC)
+    return moment
 
 
 def run_check(

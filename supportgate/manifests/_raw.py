@@ -37,7 +37,7 @@ common.MAX_SAFE_INTEGER has 16), and far fewer than Python's limit on converting
 integer (4300 digits, a ValueError), so reading one is cheap and never fails."""
 
 
-def read_integer(text: str, base: int = 10) -> int | float | None:
+def read_integer(text: str, base: int = DECIMAL) -> int | float | None:
     """The integer `text` (an optional sign, then digits in `base`) spells. One of more than
     MAX_INTEGER_DIGITS significant digits (leading zeros do not count) is read as the float
     it is closest to, as msgspec reads it for a float field, or None beyond the largest double

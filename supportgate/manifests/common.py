@@ -188,15 +188,15 @@ def set_utc(struct: msgspec.Struct, name: str) -> None:
     """
     moment: datetime | None = getattr(struct, name)
     if moment is not None:
-        check_year(moment, name)
+        check_comparable(moment, name)
         msgspec.structs.force_setattr(struct, name, moment.astimezone(UTC))
 
 
 _EDGE_DAYS: Final = (date(FIRST_YEAR, 1, 1), date(LAST_YEAR, 12, 31))
 
 
-def check_year(moment: datetime, name: str) -> None:
-    """A FieldError on `name` unless `moment` lies in the years the policies compare."""
+def check_comparable(moment: datetime, name: str) -> None:
+    """A FieldError on `name` unless `moment` is surely in the years the policies compare."""
     if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise FieldError(
             name,

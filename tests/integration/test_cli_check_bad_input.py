@@ -86,7 +86,13 @@ def test_input_the_policies_cannot_judge_is_exit_2_naming_file_and_field(
 
 
 @pytest.mark.parametrize(
-    "at", ["1600-01-01T00:00:00Z", "2262-04-12T00:00:00Z", "0001-01-01T00:00:00Z"]
+    "at",
+    [
+        "1600-01-01T00:00:00Z",
+        "2262-04-12T00:00:00Z",
+        "0001-01-01T00:00:00Z",
+        "1678-01-01T00:00:00+01:00",  # 1677-12-31T23:00:00Z
+    ],
 )
 def test_an_evaluation_time_the_policies_cannot_compare_is_exit_2(
     at: str, capsys: pytest.CaptureFixture[str]

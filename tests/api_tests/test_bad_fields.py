@@ -25,6 +25,8 @@ from msgspec import inspect as mi
 from sqlalchemy import inspect as sql_inspect
 from sqlalchemy import text
 
+from supportgate.app import create_app
+from supportgate.config import Settings
 from supportgate.manifests import DeploymentManifest, HardwareManifest, Matrix
 from supportgate.manifests._raw import join
 from supportgate.manifests.decode import decode_json, decode_manifest, decode_matrix
@@ -265,6 +267,18 @@ def test_the_fields_are_read_from_the_types() -> None:
         (leaf.kind, join("$", str(leaf.path[-1]))) for leaf in leaves(Matrix)
     }
     assert {leaf.kind for leaf in leaves(Matrix)} >= {"text", "key", "integer", "time"}
+
+
+def test_every_operation_that_takes_a_body_is_spoilt() -> None:
+    """A new endpoint with a body fails here until it has its Endpoint above."""
+    document = create_app(Settings(database_url="sqlite://")).openapi_schema.to_schema()
+    with_bodies = {
+        path
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if method in ("post", "put", "patch") and "requestBody" in operation
+    }
+    assert with_bodies == {endpoint.path for endpoint in endpoints()}
 
 
 def test_the_documents_spoilt_are_valid() -> None:

@@ -6,7 +6,15 @@
   otherwise answer every decision, unfiltered, as if the filter had matched. So is one given
   twice (`?verdict=rejected&verdict=supported`), which would otherwise keep one silently.
 
-Bodies are checked where they are decoded (supportgate.manifests, the handlers' Structs).
+- A JSON body that Litestar decodes into a handler's `data` (waivers, webhooks, any
+  `JSONBody[Struct]`) is first decoded here under the manifests' rules
+  (supportgate.manifests.decode.decode_json): syntax, size, nesting, duplicate keys, NUL and
+  lone surrogates in any string, numbers too large to read, each refused naming its JSON path.
+  Litestar's own decoder would keep the last of two equal keys, and answer a 5,000-digit
+  integer or a malformed document with a 400 that names no field.
+
+The other bodies (manifests, matrices, re-evaluation requests) are read by the handlers with
+the same decoder.
 """
 
 from __future__ import annotations
@@ -14,9 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Litestar, Request
+from litestar.enums import RequestEncodingType
 from litestar.openapi.spec import Parameter
 
 from supportgate.errors import UsageError
+from supportgate.manifests.decode import decode_json
 from supportgate.openapi import operations
 
 _QUERY_NAMES_KEY = "supportgate_query_names"
@@ -26,6 +36,7 @@ async def check_parameters(request: Request[Any, Any, Any]) -> None:
     """The API's hook: both checks."""
     await refuse_nul_characters(request)
     refuse_unknown_query_parameters(request)
+    await check_json_body(request)
 
 
 async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
@@ -34,6 +45,17 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
     for name, value in parameters:
         if isinstance(value, str) and "\x00" in value:
             raise UsageError("NUL characters (%00) are not accepted", field=name)
+
+
+async def check_json_body(request: Request[Any, Any, Any]) -> None:
+    """Decode the body of a handler taking `data` as its type under the manifests' rules; the
+    handler then gets Litestar's decoding of the same bytes (read once: Litestar caches them)."""
+    data = request.route_handler.parsed_data_field
+    if data is None:
+        return
+    body = data.kwarg_definition
+    if body is None or getattr(body, "media_type", None) == RequestEncodingType.JSON:
+        decode_json(await request.body(), data.annotation)
 
 
 def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:

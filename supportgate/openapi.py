@@ -52,6 +52,7 @@ NOT_NUL: Final = r"^[^\u0000]*$"
 HTTP_METHODS: Final = ("get", "put", "post", "delete", "patch")
 BODY_MEDIA_TYPES: Final = ("application/json", "application/yaml")
 
+HTTP_400: Final = 400
 ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     400: "Bad input: `field` names it (a JSON path into the body, or a parameter); nothing written",
     401: "No API key, or an unknown one (`Authorization: Bearer <key>`)",
@@ -73,9 +74,18 @@ class ErrorBody(msgspec.Struct, kw_only=True):
     extra: Any = None
 
 
+class BadInputBody(ErrorBody, kw_only=True):
+    """The body of a 400: it always names the input at fault (tests/api_tests/test_schemathesis.py
+    holds every 400 of every operation to this)."""
+
+    field: str
+
+
 def error(status: int) -> ResponseSpec:
     return ResponseSpec(
-        data_container=ErrorBody, description=ERROR_DESCRIPTIONS[status], generate_examples=False
+        data_container=BadInputBody if status == HTTP_400 else ErrorBody,
+        description=ERROR_DESCRIPTIONS[status],
+        generate_examples=False,
     )
 
 

@@ -33,6 +33,7 @@ from supportgate.manifests import (
     decode_manifests,
     format_of,
 )
+from supportgate.manifests.common import FIRST_YEAR, LAST_YEAR
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.catalog import read_catalog
@@ -164,7 +165,14 @@ def parse_at(text: str) -> datetime:
         raise UsageError(f"not an RFC 3339 time: {text!r}", field="--at") from None
     if moment.tzinfo is None:
         raise UsageError(f"give a time zone (e.g. Z): {text!r}", field="--at")
-    return moment.astimezone(UTC)
+    moment = moment.astimezone(UTC)
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise UsageError(
+            f"give a time in the years {FIRST_YEAR} to {LAST_YEAR} in UTC, which the policies"
+            f" can compare: {text!r}",
+            field="--at",
+        )
+    return moment
 
 
 def run_check(

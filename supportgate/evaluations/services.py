@@ -1,10 +1,13 @@
 """POST /v1/evaluations: decode, resolve hardware, evaluate, record durably, track.
 
 Idempotency-Key: the first response to (API key, Idempotency-Key) is stored in the same
-transaction as its decision. A repeat with the same body gets that response and records
-nothing; the same key with another body is a 409. Concurrent repeats in this process wait
-for the first; a repeat racing in another process loses at the database's primary key and
-then answers from the stored response.
+transaction as its decision. A repeat with the same manifest gets that response and records
+nothing; the same key with another manifest is a 409. "The same" is judged on the canonical
+document (the decoded manifest, encoded with sorted keys), the one thing a decision depends on:
+whitespace, key order, JSON or YAML, `8` or `8.0`, a time's offset do not make another body.
+A body that does not decode is a 400 before the key is looked at. Concurrent repeats in this
+process wait for the first; a repeat racing in another process loses at the database's
+primary key and then answers from the stored response.
 """
 
 from __future__ import annotations
@@ -109,10 +112,13 @@ class EvaluationService:
     async def submit(
         self, *, body: bytes, fmt: Format, principal: Principal, idempotency_key: str | None
     ) -> Answer:
-        if idempotency_key is None:
-            return await self._evaluate_and_record(body, fmt, None)
-        key = _check_idempotency_key(idempotency_key)
-        digest = canonical_digest(fmt.encode() + b"\n" + body)
+        key = None if idempotency_key is None else _check_idempotency_key(idempotency_key)
+        manifest = await self._run_off_loop_if(
+            len(body) > INLINE_DECODE_BYTES, lambda: decode_manifest(body, fmt=fmt)
+        )
+        if key is None:
+            return await self._evaluate_and_record(manifest, None)
+        digest = canonical_digest(_canonical.encode(manifest))
         slot = (principal.key_id, key)
         while True:
             stored = await self._stored(principal.key_id, key, digest)
@@ -126,7 +132,7 @@ class EvaluationService:
         self._in_flight[slot] = done
         try:
             claim = _Claim(api_key_id=principal.key_id, key=key, request_digest=digest)
-            return await self._evaluate_and_record(body, fmt, claim)
+            return await self._evaluate_and_record(manifest, claim)
         except IdempotencyConflict:
             stored = await self._stored(principal.key_id, key, digest)
             if stored is None:  # pragma: no cover - the conflict means a row exists
@@ -136,10 +142,7 @@ class EvaluationService:
             done.set_result(None)
             del self._in_flight[slot]
 
-    async def _evaluate_and_record(self, body: bytes, fmt: Format, claim: _Claim | None) -> Answer:
-        manifest = await self._run_off_loop_if(
-            len(body) > INLINE_DECODE_BYTES, lambda: decode_manifest(body, fmt=fmt)
-        )
+    async def _evaluate_and_record(self, manifest: Manifest, claim: _Claim | None) -> Answer:
         pool = await self._hardware(manifest)
         now = self._clock.now()
         # The matrix cache is reloaded every few seconds; that read must not block the loop.

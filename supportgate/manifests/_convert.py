@@ -25,8 +25,8 @@ import msgspec
 from msgspec import inspect as mi
 
 from supportgate.errors import ManifestError
-from supportgate.manifests._raw import Number, Raw, RawMapping, join
-from supportgate.manifests.common import PATTERNS, FieldError
+from supportgate.manifests._raw import Number, Raw, RawMapping, join, shown
+from supportgate.manifests.common import MAX_SAFE_INTEGER, PATTERNS, FieldError
 
 Segment = str | int | None
 """One step of a path: a key, a list index, or None for a dict key msgspec did not name."""
@@ -63,6 +63,10 @@ def _wants_text(kind: mi.Type | None) -> bool:
         for m in members
     )
     return text and not any(isinstance(m, mi.IntType | mi.FloatType) for m in members)
+
+
+def _wants_float(kind: mi.Type | None) -> bool:
+    return any(isinstance(m, mi.FloatType) for m in _members(kind))
 
 
 def _wants_integer(kind: mi.Type | None) -> bool:
@@ -111,18 +115,32 @@ def _storable(text: str, path: str) -> str:
 
 def _number(node: Number, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
     """A number read as the type `kind` wants: the integer of an integral float where an
-    integer is wanted, the text written where a string is (if `numbers_as_text`)."""
-    if isinstance(node.value, float) and node.value.is_integer() and _wants_integer(kind):
-        return int(node.value)
-    if not _wants_text(kind):
-        return node.value
-    if numbers_as_text:
-        return node.text
-    raise ManifestError(
-        f'expected a string, got the number {node.text}: quote it ("{node.text}");'
-        " JSON numbers are not read as text (a version 3.10 would become 3.1)",
-        path=path,
-    )
+    integer is wanted, the text written where a string is (if `numbers_as_text`).
+
+    Refused here, where the path is known: a number too large to read, and an integral one
+    beyond MAX_SAFE_INTEGER where no float is wanted (where one is, msgspec reads it as a float
+    of that size, as its one-pass JSON decoding of a manifest does).
+    """
+    if _wants_text(kind):
+        if numbers_as_text:
+            return node.text
+        number = shown(node.text)
+        raise ManifestError(
+            f'expected a string, got the number {number}: quote it ("{number}");'
+            " JSON numbers are not read as text (a version 3.10 would become 3.1)",
+            path=path,
+        )
+    value = node.value
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if value is None or (integral and abs(value) > MAX_SAFE_INTEGER and not _wants_float(kind)):
+        raise ManifestError(
+            f"the number {shown(node.text)} is out of range: integers must lie between"
+            f" -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}, other numbers be finite doubles",
+            path=path,
+        )
+    if isinstance(value, float) and integral and _wants_integer(kind):
+        return int(value)
+    return value
 
 
 def plain(node: Raw, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:

@@ -22,10 +22,47 @@ MAX_DEPTH: Final = 64
 
 @dataclass(frozen=True, slots=True)
 class Number:
-    """A number as parsed (`value`) and as written (`text`)."""
+    """A number as parsed (`value`) and as written (`text`); `value` is None for one too large
+    to read (an integer of more significant digits than any accepted one has, a float beyond
+    the largest double), which is refused with its path wherever a number is wanted."""
 
-    value: int | float
+    value: int | float | None
     text: str
+
+
+DECIMAL: Final = 10
+MAX_INTEGER_DIGITS: Final = 20
+"""Significant digits read at most: more than any integer accepted has (supportgate.manifests.
+common.MAX_SAFE_INTEGER has 16), and far fewer than Python's limit on converting text to an
+integer (4300 digits, a ValueError), so reading one is cheap and never fails."""
+
+
+def read_integer(text: str, base: int = DECIMAL) -> int | float | None:
+    """The integer `text` (an optional sign, then digits in `base`) spells. One of more than
+    MAX_INTEGER_DIGITS significant digits (leading zeros do not count) is read as the float
+    it is closest to, as msgspec reads it for a float field, or None beyond the largest double
+    (and in another base than 10)."""
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) <= MAX_INTEGER_DIGITS:
+        return sign * int(digits, base)
+    return read_float(text) if base == DECIMAL else None
+
+
+def read_float(text: str) -> float | None:
+    """The float `text` spells; None when it is beyond the largest double (`1e999`)."""
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+SHOWN_LENGTH: Final = 40
+
+
+def shown(text: str) -> str:
+    """A number's text as quoted in a message: cut short when it is long."""
+    if len(text) <= SHOWN_LENGTH:
+        return text
+    return f"{text[:20]}...{text[-4:]} ({len(text)} characters)"
 
 
 @dataclass(slots=True)
@@ -79,14 +116,11 @@ def _pairs(pairs: list[tuple[str, Raw]]) -> RawMapping:
 
 
 def _integer(text: str) -> Number:
-    return Number(int(text), text)
+    return Number(read_integer(text), text)
 
 
 def _real(text: str) -> Number:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ManifestError(f"the number {text} is out of range")
-    return Number(value, text)
+    return Number(read_float(text), text)
 
 
 def _constant(text: str) -> Raw:
@@ -108,6 +142,6 @@ def parse_json(text: str) -> Raw:
         raise ManifestError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
+    except RecursionError as exc:  # not reached: check_json_depth bounds the nesting
         raise ManifestError(f"not valid JSON: {exc}") from None
     return tree

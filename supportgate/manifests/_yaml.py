@@ -8,7 +8,8 @@ What is refused: any tag (`!!str`, `!custom`), anchors and aliases, keys that ar
 nesting deeper than MAX_DEPTH. Plain scalars resolve by the YAML 1.2 core schema: null
 (`~`, `null`, empty), booleans (`true`/`false` only in their three spellings, so `no`, `on`
 and `yes` stay strings), decimal, octal (`0o`) and hex (`0x`) integers, and finite decimal
-floats (`.inf` and `.nan` stay strings). Numbers keep their text (`_raw.Number`). Mapping keys
+floats (`.inf` and `.nan` stay strings). Numbers keep their text (`_raw.Number`); one too
+large to read has no value, and `_convert` refuses it where a number is wanted. Mapping keys
 are always read as strings, as written. Duplicate keys are left for `_convert` to refuse.
 """
 
@@ -21,7 +22,15 @@ from dataclasses import dataclass
 import yaml
 
 from supportgate.errors import ManifestError
-from supportgate.manifests._raw import MAX_DEPTH, Number, Raw, RawMapping, join, too_deep
+from supportgate.manifests._raw import (
+    MAX_DEPTH,
+    Number,
+    Raw,
+    RawMapping,
+    join,
+    read_integer,
+    too_deep,
+)
 
 Loader = type[yaml.SafeLoader | yaml.CSafeLoader]
 
@@ -48,7 +57,7 @@ def resolve_plain(text: str) -> Raw:
         return _BOOLS[text]
     for integer, base, prefix in _INTEGERS:
         if integer.match(text):
-            return Number(int(text[prefix:], base), text)
+            return Number(read_integer(text[prefix:], base), text)
     if _FLOAT.match(text) and math.isfinite(value := float(text)):
         return Number(value, text)
     return text

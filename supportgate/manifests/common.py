@@ -77,21 +77,34 @@ _DATE = (
 )
 _TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
 _OFFSET = r"[Zz]|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]"
-RFC3339_RE: Final = rf"^(?!0000)(?:{_DATE})[Tt ]{_TIME}(?:{_OFFSET})${END_GUARD}"
-EDGE_DAY_OFFSET_RE: Final = r"^(?:0001-01-01|9999-12-31)[Tt ][^+-]*[+-](?!00:?00$)"
-"""A time on the first or last day of the calendar with an offset that is not zero: in UTC it
-may fall outside the years 1 to 9999, so the decoder refuses every one (see `set_utc`)."""
+
+FIRST_YEAR: Final = 1678
+LAST_YEAR: Final = 2261
+"""The years a time may be in, in UTC: those the policies compare (supportgate.lib's
+timestamp_ns; Rego's time.parse_rfc3339_ns counts 64-bit nanoseconds since 1970, which reach
+from 1677-09-21 to 2262-04-11). A time they cannot read would silently count as no time:
+evidence from 1600 would not be stale."""
+_YEARS = r"(?:167[89]|16[89][0-9]|1[7-9][0-9]{2}|2[01][0-9]{2}|22[0-5][0-9]|226[01])"
+RFC3339_RE: Final = rf"^(?={_YEARS}-)(?:{_DATE})[Tt ]{_TIME}(?:{_OFFSET})${END_GUARD}"
+EDGE_DAY_OFFSET_RE: Final = r"^(?:1678-01-01|2261-12-31)[Tt ][^+-]*[+-](?!00:?00$)"
+"""A time on the first or last day of those years with an offset that is not zero: in UTC it
+may fall outside them, so the decoder refuses every one (see `set_utc`)."""
 
 UtcDateTime = Annotated[
     datetime,
     msgspec.Meta(
         tz=True,
-        description="RFC 3339 time with an offset; stored in UTC.",
+        description=f"RFC 3339 time with an offset, in the years {FIRST_YEAR} to {LAST_YEAR};"
+        " stored in UTC.",
         extra_json_schema={"pattern": RFC3339_RE, "not": {"pattern": EDGE_DAY_OFFSET_RE}},
     ),
 ]
-NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
-PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""The largest integer accepted anywhere (and its negative the smallest): the largest every
+JSON reader, both policy engines included, reads exactly (RFC 7493, I-JSON). Larger ones were
+read differently by the two engines, or not at all (10**310: no decision)."""
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
+PositiveInt = Annotated[int, msgspec.Meta(ge=1, le=MAX_SAFE_INTEGER)]
 NonNegativeNumber = Annotated[float, msgspec.Meta(ge=0)]
 
 Component = Literal[
@@ -167,20 +180,34 @@ def check_range(low: str | None, below: str | None) -> None:
 def set_utc(struct: msgspec.Struct, name: str) -> None:
     """Convert a (frozen) Struct's optional datetime field to UTC, from `__post_init__`.
 
-    The canonical form then always writes the time in UTC with a `Z`.
-
-    A time on 0001-01-01 or 9999-12-31 must be in UTC: with another offset it may lie outside
-    the years 1 to 9999 (0001-01-01T00:00:00+01:00 is in year 0), and the rule is simpler to
-    state, here and in the schema (EDGE_DAY_OFFSET_RE), than the exact limit.
+    The canonical form then always writes the time in UTC with a `Z`. A time outside the
+    years FIRST_YEAR to LAST_YEAR is refused (the policies could not compare it), and so is
+    one on their first or last day that is not in UTC: with another offset it may lie outside
+    them (1678-01-01T00:00:00+01:00 is in 1677), and the rule is simpler to state, here and in
+    the schema (EDGE_DAY_OFFSET_RE), than the exact limit.
     """
     moment: datetime | None = getattr(struct, name)
     if moment is not None:
-        if moment.utcoffset() and moment.date() in (date.min, date.max):
-            raise FieldError(
-                name,
-                f"{moment.isoformat()}: a time on 0001-01-01 or 9999-12-31 must be in UTC (Z)",
-            )
+        check_comparable(moment, name)
         msgspec.structs.force_setattr(struct, name, moment.astimezone(UTC))
+
+
+_EDGE_DAYS: Final = (date(FIRST_YEAR, 1, 1), date(LAST_YEAR, 12, 31))
+
+
+def check_comparable(moment: datetime, name: str) -> None:
+    """A FieldError on `name` unless `moment` is surely in the years the policies compare."""
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise FieldError(
+            name,
+            f"{moment.isoformat()}: times must be in the years {FIRST_YEAR} to {LAST_YEAR}"
+            " (the policies compare times as 64-bit nanoseconds since 1970)",
+        )
+    if moment.utcoffset() and moment.date() in _EDGE_DAYS:
+        first, last = _EDGE_DAYS
+        raise FieldError(
+            name, f"{moment.isoformat()}: a time on {first} or {last} must be in UTC (Z)"
+        )
 
 
 class Metadata(Contract, frozen=True):

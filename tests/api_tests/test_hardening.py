@@ -63,7 +63,7 @@ BAD_BODIES: dict[str, tuple[str, bytes, int, str]] = {
         "application/json",
         json.dumps(hardware()).replace('"nodes": 8', '"nodes": ' + "9" * 5000).encode(),
         400,
-        "$",
+        "$.spec.nodes",
     ),
     "json-version-as-number": (
         "application/json",
@@ -206,17 +206,41 @@ BAD_BODIES: dict[str, tuple[str, bytes, int, str]] = {
         400,
         "$.spec.evidence.build.at",
     ),
-    "time-before-year-1-in-utc": (
+    "time-before-1678": (  # before int64 nanoseconds: the policies could not compare it
         "application/json",
-        _evidence_at("0001-01-01T00:00:00+14:00"),
+        _evidence_at("1677-12-31T23:59:59Z"),
         400,
         "$.spec.evidence.build.at",
     ),
-    "time-after-year-9999-in-utc": (
+    "time-on-the-first-day-not-in-utc": (  # 1677-12-31T10:00:00Z
         "application/json",
-        _evidence_at("9999-12-31T23:59:59-14:00"),
+        _evidence_at("1678-01-01T00:00:00+14:00"),
         400,
         "$.spec.evidence.build.at",
+    ),
+    "time-after-2261": (
+        "application/json",
+        _evidence_at("2262-01-01T00:00:00Z"),
+        400,
+        "$.spec.evidence.build.at",
+    ),
+    "yaml-integer-of-5000-digits": (
+        YAML,
+        _yaml("nodes: 8", "nodes: " + "9" * 5000),
+        400,
+        "$.spec.nodes",
+    ),
+    "yaml-hex-of-20000-digits": (
+        YAML,
+        _yaml("nodes: 8", "nodes: 0x" + "f" * 20_000),
+        400,
+        "$.spec.nodes",
+    ),
+    "integer-of-311-digits": (
+        "application/json",
+        _changed(lambda d: d["spec"].update(nodes=10**310)),
+        400,
+        "$.spec.nodes",
     ),
     "unsupported-content-type": ("text/plain", HW_YAML.encode(), 415, "Content-Type"),
     "form-content-type": ("application/x-www-form-urlencoded", b"a=b", 415, "Content-Type"),
@@ -291,11 +315,22 @@ def test_an_unquoted_yaml_version_is_text_as_written(api: Api) -> None:
 
 
 @pytest.mark.parametrize(
-    "at", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2026-11-20T10:00:00.123456789+05:30"]
+    "at",
+    [
+        "1678-01-01T00:00:00Z",
+        "1678-01-02T00:00:00+14:00",  # 1678-01-01T10:00:00Z
+        "2261-12-31T23:59:59Z",
+        "2026-11-20T10:00:00.123456789+05:30",
+    ],
 )
 def test_extreme_but_valid_times_are_decided(api: Api, at: str) -> None:
+    assert post(api, hardware("pool-a")).status_code == 201  # so that the evidence is judged
     response = post(api, _evidence_at(at))
     assert response.status_code == 201, response.text
+    stale = "spec.evidence.build" in {
+        v["path"] for v in response.json()["violations"] if v["rule"] == "evidence.stale"
+    }
+    assert stale == at.startswith("1678"), response.text
 
 
 def test_a_body_of_exactly_1_mib_is_read_and_one_byte_more_is_413(api: Api) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from supportgate.evaluations.services import MAX_IDEMPOTENCY_KEY
+from supportgate.manifests.common import RFC3339_RE
 from supportgate.openapi import NOT_NUL
 from supportgate.reevaluation.views import MAX_MANIFESTS
 
@@ -58,7 +59,7 @@ def test_a_waivers_rule_is_one_of_the_loaded_deny_rules(sqlite_api: Api) -> None
     assert "support.platform" not in waiver["properties"]["rule"]["enum"]  # a warn rule
     assert waiver["additionalProperties"] is False
     assert waiver["properties"]["name"]["pattern"].startswith("^[a-z0-9]")
-    assert waiver["properties"]["expires_at"]["pattern"].startswith("^(?!0000)")
+    assert waiver["properties"]["expires_at"]["pattern"] == RFC3339_RE
 
 
 @pytest.mark.parametrize(

@@ -281,9 +281,7 @@ def test_json_numbers_in_string_places_are_refused_with_a_hint(
     assert f'quote it ("{number}")' in error.message
 
 
-@pytest.mark.parametrize(
-    "text", ['{"nodes": NaN}', '{"nodes": Infinity}', '{"nodes": 1e999}', "{", '{"a": 1,}']
-)
+@pytest.mark.parametrize("text", ['{"nodes": NaN}', '{"nodes": Infinity}', "{", '{"a": 1,}'])
 def test_invalid_json_is_a_manifest_error(text: str) -> None:
     assert _refused(text.encode(), "json").path == "$"
 
@@ -430,29 +428,3 @@ CORPUS = [
 @pytest.mark.parametrize("text", CORPUS)
 def test_libyaml_and_pure_python_parsers_agree(text: str) -> None:
     assert parse_yaml(text, loader=yaml.CSafeLoader) == parse_yaml(text, loader=yaml.SafeLoader)
-
-
-@pytest.mark.parametrize(
-    ("at", "accepted"),
-    [
-        ("0001-01-01T00:00:00Z", True),
-        ("0001-01-01T05:00:00-00:00", True),
-        ("0001-01-02T00:00:00+14:00", True),
-        ("9999-12-31T23:59:59+00:00", True),
-        ("0001-01-01T05:00:00+01:00", False),  # would be in range, but the rule is simple
-        ("0001-01-01T00:00:00+14:00", False),
-        ("9999-12-31T00:00:00-01:00", False),
-    ],
-)
-def test_a_time_on_the_calendars_first_or_last_day_must_be_in_utc(at: str, accepted: bool) -> None:
-    text = DEPLOYMENT.replace(
-        "topology:", f"evidence: {{build: {{status: passed, at: '{at}'}}}}\n  topology:"
-    )
-    if accepted:
-        manifest = decode_manifest(text.encode(), fmt="yaml")
-        assert isinstance(manifest, DeploymentManifest)
-        assert manifest.spec.evidence is not None
-    else:
-        error = _refused(text.encode())
-        assert error.path == "$.spec.evidence.build.at"
-        assert "must be in UTC" in error.message

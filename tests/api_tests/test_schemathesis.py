@@ -10,6 +10,9 @@ draws (each is a documented rule, tested elsewhere):
 - a matrix's version range must not be empty and its `default_engine` must be among its
   `engines` (supportgate.manifests.schema); positive cases drop a `below` that is not above
   its `min`, and a `default_engine` that names no engine.
+- a webhook's `url` must name a public address (supportgate/webhooks/targets.py): positive
+  cases send a name under the reserved `.example` domain, which resolves nowhere (a name
+  that does not resolve yet is accepted; each delivery checks it again).
 - a leaf or tree size of the log must be one the log has: positive cases ask for what the
   fixture's log of one entry (the default matrix) has, leaf 0 and sizes 0 to 1.
 Checks that belong to schemathesis's coverage and stateful phases (unsupported_method,
@@ -87,6 +90,8 @@ def _give_what_no_schema_says(case: schemathesis.Case[Any]) -> None:
         case.body["expires_at"] = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     if case.path.startswith("/v1/matrix") and case.method == "POST" and isinstance(case.body, dict):
         _without_cross_field_conflicts(case.body)
+    if case.path == "/v1/webhooks" and case.method == "POST" and isinstance(case.body, dict):
+        case.body["url"] = "https://receiver.example/hooks"
     if case.path.startswith("/v1/audit/"):
         _within_the_log(case)
 

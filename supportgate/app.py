@@ -14,6 +14,7 @@ from litestar.openapi.config import OpenAPIConfig
 from supportgate import __version__
 from supportgate.alerts.controllers import AlertController
 from supportgate.audit.controllers import AuditController
+from supportgate.auth.controllers import KeyController
 from supportgate.auth.guard import require_key
 from supportgate.config import Settings
 from supportgate.console import console_mount
@@ -87,6 +88,7 @@ def create_app(
             AlertController,
             WaiverController,
             BundleController,
+            KeyController,
             live,
             ready,
             metrics,

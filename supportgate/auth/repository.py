@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from supportgate.db import ApiKey
-from supportgate.errors import UsageError
+from supportgate.errors import ConflictError
 
 from .roles import Role
 
@@ -41,7 +41,7 @@ def insert_key(
     try:
         session.flush()
     except IntegrityError as exc:
-        raise UsageError(f"an API key named {name!r} already exists", field="name") from exc
+        raise ConflictError(f"an API key named {name!r} already exists", field="$.name") from exc
     return row
 
 

@@ -52,9 +52,7 @@ class KeyRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_onl
     expires_in: (
         Annotated[
             str,
-            msgspec.Meta(
-                description="`90d`, `12h` or `30m`; none: until revoked", pattern=DURATION
-            ),
+            msgspec.Meta(description="`90d`, `12h` or `30m`; none: forever", pattern=DURATION),
         ]
         | None
     ) = None

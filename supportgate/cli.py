@@ -153,7 +153,8 @@ def _keys_create(args: argparse.Namespace) -> int:
             name=args.name, role=args.role, owners=args.owner, expires_in=args.expires_in
         )
     except InputError as exc:  # named as the API's body names it: say the option instead
-        raise UsageError(exc.message, field=_KEY_OPTIONS.get(exc.field or "", exc.field)) from exc
+        option = _KEY_OPTIONS.get((exc.field or "").partition("[")[0], exc.field)
+        raise UsageError(exc.message, field=option) from exc
     finally:
         runtime.stop()
     scope = f"for {', '.join(sorted(set(args.owner)))}" if args.owner else "for every owner"
@@ -529,7 +530,9 @@ def _parser() -> argparse.ArgumentParser:
         help="a metadata.owner the key may post for (repeat for more; none: every owner)",
     )
     create_cmd.add_argument(
-        "--expires-in", metavar="DURATION", help="90d, 12h or 30m (default: until revoked)"
+        "--expires-in",
+        metavar="DURATION",
+        help="90d, 12h or 30m, under 1000 days (default: until revoked)",
     )
     create_cmd.set_defaults(run=_keys_create)
     keys_cmd.add_parser(

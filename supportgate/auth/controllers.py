@@ -11,6 +11,7 @@ from litestar import Controller, Request, delete, get, post
 from litestar.params import FromPath, JSONBody
 
 from supportgate.dependencies import Part
+from supportgate.openapi import body, error
 
 from .services import KeyService
 from .views import CreatedKey, KeyPage, KeyRequest
@@ -24,7 +25,15 @@ class KeyController(Controller):
     async def list_keys(self, keys: Part[KeyService]) -> KeyPage:
         return KeyPage(items=await anyio.to_thread.run_sync(keys.list_keys))
 
-    @post("/", opt={"role": "admin"}, summary="Create an API key; the key is shown only here")
+    @post(
+        "/",
+        opt={"role": "admin"},
+        summary="Create an API key; the key is shown only here",
+        responses={
+            201: body(CreatedKey, "The key's listing, and the key in `key`, this once"),
+            409: error(409),
+        },
+    )
     async def create(
         self, request: Request[Any, Any, Any], keys: Part[KeyService], data: JSONBody[KeyRequest]
     ) -> CreatedKey:
@@ -33,7 +42,7 @@ class KeyController(Controller):
                 name=data.name, role=data.role, owners=data.owners, expires_in=data.expires_in
             )
         )
-        request.state["log"] = {"api_key": created.name, "role": created.role}
+        request.state["log"] = {"created_key": created.name, "created_role": created.role}
         return created
 
     @delete("/{name:str}", opt={"role": "admin"}, summary="Revoke an API key (its row stays)")
@@ -41,4 +50,4 @@ class KeyController(Controller):
         self, request: Request[Any, Any, Any], keys: Part[KeyService], name: FromPath[str]
     ) -> None:
         await anyio.to_thread.run_sync(keys.revoke, name)
-        request.state["log"] = {"api_key": name}
+        request.state["log"] = {"revoked_key": name}

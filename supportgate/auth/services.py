@@ -41,12 +41,11 @@ from . import repository
 from .durations import parse_duration
 from .keys import display_prefix, generate_key, hash_key
 from .roles import ROLES, Principal, Role
-from .views import NAME, CreatedKey, KeyView
+from .views import MAX_OWNERS, NAME, OWNER, CreatedKey, KeyView
 
 log = get_logger(__name__)
 _NAME = re.compile(NAME)
-MAX_OWNER_LENGTH = 255
-MAX_OWNERS = 100
+_OWNER = re.compile(OWNER)
 REFRESH_SECONDS = 1.0
 LAST_USED_STEP = timedelta(seconds=60)
 
@@ -300,11 +299,11 @@ def _check_name(name: str) -> None:
 def _check_owners(owners: Sequence[str]) -> list[str]:
     if len(owners) > MAX_OWNERS:
         raise UsageError(f"at most {MAX_OWNERS} owners", field="$.owners")
-    for owner in owners:
-        if not 1 <= len(owner) <= MAX_OWNER_LENGTH or not owner.isprintable():
+    for index, owner in enumerate(owners):
+        if not _OWNER.match(owner):
             raise UsageError(
-                f"each owner is 1-{MAX_OWNER_LENGTH} printable characters, got {owner!r}",
-                field="$.owners",
+                f"an owner is 1-255 characters without control characters, got {owner!r}",
+                field=f"$.owners[{index}]",
             )
     return sorted(set(owners))
 

@@ -11,6 +11,9 @@ from .durations import DURATION_PATTERN as DURATION
 from .roles import Role
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_OWNERS = 100
+OWNER = r"^[^\u0000-\u001f\u007f]{1,255}$"
+"""An owner a key acts for: 1-255 characters, no control characters (a metadata.owner)."""
 
 
 class KeyView(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,8 +49,11 @@ class KeyRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_onl
     ]
     role: Role
     owners: Annotated[
-        list[str],
-        msgspec.Meta(description="the metadata.owner values it may post for; empty: every owner"),
+        list[Annotated[str, msgspec.Meta(pattern=OWNER)]],
+        msgspec.Meta(
+            max_length=MAX_OWNERS,
+            description="the metadata.owner values it may post for; empty: every owner",
+        ),
     ] = msgspec.field(default_factory=list)
     expires_in: (
         Annotated[

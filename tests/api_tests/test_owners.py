@@ -14,7 +14,6 @@ from typing import Any
 
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.ledger.batches import Batch, DecisionWrite, Tracking
-from supportgate.ledger.writer import apply_alone
 from supportgate.manifests import decode_manifest
 
 from ..api import Api
@@ -165,9 +164,8 @@ def _write(api: Api, owner: str, **authority: Any) -> DecisionWrite:
 def test_two_owners_in_one_group_commit_the_first_wins(api: Api) -> None:
     """The writer holds each submission against the owner before it in the same batch: two
     teams posting a new name at once cannot both pass a check made before either is written."""
-    applied = apply_alone(
-        api.runtime.sessions,
-        Batch(decisions=[_write(api, "infra", acts_for=["infra"]), _write(api, "research")]),
+    applied = api.runtime.ledger.write(
+        Batch(decisions=[_write(api, "infra", acts_for=["infra"]), _write(api, "research")])
     )
     assert applied.decisions[0] is not None
     assert applied.decisions[1] is None

@@ -73,8 +73,8 @@ class _Uses:
     stored: dict[int, datetime] = field(default_factory=dict)
 
     def due(self, step: timedelta) -> dict[int, datetime]:
-        """The uses to write: those at least `step` after what the table holds (a use not
-        written at all is due however small the step, unless the table holds it)."""
+        """The uses to write: a key's first, then each at least `step` after what the table
+        holds."""
         return {
             key_id: at
             for key_id, at in self.seen.items()
@@ -216,25 +216,19 @@ class KeyService:
             return self._copy
 
     def _refresh(self) -> None:
+        """Read the unrevoked keys into a new copy; then write the last uses that are due."""
         read_at = self._clock.monotonic()
+        by_hash: dict[str, _Known] = {}
+        by_id: dict[int, _Known] = {}
+        stored: dict[int, datetime | None] = {}
         with transaction(self._sessions) as session:
-            rows = repository.unrevoked_keys(session)
-            known = {
-                row.key_hash: (
-                    int(row.id or 0),
-                    _Known(_principal(row), row.expires_at),
-                    row.last_used_at,
-                )
-                for row in rows
-            }
-        copy = _Copy(
-            by_hash={digest: entry for digest, (_, entry, _) in known.items()},
-            by_id={key_id: entry for key_id, entry, _ in known.values()},
-            read_at=read_at,
-        )
+            for row in repository.unrevoked_keys(session):
+                known = _Known(_principal(row), row.expires_at)
+                by_hash[row.key_hash] = by_id[known.principal.key_id] = known
+                stored[known.principal.key_id] = row.last_used_at
         with self._lock:
-            self._copy = copy
-            for key_id, _, used in known.values():
+            self._copy = _Copy(by_hash=by_hash, by_id=by_id, read_at=read_at)
+            for key_id, used in stored.items():
                 self._uses.store(key_id, used)
             due = self._uses.due(LAST_USED_STEP)
         self._write_uses(due)

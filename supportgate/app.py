@@ -14,7 +14,9 @@ from litestar.openapi.config import OpenAPIConfig
 from supportgate import __version__
 from supportgate.alerts.controllers import AlertController
 from supportgate.audit.controllers import AuditController
+from supportgate.auth.controllers import KeyController
 from supportgate.auth.guard import require_key
+from supportgate.auth.views import OWNER
 from supportgate.config import Settings
 from supportgate.console import console_mount
 from supportgate.dependencies import Part, provide_parts
@@ -87,6 +89,7 @@ def create_app(
             AlertController,
             WaiverController,
             BundleController,
+            KeyController,
             live,
             ready,
             metrics,
@@ -106,7 +109,7 @@ def create_app(
         state=State({"runtime": built}),
     )
     document(app)
-    declare_request_rules(app, waivable_rules=built.waivers.deny_rules)
+    declare_request_rules(app, waivable_rules=built.waivers.deny_rules, key_owner_pattern=OWNER)
     app.asgi_handler = AllowEveryMethod(app)(app.asgi_handler)
     # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
     # sees a request no route matches (404, 405), and every request gets its event.

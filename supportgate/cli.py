@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,14 +137,78 @@ def _db_upgrade(_: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_KEY_OPTIONS = {
+    "$.name": "--name",
+    "$.role": "--role",
+    "$.owners": "--owner",
+    "$.expires_in": "--expires-in",
+}
+"""The key API's body fields, as `keys create` spells them."""
+
+
 def _keys_create(args: argparse.Namespace) -> int:
     runtime = _runtime(may_create=True)  # a first key, made before the first `serve`
     try:
-        secret = runtime.keys.create_key(name=args.name, role=args.role)
+        secret = runtime.keys.create_key(
+            name=args.name, role=args.role, owners=args.owner, expires_in=args.expires_in
+        )
+    except InputError as exc:  # named as the API's body names it: say the option instead
+        option = _KEY_OPTIONS.get((exc.field or "").partition("[")[0], exc.field)
+        raise UsageError(exc.message, field=option) from exc
     finally:
         runtime.stop()
-    print(f"created API key {args.name!r} with role {args.role}; it is shown only once:")
+    scope = f"for {', '.join(sorted(set(args.owner)))}" if args.owner else "for every owner"
+    until = f", expiring in {args.expires_in}" if args.expires_in else ""
+    print(
+        f"created API key {args.name!r} with role {args.role} {scope}{until}; "
+        "it is shown only once:"
+    )
     print(secret)
+    return EXIT_OK
+
+
+def _keys_list(_: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        keys = runtime.keys.list_keys()
+    finally:
+        runtime.stop()
+    rows = [("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES", "LAST USED", "REVOKED")]
+    rows.extend(
+        (
+            key.name,
+            key.role,
+            ",".join(key.owners) or "*",
+            _when(key.created_at),
+            _when(key.expires_at),
+            _when(key.last_used_at),
+            _when(key.revoked_at),
+        )
+        for key in keys
+    )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+    return EXIT_OK
+
+
+def _when(at: datetime | None) -> str:
+    return "-" if at is None else at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _keys_revoke(args: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        revoked = runtime.keys.revoke(args.name)
+    finally:
+        runtime.stop()
+    assert revoked.revoked_at is not None  # noqa: S101 - revoke() just set it
+    print(
+        f"revoked API key {revoked.name!r} at {_when(revoked.revoked_at)}: refused from now on "
+        "(by a running service within 2 s)"
+    )
     return EXIT_OK
 
 
@@ -457,7 +522,25 @@ def _parser() -> argparse.ArgumentParser:
     create_cmd = keys_cmd.add_parser("create", help="create a key; prints it on the last line")
     create_cmd.add_argument("--role", required=True, choices=ROLES)
     create_cmd.add_argument("--name", required=True)
+    create_cmd.add_argument(
+        "--owner",
+        action="append",
+        default=[],
+        metavar="OWNER",
+        help="a metadata.owner the key may post for (repeat for more; none: every owner)",
+    )
+    create_cmd.add_argument(
+        "--expires-in",
+        metavar="DURATION",
+        help="90d, 12h or 30m, under 1000 days (default: until revoked)",
+    )
     create_cmd.set_defaults(run=_keys_create)
+    keys_cmd.add_parser(
+        "list", help="every key: name, role, owners, created, expires, last used, revoked"
+    ).set_defaults(run=_keys_list)
+    revoke_cmd = keys_cmd.add_parser("revoke", help="revoke a key: refused from now on")
+    revoke_cmd.add_argument("name", metavar="NAME")
+    revoke_cmd.set_defaults(run=_keys_revoke)
 
     matrix_cmd = commands.add_parser("matrix", help="the support matrix").add_subparsers(
         dest="matrix_command", metavar="COMMAND", required=True, parser_class=_Parser

@@ -7,6 +7,7 @@ SupportgateError
 │   ├── UsageError             a command line or request that makes no sense (HTTP 400)
 │   ├── UnsupportedMediaType   a body that is neither JSON nor YAML (HTTP 415)
 │   ├── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
+│   ├── Forbidden              the key may not say this: another owner's manifest (HTTP 403)
 │   ├── NotFound               names something that is not there: a path parameter (HTTP 404)
 │   └── LedgerInputError       a proof, note, key or range the ledger cannot take (HTTP 400)
 │       ├── OutOfRange         a leaf index or tree size the log does not have
@@ -87,6 +88,11 @@ class UnsupportedMediaType(InputError):
 
 class ConflictError(InputError):
     """The request contradicts what is stored (a duplicate version, a reused key)."""
+
+
+class Forbidden(InputError):
+    """The request is well-formed, but its key may not make it (HTTP 403): a manifest of an
+    owner the key does not act for, or one another owner holds; `field` names what."""
 
 
 class NotFound(InputError):

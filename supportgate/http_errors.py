@@ -20,6 +20,7 @@ from supportgate.errors import (
     ConflictError,
     DatabaseBusy,
     DatabaseError,
+    Forbidden,
     InputError,
     NotFound,
     PolicyEngineError,
@@ -39,6 +40,7 @@ _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (NotTracked, 404),
     (NotFound, 404),
     (ConflictError, 409),
+    (Forbidden, 403),
     (UnsupportedMediaType, 415),
 )
 

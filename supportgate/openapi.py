@@ -14,10 +14,10 @@
   create_app): a JSON body Struct that forbids unknown fields says `additionalProperties:
   false`, every free string parameter excludes NUL (supportgate.http_input refuses it),
   a waiver's `rule` is one of the loaded policies' deny rules and its `expires_at` matches
-  RFC3339_RE (msgspec's reading of a time, as in the manifests). The rest is declared where
-  the parameter or body field is (patterns, lengths, list sizes); only what no schema can say
-  is left to the descriptions: a waiver's `expires_at` must be in the future, and a cursor
-  must be one the endpoint gave out.
+  RFC3339_RE (msgspec's reading of a time, as in the manifests), a key's owners match their pattern.
+  The rest is declared where the parameter or body field is (patterns, lengths, list
+  sizes); only what no schema can say is left to the descriptions: a waiver's `expires_at`
+  must be in the future, and a cursor must be one the endpoint gave out.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ HTTP_400: Final = 400
 ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     400: "Bad input: `field` names it (a JSON path into the body, or a parameter); nothing written",
     401: "No API key, or an unknown one (`Authorization: Bearer <key>`)",
-    403: "The API key's role is too small for this route",
+    403: "The API key's role is too small for this route, or the key does not act for the "
+    "manifest's owner (`field`: `$.metadata.owner`)",
     404: "Nothing of that name is known",
     409: "Contradicts what is stored",
     413: "The body is over 1 MiB",
@@ -256,8 +257,11 @@ def _body_components(openapi: OpenAPI) -> set[str]:
     return names
 
 
-def declare_request_rules(app: Litestar, *, waivable_rules: frozenset[str]) -> None:
-    """Declare what the handlers check beyond the types (see the module docstring)."""
+def declare_request_rules(
+    app: Litestar, *, waivable_rules: frozenset[str], key_owner_pattern: str
+) -> None:
+    """Declare what the handlers check beyond the types (see the module docstring);
+    `key_owner_pattern`: what an owner of a key matches (supportgate.auth.views.OWNER)."""
     openapi = app.openapi_schema  # generated here, once; later reads return this object
     for operation in operations(openapi).values():
         for parameter in operation.parameters or []:
@@ -275,3 +279,7 @@ def declare_request_rules(app: Litestar, *, waivable_rules: frozenset[str]) -> N
         raise TypeError("Litestar wrote no Schema for WaiverRequest.rule or .expires_at")
     rule.enum = sorted(waivable_rules)
     expires_at.pattern = RFC3339_RE  # msgspec's reading of a time; Meta takes no pattern there
+    owners = (components["KeyRequest"].properties or {})["owners"]
+    if not (isinstance(owners, Schema) and isinstance(owners.items, Schema)):
+        raise TypeError("Litestar wrote no Schema for KeyRequest.owners' items")
+    owners.items.pattern = key_owner_pattern  # Litestar leaves a list item's Meta out

@@ -180,6 +180,7 @@ class Runtime:
         self.reevaluation.stop()
         self.webhooks.stop()
         self.ledger.stop()
+        self.keys.flush_last_used(everything=True)
         self.checkpointer.stop()  # after the last write: signs it
         self.engine.close()
         self.db.dispose()

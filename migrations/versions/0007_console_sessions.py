@@ -1,7 +1,7 @@
 """Console sessions: the cookie holds a random session id, kept here only as its sha256.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-01
 
 Written by hand to match the console_sessions table of supportgate/db/tables.py (the drift
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

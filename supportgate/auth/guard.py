@@ -3,8 +3,9 @@
 Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
 `opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
 under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
-No or an unknown key is 401; a key whose role is too small is 403; too many unknown keys from
-one address, or too many requests on one key, are 429 (`authenticate`, auth/limits.py).
+No key, or an unknown, revoked or expired one, is 401; a key whose role is too small is 403;
+too many unknown keys from one address, or too many requests on one key, are 429
+(`authenticate`, auth/limits.py).
 `OPTIONS` on a path (the handler Litestar adds to every route, answering 204 with `Allow:
 <every method>`) needs no key: a CORS preflight never sends one, and the answer tells only
 which methods exist.
@@ -54,7 +55,8 @@ async def require_key(
 async def authenticate(
     connection: ASGIConnection[Any, Any, Any, Any], secret: str
 ) -> Principal | None:
-    """The principal of a presented key (cached for a few seconds), or None for an unknown one.
+    """The principal of a presented key, or None for an unknown, revoked or expired one: from
+    memory, or (when memory is over a second old) after a read in a thread (KeyService).
 
     429 (supportgate/auth/limits.py) before the lookup when the client's address has used up
     its failed authentications on keys never seen here, and after it when the key has spent
@@ -67,7 +69,10 @@ async def authenticate(
         await sleep(limits.refusal_delay)  # a flood waiting for answers waits too
         _refuse_after(refused, "too many unknown API keys from this address")
     keys: KeyService = runtime.keys
-    principal = keys.cached(secret) or await anyio.to_thread.run_sync(keys.authenticate, secret)
+    if keys.fresh():
+        principal = keys.authenticate(secret, may_read=False)
+    else:
+        principal = await anyio.to_thread.run_sync(keys.authenticate, secret)
     if principal is None:
         limits.failed(client, secret)
         return None

@@ -1,42 +1,88 @@
-"""api_keys rows."""
+"""api_keys rows: the one module that reads and writes them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from supportgate.db import ApiKey
-from supportgate.errors import UsageError
+from supportgate.errors import ConflictError
 
 from .roles import Role
 
+_keys: Table = ApiKey.__table__  # type: ignore[attr-defined]
+
 
 def insert_key(
-    session: Session, *, name: str, role: Role, key_hash: str, prefix: str, now: datetime
+    session: Session,
+    *,
+    name: str,
+    role: Role,
+    key_hash: str,
+    prefix: str,
+    owners: Sequence[str],
+    expires_at: datetime | None,
+    now: datetime,
 ) -> ApiKey:
-    row = ApiKey(name=name, role=role, key_hash=key_hash, prefix=prefix, created_at=now)
+    row = ApiKey(
+        name=name,
+        role=role,
+        key_hash=key_hash,
+        prefix=prefix,
+        owners=list(owners),
+        expires_at=expires_at,
+        created_at=now,
+    )
     session.add(row)
     try:
         session.flush()
     except IntegrityError as exc:
-        raise UsageError(f"an API key named {name!r} already exists", field="name") from exc
+        raise ConflictError(f"an API key named {name!r} already exists", field="$.name") from exc
     return row
 
 
 def any_key(session: Session) -> bool:
-    return session.execute(select(ApiKey.__table__.c.id).limit(1)).first() is not None  # type: ignore[attr-defined]
+    return session.execute(select(_keys.c.id).limit(1)).first() is not None
 
 
-def find_active_by_hash(session: Session, key_hash: str) -> ApiKey | None:
-    table = ApiKey.__table__  # type: ignore[attr-defined]
-    statement = select(ApiKey).where(table.c.key_hash == key_hash, table.c.revoked_at.is_(None))
-    return session.execute(statement).scalars().first()
+def all_keys(session: Session) -> list[ApiKey]:
+    """Every key, revoked ones too, by name (for listings)."""
+    return list(session.execute(select(ApiKey).order_by(_keys.c.name)).scalars())
 
 
-def find_active_by_id(session: Session, key_id: int) -> ApiKey | None:
-    table = ApiKey.__table__  # type: ignore[attr-defined]
-    statement = select(ApiKey).where(table.c.id == key_id, table.c.revoked_at.is_(None))
-    return session.execute(statement).scalars().first()
+def unrevoked_keys(session: Session) -> list[ApiKey]:
+    """The keys not revoked (expired ones too: expiry is a time the reader compares)."""
+    statement = select(ApiKey).where(_keys.c.revoked_at.is_(None))
+    return list(session.execute(statement).scalars())
+
+
+def revoke(session: Session, name: str, now: datetime) -> ApiKey | None:
+    """Mark the key `name` revoked at `now` (a key revoked already keeps its first time);
+    None when no key has that name."""
+    session.execute(
+        update(_keys)
+        .where(_keys.c.name == name, _keys.c.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    return session.execute(select(ApiKey).where(_keys.c.name == name)).scalars().first()
+
+
+def record_last_used(session: Session, used: Mapping[int, datetime]) -> None:
+    """Set each key's last_used_at (key id -> time), never moving it back: one executemany."""
+    if not used:
+        return
+    statement = (
+        update(_keys)
+        .where(
+            _keys.c.id == bindparam("key_id"),
+            (_keys.c.last_used_at.is_(None)) | (_keys.c.last_used_at < bindparam("at")),
+        )
+        .values(last_used_at=bindparam("at"))
+    )
+    session.connection().execute(
+        statement, [{"key_id": key_id, "at": at} for key_id, at in used.items()]
+    )

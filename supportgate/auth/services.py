@@ -1,125 +1,309 @@
-"""Creating keys and authenticating requests by key."""
+"""API keys: creating, listing and revoking them, and resolving a presented key to a Principal.
+
+Requests are answered from memory: a copy of every unrevoked key (its hash, principal and
+expiry), read whole from `api_keys` when it is more than REFRESH_SECONDS old. So
+
+- a known key and an unknown one cost a sha256 and a dict lookup, not a database read: a
+  flood of invented keys does not reach the database at all;
+- a key revoked, or created, on another replica or by the CLI is seen here within
+  REFRESH_SECONDS plus one read (under 2 s); one revoked or created by this process is seen
+  by its next request (the copy is dropped after the commit);
+- an expired key is refused the moment its `expires_at` passes (compared on every request).
+
+The table is read only when a request (or the console) asks and the copy is stale: one read a
+second at most, by one caller while the others wait for it; an idle service reads nothing.
+
+Last use is kept in memory and written with a refresh, at most once every LAST_USED_STEP
+per key (and on stop), so a busy key costs one UPDATE a minute, not one per request; `keys
+list` shows it up to that late.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
-from supportgate.db import transaction
-from supportgate.errors import UsageError
+from supportgate.db import ApiKey, transaction
+from supportgate.errors import NotFound, UsageError
+from supportgate.logging import get_logger
 
+from . import repository
+from .durations import parse_duration
 from .keys import display_prefix, generate_key, hash_key
-from .repository import any_key, find_active_by_hash, find_active_by_id, insert_key
 from .roles import ROLES, Principal, Role
+from .views import MAX_OWNERS, NAME, OWNER, CreatedKey, KeyView
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-CACHE_SECONDS = 10.0
+log = get_logger(__name__)
+_NAME = re.compile(NAME)
+_OWNER = re.compile(OWNER)
+REFRESH_SECONDS = 1.0
+LAST_USED_STEP = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    principal: Principal
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    """The unrevoked keys as read at `read_at` (monotonic seconds)."""
+
+    by_hash: dict[str, _Known]
+    by_id: dict[int, _Known]
+    read_at: float
+
+
+@dataclass(slots=True)
+class _Uses:
+    """When each key was last used, in memory, and what the table says (key id -> time)."""
+
+    seen: dict[int, datetime] = field(default_factory=dict)
+    stored: dict[int, datetime] = field(default_factory=dict)
+
+    def due(self, step: timedelta) -> dict[int, datetime]:
+        """The uses to write: a key's first, then each at least `step` after what the table
+        holds."""
+        return {
+            key_id: at
+            for key_id, at in self.seen.items()
+            if key_id not in self.stored
+            or (at > self.stored[key_id] and at - self.stored[key_id] >= step)
+        }
+
+    def store(self, key_id: int, at: datetime | None) -> None:
+        """What the table holds (written here or by another replica): only moves forward."""
+        if at is not None and (key_id not in self.stored or at > self.stored[key_id]):
+            self.stored[key_id] = at
 
 
 class KeyService:
-    """Creates keys, and resolves a presented key to a Principal.
+    """Keys: create, list, revoke; and who a presented key is (see the module doc)."""
 
-    Successful lookups are cached for a few seconds so that a burst of CI requests costs one
-    database read, not one each; unknown keys are never cached.
-    """
-
-    def __init__(
-        self,
-        sessions: sessionmaker[Session],
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
+    def __init__(self, sessions: sessionmaker[Session], *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._sessions = sessions
         self._clock = clock
-        self._cache: dict[str, tuple[float, Principal]] = {}
-        self._rereading: set[str] = set()  # digests whose expired entry one caller re-reads
-        self._lock = threading.Lock()
+        self._copy: _Copy | None = None
+        self._uses = _Uses()
+        self._lock = threading.Lock()  # guards _copy and _uses
+        self._reading = threading.Lock()  # one refresh at a time
 
-    def create_key(self, *, name: str, role: str) -> str:
-        """A new key for `name` with `role`; returns the secret, which is not stored."""
-        if role not in ROLES:
-            raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="role")
-        if not _NAME.match(name):
-            raise UsageError(
-                f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="name"
-            )
+    # -- the lifecycle -------------------------------------------------------------------
+
+    def create_key(
+        self,
+        *,
+        name: str,
+        role: str,
+        owners: Sequence[str] = (),
+        expires_in: str | None = None,
+    ) -> str:
+        """A new key for `name` with `role`, acting for `owners` (none: every owner), valid
+        for `expires_in` (`90d`; None: until revoked); returns the secret, never stored."""
+        return self.create(name=name, role=role, owners=owners, expires_in=expires_in).key
+
+    def create(
+        self,
+        *,
+        name: str,
+        role: str,
+        owners: Sequence[str] = (),
+        expires_in: str | None = None,
+    ) -> CreatedKey:
+        """As create_key, with the key's listing (the secret in `key`, this once).
+        Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
+        checked_role = _check_role(role)
+        _check_name(name)
+        checked_owners = _check_owners(owners)
+        lifetime = None if expires_in is None else parse_duration(expires_in, field="$.expires_in")
         secret = generate_key()
+        now = self._clock.now()
         with transaction(self._sessions, write=True) as session:
-            insert_key(
+            row = repository.insert_key(
                 session,
                 name=name,
-                role=role,  # checked against ROLES above
+                role=checked_role,
                 key_hash=hash_key(secret),
                 prefix=display_prefix(secret),
-                now=self._clock.now(),
+                owners=checked_owners,
+                expires_at=None if lifetime is None else now + lifetime,
+                now=now,
             )
-        return secret
+            created = CreatedKey(key=secret, **_fields(row))
+        self._drop_copy()
+        return created
 
     def bootstrap_admin(self) -> str | None:
         """A first admin key named `admin` when no key exists at all; None otherwise."""
         with transaction(self._sessions) as session:
-            if any_key(session):
+            if repository.any_key(session):
                 return None
         return self.create_key(name="admin", role="admin")
 
-    def cached(self, secret: str) -> Principal | None:
-        """The principal for a key seen in the last few seconds, without touching the database.
-
-        When the entry has just expired, one caller (None here) reads the key again; the
-        others keep the entry until that read ends, so a busy key costs one query per
-        CACHE_SECONDS, not one per request in flight."""
-        digest = hash_key(secret)
-        with self._lock:
-            cached = self._cache.get(digest)
-            if cached is None:
-                return None
-            if cached[0] > self._clock.monotonic() or digest in self._rereading:
-                return cached[1]
-            self._rereading.add(digest)
-            return None
-
-    def authenticate(self, secret: str) -> Principal | None:
-        """The key's principal, from the cache or the database; None for an unknown key."""
-        digest = hash_key(secret)
-        now = self._clock.monotonic()
-        with self._lock:
-            fresh = self._cache.get(digest)
-        if fresh is not None and fresh[0] > now:
-            return fresh[1]
-        try:
-            with transaction(self._sessions) as session:
-                row = find_active_by_hash(session, digest)
-                principal = (
-                    Principal(key_id=int(row.id or 0), name=row.name, role=_role(row.role))
-                    if row is not None
-                    else None
-                )
-        finally:
-            with self._lock:
-                self._rereading.discard(digest)
-        with self._lock:
-            if principal is None:
-                self._cache.pop(digest, None)  # revoked: no longer answered from memory
-            else:
-                self._cache[digest] = (now + CACHE_SECONDS, principal)
-        return principal
-
-    def principal_by_id(self, key_id: int) -> Principal | None:
-        """The principal of the key with this id while it may act (not revoked), read from the
-        database on every call, never the cache; None once it may not. A console session asks
-        on each request (supportgate/console/logins.py), so it ends the moment its key does."""
+    def list_keys(self) -> list[KeyView]:
+        """Every key, revoked ones too, by name; last use as last written (see the doc)."""
+        self.flush_last_used()
         with transaction(self._sessions) as session:
-            row = find_active_by_id(session, key_id)
+            return [KeyView(**_fields(row)) for row in repository.all_keys(session)]
+
+    def revoke(self, name: str) -> KeyView:
+        """Revoke the key `name` (revoking it again changes nothing); NotFound when there is
+        none. Refused by this process from its next request on."""
+        with transaction(self._sessions, write=True) as session:
+            row = repository.revoke(session, name, self._clock.now())
             if row is None:
-                return None
-            return Principal(key_id=int(row.id or 0), name=row.name, role=_role(row.role))
+                raise NotFound(f"no API key named {name!r}", field="name")
+            view = KeyView(**_fields(row))
+        self._drop_copy()
+        return view
+
+    # -- who is calling ------------------------------------------------------------------
+
+    def fresh(self) -> bool:
+        """Can memory answer now (without a database read)?"""
+        copy = self._copy
+        return copy is not None and self._clock.monotonic() - copy.read_at < REFRESH_SECONDS
+
+    def authenticate(self, secret: str, *, may_read: bool = True) -> Principal | None:
+        """The key's principal; None for an unknown, revoked or expired key. Reads the
+        table first when memory is stale, unless `may_read` is False (the event loop's call
+        after fresh() said yes: memory gone stale since is still what it was a moment ago)."""
+        known = self._current(may_read=may_read).by_hash.get(hash_key(secret))
+        return self._admitted(known)
+
+    def principal_by_id(self, key_id: int, *, may_read: bool = True) -> Principal | None:
+        """The principal of the key with this id while it is valid; None once it is revoked
+        or expired (or never was). For whoever holds on to a key past one request: a console
+        session ends when this says None. Reads like authenticate."""
+        return self._admitted(self._current(may_read=may_read).by_id.get(key_id))
+
+    def flush_last_used(self, *, everything: bool = False) -> None:
+        """Write the last uses that are due (see the module doc); `everything`: every use
+        not written yet (the service's stop)."""
+        with self._lock:
+            due = self._uses.due(timedelta(0) if everything else LAST_USED_STEP)
+        self._write_uses(due)
+
+    def _admitted(self, known: _Known | None) -> Principal | None:
+        if known is None:
+            return None
+        now = self._clock.now()
+        if known.expires_at is not None and known.expires_at <= now:
+            return None
+        with self._lock:
+            self._uses.seen[known.principal.key_id] = now
+        return known.principal
+
+    def _current(self, *, may_read: bool) -> _Copy:
+        copy = self._copy
+        if copy is not None and (not may_read or self.fresh()):
+            return copy
+        with self._reading:
+            if not self.fresh():  # another caller may have read it while this one waited
+                self._refresh()
+            assert self._copy is not None  # noqa: S101 - just read
+            return self._copy
+
+    def _refresh(self) -> None:
+        """Read the unrevoked keys into a new copy; then write the last uses that are due."""
+        read_at = self._clock.monotonic()
+        by_hash: dict[str, _Known] = {}
+        by_id: dict[int, _Known] = {}
+        stored: dict[int, datetime | None] = {}
+        with transaction(self._sessions) as session:
+            for row in repository.unrevoked_keys(session):
+                known = _Known(_principal(row), row.expires_at)
+                by_hash[row.key_hash] = by_id[known.principal.key_id] = known
+                stored[known.principal.key_id] = row.last_used_at
+        with self._lock:
+            self._copy = _Copy(by_hash=by_hash, by_id=by_id, read_at=read_at)
+            for key_id, used in stored.items():
+                self._uses.store(key_id, used)
+            due = self._uses.due(LAST_USED_STEP)
+        self._write_uses(due)
+
+    def _write_uses(self, due: dict[int, datetime]) -> None:
+        """Best effort: a use not written (the database busy or away) stays due, and the
+        request that happened to refresh is not failed for it."""
+        if not due:
+            return
+        try:
+            with transaction(self._sessions, write=True) as session:
+                repository.record_last_used(session, due)
+        except DBAPIError as exc:
+            log.warning("key_last_used_not_written", keys=len(due), error=str(exc.orig))
+            return
+        with self._lock:
+            for key_id, at in due.items():
+                self._uses.store(key_id, at)
+
+    def _drop_copy(self) -> None:
+        """After a change here: the next request reads the table again."""
+        with self._lock:
+            if self._copy is not None:
+                self._copy = replace(self._copy, read_at=-math.inf)
 
 
-def _role(value: str) -> Role:
-    if value not in ROLES:
-        raise UsageError(f"stored API key has an unknown role {value!r}", field=None)
-    return value
+def _principal(row: ApiKey) -> Principal:
+    return Principal(
+        key_id=int(row.id or 0),
+        name=row.name,
+        role=_stored_role(row.role),
+        owners=tuple(row.owners or ()),
+    )
+
+
+def _fields(row: ApiKey) -> dict[str, Any]:
+    """A row as KeyView's fields."""
+    return {
+        "name": row.name,
+        "role": row.role,
+        "owners": list(row.owners or ()),
+        "prefix": row.prefix,
+        "created_at": row.created_at,
+        "expires_at": row.expires_at,
+        "last_used_at": row.last_used_at,
+        "revoked_at": row.revoked_at,
+    }
+
+
+def _check_role(role: str) -> Role:
+    for known in ROLES:
+        if role == known:
+            return known
+    raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="$.role")
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise UsageError(f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name")
+
+
+def _check_owners(owners: Sequence[str]) -> list[str]:
+    if len(owners) > MAX_OWNERS:
+        raise UsageError(f"at most {MAX_OWNERS} owners", field="$.owners")
+    for index, owner in enumerate(owners):
+        if not _OWNER.match(owner):
+            raise UsageError(
+                f"an owner is 1-255 characters without control characters, got {owner!r}",
+                field=f"$.owners[{index}]",
+            )
+    return sorted(set(owners))
+
+
+def _stored_role(value: str) -> Role:
+    try:
+        return _check_role(value)
+    except UsageError:
+        raise UsageError(f"stored API key has an unknown role {value!r}", field=None) from None

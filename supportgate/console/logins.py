@@ -9,7 +9,9 @@ as, when it began and when it was last used. A session ends:
 - `idle_timeout` seconds after its last request, or `session_timeout` seconds after its
   login however busy it is (Settings.console_idle_timeout / console_session_timeout);
 - the moment its key may no longer act: every request asks KeyService.principal_by_id, which
-  reads the key's row (no cache), so revoking the key ends the sessions opened with it.
+  answers from the key table as read within the last second, so a key revoked or expired
+  ends the sessions opened with it (at once on the replica that revoked it, within 2 s on
+  the others).
 
 Every replica reads the same table, so a session holds, and ends, on all of them at once.
 `last_seen_at` is written at most once per `touch_interval` (a tenth of the idle timeout, at

@@ -19,6 +19,7 @@ from sqlalchemy import (
     SmallInteger,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlmodel import Field, SQLModel
 
@@ -198,7 +199,10 @@ class MatrixVersion(SQLModel, table=True):
 
 
 class ApiKey(SQLModel, table=True):
-    """An API key: only the sha256 of its secret is kept, and a prefix to recognise it by."""
+    """An API key: only the sha256 of its secret is kept, and a prefix to recognise it by.
+
+    `owners`: the `metadata.owner` values the key may post for (a JSON list; empty: every
+    owner). `last_used_at` is written at most once a minute per key (supportgate/auth)."""
 
     __tablename__ = "api_keys"
     __table_args__ = (
@@ -214,6 +218,12 @@ class ApiKey(SQLModel, table=True):
     prefix: str
     created_at: datetime = Field(sa_type=UTCDateTime)
     revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    owners: list[str] = Field(
+        default_factory=list,
+        sa_column=Column(JSONDocument, nullable=False, server_default=text("'[]'")),
+    )
+    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_used_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class IdempotencyKey(SQLModel, table=True):

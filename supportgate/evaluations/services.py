@@ -1,5 +1,11 @@
 """POST /v1/evaluations: decode, resolve hardware, evaluate, record durably, track.
 
+Owners: a key with owners posts only manifests whose `metadata.owner` is one of them (403
+before anything is evaluated). Whether the content may replace a tracked manifest another
+owner holds (only an admin's key changes an owner) is decided by the ledger's writer under
+its head lock (ledger/write.py), so two concurrent posts cannot both pass a check made
+before either is written; a submission it does not admit is a 403 too.
+
 Idempotency-Key: the first response to (API key, Idempotency-Key) is stored in the same
 transaction as its decision. A repeat with the same manifest gets that response and records
 nothing; the same key with another manifest is a 409. "The same" is judged on the canonical
@@ -26,7 +32,7 @@ from sqlmodel import Session
 from supportgate.auth import Principal
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
-from supportgate.errors import ConflictError, UsageError
+from supportgate.errors import ConflictError, Forbidden, UsageError
 from supportgate.ledger.batches import DecisionWrite, IdempotentAnswer, Tracking
 from supportgate.ledger.decisions import decision_body
 from supportgate.ledger.writer import IdempotencyConflict, LedgerWriter
@@ -53,6 +59,7 @@ IDEMPOTENCY_KEY_PATTERN = (
 )
 """1 to MAX_IDEMPOTENCY_KEY printable ASCII characters; spaces and tabs around them are not
 part of the key (HTTP strips them from a header value; so does `_check_idempotency_key`)."""
+OWNER_FIELD = "$.metadata.owner"
 INLINE_DECODE_BYTES = 64 * 1024  # larger bodies are decoded off the event loop
 _canonical = msgspec.json.Encoder(order="sorted")
 
@@ -116,8 +123,9 @@ class EvaluationService:
         manifest = await self._run_off_loop_if(
             len(body) > INLINE_DECODE_BYTES, lambda: decode_manifest(body, fmt=fmt)
         )
+        _check_owner(principal, manifest)
         if key is None:
-            return await self._evaluate_and_record(manifest, None)
+            return await self._evaluate_and_record(manifest, principal, None)
         digest = canonical_digest(_canonical.encode(manifest))
         slot = (principal.key_id, key)
         while True:
@@ -132,7 +140,7 @@ class EvaluationService:
         self._in_flight[slot] = done
         try:
             claim = _Claim(api_key_id=principal.key_id, key=key, request_digest=digest)
-            return await self._evaluate_and_record(manifest, claim)
+            return await self._evaluate_and_record(manifest, principal, claim)
         except IdempotencyConflict:
             stored = await self._stored(principal.key_id, key, digest)
             if stored is None:  # pragma: no cover - the conflict means a row exists
@@ -142,7 +150,9 @@ class EvaluationService:
             done.set_result(None)
             del self._in_flight[slot]
 
-    async def _evaluate_and_record(self, manifest: Manifest, claim: _Claim | None) -> Answer:
+    async def _evaluate_and_record(
+        self, manifest: Manifest, principal: Principal, claim: _Claim | None
+    ) -> Answer:
         pool = await self._hardware(manifest)
         now = self._clock.now()
         # The matrix cache is reloaded every few seconds; that read must not block the loop.
@@ -163,11 +173,19 @@ class EvaluationService:
                 content_digest=canonical_digest(_canonical.encode(content)),
                 owner=manifest.metadata.owner,
                 hardware_ref=_hardware_ref(manifest),
+                acts_for=list(principal.owners) if principal.owners else None,
+                changes_owner=principal.role == "admin",
             ),
             idempotency=None if claim is None else claim.answer(CREATED),
         )
         leaf_index = await self._ledger.append(write)
-        assert leaf_index is not None  # noqa: S101 - a submission is always admitted
+        if leaf_index is None:  # the writer did not admit it: Tracking.may_replace said no
+            raise Forbidden(
+                f"the tracked {manifest.kind} {manifest.metadata.name!r} has another owner "
+                f"than {manifest.metadata.owner!r} (metadata.owner): only an admin's key "
+                "that acts for its owner changes a tracked manifest's owner",
+                field=OWNER_FIELD,
+            )
         response = decision_body(evaluation.decision, leaf_index)
         return Answer(status=CREATED, body=response, evaluation=evaluation)
 
@@ -220,6 +238,16 @@ class EvaluationService:
     @staticmethod
     async def _run_off_loop_if(condition: bool, work: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(work) if condition else work()
+
+
+def _check_owner(principal: Principal, manifest: Manifest) -> None:
+    owner = manifest.metadata.owner
+    if not principal.acts_for(owner):
+        raise Forbidden(
+            f"key {principal.name!r} acts for {', '.join(principal.owners)}, "
+            f"not for metadata.owner {owner!r}",
+            field=OWNER_FIELD,
+        )
 
 
 def _hardware_ref(manifest: Manifest) -> str | None:

@@ -37,12 +37,26 @@ class _Data(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Tracking(_Data, frozen=True):
-    """The manifest content to track under (kind, name) with the decision."""
+    """The manifest content to track under (kind, name) with the decision, and the authority
+    of the key that submitted it, which the writer holds against the tracked owner under the
+    head lock (write._admit): a concurrent submission cannot slip in between."""
 
     content: dict[str, Any]
     content_digest: str
     owner: str | None
     hardware_ref: str | None
+    acts_for: list[str] | None = None
+    """The owners the key acts for; None: every owner."""
+    changes_owner: bool = False
+    """The key may change a tracked manifest's owner (an admin's)."""
+
+    def may_replace(self, held_by: str | None) -> bool:
+        """May this content replace a tracked manifest that `held_by` owns? Keeping its
+        owner, yes; changing it takes an admin's key that acts for the owner it takes the
+        manifest from."""
+        if held_by == self.owner:
+            return True
+        return self.changes_owner and (self.acts_for is None or held_by in self.acts_for)
 
 
 class IdempotentAnswer(_Data, frozen=True):
@@ -163,8 +177,9 @@ class Applied(_Data, frozen=True):
     """What a batch did, in the batch's order."""
 
     decisions: list[int | None]
-    """Each decision's place in the log, or None when it was not admitted (see
-    DecisionWrite.expected)."""
+    """Each decision's place in the log, or None when it was not admitted: a sweep's whose
+    manifest moved (DecisionWrite.expected), a submission whose key may not replace the
+    tracked manifest's owner (Tracking.may_replace)."""
     conflicts: list[Conflict]
     events: list[Event]
     """What happened, for supportgate.events.Events.publish once the commit is known."""

@@ -14,7 +14,7 @@ rebuild-tracking` (supportgate/audit/rebuild.py) puts back the rows the log lead
 (`insert_row`, `replace_row`, `untrack`).
 
 Reads for pages and views live with their domains (supportgate/evaluations/repository.py);
-`heads` and `is_tracked` are the reads the writer itself needs under the lock.
+`heads`, `owners` and `is_tracked` are the reads the writer itself needs under the lock.
 """
 
 from __future__ import annotations
@@ -145,6 +145,16 @@ def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:
         (kind, name): TrackedHead(content_digest=digest, latest_decision_id=latest)
         for kind, name, digest, latest in session.execute(statement)
     }
+
+
+def owners(session: Session, keys: Sequence[Key]) -> dict[Key, str | None]:
+    """The owner of each tracked manifest among `keys` (untracked ones are absent)."""
+    if not keys:
+        return {}
+    statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.owner).where(
+        in_keys(session, _manifests, keys)
+    )
+    return {(kind, name): owner for kind, name, owner in session.execute(statement)}
 
 
 def is_tracked(session: Session, kind: str, name: str) -> bool:

@@ -5,6 +5,7 @@ process (writer.py, writer_process.py), on SQLite and PostgreSQL alike. Read it 
 
     1. lock the log's head (the next writer, in any thread, process or replica, waits)
     2. admit: a sweep's decision whose manifest moved since the sweep read it is dropped;
+       so is a submission whose key may not take the tracked manifest from its owner;
        a version published already, a waiver deleted already (or never created) and a
        manifest not tracked are conflicts, left out
     3. append the entries to the log, every part's, in one append (leaves, tree nodes, head)
@@ -133,11 +134,15 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
     writes = batch.decisions
     expected = [write.key for write in writes if write.expected is not None]
     heads = tracking.heads(session, expected) if expected else {}
-    indexes = [
-        index
-        for index, write in enumerate(writes)
-        if write.expected is None or heads.get(write.key) == write.expected
-    ]
+    indexes = _owners_allow(
+        session,
+        writes,
+        [
+            index
+            for index, write in enumerate(writes)
+            if write.expected is None or heads.get(write.key) == write.expected
+        ],
+    )
     conflicts: list[Conflict] = []
 
     published = matrices.published(session, [m.version for m in batch.matrices])
@@ -176,6 +181,25 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
         untracked=untracking,
         conflicts=conflicts,
     )
+
+
+def _owners_allow(
+    session: Session, writes: Sequence[DecisionWrite], indexes: list[int]
+) -> list[int]:
+    """The submissions among `indexes` whose key may replace the tracked manifest's owner
+    (Tracking.may_replace), in batch order: one admitted becomes the owner the next
+    submission of the same manifest in this batch is held against."""
+    submitted = [writes[index].key for index in indexes if writes[index].tracking is not None]
+    held = tracking.owners(session, submitted)
+    admitted: list[int] = []
+    for index in indexes:
+        write = writes[index]
+        if write.tracking is not None:
+            if write.key in held and not write.tracking.may_replace(held[write.key]):
+                continue
+            held[write.key] = write.tracking.owner
+        admitted.append(index)
+    return admitted
 
 
 def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entry]]:

@@ -136,7 +136,9 @@ def test_posting_again_replaces_the_tracked_manifest(api: Api) -> None:
     changed = hardware("pool-a", nodes=2)
     changed["metadata"]["owner"] = "platform"
     changed["metadata"]["labels"] = {"site": "ams2"}
-    second = created(api, changed)
+    replaced = post(api, changed, role="admin")  # only an admin changes the owner (test_owners)
+    assert replaced.status_code == 201, replaced.text
+    second = replaced.json()
 
     tracked = api.client.get("/v1/manifests/HardwareManifest/pool-a", headers=procurement).json()
     assert tracked["owner"] == "platform"

@@ -79,7 +79,7 @@ def test_3000_random_keys_are_429_after_the_budget_without_a_database_read(
             statuses = [_get(api, generate_key()).status_code for _ in range(budget)]
             assert statuses == [401] * budget
             looked_up = len(reads)
-            assert looked_up >= budget  # each of the budget was really looked up
+            assert looked_up <= 1  # one read of the key table (KeyService's copy), not one a key
             refused = [_get(api, generate_key()) for _ in range(3000 - budget)]
             assert {response.status_code for response in refused} == {429}
             assert {_too_many(response) for response in refused} == {1}  # one token a second

@@ -18,6 +18,7 @@ from litestar.testing import TestClient
 from sqlalchemy import text
 
 from supportgate.app import create_app
+from supportgate.auth.services import REFRESH_SECONDS
 from supportgate.config import Settings
 from supportgate.console.session import CONSOLE_COOKIE, CSRF_COOKIE, CSRF_FIELD
 from supportgate.errors import UsageError
@@ -165,11 +166,24 @@ def test_a_timeout_must_be_a_positive_number_of_seconds(variable: str, value: st
 def test_a_revoked_key_ends_its_sessions_at_once(api: Api) -> None:
     session = logged_in(api)
     assert shows_page(api.client, session)
-    with api.runtime.db.begin() as connection:  # what `keys revoke` will write
+    api.runtime.keys.revoke("procurement")  # what `keys revoke` and DELETE /v1/keys/{name} do
+    assert not shows_page(api.client, session)
+
+
+def test_a_key_revoked_elsewhere_ends_its_sessions_within_a_refresh(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    """Revoked by another replica or the CLI (here: behind this service's back): the session
+    ends once this replica's copy of the keys is REFRESH_SECONDS old (test_keys_served.py
+    shows the 2 s between two real processes)."""
+    session = logged_in(clocked_api)
+    assert shows_page(clocked_api.client, session)
+    with clocked_api.runtime.db.begin() as connection:
         connection.execute(
             text("UPDATE api_keys SET revoked_at = CURRENT_TIMESTAMP WHERE name = 'procurement'")
         )
-    assert not shows_page(api.client, session)
+    clock.advance(REFRESH_SECONDS)
+    assert not shows_page(clocked_api.client, session)
 
 
 @contextmanager

@@ -1,10 +1,13 @@
-"""`supportgate keys create` as an operator uses it, on SQLite and PostgreSQL: the key alone on
-the last stdout line, only its sha256 stored, usable at once; bad requests exit 2."""
+"""`supportgate keys create|list|revoke` as an operator uses them, on SQLite and PostgreSQL:
+the key alone on the last stdout line, only its sha256 stored, usable at once; owners and an
+expiry stored; a revoked key refused; bad requests exit 2 naming the option."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,9 @@ from supportgate.db import create_db_engine
 
 from ..api import running_api
 from ..server import clean_env, run_cli
+from ..waiting import wait_until
 
+CREATED_EXPIRES = ("created_at", "expires_at")
 KEY = re.compile(r"sg_[A-Za-z0-9_-]{43}")
 
 
@@ -103,8 +108,22 @@ def test_a_duplicate_name_exits_2_and_keeps_the_first_key(
         ["keys", "create", "--role", "ci", "--name", "has space"],
         ["keys", "create", "--role", "ci", "--name", ""],
         ["keys", "create", "--role", "ci", "--name", "x" * 65],
+        ["keys", "create", "--role", "ci", "--name", "x", "--owner", ""],
+        ["keys", "create", "--role", "ci", "--name", "x", "--expires-in", "0d"],
+        ["keys", "create", "--role", "ci", "--name", "x", "--expires-in", "90"],
     ],
-    ids=["unknown-role", "role-case", "no-role", "no-name", "space", "empty", "too-long"],
+    ids=[
+        "unknown-role",
+        "role-case",
+        "no-role",
+        "no-name",
+        "space",
+        "empty",
+        "too-long",
+        "empty-owner",
+        "no-time",
+        "no-unit",
+    ],
 )
 def test_a_bad_request_exits_2_and_creates_nothing(
     migrated_db_url: str,
@@ -134,3 +153,47 @@ def test_keys_and_serve_agree_on_the_default_database(tmp_path: Path) -> None:
     assert database.is_file()
     (row,) = _api_keys(f"sqlite:///{database}")
     assert row["key_hash"] == hashlib.sha256(done.stdout.splitlines()[-1].encode()).hexdigest()
+
+
+def test_owners_and_expiry_are_listed_and_revoke_refuses_the_key(
+    migrated_db_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", migrated_db_url)
+    argv = ["keys", "create", "--role", "ci", "--name", "team-a", "--owner", "infra"]
+    assert main([*argv, "--owner", "infra-lab", "--expires-in", "90d"]) == 0
+    secret = capsys.readouterr().out.splitlines()[-1]
+    (row,) = _api_keys(migrated_db_url)
+    owners = row["owners"]  # JSON text on SQLite, jsonb on PostgreSQL
+    assert (json.loads(owners) if isinstance(owners, str) else owners) == ["infra", "infra-lab"]
+    created_at, expires_at = (
+        datetime.fromisoformat(str(row[c])) for c in ("created_at", "expires_at")
+    )
+    assert expires_at - created_at == timedelta(days=90)
+
+    assert main(["keys", "list"]) == 0
+    header, listed = capsys.readouterr().out.splitlines()
+    assert header.split() == [
+        *("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES"),
+        *("LAST", "USED", "REVOKED"),
+    ]
+    name, role, owners, created, expires, last_used, revoked = listed.split()
+    assert (name, role, owners, last_used, revoked) == ("team-a", "ci", "infra,infra-lab", "-", "-")
+    assert created == created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert expires == expires_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert secret not in listed
+
+    with running_api(migrated_db_url) as api:
+        headers = {"Authorization": f"Bearer {secret}"}
+        assert api.client.get("/schema/openapi.json", headers=headers).status_code == 200
+        assert main(["keys", "revoke", "team-a"]) == 0
+        assert "revoked" in capsys.readouterr().out  # the service sees it within 1 s
+        wait_until(
+            lambda: api.client.get("/schema/openapi.json", headers=headers).status_code == 401,
+            "the revoked key to be refused",
+            limit=2.0,
+        )
+    assert main(["keys", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[-1] != "-"
+
+    assert main(["keys", "revoke", "nobody"]) == 2
+    assert "nobody" in capsys.readouterr().err

@@ -1,0 +1,53 @@
+"""HTTP: the admin's key API. GET /v1/keys, POST /v1/keys (201; the key in the body, this
+once), DELETE /v1/keys/{name} (revoked; refused at once here, within 2 s on every replica).
+One service call each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar import Controller, Request, delete, get, post
+from litestar.params import FromPath, JSONBody
+
+from supportgate.dependencies import Part
+from supportgate.openapi import body, error
+
+from .services import KeyService
+from .views import CreatedKey, KeyPage, KeyRequest
+
+
+class KeyController(Controller):
+    path = "/v1/keys"
+    tags = ["keys"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get("/", opt={"role": "admin"}, summary="Every API key by name (revoked ones too)")
+    async def list_keys(self, keys: Part[KeyService]) -> KeyPage:
+        return KeyPage(items=await anyio.to_thread.run_sync(keys.list_keys))
+
+    @post(
+        "/",
+        opt={"role": "admin"},
+        summary="Create an API key; the key is shown only here",
+        responses={
+            201: body(CreatedKey, "The key's listing, and the key in `key`, this once"),
+            409: error(409),
+        },
+    )
+    async def create(
+        self, request: Request[Any, Any, Any], keys: Part[KeyService], data: JSONBody[KeyRequest]
+    ) -> CreatedKey:
+        created = await anyio.to_thread.run_sync(
+            lambda: keys.create(
+                name=data.name, role=data.role, owners=data.owners, expires_in=data.expires_in
+            )
+        )
+        request.state["log"] = {"created_key": created.name, "created_role": created.role}
+        return created
+
+    @delete("/{name:str}", opt={"role": "admin"}, summary="Revoke an API key (its row stays)")
+    async def revoke(
+        self, request: Request[Any, Any, Any], keys: Part[KeyService], name: FromPath[str]
+    ) -> None:
+        await anyio.to_thread.run_sync(keys.revoke, name)
+        request.state["log"] = {"revoked_key": name}

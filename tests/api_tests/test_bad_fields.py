@@ -26,6 +26,7 @@ from sqlalchemy import inspect as sql_inspect
 from sqlalchemy import text
 
 from supportgate.app import create_app
+from supportgate.auth.views import KeyRequest
 from supportgate.config import Settings
 from supportgate.manifests import DeploymentManifest, HardwareManifest, Matrix
 from supportgate.manifests._raw import join
@@ -193,6 +194,7 @@ def endpoints() -> list[Endpoint]:
     }
     webhook = {"url": "https://hooks.example.com/supportgate", "description": "alerts"}
     sweep = {"manifests": [{"kind": "HardwareManifest", "name": "h100-pool-a"}]}
+    key = {"name": "team-a-ci", "role": "ci", "owners": ["team-a"], "expires_in": "90d"}
     return [
         Endpoint("/v1/evaluations", "ci", HardwareManifest, example("hw-h100-pool-a.yaml"), True),
         Endpoint("/v1/evaluations", "ci", DeploymentManifest, deployment, True),
@@ -201,6 +203,7 @@ def endpoints() -> list[Endpoint]:
         Endpoint("/v1/waivers", "admin", WaiverRequest, waiver, False),
         Endpoint("/v1/webhooks", "admin", WebhookCreate, webhook, False),
         Endpoint("/v1/reevaluations", "admin", SweepRequest, sweep, False),
+        Endpoint("/v1/keys", "admin", KeyRequest, key, False),
     ]
 
 

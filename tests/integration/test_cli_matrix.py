@@ -65,12 +65,12 @@ def test_publish_yaml_then_json(
     assert out.strip() == "published matrix version 2026.12.1 (current now)"
 
     json_file = matrix_file(
-        tmp_path / "next.json", "2027.1.1", effective_from="2999-01-01T00:00:00Z"
+        tmp_path / "next.json", "2027.1.1", effective_from="2200-01-01T00:00:00Z"
     )
     code, out, err = run(capsys, "publish", str(json_file))
     assert code == 0, err
     assert "2027.1.1" in out
-    assert "pending, takes effect 2999-01-01T00:00:00Z" in out
+    assert "pending, takes effect 2200-01-01T00:00:00Z" in out
 
     with stored(database) as matrices:
         versions = {v.version: v for v in matrices.versions(reload=True)}

@@ -66,6 +66,7 @@ def test_the_extremes_are_decided(
 ) -> None:
     opa_url = request.getfixturevalue("opa_url") if engine_kind == "opa" else None
     engine = make_engine(engine_kind, policy_bundle, opa_url)
+    request.addfinalizer(engine.close)  # OPA's connection pool
     matrix_doc = yaml.safe_load(policy_bundle.default_matrix_path.read_text())
     pool = _pool()
     trial = _trial("1678-01-01T00:00:00Z", "2261-12-31T23:59:59.999999Z")

@@ -33,7 +33,9 @@ _QUERY_NAMES_KEY = "supportgate_query_names"
 
 
 async def check_parameters(request: Request[Any, Any, Any]) -> None:
-    """The API's hook: both checks."""
+    """The API's hook: both checks (none to make without parameters, as on most POSTs)."""
+    if not request.scope.get("query_string") and not request.scope.get("path_params"):
+        return
     await refuse_nul_characters(request)
     refuse_unknown_query_parameters(request)
     await check_json_body(request)

@@ -33,9 +33,11 @@ _QUERY_NAMES_KEY = "supportgate_query_names"
 
 
 async def check_parameters(request: Request[Any, Any, Any]) -> None:
-    """The API's hook: both checks."""
-    await refuse_nul_characters(request)
-    refuse_unknown_query_parameters(request)
+    """The API's hook: every check (the parameters' only where there are any: most POSTs
+    have none)."""
+    if request.scope.get("query_string") or request.scope.get("path_params"):
+        await refuse_nul_characters(request)
+        refuse_unknown_query_parameters(request)
     await check_json_body(request)
 
 

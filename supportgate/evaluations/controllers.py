@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import anyio.to_thread
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Controller, Request, delete, get, post
 from litestar.params import FromPath, FromQuery, HeaderParameter
+from litestar.response.base import ASGIResponse
 
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import Part
@@ -20,6 +21,8 @@ from supportgate.pagination import DEFAULT_LIMIT
 from .services import EvaluationService
 from .tracking import TrackingService
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
+
+MEDIA_TYPE = "application/json"
 
 
 class EvaluationController(Controller):
@@ -48,7 +51,7 @@ class EvaluationController(Controller):
                 schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN},
             ),
         ] = None,
-    ) -> Response[bytes]:
+    ) -> ASGIResponse:
         fmt = format_for_media_type(request.headers.get("content-type"))
         answer = await evaluations.submit(
             body=await request.body(),
@@ -58,11 +61,14 @@ class EvaluationController(Controller):
         )
         if answer.evaluation is not None:
             decision = answer.evaluation.decision
-            request.state["log"] = {
+            # the scope's own dict: `request.state` wraps it in a new State at each access
+            request.scope.setdefault("state", {})["log"] = {
                 "manifest": f"{decision.manifest.kind}/{decision.manifest.name}",
                 "verdict": decision.verdict,
             }
-        return Response(answer.body, status_code=answer.status, media_type="application/json")
+        # The body is already JSON: an ASGIResponse is sent as it is, where a Response is
+        # first converted into one (about 18 µs a request, docs/speed-history.md).
+        return ASGIResponse(body=answer.body, status_code=answer.status, media_type=MEDIA_TYPE)
 
 
 class ManifestController(Controller):

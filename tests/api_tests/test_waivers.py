@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from sqlalchemy import text
 
@@ -251,3 +252,18 @@ def test_waivers_apply_on_the_opa_engine_too(opa_url: str, tmp_path: Path) -> No
         assert decision["verdict"] == "experimental"
         waived = violation(decision, "port.production")
         assert (waived["severity"], waived["waiver_id"]) == ("waived", body["id"])
+
+
+def test_a_key_given_twice_is_400_with_no_query_parameters(sqlite_api: Api) -> None:
+    """The body's check runs on a POST without parameters too (the hook skips only the
+    parameters' checks there)."""
+    body = msgspec.json.encode(waiver_body()).decode()
+    twice = body[:-1] + ', "justification": "a second one"}'
+    response = sqlite_api.client.post(
+        "/v1/waivers",
+        content=twice,
+        headers=sqlite_api.headers("admin", **{"Content-Type": "application/json"}),
+    )
+    assert response.status_code == 400, response.text
+    assert named(response.json()) == "$.justification"
+    assert waiver_rows(sqlite_api) == 0

@@ -118,7 +118,13 @@ class Settings:
             database_url=env.get("SUPPORTGATE_DATABASE_URL") or DEFAULT_DATABASE_URL,
             opa_url=env.get("SUPPORTGATE_OPA_URL") or None,
             opa_token=env.get("SUPPORTGATE_OPA_TOKEN") or None,
-            opa_timeout=_opa_timeout(env.get("SUPPORTGATE_OPA_TIMEOUT")),
+            opa_timeout=_number(
+                env,
+                "SUPPORTGATE_OPA_TIMEOUT",
+                DEFAULT_OPA_TIMEOUT_SECONDS,
+                what="seconds each call to OPA may take",
+                at_most=MAX_OPA_TIMEOUT_SECONDS,
+            ),
             bundle_signing_key_file=_path(env.get("SUPPORTGATE_BUNDLE_SIGNING_KEY_FILE")),
             bundle_token=env.get("SUPPORTGATE_BUNDLE_TOKEN") or None,
             reevaluate_cron=env.get("SUPPORTGATE_REEVALUATE_CRON") or DEFAULT_REEVALUATE_CRON,
@@ -127,7 +133,13 @@ class Settings:
             signing_key_file=_path(env.get("SUPPORTGATE_SIGNING_KEY_FILE")),
             log_origin=env.get("SUPPORTGATE_LOG_ORIGIN") or default_log_origin(),
             checkpoint_witness=_path(env.get("SUPPORTGATE_CHECKPOINT_WITNESS")),
-            checkpoint_interval=_interval(env.get("SUPPORTGATE_CHECKPOINT_INTERVAL")),
+            checkpoint_interval=_number(
+                env,
+                "SUPPORTGATE_CHECKPOINT_INTERVAL",
+                CHECKPOINT_INTERVAL_SECONDS,
+                what="seconds between checkpoints (entries are signed within 5 s)",
+                at_most=CHECKPOINT_INTERVAL_SECONDS,
+            ),
             rate_limits=_rate_limits(env),
             console_idle_timeout=_seconds(
                 env, "SUPPORTGATE_CONSOLE_IDLE_TIMEOUT", CONSOLE_IDLE_TIMEOUT
@@ -167,23 +179,8 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-def _interval(value: str | None) -> float:
-    if not value:
-        return CHECKPOINT_INTERVAL_SECONDS
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = float("nan")
-    if not 0 < seconds <= CHECKPOINT_INTERVAL_SECONDS:  # also refuses NaN
-        raise UsageError(
-            f"seconds between checkpoints, more than 0 and at most "
-            f"{CHECKPOINT_INTERVAL_SECONDS:g} (entries are signed within 5 s), got {value!r}",
-            field="SUPPORTGATE_CHECKPOINT_INTERVAL",
-        )
-    return seconds
-
-
 RATE_SWITCH = ("on", "off")
+MAX_REFUSAL_DELAY = 10.0
 
 
 def _rate_limits(env: Mapping[str, str]) -> RateLimits | None:
@@ -199,8 +196,13 @@ def _rate_limits(env: Mapping[str, str]) -> RateLimits | None:
         auth_failures_per_second=_rate(
             env, "SUPPORTGATE_RATE_AUTH_FAILURES_PER_SECOND", default.auth_failures_per_second
         ),
-        auth_refusal_delay=_delay(
-            env, "SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY", default.auth_refusal_delay
+        auth_refusal_delay=_number(
+            env,
+            "SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY",
+            default.auth_refusal_delay,
+            what="seconds a refusal is held",
+            zero=True,
+            at_most=MAX_REFUSAL_DELAY,
         ),
         key_burst=_count(env, "SUPPORTGATE_RATE_KEY_BURST", default.key_burst),
         key_per_second=_rate(env, "SUPPORTGATE_RATE_KEY_PER_SECOND", default.key_per_second),
@@ -216,76 +218,43 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     return int(value)
 
 
+def _number(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    *,
+    what: str,
+    zero: bool = False,
+    at_most: float = math.inf,
+) -> float:
+    """`name`'s number: above 0 (or 0 itself, when `zero` allows it), finite, at most
+    `at_most`; unset or empty: `default`; anything else is a UsageError naming `name`."""
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    low_ok = number >= 0 if zero else number > 0  # NaN fails both
+    if not (low_ok and number <= at_most and number < math.inf):
+        low = "0 or more" if zero else "more than 0"
+        high = "" if at_most == math.inf else f" and at most {at_most:g}"
+        raise UsageError(f"{what}: {low}{high}, got {value!r}", field=name)
+    return number
+
+
 def _rate(env: Mapping[str, str], name: str, default: float) -> float:
-    value = env.get(name)
-    if not value:
-        return default
-    try:
-        rate = float(value)
-    except ValueError:
-        rate = math.nan
-    if not 0 < rate < math.inf:  # also refuses NaN
-        raise UsageError(f"a number of tokens per second above 0, got {value!r}", field=name)
-    return rate
-
-
-MAX_REFUSAL_DELAY = 10.0
-
-
-def _delay(env: Mapping[str, str], name: str, default: float) -> float:
-    value = env.get(name)
-    if not value:
-        return default
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 <= seconds <= MAX_REFUSAL_DELAY:  # also refuses NaN
-        raise UsageError(f"seconds from 0 to {MAX_REFUSAL_DELAY:g}, got {value!r}", field=name)
-    return seconds
+    return _number(env, name, default, what="tokens per second")
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    value = env.get(name)
-    if not value:
-        return default
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 < seconds < math.inf:  # also refuses NaN
-        raise UsageError(f"a number of seconds above 0, got {value!r}", field=name)
-    return seconds
-
-
-def _opa_timeout(value: str | None) -> float:
-    if not value:
-        return DEFAULT_OPA_TIMEOUT_SECONDS
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 < seconds <= MAX_OPA_TIMEOUT_SECONDS:  # also refuses NaN
-        raise UsageError(
-            f"seconds each call to OPA may take, more than 0 and at most "
-            f"{MAX_OPA_TIMEOUT_SECONDS:g}, got {value!r}",
-            field="SUPPORTGATE_OPA_TIMEOUT",
-        )
-    return seconds
+    return _number(env, name, default, what="seconds")
 
 
 def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
     """Seconds, 0 or more (0: no limit)."""
-    value = env.get(name)
-    if not value:
-        return default
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 <= seconds < math.inf:  # also refuses NaN
-        raise UsageError(f"a number of seconds, 0 or more (0: none), got {value!r}", field=name)
-    return seconds
+    return _number(env, name, default, what="seconds (0: no limit)", zero=True)
 
 
 def _decision_writer(value: str) -> str:

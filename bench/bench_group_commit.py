@@ -32,16 +32,14 @@ import yaml
 from bench.common import EXAMPLES
 from supportgate.config import Settings
 from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.evaluations.services import submission_write
 from supportgate.ledger import log, write
-from supportgate.ledger.batches import DecisionWrite, Tracking
+from supportgate.ledger.batches import DecisionWrite
 from supportgate.ledger.writer import commit_group
 from supportgate.manifests import HardwareManifest, decode_manifest
-from supportgate.policy.inputs import canonical_digest
 from supportgate.runtime import Runtime
 from tests.services import postgres_admin_url, temporary_database
 from tests.signing import with_test_key
-
-_canonical = msgspec.json.Encoder(order="sorted")
 
 
 @dataclass
@@ -72,19 +70,7 @@ def _writes(runtime: Runtime, count: int) -> list[DecisionWrite]:
         manifest = decode_manifest(msgspec.json.encode(template), fmt="json")
         assert isinstance(manifest, HardwareManifest)
         evaluation = evaluator.evaluate(Subject(manifest), evaluated_at=datetime.now(UTC))
-        content = evaluation.policy_input.document["manifest"]
-        writes.append(
-            DecisionWrite(
-                decision=evaluation.decision,
-                policy_input=evaluation.policy_input.canonical.decode(),
-                tracking=Tracking(
-                    content=content,
-                    content_digest=canonical_digest(_canonical.encode(content)),
-                    owner=manifest.metadata.owner,
-                    hardware_ref=None,
-                ),
-            )
-        )
+        writes.append(submission_write(evaluation, manifest, principal=None))
     return writes
 
 

@@ -164,18 +164,10 @@ class EvaluationService:
         evaluation = await self._run(
             lambda: evaluator.evaluate(subject, evaluated_at=now, hardware=lambda _n: pool)
         )
-        content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
-        write = DecisionWrite(
-            decision=evaluation.decision,
-            policy_input=evaluation.policy_input.canonical.decode(),
-            tracking=Tracking(
-                content=content,
-                content_digest=canonical_digest(_canonical.encode(content)),
-                owner=manifest.metadata.owner,
-                hardware_ref=_hardware_ref(manifest),
-                acts_for=list(principal.owners) if principal.owners else None,
-                changes_owner=principal.role == "admin",
-            ),
+        write = submission_write(
+            evaluation,
+            manifest,
+            principal=principal,
             idempotency=None if claim is None else claim.answer(CREATED),
         )
         leaf_index = await self._ledger.append(write)
@@ -248,6 +240,32 @@ def _check_owner(principal: Principal, manifest: Manifest) -> None:
             f"not for metadata.owner {owner!r}",
             field=OWNER_FIELD,
         )
+
+
+def submission_write(
+    evaluation: Evaluation,
+    manifest: Manifest,
+    *,
+    principal: Principal | None,
+    idempotency: IdempotentAnswer | None = None,
+) -> DecisionWrite:
+    """The write of a submitted manifest's decision: it becomes the tracked content, for the
+    owners `principal` acts for (None: every owner, with an admin's right to change one)."""
+    content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
+    owners = principal.owners if principal is not None else ()
+    return DecisionWrite(
+        decision=evaluation.decision,
+        policy_input=evaluation.policy_input.canonical.decode(),
+        tracking=Tracking(
+            content=content,
+            content_digest=canonical_digest(_canonical.encode(content)),
+            owner=manifest.metadata.owner,
+            hardware_ref=_hardware_ref(manifest),
+            acts_for=list(owners) if owners else None,
+            changes_owner=principal is None or principal.role == "admin",
+        ),
+        idempotency=idempotency,
+    )
 
 
 def _hardware_ref(manifest: Manifest) -> str | None:

@@ -89,13 +89,7 @@ class MatrixService:
                 field="$.version",
             )
         self.versions(reload=True)
-        return PublishedMatrix(
-            version=publication.version,
-            effective_from=publication.effective_from,
-            published_at=publication.published_at,
-            published_by=publication.published_by,
-            loaded=loaded,
-        )
+        return _published(publication, loaded)
 
     def versions(self, *, reload: bool = False) -> list[PublishedMatrix]:
         """Every published version, oldest effective first."""
@@ -221,7 +215,9 @@ def _load(row: MatrixVersion) -> LoadedMatrix:
     return prepare(decode_matrix(msgspec.json.encode(row.document), fmt="json"))
 
 
-def _published(row: MatrixVersion, loaded: LoadedMatrix) -> PublishedMatrix:
+def _published(row: MatrixVersion | MatrixPublication, loaded: LoadedMatrix) -> PublishedMatrix:
+    """A version as the service holds it, from its stored row or from the publication just
+    written (the same fields)."""
     return PublishedMatrix(
         version=row.version,
         effective_from=row.effective_from,

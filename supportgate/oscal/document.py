@@ -40,7 +40,8 @@ PROPS_NS = "https://github.com/supportgate/supportgate/blob/main/docs/reports.md
 
 _UUIDS = uuid.uuid5(uuid.NAMESPACE_URL, PROPS_NS)
 _NOT_TOKEN = re.compile(r"[^A-Za-z0-9_.\-]")
-_WORST_FIRST: tuple[Severity, ...] = ("deny", "waived", "warn")
+_RANK: dict[Severity, int] = {"deny": 0, "waived": 1, "warn": 2}
+"""The worst first."""
 _REASONS: dict[Severity, str] = {"deny": "fail", "waived": "other", "warn": "other"}
 
 
@@ -177,8 +178,9 @@ class Document(_Oscal, frozen=True):
 
 
 def assessment_results(fleet: OscalFleet) -> bytes:
-    """The fleet as an OSCAL Assessment Results JSON document, ending in a newline."""
-    return msgspec.json.format(msgspec.json.encode(build(fleet))) + b"\n"
+    """The fleet as an OSCAL Assessment Results JSON document, ending in a newline. Compact:
+    indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents it)."""
+    return msgspec.json.encode(build(fleet)) + b"\n"
 
 
 def build(fleet: OscalFleet) -> Document:
@@ -327,7 +329,7 @@ def _finding(
     manifest: FleetManifest, rule: str, violations: list[FleetViolation], observation: str
 ) -> Finding:
     # One rule has one severity in a decision; were it ever mixed, the worst one speaks.
-    severity = min((v.severity for v in violations), key=_WORST_FIRST.index)
+    severity = min((v.severity for v in violations), key=_RANK.__getitem__)
     waivers = sorted({v.waiver_id for v in violations if v.waiver_id})
     lines = [f"- {v.severity}{f' at {v.path}' if v.path else ''}: {v.message}" for v in violations]
     props = [_prop("rule", rule), _prop("severity", severity)]

@@ -31,6 +31,7 @@ from supportgate.observability.health import live, ready
 from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.observability.requests import RequestObserver
 from supportgate.openapi import components, declare_request_rules, document
+from supportgate.oscal.controllers import OscalController
 from supportgate.policy.controllers import BundleController
 from supportgate.reevaluation.controllers import ReevaluationController
 from supportgate.runtime import Runtime
@@ -105,6 +106,7 @@ def create_app(
             AlertController,
             WaiverController,
             BundleController,
+            OscalController,
             KeyController,
             live,
             ready,

@@ -415,6 +415,25 @@ def _reevaluate(_: argparse.Namespace) -> int:
     return EXIT_OK if sweep.status == "finished" else EXIT_ERROR
 
 
+def _report_oscal(args: argparse.Namespace) -> int:
+    runtime = _runtime()
+    try:
+        at = runtime.oscal.as_of(args.as_of, field="--as-of")
+        document = runtime.oscal.document(at)
+    finally:
+        runtime.stop()
+    if args.output is None:
+        sys.stdout.buffer.write(document)
+        sys.stdout.flush()
+        return EXIT_OK
+    try:
+        args.output.write_bytes(document)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}", field="--output") from exc
+    print(f"wrote the OSCAL assessment results of the fleet at {_when(at)} to {args.output}")
+    return EXIT_OK
+
+
 class _Refused(SystemExit):
     """The parser refused the command line; `message` says why."""
 
@@ -554,6 +573,26 @@ def _parser() -> argparse.ArgumentParser:
     ).set_defaults(run=_reevaluate)
 
     _add_audit_commands(commands)
+
+    report_cmd = commands.add_parser("report", help="reports on the tracked fleet").add_subparsers(
+        dest="report_command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
+    oscal_cmd = report_cmd.add_parser(
+        "oscal",
+        help="the fleet at a time as an OSCAL Assessment Results document (JSON)",
+        description="Print the tracked manifests at a time, each with its decision then current, "
+        "as an OSCAL Assessment Results document (docs/reports.md#oscal), as GET "
+        "/v1/reports/oscal answers it.",
+    )
+    oscal_cmd.add_argument(
+        "--as-of",
+        metavar="TIME",
+        help="the time the report speaks of, RFC 3339 with a time zone (default: now)",
+    )
+    oscal_cmd.add_argument(
+        "--output", metavar="FILE", type=Path, help="write the document to FILE instead of stdout"
+    )
+    oscal_cmd.set_defaults(run=_report_oscal)
 
     opa_cmd = commands.add_parser("opa", help="the OPA server's trust").add_subparsers(
         dest="opa_command", metavar="COMMAND", required=True, parser_class=_Parser

@@ -45,6 +45,7 @@ from supportgate.logging import get_logger
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import Metrics
+from supportgate.oscal.services import OscalReports
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
 from supportgate.policy.bundle_server import BundleServer
 from supportgate.reevaluation.schedule import SweepScheduler
@@ -82,6 +83,7 @@ class Runtime:
     clock: Clock
     checkpointer: Checkpointer
     proofs: ProofService
+    oscal: OscalReports
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
@@ -111,6 +113,7 @@ class Runtime:
             clock=clock,
         )
         checkpointer = Checkpointer(settings, sessions, clock=clock)
+        tracking = TrackingService(sessions, ledger=ledger, clock=clock)
         runtime = cls(
             settings=settings,
             db=db,
@@ -131,7 +134,7 @@ class Runtime:
                 waivers=waivers,
                 clock=clock,
             ),
-            tracking=TrackingService(sessions, ledger=ledger, clock=clock),
+            tracking=tracking,
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions),
@@ -149,6 +152,7 @@ class Runtime:
             clock=clock,
             checkpointer=checkpointer,
             proofs=ProofService(sessions, checkpointer),
+            oscal=OscalReports(tracking=tracking, matrices=matrices, engine=engine, clock=clock),
         )
         react(runtime)
         return runtime

@@ -13,6 +13,8 @@ draws (each is a documented rule, tested elsewhere):
 - a webhook's `url` must name a public address (supportgate/webhooks/targets.py): positive
   cases send a name under the reserved `.example` domain, which resolves nowhere (a name
   that does not resolve yet is accepted; each delivery checks it again).
+- an `as_of` must not be after now (the fleet then is not known): positive cases
+  send a time yesterday.
 - a leaf or tree size of the log must be one the log has: positive cases ask for what the
   fixture's log of one entry (the default matrix) has, leaf 0 and sizes 0 to 1.
 Checks that belong to schemathesis's coverage and stateful phases (unsupported_method,
@@ -94,6 +96,8 @@ def _give_what_no_schema_says(case: schemathesis.Case[Any]) -> None:
         case.body["url"] = "https://receiver.example/hooks"
     if case.path.startswith("/v1/audit/"):
         _within_the_log(case)
+    if isinstance(case.query, dict) and "as_of" in case.query:
+        case.query["as_of"] = (datetime.now(UTC) - timedelta(days=1)).isoformat()
 
 
 def _within_the_log(case: schemathesis.Case[Any]) -> None:

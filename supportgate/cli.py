@@ -23,6 +23,7 @@ from supportgate.config import Settings
 from supportgate.errors import DatabaseError, InputError, PolicyEngineError, UsageError
 from supportgate.evaluations.check import CheckOptions, report_refused_command, run_check
 from supportgate.matrix import load_matrix_file
+from supportgate.policy import commands as policy_commands
 from supportgate.reports import FAIL_ON, FORMATS
 from supportgate.version import PrintVersion
 
@@ -573,6 +574,7 @@ def _parser() -> argparse.ArgumentParser:
     ).set_defaults(run=_reevaluate)
 
     _add_audit_commands(commands)
+    policy_commands.add_parser(commands, _Parser)
 
     report_cmd = commands.add_parser("report", help="reports on the tracked fleet").add_subparsers(
         dest="report_command", metavar="COMMAND", required=True, parser_class=_Parser

@@ -230,7 +230,9 @@ def _metadata_problems(
     rule_id = custom.get("id")
     found: list[str] = []
     if not isinstance(rule_id, str) or not rule_id.startswith(ID_PREFIX):
-        found.append(f"METADATA custom.id must be a rule id starting {ID_PREFIX!r}, got {rule_id!r}")
+        found.append(
+            f"METADATA custom.id must be a rule id starting {ID_PREFIX!r}, got {rule_id!r}"
+        )
     if isinstance(rule_id, str) and rule_id in declared:
         found.append(f"rule id {rule_id} is already declared by {declared[rule_id]}")
     elif isinstance(rule_id, str):

@@ -78,7 +78,7 @@ class Problem:
 class PolicyRefused(UsageError):
     """An organisation bundle that fails its check; `problems` name each file and line."""
 
-    def __init__(self, problems: Sequence[Problem], *, field: str = BUNDLES_SETTING) -> None:
+    def __init__(self, problems: Sequence[Problem], *, field: str) -> None:
         self.problems = tuple(problems)
         lines = "\n".join(f"  {problem}" for problem in problems)
         super().__init__(f"organisation policies refused:\n{lines}", field=field)
@@ -170,7 +170,7 @@ def check_bundles(
 def refuse_problems(builtin: Sequence[tuple[str, str]], bundles: Sequence[OrgBundle]) -> None:
     problems = check_bundles(builtin, bundles)
     if problems:
-        raise PolicyRefused(problems)
+        raise PolicyRefused(problems, field=BUNDLES_SETTING)
 
 
 def _module_problems(file: str, text: str, declared: dict[str, str]) -> list[Problem]:

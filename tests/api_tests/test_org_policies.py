@@ -132,6 +132,50 @@ def test_opa_decides_with_the_bundles_rules(acme_opa_api: Api) -> None:
     assert (decision["verdict"], rules(decision)) == ("rejected", {"org.acme.decode-replicas"})
 
 
+@pytest.mark.opa
+def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
+    opa_binary: str, tmp_path: Path
+) -> None:
+    """OPA pulls the service's current bundle (here through a loopback server that hands out
+    what the service serves): after a reload the service expects the new revision, and the
+    new rules decide as soon as OPA holds it."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    credentials = shared_credentials()
+    running: dict[str, Api] = {}
+
+    def served() -> bytes:
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(credentials, served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=FakeClock(), opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+
+        def decided() -> dict[str, Any] | None:  # None: 503, OPA lacks the revision
+            response = api.post_manifest(EXAMPLES / "dep-b200-offline.yaml")
+            return response.json() if response.status_code == 201 else None
+
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        assert rules(wait_until(decided, "a decision")) == {"org.acme.decode-replicas"}
+        rules_file = copy / "acme.rego"
+        text = rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
+        rules_file.write_text(text)
+        api.runtime.sweeps.tick()
+        revision = policy(api)["revision"]
+        assert api.runtime.engine.policy_revision == revision
+        decision = wait_until(decided, "OPA to pull the new revision")
+        assert (decision["policy_revision"], decision["verdict"]) == (revision, "supported")
+
+
 def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
     tmp_path: Path,
 ) -> None:

@@ -13,7 +13,9 @@ from ..api import Api, running_api
 from .support import login
 
 ACME = Path(__file__).resolve().parents[2] / "examples" / "policies" / "acme"
-_ROW = re.compile(r'<tr id="rule-([^"]+)">\s*<td><code>[^<]+</code></td>\s*<td>(\w+)</td>\s*<td>([\w.-]+)</td>')
+_ROW = re.compile(
+    r'<tr id="rule-([^"]+)">\s*<td><code>[^<]+</code></td>\s*<td>(\w+)</td>\s*<td>([\w.-]+)</td>'
+)
 
 
 @pytest.fixture

@@ -574,7 +574,7 @@ def _parser() -> argparse.ArgumentParser:
     ).set_defaults(run=_reevaluate)
 
     _add_audit_commands(commands)
-    policy_commands.add_parser(commands, _Parser)
+    _add_policy_commands(commands)
 
     report_cmd = commands.add_parser("report", help="reports on the tracked fleet").add_subparsers(
         dest="report_command", metavar="COMMAND", required=True, parser_class=_Parser
@@ -595,7 +595,13 @@ def _parser() -> argparse.ArgumentParser:
         "--output", metavar="FILE", type=Path, help="write the document to FILE instead of stdout"
     )
     oscal_cmd.set_defaults(run=_report_oscal)
+    return parser
 
+
+def _add_policy_commands(commands: Any) -> None:
+    """`supportgate policy ...` (the policies and organisation bundles) and `supportgate opa
+    setup` (the OPA server's trust)."""
+    policy_commands.add_parser(commands, _Parser)
     opa_cmd = commands.add_parser("opa", help="the OPA server's trust").add_subparsers(
         dest="opa_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
@@ -608,7 +614,6 @@ def _parser() -> argparse.ArgumentParser:
     setup_cmd.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
     setup_cmd.add_argument("--dir", type=Path, required=True, metavar="DIR")
     setup_cmd.set_defaults(run=_opa_setup)
-    return parser
 
 
 def _add_audit_commands(commands: Any) -> None:

@@ -32,7 +32,7 @@ from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.observability.requests import RequestObserver
 from supportgate.openapi import components, declare_request_rules, document
 from supportgate.oscal.controllers import OscalController
-from supportgate.policy.controllers import BundleController
+from supportgate.policy.controllers import BundleController, PolicyController
 from supportgate.reevaluation.controllers import ReevaluationController
 from supportgate.runtime import Runtime
 from supportgate.waivers.controllers import WaiverController
@@ -107,6 +107,7 @@ def create_app(
             WaiverController,
             BundleController,
             OscalController,
+            PolicyController,
             KeyController,
             live,
             ready,

@@ -23,6 +23,7 @@ from supportgate.config import Settings
 from supportgate.errors import DatabaseError, InputError, PolicyEngineError, UsageError
 from supportgate.evaluations.check import CheckOptions, report_refused_command, run_check
 from supportgate.matrix import load_matrix_file
+from supportgate.policy import commands as policy_commands
 from supportgate.reports import FAIL_ON, FORMATS
 from supportgate.version import PrintVersion
 
@@ -573,6 +574,7 @@ def _parser() -> argparse.ArgumentParser:
     ).set_defaults(run=_reevaluate)
 
     _add_audit_commands(commands)
+    _add_policy_commands(commands)
 
     report_cmd = commands.add_parser("report", help="reports on the tracked fleet").add_subparsers(
         dest="report_command", metavar="COMMAND", required=True, parser_class=_Parser
@@ -593,7 +595,13 @@ def _parser() -> argparse.ArgumentParser:
         "--output", metavar="FILE", type=Path, help="write the document to FILE instead of stdout"
     )
     oscal_cmd.set_defaults(run=_report_oscal)
+    return parser
 
+
+def _add_policy_commands(commands: Any) -> None:
+    """`supportgate policy ...` (the policies and organisation bundles) and `supportgate opa
+    setup` (the OPA server's trust)."""
+    policy_commands.add_parser(commands, _Parser)
     opa_cmd = commands.add_parser("opa", help="the OPA server's trust").add_subparsers(
         dest="opa_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
@@ -606,7 +614,6 @@ def _parser() -> argparse.ArgumentParser:
     setup_cmd.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
     setup_cmd.add_argument("--dir", type=Path, required=True, metavar="DIR")
     setup_cmd.set_defaults(run=_opa_setup)
-    return parser
 
 
 def _add_audit_commands(commands: Any) -> None:

@@ -88,6 +88,9 @@ class Settings:
     """The bearer token OPA presents to fetch the bundle (its `services` credentials)."""
     reevaluate_cron: str = DEFAULT_REEVALUATE_CRON
     policy_dir: Path = DEFAULT_POLICY_DIR
+    policy_bundles: tuple[Path, ...] = ()
+    """Organisation policy bundles (directories or OPA `.tar.gz` files) loaded beside the
+    built-in policies (docs/organisation-policies.md)."""
     decision_writer: str = "auto"
     """Where group commits run: `process` (a child process, beside the request loop),
     `thread` (a thread of the service) or `auto` (process on PostgreSQL, thread on SQLite,
@@ -129,6 +132,9 @@ class Settings:
             bundle_token=env.get("SUPPORTGATE_BUNDLE_TOKEN") or None,
             reevaluate_cron=env.get("SUPPORTGATE_REEVALUATE_CRON") or DEFAULT_REEVALUATE_CRON,
             policy_dir=Path(env.get("SUPPORTGATE_POLICY_DIR") or DEFAULT_POLICY_DIR),
+            policy_bundles=tuple(
+                Path(part) for part in env.get("SUPPORTGATE_POLICY_BUNDLES", "").split(":") if part
+            ),
             decision_writer=_decision_writer(env.get("SUPPORTGATE_DECISION_WRITER") or "auto"),
             signing_key_file=_path(env.get("SUPPORTGATE_SIGNING_KEY_FILE")),
             log_origin=env.get("SUPPORTGATE_LOG_ORIGIN") or default_log_origin(),

@@ -48,6 +48,7 @@ from supportgate.observability.metrics import Metrics
 from supportgate.oscal.services import OscalReports
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
 from supportgate.policy.bundle_server import BundleServer
+from supportgate.policy.live import LivePolicies
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
 from supportgate.waivers.services import WaiverService, deny_rule_ids
@@ -62,7 +63,7 @@ class Runtime:
     settings: Settings
     db: Engine
     sessions: sessionmaker[Session]
-    bundle: PolicyBundle
+    policies: LivePolicies
     bundles: BundleServer
     engine: PolicyEngine
     matrices: MatrixService
@@ -91,11 +92,14 @@ class Runtime:
         one every part that compares times asks (tests give a fake one)."""
         db = create_db_engine(settings.database_url, settings.database_timeouts)
         sessions = session_factory(db)
-        bundle = PolicyBundle.load(settings.policy_dir)
+        bundle = PolicyBundle.load(settings.policy_dir, settings.policy_bundles)
         default_matrix = prepare(load_matrix_file(bundle.default_matrix_path))
         bundles = BundleServer.from_settings(settings, bundle, default_matrix.document)
         served = bundles.bundle.revision if bundles.bundle else None
         engine = build_engine(bundle, settings, served)
+        policies = LivePolicies(
+            settings, bundle, engine=engine, server=bundles, default_matrix=default_matrix.document
+        )
         events = Events()
         ledger = _ledger(settings, sessions, events, clock)
         matrices = MatrixService(sessions, ledger=ledger, clock=clock)
@@ -118,7 +122,7 @@ class Runtime:
             settings=settings,
             db=db,
             sessions=sessions,
-            bundle=bundle,
+            policies=policies,
             bundles=bundles,
             engine=engine,
             events=events,
@@ -143,11 +147,20 @@ class Runtime:
             ),
             waivers=waivers,
             impact=ImpactAnalysis(
-                sessions=sessions, bundle=bundle, matrices=matrices, waivers=waivers, clock=clock
+                sessions=sessions,
+                policies=policies,
+                matrices=matrices,
+                waivers=waivers,
+                clock=clock,
             ),
             reevaluation=reevaluation,
             sweeps=SweepScheduler(
-                reevaluation, matrices, cron=settings.reevaluate_cron, waivers=waivers, clock=clock
+                reevaluation,
+                matrices,
+                cron=settings.reevaluate_cron,
+                waivers=waivers,
+                policies=policies,
+                clock=clock,
             ),
             clock=clock,
             checkpointer=checkpointer,
@@ -156,6 +169,11 @@ class Runtime:
         )
         react(runtime)
         return runtime
+
+    @property
+    def bundle(self) -> PolicyBundle:
+        """The policies in force now (they change when a bundle is reloaded: policy/live.py)."""
+        return self.policies.bundle
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:
         """Bring the schema to head (or refuse when it is behind), and seed the default matrix."""

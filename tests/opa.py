@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -95,16 +95,18 @@ def expected_revision(policies: PolicyBundle) -> str:
 
 
 @contextmanager
-def serving_bundle(credentials: OpaCredentials, archive: bytes | None = None) -> Iterator[str]:
+def serving_bundle(
+    credentials: OpaCredentials, archive: bytes | Callable[[], bytes] | None = None
+) -> Iterator[str]:
     """A loopback bundle service (for OPA's `services.supportgate.url`) serving `archive`
-    (default: the service's bundle on the default policies) to the bundle token only, and
-    304 to a poll that holds it already (so OPA activates it once, as with the service)."""
+    (default: the service's bundle on the default policies; a callable: what it returns at
+    each poll) to the bundle token only, and 304 to a poll that holds it already (so OPA
+    activates it once, as with the service)."""
     if archive is None:
         policies = PolicyBundle.load(DEFAULT_POLICY_DIR)
         signer = BundleSigner.from_file(credentials.signing_key)
         archive = build_bundle(policies, default_matrix_document(policies), signer).archive
-    served = archive
-    etag = f'"{hashlib.sha256(archive).hexdigest()}"'
+    current = archive if callable(archive) else (lambda: archive)
     token = credentials.bundle_token
 
     class Handler(BaseHTTPRequestHandler):
@@ -117,6 +119,8 @@ def serving_bundle(credentials: OpaCredentials, archive: bytes | None = None) ->
                 self.send_response(404)
                 self.end_headers()
                 return
+            served = current()
+            etag = f'"{hashlib.sha256(served).hexdigest()}"'
             if self.headers.get("If-None-Match") == etag:  # OPA keeps what it activated
                 self.send_response(304)
                 self.send_header("ETag", etag)

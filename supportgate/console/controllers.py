@@ -26,6 +26,7 @@ from .pages import (
     MANIFEST,
     MANIFESTS,
     MATRIX,
+    RULES,
     WAIVERS,
     WEBHOOKS,
 )
@@ -192,3 +193,7 @@ class PageController(Controller):
         query = _query(request, WAIVER_FIELDS)
         page = await anyio.to_thread.run_sync(lambda: console.waivers(query, cursor=cursor))
         return render(request, "waivers.html.j2", page=page)
+
+    @get("/rules", opt=RULES)
+    async def rules(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
+        return render(request, "rules.html.j2", page=console.rules())

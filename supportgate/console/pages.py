@@ -41,6 +41,7 @@ IMPACT = page("procurement", "POST /v1/matrix/impact")
 ALERTS = page("procurement", "GET /v1/alerts")
 WEBHOOKS = page("admin", "GET /v1/webhooks", "GET /v1/webhooks/{webhook_id}/deliveries")
 WAIVERS = page("procurement", "GET /v1/waivers")
+RULES = page("procurement", "GET /v1/policy")
 
 MENU: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("/manifests", "Manifests", MANIFESTS),
@@ -50,6 +51,7 @@ MENU: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("/alerts", "Alerts", ALERTS),
     ("/webhooks", "Webhooks", WEBHOOKS),
     ("/waivers", "Waivers", WAIVERS),
+    ("/rules", "Rules", RULES),
 )
 
 

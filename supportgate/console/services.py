@@ -20,7 +20,7 @@ from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import MANIFEST_KINDS, VERDICTS, Decision
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
-from supportgate.policy.catalog import read_catalog
+from supportgate.policy.views import PolicyView, policy_view
 from supportgate.runtime import Runtime
 from supportgate.waivers.views import WaiverView
 from supportgate.webhooks.views import Delivery, Webhook
@@ -160,11 +160,16 @@ class WaiversPage:
 class ConsoleService:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._choices = Choices(rules=tuple(sorted(read_catalog(runtime.bundle.modules))))
 
     @property
     def choices(self) -> Choices:
-        return self._choices
+        """The filters' choices; the rules are those in force now (they change on reload)."""
+        return Choices(rules=tuple(sorted(self._runtime.policies.catalog)))
+
+    def rules(self) -> PolicyView:
+        """GET /v1/policy's document: the revision, the organisation bundles, every rule."""
+        policies = self._runtime.policies
+        return policy_view(policies.bundle, policies.catalog)
 
     def manifests(self, query: Query, *, cursor: str | None) -> ManifestsPage:
         page = self._runtime.tracking.page(
@@ -175,7 +180,7 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        return ManifestsPage(query, self._choices, page.items, page.next_cursor)
+        return ManifestsPage(query, self.choices, page.items, page.next_cursor)
 
     def manifest(
         self, kind: str, name: str, *, cursor: str | None, a: str | None, b: str | None
@@ -222,7 +227,7 @@ class ConsoleService:
         page = self._runtime.audit.page(
             self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT
         )
-        return AuditPage(query, self._choices, page.items, page.next_cursor, cursor)
+        return AuditPage(query, self.choices, page.items, page.next_cursor, cursor)
 
     async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
         return await self._runtime.audit.csv(self._audit_filter(query))
@@ -292,7 +297,7 @@ class ConsoleService:
             limit=DEFAULT_LIMIT,
         )
         now = self._runtime.clock.now()
-        return WaiversPage(query, self._choices, page.items, page.next_cursor, now)
+        return WaiversPage(query, self.choices, page.items, page.next_cursor, now)
 
 
 def _format(moment: datetime) -> str:

@@ -193,7 +193,8 @@ def run_check(
             problems.append(Problem(str(exc), field=exc.field))
     bundle: PolicyBundle | None = None
     try:
-        bundle = PolicyBundle.load(Settings.from_env(environ).policy_dir)
+        settings = Settings.from_env(environ)
+        bundle = PolicyBundle.load(settings.policy_dir, settings.policy_bundles)
     except InputError as exc:  # a bad setting, no policies
         problems.append(Problem(str(exc), field=exc.field))
     # under a bad --at or without the policies nothing is evaluated; the files are still read
@@ -287,7 +288,10 @@ def report_refused_command(
         return
     fail_on: FailOn = known.fail_on if known.fail_on in FAIL_ON else "rejected"
     try:
-        bundle: PolicyBundle | None = PolicyBundle.load(Settings.from_env(environ).policy_dir)
+        settings = Settings.from_env(environ)
+        bundle: PolicyBundle | None = PolicyBundle.load(
+            settings.policy_dir, settings.policy_bundles
+        )
     except InputError:
         bundle = None  # the report still comes out, with no rule descriptions
     sarif = sarif_options(bundle if known.format == "sarif" else None, environ, known.sarif_root)

@@ -26,9 +26,9 @@ from supportgate.manifests import Format, decode_matrix
 from supportgate.manifests.decision import ManifestRef, Severity, Verdict
 from supportgate.matrix import prepare
 from supportgate.matrix.services import MatrixService
-from supportgate.policy.bundle import PolicyBundle
 from supportgate.policy.embedded import EmbeddedEngine
 from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.live import LivePolicies
 from supportgate.reevaluation.source import iter_tracked_batches, subjects
 from supportgate.waivers.services import WaiverService
 
@@ -61,14 +61,14 @@ class ImpactAnalysis:
         self,
         *,
         sessions: sessionmaker[Session],
-        bundle: PolicyBundle,
+        policies: LivePolicies,
         matrices: MatrixService,
         waivers: WaiverService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
         self._clock = clock
-        self._engine = EmbeddedEngine(bundle)
+        self._policies = policies
         self._matrices = matrices
         self._waivers = waivers
 
@@ -80,8 +80,9 @@ class ImpactAnalysis:
     def analyse(self, proposed: LoadedMatrix) -> ImpactReport:
         now = self._clock.now()
         current = self._matrices.current(now)
-        before = Evaluator(self._engine, current.loaded)
-        after = Evaluator(self._engine, proposed)
+        engine = EmbeddedEngine(self._policies.bundle)  # the policies in force now
+        before = Evaluator(engine, current.loaded)
+        after = Evaluator(engine, proposed)
         evaluated = 0
         changed: list[VerdictChange] = []
         for batch in iter_tracked_batches(self._sessions):

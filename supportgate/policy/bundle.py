@@ -1,26 +1,47 @@
-"""The policy files as one unit: their text, their revision digest and the default matrix."""
+"""The policy files as one unit: their text, their revision digest and the default matrix.
+
+The built-in modules (SUPPORTGATE_POLICY_DIR) and the organisation bundles'
+(SUPPORTGATE_POLICY_BUNDLES, org.py) are one bundle: one revision covers them all, and both
+engines load every module.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from supportgate.errors import UsageError
+
+from .org import OrgBundle, read_bundles, refuse_problems
 
 DEFAULT_MATRIX_FILE = Path("matrix") / "data.yaml"
 
 
 @dataclass(frozen=True, slots=True)
 class PolicyBundle:
-    """Every non-test `.rego` module under a policy directory, keyed by its relative path."""
+    """Every non-test `.rego` module under a policy directory, keyed by its relative path,
+    then every organisation bundle's (named `org/<bundle>/<path>`)."""
 
     directory: Path
     modules: tuple[tuple[str, str], ...]
     revision: str
+    bundles: tuple[OrgBundle, ...] = ()
 
     @classmethod
-    def load(cls, directory: Path) -> PolicyBundle:
+    def load(cls, directory: Path, bundle_paths: Sequence[Path] = ()) -> PolicyBundle:
+        """The policies, the organisation bundles checked (PolicyRefused names the file and
+        line of each problem)."""
+        bundle = cls.read(directory, bundle_paths)
+        if bundle.bundles:
+            refuse_problems(bundle.builtin_modules, bundle.bundles)
+        return bundle
+
+    @classmethod
+    def read(cls, directory: Path, bundle_paths: Sequence[Path] = ()) -> PolicyBundle:
+        """The policies as the files are now, unchecked: to compare revisions before paying
+        for a check."""
         if not directory.is_dir():
             raise UsageError(f"{directory} does not exist", field="SUPPORTGATE_POLICY_DIR")
         files = sorted(
@@ -28,11 +49,19 @@ class PolicyBundle:
         )
         if not files:
             raise UsageError(f"{directory} holds no .rego files", field="SUPPORTGATE_POLICY_DIR")
-        modules = tuple(
+        builtin = tuple(
             (path.relative_to(directory).as_posix(), path.read_text(encoding="utf-8"))
             for path in files
         )
-        return cls(directory=directory, modules=modules, revision=_revision(modules))
+        bundles = read_bundles(bundle_paths)
+        modules = builtin + tuple(module for bundle in bundles for module in bundle.modules)
+        return cls(
+            directory=directory, modules=modules, revision=_revision(modules), bundles=bundles
+        )
+
+    @property
+    def builtin_modules(self) -> tuple[tuple[str, str], ...]:
+        return self.modules[: len(self.modules) - sum(len(b.modules) for b in self.bundles)]
 
     @property
     def default_matrix_path(self) -> Path:

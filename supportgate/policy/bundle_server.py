@@ -1,7 +1,8 @@
 """Serving the signed OPA bundle (opa_bundle.py) to the OPA that pulls it (docs/opa.md).
 
-The bundle is built and signed once, at start: its files (the policies and the default
-matrix) do not change while the service runs. Only OPA may fetch it, with the bundle token
+The bundle is built and signed at start, and again when new policies come into force
+(live.py: an organisation bundle changed); OPA downloads the new revision at its next poll.
+Only OPA may fetch it, with the bundle token
 (SUPPORTGATE_BUNDLE_TOKEN, OPA's `services.<name>.credentials.bearer.token`); the route is
 outside the API keys' guard, since OPA holds no API key. A fetch naming the current ETag in
 If-None-Match is 304: OPA polls, and downloads only a new revision.
@@ -23,11 +24,12 @@ from .opa_bundle import KEY_SETTING, BundleSigner, OpaBundle, build_bundle
 TOKEN_SETTING = "SUPPORTGATE_BUNDLE_TOKEN"  # noqa: S105 - the variable's name, no secret
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BundleServer:
     bundle: OpaBundle | None
     """None when the service serves no bundle (no signing key: it runs without OPA)."""
     token: str | None
+    signer: BundleSigner | None = None
 
     @classmethod
     def from_settings(
@@ -43,8 +45,17 @@ class BundleServer:
             )
         signer = BundleSigner.from_file(settings.bundle_signing_key_file)
         return cls(
-            bundle=build_bundle(policies, default_matrix, signer), token=settings.bundle_token
+            bundle=build_bundle(policies, default_matrix, signer),
+            token=settings.bundle_token,
+            signer=signer,
         )
+
+    def publish(self, policies: PolicyBundle, default_matrix: Mapping[str, Any]) -> str | None:
+        """Serve a bundle of these policies from now on; its revision (None: no bundle)."""
+        if self.signer is None:
+            return None
+        self.bundle = build_bundle(policies, default_matrix, self.signer)
+        return self.bundle.revision
 
     def admits(self, authorization: str | None) -> bool:
         if self.token is None or not authorization:

@@ -20,6 +20,8 @@ from supportgate.errors import UsageError
 # libyaml's safe loader when PyYAML has it: every `supportgate check` reads the ~30 METADATA
 # blocks, and PyYAML's pure-Python loader takes ~10 ms over them (bench/bench_cli_startup.py).
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+BUILTIN_SOURCE = "builtin"
+_ORG_MODULE = "org/"  # organisation modules are named org/<bundle>/<path> (org.py)
 _HEAD = re.compile(r'^(?P<set>deny|warn) contains [\w.]+\("(?P<id>[a-z_.-]+)"')
 
 
@@ -36,6 +38,8 @@ class RuleInfo:
     head_id: str | None
     """The set and the id of the rule head under the METADATA block, as written: a test oracle
     (tests/policies/test_catalog.py checks that they agree with `severity` and `id`)."""
+    source: str = BUILTIN_SOURCE
+    """`builtin`, or the name of the organisation bundle the rule comes from."""
 
 
 def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
@@ -78,7 +82,14 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
             module=module,
             head_set=head.group("set") if head else None,
             head_id=head.group("id") if head else None,
+            source=_source(module),
         )
+
+
+def _source(module: str) -> str:
+    if module.startswith(_ORG_MODULE):
+        return module.removeprefix(_ORG_MODULE).split("/", 1)[0]
+    return BUILTIN_SOURCE
 
 
 def _one_line(value: object) -> str:

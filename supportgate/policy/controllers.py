@@ -1,4 +1,5 @@
-"""HTTP: GET /v1/bundles/supportgate.tar.gz, the signed OPA bundle, for OPA (bundle_server.py)."""
+"""HTTP: GET /v1/policy, the policies in force and their rules; GET
+/v1/bundles/supportgate.tar.gz, the signed OPA bundle, for OPA (bundle_server.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from supportgate.errors import NotFound
 from supportgate.openapi import BUNDLE_SECURITY_SCHEME, ErrorBody
 
 from .bundle_server import TOKEN_SETTING, BundleServer
+from .live import LivePolicies
 from .opa_bundle import BUNDLE_FILE, KEY_SETTING
+from .views import PolicyView, policy_view
 
 BUNDLE_MEDIA_TYPE = "application/gzip"
 
@@ -55,3 +58,16 @@ class BundleController(Controller):
         if bundles.unchanged(request.headers.get("if-none-match")):
             return Response(b"", status_code=HTTP_304_NOT_MODIFIED, headers=headers)
         return Response(bundles.bundle.archive, media_type=BUNDLE_MEDIA_TYPE, headers=headers)
+
+
+class PolicyController(Controller):
+    path = "/v1/policy"
+    tags = ["policy"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get(
+        "/",
+        opt={"role": "procurement"},
+        summary="The policy revision in force, its organisation bundles and every rule",
+    )
+    async def policy(self, policies: Part[LivePolicies]) -> PolicyView:
+        return policy_view(policies.bundle, policies.catalog)

@@ -55,6 +55,10 @@ class EmbeddedEngine:
         """The policies compile."""
         self._compile(None)
 
+    def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
+        """The thread caches are keyed by revision: the old engines age out of them."""
+        self._bundle = bundle
+
     def close(self) -> None:
         """Nothing to release: compiled engines belong to their threads (see above)."""
 

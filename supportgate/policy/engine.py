@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -13,6 +13,9 @@ from supportgate.errors import PolicyEvaluationError
 from supportgate.manifests.decision import PolicyResult
 
 from .inputs import PolicyInput
+
+if TYPE_CHECKING:
+    from .bundle import PolicyBundle
 
 RESULT_RULE = "data.supportgate.decision.result"
 
@@ -55,6 +58,10 @@ class PolicyEngine(Protocol):
 
     def check_ready(self) -> None:
         """Raise PolicyEngineError when the engine cannot evaluate right now."""
+
+    def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
+        """Evaluate under these policies from now on (`served_revision`: the revision of the
+        OPA bundle the service now serves, None when it serves none)."""
 
     def close(self) -> None: ...
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from supportgate.manifests.decision import PolicyResult
 
+from .bundle import PolicyBundle
 from .engine import LoadedMatrix, PolicyEngine
 from .inputs import PolicyInput
 
@@ -62,6 +63,10 @@ class MemoizedEngine:
 
     def check_ready(self) -> None:
         self._engine.check_ready()
+
+    def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
+        """The answers are keyed by policy revision: the old ones age out."""
+        self._engine.use(bundle, served_revision)
 
     def close(self) -> None:
         self._engine.close()

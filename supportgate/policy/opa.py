@@ -31,6 +31,7 @@ from .bundle import PolicyBundle
 from .engine import LoadedMatrix, convert_result
 from .inputs import PolicyInput
 from .opa_bundle import BUNDLE_NAME
+from .opa_bundle import KEY_SETTING as KEY_FIELD
 
 GATE_PATH = "/v1/data/supportgate/gate"
 REVISION_PATH = f"/v1/data/system/bundles/{BUNDLE_NAME}/manifest/revision"
@@ -85,6 +86,13 @@ class OpaEngine:
         if not isinstance(answer, list) or len(answer) != len(inputs):
             raise PolicyEngineUnavailable("OPA answered a batch of the wrong shape")
         return [convert_result(item) for item in answer]
+
+    def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
+        """Expect the new bundle revision from now on: OPA answers 503 until its next poll
+        downloads it (docs/organisation-policies.md)."""
+        if served_revision is None:
+            raise UsageError("OPA pulls only a bundle the service signs", field=KEY_FIELD)
+        self._policies, self._bundle_revision = bundle, served_revision
 
     def check_ready(self) -> None:
         """OPA answers, and holds the bundle revision the service serves."""

@@ -6,8 +6,10 @@
   `matrix`);
 - the next waiver expiry (`WaiverService.next_expiry`, when the waivers domain is wired):
   at that moment a sweep with cause `waiver`;
-- every POLL_SECONDS: look again (versions or waivers another replica published, a current
-  version no sweep judged under yet) and wake the worker (sweeps to resume).
+- every POLL_SECONDS: reload the policies when their files changed (a changed organisation
+  bundle that passes its check: a sweep with cause `policy`; policy/live.py), look again
+  (versions or waivers another replica published, a current version no sweep judged under
+  yet) and wake the worker (sweeps to resume).
 
 Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
 jobs only call tick() at the right moments.
@@ -40,6 +42,10 @@ class WaiverExpiry(Protocol):
     def next_expiry(self, after: datetime) -> datetime | None: ...
 
 
+class PolicyReload(Protocol):
+    def reload(self) -> bool: ...
+
+
 def cron_trigger(expression: str) -> CronTrigger:
     """The trigger for a five-field crontab line, in UTC (a bad line is a UsageError)."""
     try:
@@ -63,12 +69,14 @@ class SweepScheduler:
         *,
         cron: str,
         waivers: WaiverExpiry | None = None,
+        policies: PolicyReload | None = None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._reevaluation = reevaluation
         self._matrices = matrices
         self._cron = cron_trigger(cron)
         self.waivers = waivers
+        self._policies = policies
         self._clock = clock
         self._scheduler = BackgroundScheduler(timezone=UTC)
         self._lock = threading.Lock()  # ticks come from the scheduler and from waiver changes
@@ -100,6 +108,8 @@ class SweepScheduler:
         """Start what is due (the cron's sweep, a waiver expiry's), wake up for what is coming
         (pending matrix versions, the next waiver expiry), and look at the current version."""
         try:
+            if self._policies is not None and self._policies.reload():
+                self._reevaluation.policies_changed()
             with self._lock:
                 now = self._clock.now()
                 self._run_due_cron(now)

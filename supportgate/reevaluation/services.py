@@ -11,7 +11,7 @@ whichever process next takes the lock (at startup, and every POLL_SECONDS). The 
 sweep judges under is pinned when it starts running, so a resumed sweep judges alike.
 
 What starts sweeps (triggers): a matrix version becoming current (published now, or its
-effective_from arriving), a new policy revision at startup, a tracked HardwareManifest
+effective_from arriving), a new policy revision at startup or on reload, a tracked HardwareManifest
 recorded (its deployments), a waiver expiring, the cron, POST /v1/reevaluations and
 `supportgate reevaluate` (schedule.py holds the timed ones).
 """
@@ -182,10 +182,21 @@ class ReevaluationService:
         if other_matrix:
             self.start_sweep("matrix", trigger=matrix_trigger(current.version))
         elif other_policy:
-            after = last.id if last is not None else "none"
-            trigger = f"policy:{revision}:after:{after}"
-            self._request("policy", trigger=trigger, only=None, policy_revision=revision)
-            self.wake()
+            self._policy_sweep(revision, after=last.id if last is not None else "none")
+
+    def policies_changed(self) -> None:
+        """New policies came into force in this process (policy/live.py): judge the fleet
+        under them, a sweep with cause `policy` that only a process on them may run."""
+        with transaction(self._sessions) as session:
+            last = repository.latest_finished(session)
+        self._policy_sweep(
+            self._engine.policy_revision, after=last.id if last is not None else "none"
+        )
+
+    def _policy_sweep(self, revision: str, *, after: str) -> None:
+        trigger = f"policy:{revision}:after:{after}"
+        self._request("policy", trigger=trigger, only=None, policy_revision=revision)
+        self.wake()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Wait until no sweep is queued or running (and no pool change is waiting to start

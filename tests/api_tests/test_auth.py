@@ -32,6 +32,7 @@ CONTRACT_ROLES: dict[tuple[str, str], str | None] = {
     ("POST", "/v1/reevaluations"): "admin",
     ("GET", "/v1/reevaluations/{id}"): "admin",
     ("GET", "/v1/alerts"): "procurement",
+    ("GET", "/v1/policy"): "procurement",
     ("POST", "/v1/webhooks"): "admin",
     ("POST", "/v1/waivers"): "admin",
     ("GET", "/v1/waivers"): "procurement",

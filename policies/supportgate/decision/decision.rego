@@ -50,6 +50,7 @@ denies := union({
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
 	{found | data.supportgate.manifest.applies; some found in data.supportgate.manifest.deny},
+	{found | some org in data.supportgate.org; some found in org.deny}, # organisation bundles
 })
 
 warns := union({
@@ -58,6 +59,7 @@ warns := union({
 	data.supportgate.claims.warn,
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
+	{found | some org in data.supportgate.org; some found in org.warn},
 })
 
 # Each violation is the concern's {rule, path, message} plus its severity (object.union is a

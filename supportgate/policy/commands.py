@@ -1,0 +1,74 @@
+"""`supportgate policy rules | test | check` (docs/organisation-policies.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from supportgate.config import Settings
+
+from .bundle import PolicyBundle
+from .catalog import read_catalog
+from .org import PolicyRefused, check_bundles, read_bundles
+from .rego_tests import run_tests
+from .views import policy_view
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+def add_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    policy = commands.add_parser(
+        "policy", help="the policies: built-in and organisation bundles"
+    ).add_subparsers(
+        dest="policy_command", metavar="COMMAND", required=True, parser_class=parser_class
+    )
+    policy.add_parser(
+        "rules",
+        help="print the policy revision, bundles and rules (as GET /v1/policy), as JSON",
+    ).set_defaults(run=_rules)
+    test = policy.add_parser(
+        "test", help="run the Rego tests of the built-in policies and of the given bundles"
+    )
+    test.add_argument("dirs", nargs="*", type=Path, metavar="DIR")
+    test.set_defaults(run=_test)
+    check = policy.add_parser(
+        "check", help="check organisation bundles: ids, METADATA, packages, compiling"
+    )
+    check.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
+    check.set_defaults(run=_check)
+
+
+def _settings() -> Settings:
+    return Settings.from_env(os.environ)
+
+
+def _rules(_: argparse.Namespace) -> int:
+    settings = _settings()
+    bundle = PolicyBundle.load(settings.policy_dir, settings.policy_bundles)
+    view = policy_view(bundle, read_catalog(bundle.modules))
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(view)).decode() + "\n")
+    return EXIT_OK
+
+
+def _test(args: argparse.Namespace) -> int:
+    policies = PolicyBundle.read(_settings().policy_dir)
+    bundles = read_bundles(args.dirs, field="DIR")
+    return EXIT_OK if run_tests(policies, bundles, out=sys.stdout) else EXIT_FAILED
+
+
+def _check(args: argparse.Namespace) -> int:
+    policies = PolicyBundle.read(_settings().policy_dir)
+    bundles = read_bundles(args.dirs, field="DIR")
+    problems = check_bundles(policies.builtin_modules, bundles)
+    if problems:
+        raise PolicyRefused(problems, field="DIR")
+    rules = read_catalog(module for bundle in bundles for module in bundle.modules)
+    for bundle in bundles:
+        count = sum(rule.source == bundle.name for rule in rules.values())
+        print(f"{bundle.source}: {count} rules, revision {bundle.revision}")
+    return EXIT_OK

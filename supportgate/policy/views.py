@@ -1,0 +1,51 @@
+"""GET /v1/policy and `supportgate policy rules`: the policies in force and their rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import msgspec
+
+from .bundle import PolicyBundle
+from .catalog import RuleInfo
+
+
+class BundleView(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    """The organisation bundle's name (its directory's, or its file's without `.tar.gz`)."""
+    revision: str
+    """sha256 over the bundle's modules."""
+
+
+class RuleView(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    severity: str
+    title: str
+    description: str
+    source: str
+    """`builtin`, or the name of the organisation bundle the rule comes from."""
+
+
+class PolicyView(msgspec.Struct, frozen=True, kw_only=True):
+    revision: str
+    """The policy revision decisions record: it covers the built-in and organisation modules."""
+    bundles: list[BundleView]
+    rules: list[RuleView]
+    """Every rule, by id."""
+
+
+def policy_view(bundle: PolicyBundle, catalog: Mapping[str, RuleInfo]) -> PolicyView:
+    return PolicyView(
+        revision=bundle.revision,
+        bundles=[BundleView(name=org.name, revision=org.revision) for org in bundle.bundles],
+        rules=[
+            RuleView(
+                id=rule.id,
+                severity=rule.severity,
+                title=rule.title,
+                description=rule.description,
+                source=rule.source,
+            )
+            for rule in (catalog[rule_id] for rule_id in sorted(catalog))
+        ],
+    )

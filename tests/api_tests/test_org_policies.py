@@ -1,0 +1,274 @@
+"""Organisation policy bundles in the service (docs/organisation-policies.md): GET /v1/policy,
+the bundle's rules in decisions on both engines, the bundle inside the signed OPA bundle, and
+reloading: a bad bundle refused with the service kept on the last good revision, a changed
+good bundle swept with cause `policy`."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.policy import PolicyBundle
+from supportgate.policy.inputs import format_time
+from supportgate.policy.opa_bundle import BundleSigner, build_bundle
+
+from ..api import Api, running_api
+from ..clock import FakeClock
+from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
+from ..waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+ACME = REPO / "examples" / "policies" / "acme"
+EXAMPLES = REPO / "examples" / "manifests"
+ACME_RULES = {"org.acme.decode-replicas", "org.acme.rtx-production", "org.acme.quantization"}
+
+
+def post(api: Api, name: str) -> dict[str, Any]:
+    response = api.post_manifest(EXAMPLES / name)
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def rules(decision: dict[str, Any]) -> set[str]:
+    return {violation["rule"] for violation in decision["violations"]}
+
+
+def policy(api: Api) -> dict[str, Any]:
+    response = api.client.get("/v1/policy", headers=api.headers("procurement"))
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+@pytest.fixture
+def acme_api(migrated_db_url: str) -> Iterator[Api]:
+    with running_api(migrated_db_url, policy_bundles=(ACME,)) as api:
+        yield api
+
+
+def test_get_policy_is_for_procurement(sqlite_api: Api) -> None:
+    assert sqlite_api.client.get("/v1/policy").status_code == 401
+    ci = sqlite_api.client.get("/v1/policy", headers=sqlite_api.headers("ci"))
+    assert ci.status_code == 403
+    document = policy(sqlite_api)
+    assert document["revision"] == sqlite_api.runtime.engine.policy_revision
+    assert document["bundles"] == []
+    assert {rule["source"] for rule in document["rules"]} == {"builtin"}
+    assert set(document["rules"][0]) == {"id", "severity", "title", "description", "source"}
+
+
+def test_a_bundles_rules_are_in_the_policy_and_its_decisions(acme_api: Api) -> None:
+    document = policy(acme_api)
+    assert [bundle["name"] for bundle in document["bundles"]] == ["acme"]
+    assert {rule["id"] for rule in document["rules"] if rule["source"] == "acme"} == ACME_RULES
+    post(acme_api, "hw-b200-pool.yaml")
+    decision = post(acme_api, "dep-b200-offline.yaml")
+    assert (decision["verdict"], rules(decision)) == ("rejected", {"org.acme.decode-replicas"})
+    assert decision["policy_revision"] == document["revision"]
+    [violation] = decision["violations"]
+    assert violation["severity"] == "deny"
+    assert violation["path"] == "spec.topology.decode_gpus"
+
+
+def test_an_org_rule_may_be_waived(acme_api: Api) -> None:
+    waiver = acme_api.client.post(
+        "/v1/waivers",
+        json={
+            "kind": "DeploymentManifest",
+            "name": "v41-flash-b200-batch",
+            "rule": "org.acme.decode-replicas",
+            "justification": "the second domain arrives in January",
+            "expires_at": format_time(acme_api.runtime.clock.now() + timedelta(days=30)),
+        },
+        headers=acme_api.headers("admin"),
+    )
+    assert waiver.status_code == 201, waiver.text
+    post(acme_api, "hw-b200-pool.yaml")
+    decision = post(acme_api, "dep-b200-offline.yaml")
+    assert decision["verdict"] == "supported"
+    assert [v["severity"] for v in decision["violations"]] == ["waived"]
+
+
+# --- on OPA ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def acme_opa_api(opa_binary: str, tmp_path: Path) -> Iterator[Api]:
+    """The service with the bundle on an OPA that pulled the service's signed bundle (built
+    by the service's code, so its revision is the one the service expects)."""
+    credentials = shared_credentials()
+    policies = PolicyBundle.load(DEFAULT_POLICY_DIR, (ACME,))
+    signer = BundleSigner.from_file(credentials.signing_key)
+    archive = build_bundle(policies, default_matrix_document(policies), signer).archive
+    with (
+        serving_bundle(credentials, archive) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+    ):
+        wait_until(
+            lambda: requests.get(f"{opa.url}/health?bundles", timeout=5).status_code == 200,
+            "OPA to activate the bundle",
+        )
+        with running_api(
+            f"sqlite:///{tmp_path / 'supportgate.db'}", opa_url=opa.url, policy_bundles=(ACME,)
+        ) as api:
+            yield api
+
+
+@pytest.mark.opa
+def test_opa_decides_with_the_bundles_rules(acme_opa_api: Api) -> None:
+    assert acme_opa_api.runtime.engine.name == "opa"
+    post(acme_opa_api, "hw-b200-pool.yaml")
+    decision = post(acme_opa_api, "dep-b200-offline.yaml")
+    assert (decision["verdict"], rules(decision)) == ("rejected", {"org.acme.decode-replicas"})
+
+
+@pytest.mark.opa
+def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
+    opa_binary: str, tmp_path: Path
+) -> None:
+    """OPA pulls the service's current bundle (here through a loopback server that hands out
+    what the service serves): after a reload the service expects the new revision, and the
+    new rules decide as soon as OPA holds it."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    credentials = shared_credentials()
+    running: dict[str, Api] = {}
+
+    def served() -> bytes:
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(credentials, served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=FakeClock(), opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+
+        def decided() -> dict[str, Any] | None:  # None: 503, OPA lacks the revision
+            response = api.post_manifest(EXAMPLES / "dep-b200-offline.yaml")
+            return response.json() if response.status_code == 201 else None
+
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        assert rules(wait_until(decided, "a decision")) == {"org.acme.decode-replicas"}
+        rules_file = copy / "acme.rego"
+        text = rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
+        rules_file.write_text(text)
+        api.runtime.sweeps.tick()
+        revision = policy(api)["revision"]
+        assert api.runtime.engine.policy_revision == revision
+        decision = wait_until(decided, "OPA to pull the new revision")
+        assert (decision["policy_revision"], decision["verdict"]) == (revision, "supported")
+
+
+def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
+    tmp_path: Path,
+) -> None:
+    credentials = shared_credentials()
+    settings: dict[str, Any] = {
+        "bundle_signing_key_file": credentials.signing_key,
+        "bundle_token": credentials.bundle_token,
+    }
+    url = f"sqlite:///{tmp_path / 'plain.db'}"
+    with running_api(url, **settings) as plain:
+        plain_revision = plain.runtime.bundles.bundle.revision  # type: ignore[union-attr]
+    with running_api(
+        f"sqlite:///{tmp_path / 'acme.db'}", policy_bundles=(ACME,), **settings
+    ) as api:
+        response = api.client.get(
+            "/v1/bundles/supportgate.tar.gz",
+            headers={"Authorization": f"Bearer {credentials.bundle_token}"},
+        )
+        assert response.status_code == 200
+        with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as archive:
+            names = {member.name.lstrip("/") for member in archive.getmembers()}
+        assert "org/acme/acme.rego" in names
+        assert "org/acme/acme_test.rego" not in names
+        assert response.headers["etag"] != f'"{plain_revision}"'
+
+
+# --- reloading -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def reloading(migrated_db_url: str, tmp_path: Path) -> Iterator[tuple[Api, Path]]:
+    """A service on a copy of the example bundle that the test edits; its ticks come from the
+    test (a FakeClock; the scheduler's own ticks find nothing new to do)."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    with running_api(migrated_db_url, clock=FakeClock(), policy_bundles=(copy,)) as api:
+        yield api, copy
+
+
+def policy_sweeps(api: Api) -> list[str]:
+    with api.runtime.db.connect() as connection:
+        return [
+            str(row[0])
+            for row in connection.exec_driver_sql(
+                "SELECT trigger FROM sweeps WHERE cause = 'policy'"
+            )
+        ]
+
+
+def test_a_bad_bundle_is_refused_on_reload_and_the_last_good_revision_kept(
+    reloading: tuple[Api, Path],
+) -> None:
+    api, bundle = reloading
+    before = policy(api)
+    rules_file = bundle / "acme.rego"
+    rules_file.write_text(rules_file.read_text().replace("decode < 2 * domain", "decode < 2 *"))
+    api.runtime.sweeps.tick()
+    assert policy(api) == before
+    assert api.runtime.engine.policy_revision == before["revision"]
+    post(api, "hw-b200-pool.yaml")
+    decision = post(api, "dep-b200-offline.yaml")  # still decided, by the last good rules
+    assert rules(decision) == {"org.acme.decode-replicas"}
+    assert decision["policy_revision"] == before["revision"]
+    assert policy_sweeps(api) == []
+
+
+def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(
+    reloading: tuple[Api, Path],
+) -> None:
+    api, bundle = reloading
+    post(api, "hw-b200-pool.yaml")
+    assert rules(post(api, "dep-b200-offline.yaml")) == {"org.acme.decode-replicas"}
+    before = policy(api)["revision"]
+    rules_file = bundle / "acme.rego"  # a team relaxes its rule to half a domain
+    rules_file.write_text(
+        rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
+    )
+    api.runtime.sweeps.tick()
+    after = policy(api)
+    assert after["revision"] != before
+    assert api.runtime.engine.policy_revision == after["revision"]
+    [trigger] = wait_until(lambda: policy_sweeps(api), "the policy sweep")
+    assert trigger.startswith(f"policy:{after['revision']}:")
+
+    def reevaluated() -> dict[str, Any] | None:
+        response = api.client.get(
+            "/v1/manifests/DeploymentManifest/v41-flash-b200-batch",
+            headers=api.headers("procurement"),
+        )
+        body: dict[str, Any] = response.json()["latest_decision"]
+        return body if body["cause"] == "policy" else None
+
+    decision = wait_until(reevaluated, "the deployment re-evaluated by the policy sweep")
+    assert decision["policy_revision"] == after["revision"]
+    assert decision["verdict"] == "supported"
+    assert rules(decision) == set()

@@ -1,19 +1,34 @@
 """The rate limits' cost and their worth, on PostgreSQL (docs/rate-limits.md).
 
-Run: python -m bench.bench_edge [--seconds 10] [--connections 64] [--rounds 2]
+Run: python -m bench.bench_edge [--seconds 10] [--connections 64] [--rounds 6]
+         [--cases processes,switched,worth]
 Needs wrk, vegeta and PostgreSQL, as bench.bench_api does.
 
 1. Cost: POST /v1/evaluations (1,000 distinct HardwareManifests in turn, one admin key, wrk
-   with 64 connections) on a server with the rate limits on (the defaults) against the same
-   server with SUPPORTGATE_RATE_LIMITS=off, both on their own scratch databases and running
-   side by side, each first given every manifest once (so that decisions come from the memo,
-   as in bench_api), then measured in turn, on-off in even rounds and off-on in odd ones (the
-   machine's drift falls on both); the median of the rounds. Target: on at least 95% of off.
-2. Worth: a legitimate client (vegeta, --rate POSTs a second, constant) alone, then while wrk
-   floods the same server with 64 connections of random unknown keys, all from 127.0.0.1 as
-   the client is: its p50 latency with the flood against without, on the server with the
-   limits on, and on the one with them off (every unknown key a database read: issue 12's
-   finding), and on one with the limits on but their 429s sent at once
+   with 64 connections), each server first given every manifest once (decisions from the
+   memo, as in bench_api). Three slots a round: the limits on (the defaults), off
+   (SUPPORTGATE_RATE_LIMITS=off), and off again: the A/A control, measured exactly as the
+   others, whose ratio to off is the noise floor to read the on/off ratio against. The slots'
+   order changes from round to round (ORDERS: six rounds balance it). Two ways, one table row
+   each:
+   - `processes`: three server processes, each on its own scratch database and port, side by
+     side. They differ in more than the setting: the database each writes (created, and
+     given its manifests, one after the other), the port, the memory layout and hash seed,
+     and where the scheduler puts each process and its ledger writer. The A/A row shows
+     what that costs.
+   - `switched`: one process (bench.switched_app, the production app on a Runtime the bench
+     builds) whose limits are switched on and off by signal between measurements, so the
+     database, port, caches and warm-up are the same; only drift over time is left, and the
+     A/A row (off and off again in the same process) measures it.
+   The table gives the medians' ratio, and the paired ratio (the median of each round's
+   on/off, or off again/off: one round's slots are seconds apart). Target: on at least 95%
+   of off, read with the A/A beside it; a gap within the A/A's distance from 100% is noise.
+   Also the limiter's own in-process work per admitted request (before_lookup, admitted).
+2. Worth (`worth`): a legitimate client (vegeta, --rate POSTs a second, constant) alone, then
+   while wrk floods the same server with 64 connections of random unknown keys, all from
+   127.0.0.1 as the client is: its p50 latency with the flood against without, on a server
+   with the limits on, one with them off (every unknown key a lookup: issue 12's finding),
+   and one with the limits on but their 429s sent at once
    (SUPPORTGATE_RATE_AUTH_REFUSAL_DELAY=0). Target: at most 2x with the limits on.
 """
 
@@ -250,7 +265,11 @@ def _print_costs(
         )
         print(f"- {method}, each round's req/s: {rounds}")
     limiter = _limiter_seconds()
-    print(f"\nThe limiter's own work per admitted request, in process: {limiter * 1e6:.1f} µs.\n")
+    on_rps = max(statistics.median(row["rps"] for row in rows["on"]) for rows in costs.values())
+    print(
+        f"\nThe limiter's own work per admitted request, in process: {limiter * 1e6:.1f} µs, "
+        f"{limiter * on_rps:.2%} of one core at {on_rps:,.0f} req/s.\n"
+    )
 
 
 def _print_worth(

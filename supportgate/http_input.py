@@ -6,8 +6,8 @@
   otherwise answer every decision, unfiltered, as if the filter had matched. So is one given
   twice (`?verdict=rejected&verdict=supported`), which would otherwise keep one silently.
 
-- A JSON body that Litestar decodes into a handler's `data` (waivers, webhooks, any
-  `JSONBody[Struct]`) is first decoded here under the manifests' rules
+- A JSON body that Litestar gives a handler as `data` (waivers, webhooks, keys, any
+  `JSONBody[Struct]`) is decoded here, once, under the manifests' rules
   (supportgate.manifests.decode.decode_json): syntax, size, nesting, duplicate keys, NUL and
   lone surrogates in any string, numbers too large to read, each refused naming its JSON path.
   Litestar's own decoder would keep the last of two equal keys, and answer a 5,000-digit
@@ -24,6 +24,7 @@ from typing import Any
 from litestar import Litestar, Request
 from litestar.enums import RequestEncodingType
 from litestar.openapi.spec import Parameter
+from litestar.utils.scope.state import ScopeState
 
 from supportgate.errors import UsageError
 from supportgate.manifests.decode import decode_json
@@ -50,14 +51,17 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
 
 
 async def check_json_body(request: Request[Any, Any, Any]) -> None:
-    """Decode the body of a handler taking `data` as its type under the manifests' rules; the
-    handler then gets Litestar's decoding of the same bytes (read once: Litestar caches them)."""
+    """Decode the body of a handler taking `data` as its type under the manifests' rules, and
+    hand that decoding to the handler: Litestar's `data` is the request's JSON as cached in
+    the scope (`Request.json`), which its signature model passes through when it already is an
+    instance of the type, so the body is decoded once, here, not again by Litestar."""
     data = request.route_handler.parsed_data_field
     if data is None:
         return
     body = data.kwarg_definition
     if body is None or getattr(body, "media_type", None) == RequestEncodingType.JSON:
-        decode_json(await request.body(), data.annotation)
+        decoded = decode_json(await request.body(), data.annotation)
+        ScopeState.from_scope(request.scope).json = decoded
 
 
 def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:

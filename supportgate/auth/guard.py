@@ -59,26 +59,24 @@ async def authenticate(
     memory, or (when memory is over a second old) after a read in a thread (KeyService).
 
     429 (supportgate/auth/limits.py) before the lookup when the client's address has used up
-    its failed authentications on keys never seen here, and after it when the key has spent
-    its burst."""
+    its failed authentications and the key is none of those in memory, and after it when the
+    key has spent its burst."""
     runtime = connection.app.state.runtime
     limits: RequestLimits = runtime.limits
     client = connection.client.host if connection.client else ""
-    refused = limits.before_lookup(client, secret)
+    keys: KeyService = runtime.keys
+    refused = limits.before_lookup(client, secret, keys)
     if refused is not None:
         await sleep(limits.refusal_delay)  # a flood waiting for answers waits too
         _refuse_after(refused, "too many unknown API keys from this address")
-    keys: KeyService = runtime.keys
     if keys.fresh():
         principal = keys.authenticate(secret, may_read=False)
     else:
         principal = await anyio.to_thread.run_sync(keys.authenticate, secret)
     if principal is None:
-        limits.failed(client, secret)
+        limits.failed(client)
         return None
-    _refuse_after(
-        limits.admitted(principal.name, secret), f"too many requests for key {principal.name!r}"
-    )
+    _refuse_after(limits.admitted(principal.name), f"too many requests for key {principal.name!r}")
     return principal
 
 

@@ -3,12 +3,13 @@
 Two token buckets, both in this process's memory (so per replica: an attacker spread over N
 replicas gets N times the budget; docs/rate-limits.md):
 - **failed authentications per client address.** Every presented key that is not a key
-  costs the address one token. An address with no token left gets 429 for any key this
-  replica has not seen authenticate, decided here, before the key lookup, so a flood of
-  invented keys costs no database read per request; the guard holds that 429 for
-  `refusal_delay` seconds, so a flood that waits for its answers costs little CPU. A key
-  that has authenticated here before still passes (and is looked up as usual, so revoking
-  it still works): a CI runner behind the same NAT address as the flood keeps working.
+  costs the address one token. An address with no token left gets 429 for any key that is
+  not one of the keys this replica holds in memory (KeyService's copy of the unrevoked keys),
+  decided here, before the lookup, so a flood of invented keys costs no lookup and never
+  makes the copy be read again; the guard holds that 429 for `refusal_delay` seconds, so a
+  flood that waits for its answers costs little CPU. A valid key still passes (and is looked
+  up as usual, so revoking it still works): a CI runner behind the same NAT address as the
+  flood keeps working, on every replica, whether or not its key was used there before.
 - **requests per key name**: a key that spends its burst gets 429 until tokens come back.
 
 The clock is the Runtime's (tests move a FakeClock instead of sleeping). A small bucket of
@@ -25,7 +26,7 @@ from collections import OrderedDict
 from supportgate.clock import Clock
 from supportgate.config import RateLimits
 
-from .keys import hash_key
+from .services import KeyService
 
 MAX_BUCKETS = 100_000
 """Buckets kept per kind; past it the least recently used one is forgotten (it has most
@@ -45,11 +46,12 @@ class TokenBuckets:
     def take(self, name: str) -> float:
         """Take a token: 0.0 when there was one, else the seconds until there is one."""
         with self._lock:
-            tokens = self._tokens(name)
+            now = self._clock.monotonic()
+            tokens = self._tokens(name, now)
             if tokens >= 1.0:
-                self._store(name, tokens - 1.0)
+                self._store(name, tokens - 1.0, now)
                 return 0.0
-            self._store(name, tokens)
+            self._store(name, tokens, now)
             return (1.0 - tokens) / self._per_second
 
     def wait(self, name: str) -> float:
@@ -57,18 +59,18 @@ class TokenBuckets:
         with self._lock:
             if name not in self._buckets:
                 return 0.0
-            tokens = self._tokens(name)
+            tokens = self._tokens(name, self._clock.monotonic())
         return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._per_second
 
-    def _tokens(self, name: str) -> float:
+    def _tokens(self, name: str, now: float) -> float:
         stored = self._buckets.get(name)
         if stored is None:
             return self._burst
         tokens, at = stored
-        return min(self._burst, tokens + (self._clock.monotonic() - at) * self._per_second)
+        return min(self._burst, tokens + (now - at) * self._per_second)
 
-    def _store(self, name: str, tokens: float) -> None:
-        self._buckets[name] = (tokens, self._clock.monotonic())
+    def _store(self, name: str, tokens: float, now: float) -> None:
+        self._buckets[name] = (tokens, now)
         self._buckets.move_to_end(name)
         if len(self._buckets) > MAX_BUCKETS:
             self._buckets.popitem(last=False)
@@ -92,38 +94,29 @@ class RequestLimits:
             if settings
             else None
         )
-        self._known: set[str] = set()  # digests of keys that authenticated here
-        self._lock = threading.Lock()
         self.refusal_delay = settings.auth_refusal_delay if settings else 0.0
         """Seconds the guard holds a 429 of before_lookup before sending it."""
 
-    def before_lookup(self, client: str, secret: str) -> int | None:
+    def before_lookup(self, client: str, secret: str, keys: KeyService) -> int | None:
         """Seconds to answer in Retry-After when `client` has used up its failed
-        authentications and `secret` is no key seen here; None: look the key up."""
+        authentications and `secret` is none of the keys `keys` holds; None: look it up."""
         if self._failures is None:
             return None
         wait = self._failures.wait(client)
-        if wait <= 0.0 or hash_key(secret) in self._known:
+        if wait <= 0.0 or keys.holds(secret):
             return None
         return _retry_after(wait)
 
-    def failed(self, client: str, secret: str) -> None:
-        """`secret` is no key (or no longer one): one token from `client`'s failures."""
-        if self._failures is None:
-            return
-        with self._lock:
-            self._known.discard(hash_key(secret))
-        self._failures.take(client)
+    def failed(self, client: str) -> None:
+        """A key from `client` is no key (or no longer one): one token from its failures."""
+        if self._failures is not None:
+            self._failures.take(client)
 
-    def admitted(self, key_name: str, secret: str) -> int | None:
-        """A key authenticated: remembered as known, and one token from its burst. Seconds to
-        answer in Retry-After when the key has spent its burst; None: serve it."""
+    def admitted(self, key_name: str) -> int | None:
+        """A key authenticated: one token from its burst. Seconds to answer in Retry-After
+        when the key has spent its burst; None: serve it."""
         if self._bursts is None:
             return None
-        digest = hash_key(secret)
-        if digest not in self._known:
-            with self._lock:
-                self._known.add(digest)
         wait = self._bursts.take(key_name)
         return _retry_after(wait) if wait > 0.0 else None
 

@@ -175,6 +175,12 @@ class KeyService:
         copy = self._copy
         return copy is not None and self._clock.monotonic() - copy.read_at < REFRESH_SECONDS
 
+    def holds(self, secret: str) -> bool:
+        """Is `secret` one of the unrevoked keys as last read (however long ago), expired or
+        not? Memory only, never a read: what the rate limits ask before a lookup."""
+        copy = self._copy
+        return copy is not None and hash_key(secret) in copy.by_hash
+
     def authenticate(self, secret: str, *, may_read: bool = True) -> Principal | None:
         """The key's principal; None for an unknown, revoked or expired key. Reads the
         table first when memory is stale, unless `may_read` is False (the event loop's call

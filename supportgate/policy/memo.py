@@ -1,9 +1,14 @@
-"""Decisions reused for inputs the evaluation time cannot change.
+"""Decisions reused while the evaluation time cannot change them.
 
-CI posts the same manifests again and again; when an input carries no waivers and no evidence
-times (`PolicyInput.timeless_key`), its decision depends only on the manifest, the matrix and
-the policies, so the answer for one (policy revision, matrix, timeless key) is the answer for
-all of them. The cache is bounded (least recently used out) and shared by threads.
+CI posts the same manifests again and again. A decision depends on the policies, the matrix,
+the input without its time (`PolicyInput.timeless_key`) and, of the time, only on which side
+of each of the input's time thresholds it falls (evidence turning stale, waivers lapsing:
+supportgate.policy.time_thresholds). So the answer for one (policy revision, matrix, timeless
+key, sides) is the answer for all of them: a repeated post of a deployment with fresh evidence
+or a waiver reuses it, and a post after a threshold has passed has other sides, so another
+key. Inputs whose decision may differ at every time (stale evidence, whose message names the
+time, or a time Python cannot read as the policies do) are always evaluated. The cache is
+bounded (least recently used out) and shared by threads.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from supportgate.manifests.decision import PolicyResult
 from .bundle import PolicyBundle
 from .engine import LoadedMatrix, PolicyEngine
 from .inputs import PolicyInput
+from .time_thresholds import sides
 
 DEFAULT_CAPACITY = 4096
 
-_Key = tuple[str, str, str]
+_Key = tuple[str, str, str, tuple[bool, ...]]
 
 
 class MemoizedEngine:
@@ -72,9 +78,10 @@ class MemoizedEngine:
         self._engine.close()
 
     def _key(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> _Key | None:
-        if policy_input.timeless_key is None:
+        passed = sides(policy_input.document, matrix.document.get("evidence_max_age_days"))
+        if passed is None:
             return None
-        return (self._engine.policy_revision, matrix.key, policy_input.timeless_key)
+        return (self._engine.policy_revision, matrix.key, policy_input.timeless_key, passed)
 
     def _kept(self, key: _Key | None) -> PolicyResult | None:
         if key is None:

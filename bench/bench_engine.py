@@ -98,9 +98,9 @@ def _memo_row(
     times: list[datetime],
     hardware: HardwareLookup,
 ) -> str:
-    memo = MemoizedEngine(EmbeddedEngine(bundle))
+    memo = MemoizedEngine(EmbeddedEngine(bundle), bundle)
     kept = Evaluator(memo, matrix)
-    missing = Evaluator(MemoizedEngine(EmbeddedEngine(bundle), capacity=0), matrix)
+    missing = Evaluator(MemoizedEngine(EmbeddedEngine(bundle), bundle, capacity=0), matrix)
 
     def post(evaluator: Evaluator) -> None:
         for at in times:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import HardwareManifest, decode_manifest
 from supportgate.manifests.decision import PolicyResult
@@ -76,7 +77,7 @@ def _evaluator(engine: Any, bundle: PolicyBundle) -> Evaluator:
 def test_a_pool_is_evaluated_once_and_answered_the_same_later(
     counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
-    memo = MemoizedEngine(counting)
+    memo = MemoizedEngine(counting, policy_bundle)
     evaluator = _evaluator(memo, policy_bundle)
     subject = Subject(_manifest(examples_dir, "hw-h100-pool-a.yaml"))
 
@@ -96,7 +97,7 @@ def test_a_pool_is_evaluated_once_and_answered_the_same_later(
 def test_repeated_posts_with_fresh_evidence_or_a_waiver_reuse_the_decision(
     counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
-    memo = MemoizedEngine(counting)
+    memo = MemoizedEngine(counting, policy_bundle)
     evaluator = _evaluator(memo, policy_bundle)
     pools = _pools(examples_dir)
     timed = [_manifest(examples_dir, path.name) for path in _with_evidence_times(examples_dir)]
@@ -120,7 +121,7 @@ def test_repeated_posts_with_fresh_evidence_or_a_waiver_reuse_the_decision(
 def test_a_kept_answer_is_not_given_once_evidence_turns_stale_or_a_waiver_lapses(
     counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
-    evaluator = _evaluator(MemoizedEngine(counting), policy_bundle)
+    evaluator = _evaluator(MemoizedEngine(counting, policy_bundle), policy_bundle)
     pools = _pools(examples_dir)
     deployment = _manifest(examples_dir, "dep-b200-offline.yaml")  # build evidence at 11-20 10:00
     built = datetime(2026, 11, 20, 10, tzinfo=UTC)
@@ -152,7 +153,9 @@ def test_a_stale_answer_is_never_given_for_evidence_that_ages(
     policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     """The same manifest later turns stale: the memo gives the fresh answer only before."""
-    evaluator = _evaluator(MemoizedEngine(EmbeddedEngine(policy_bundle)), policy_bundle)
+    evaluator = _evaluator(
+        MemoizedEngine(EmbeddedEngine(policy_bundle), policy_bundle), policy_bundle
+    )
     manifest = _manifest(examples_dir, _with_evidence_times(examples_dir)[0].name)
     now = evaluator.evaluate(Subject(manifest), evaluated_at=EXAMPLE_TIME)
     later = evaluator.evaluate(Subject(manifest), evaluated_at=EXAMPLE_TIME + timedelta(days=900))
@@ -167,7 +170,7 @@ def test_a_stale_answer_is_never_given_for_evidence_that_ages(
 def test_matrices_and_batches_keep_answers_apart_and_in_order(
     counting: CountingEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
-    memo = MemoizedEngine(counting, capacity=2)
+    memo = MemoizedEngine(counting, policy_bundle, capacity=2)
     matrix = default_matrix(policy_bundle)
     other_document = {**matrix.document, "version": "other"}
     other = LoadedMatrix.from_document(other_document)
@@ -250,7 +253,7 @@ def test_the_memo_answers_as_a_fresh_evaluation_at_every_time(
     matrix = LoadedMatrix.from_document(
         {**default_matrix(policy_bundle).document, "evidence_max_age_days": max_age_days}
     )
-    memoized = Evaluator(MemoizedEngine(EmbeddedEngine(policy_bundle)), matrix)
+    memoized = Evaluator(MemoizedEngine(EmbeddedEngine(policy_bundle), policy_bundle), matrix)
     fresh = Evaluator(EmbeddedEngine(policy_bundle), matrix)
     subject = Subject(decode_manifest(msgspec.json.encode(manifest), fmt="json"), waivers=waivers)
     pools = _pool_lookup()
@@ -279,3 +282,36 @@ def test_the_timeless_key_is_the_input_without_its_time(examples_dir: Path) -> N
     assert now.timeless_key == later.timeless_key
     assert now.digest != later.digest
     assert now.timeless_key == canonical_digest(msgspec.json.encode(without_time, order="sorted"))
+
+
+_ORG_TIME_RULE = """package supportgate.org.freeze
+
+# METADATA
+# title: Change freeze
+# description: No deployment is accepted during the year-end change freeze.
+# custom:
+#   id: org.freeze.year-end
+#   severity: deny
+deny contains {"rule": "org.freeze.year-end", "path": "spec", "message": "change freeze"} if {
+	input.evaluated_at >= "2026-12-20T00:00:00Z"
+}
+"""
+
+
+def test_an_organisation_rule_that_reads_the_time_turns_the_memo_off(
+    tmp_path: Path, examples_dir: Path
+) -> None:
+    """Its comparison is no threshold time_thresholds knows: nothing is kept under it."""
+    (tmp_path / "freeze").mkdir()
+    (tmp_path / "freeze" / "freeze.rego").write_text(_ORG_TIME_RULE, encoding="utf-8")
+    bundle = PolicyBundle.load(DEFAULT_POLICY_DIR, [tmp_path / "freeze"])
+    counting = CountingEngine(bundle)
+    evaluator = _evaluator(MemoizedEngine(counting, bundle), bundle)
+    subject = Subject(_manifest(examples_dir, "hw-b200-pool.yaml"))
+
+    before = evaluator.evaluate(subject, evaluated_at=EXAMPLE_TIME).decision
+    during = evaluator.evaluate(subject, evaluated_at=EXAMPLE_TIME + timedelta(days=20)).decision
+
+    assert "org.freeze.year-end" not in before.rules()
+    assert "org.freeze.year-end" in during.rules()
+    assert counting.asked == 2

@@ -1,7 +1,7 @@
 """The examples beside each policy concern (policies/supportgate/<concern>/examples/).
 
 Gatekeeper-library style: each concern keeps allowed and denied inputs beside its policy,
-and a `suite.yaml` naming, for each example file, the concern's rule ids it fires at the
+and a `suite.yaml.example` naming, for each example file, the concern's rule ids it fires at the
 suite's `evaluated_at` (none for an `allowed-` file). An example file is a YAML stream: the
 manifest under test first, then any HardwareManifest its `hardware.ref` names (tracked
 before it is evaluated). The suites are read into Structs that forbid unknown fields, so a
@@ -25,11 +25,14 @@ from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
 from supportgate.manifests.decision import Decision
 
 CONCERNS: Final = ("manifest", "claims", "port", "topology", "service", "support", "host")
-SUITE_FILE: Final = "suite.yaml"
+SUITE_FILE: Final = "suite.yaml.example"
+SUFFIX: Final = ".yaml.example"
+"""Every file of an examples/ directory ends so: OPA reads .json, .yaml and .yml files under
+the policy directory as data, and these must stay out of `data`."""
 
 
 class Suite(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """A concern's suite.yaml: when its examples are evaluated, and what each one fires."""
+    """A concern's suite.yaml.example: when its examples are evaluated, and what each one fires."""
 
     evaluated_at: datetime
     examples: dict[str, frozenset[str]]

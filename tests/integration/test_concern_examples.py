@@ -1,5 +1,5 @@
 """Each concern's examples (policies/supportgate/<concern>/examples/, tests/policy_examples.py)
-fire exactly the concern's rules their suite.yaml names, on both engines, and together they
+fire exactly the concern's rules their suite.yaml.example names, on both engines, and together they
 fire every rule of every concern."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from supportgate.policy import PolicyBundle
 from supportgate.policy.catalog import read_catalog
 
 from ..engines import make_engine, make_evaluator
-from ..policy_examples import CONCERNS, SUITE_FILE, examples, examples_dir, suite
+from ..policy_examples import CONCERNS, SUFFIX, SUITE_FILE, examples, examples_dir, suite
 
 
 def _concern_rules(policy_bundle: PolicyBundle, concern: str) -> set[str]:
@@ -52,3 +52,15 @@ def test_every_file_is_in_the_suite_and_named_for_what_it_shows(concern: str) ->
     assert files == set(wanted)
     for file, rules in wanted.items():
         assert file.startswith("allowed-" if not rules else "denied-"), file
+        assert file.endswith(SUFFIX), file
+
+
+def test_opa_reads_no_example_as_data(policy_bundle: PolicyBundle) -> None:
+    """`opa test policies` merges every data file under the directory into `data`: the only
+    one there is the default matrix."""
+    data_files = {
+        path.relative_to(policy_bundle.directory).as_posix()
+        for path in policy_bundle.directory.rglob("*")
+        if path.suffix in {".json", ".yaml", ".yml"}
+    }
+    assert data_files == {"matrix/data.yaml"}

@@ -30,11 +30,11 @@ def build_engine(
 
     OPA evaluates the bundle the service serves (bundle_server.py; `served_revision` is its
     revision, None when it serves none), so it needs the bundle's signing key and a token for
-    OPA's API. The in-process engine keeps the answers for inputs the time
-    cannot change (memo.py). OPA's are not kept: when the OPA server cannot answer, the
+    OPA's API. The in-process engine keeps answers while the time cannot change
+    them (memo.py). OPA's are not kept: when the OPA server cannot answer, the
     service must say so (503), not answer from memory."""
     if not settings.opa_url:
-        return MemoizedEngine(EmbeddedEngine(bundle))
+        return MemoizedEngine(EmbeddedEngine(bundle), bundle)
     if served_revision is None:
         raise UsageError(
             "OPA pulls the policies as a bundle the service signs: set the signing key",

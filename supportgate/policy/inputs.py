@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -17,27 +17,25 @@ _encoder = msgspec.json.Encoder(order="sorted")
 class PolicyInput:
     """One manifest's input: the document, its canonical JSON and `sha256:` digest.
 
-    `timeless_key` is set when the decision cannot depend on the evaluation time (see
-    `time_compared`): the digest of everything but `evaluated_at`. Equal keys under one policy
-    revision and matrix mean equal decisions, which lets supportgate.policy.memo reuse them.
+    `timeless_key` is the digest of everything but `evaluated_at`. Equal keys under one policy
+    revision and matrix, with the evaluation times on the same sides of the input's time
+    thresholds (supportgate.policy.time_thresholds), mean equal decisions, which lets
+    supportgate.policy.memo reuse them.
     """
 
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
-    timeless_key: str | None = None
+    timeless_key: str
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
         canonical = _encoder.encode(document)
-        timeless_key = None
-        if not _time_enters(document):
-            timeless_key = canonical_digest(_without_time(canonical, document["evaluated_at"]))
         return cls(
             document=document,
             canonical=canonical,
             digest=canonical_digest(canonical),
-            timeless_key=timeless_key,
+            timeless_key=canonical_digest(_without_time(canonical, document["evaluated_at"])),
         )
 
 
@@ -49,37 +47,6 @@ def _without_time(canonical: bytes, evaluated_at: str) -> bytes:
     if not canonical.startswith(b"{" + member):
         raise ValueError("the policy input does not start with its evaluation time")
     return b"{" + canonical[len(member) + 1 :]
-
-
-def _time_enters(document: Mapping[str, Any]) -> bool:
-    """Whether the policies may read the evaluation time for this input."""
-    compared = time_compared(document.get("manifest", {}), document.get("waivers") or ())
-    return next(compared, None) is not None
-
-
-def time_compared(
-    manifest: Mapping[str, Any], waivers: Sequence[Any]
-) -> Iterator[tuple[Literal["evidence", "waiver"], Any]]:
-    """Every value of an input that the policies compare with the evaluation time, and where
-    it is: each waiver's `expires_at`, and each evidence item's `at` (an evidence part that
-    is not an object is given whole: the policies judge it). They compare the time with
-    nothing else (tests/policies/test_time_inputs.py keeps it so); without any of these, the
-    decision is the same at every time. Used for the policy memo (`timeless_key`) and for a
-    sweep's memo (supportgate.reevaluation.memo)."""
-    for waiver in waivers:
-        yield "waiver", waiver.get("expires_at") if isinstance(waiver, Mapping) else waiver
-    spec = manifest.get("spec")
-    evidence = spec.get("evidence") if isinstance(spec, Mapping) else None
-    if evidence is None:
-        return
-    if not isinstance(evidence, Mapping):
-        yield "evidence", evidence
-        return
-    for item in evidence.values():
-        if not isinstance(item, Mapping):
-            yield "evidence", item
-        elif "at" in item:
-            yield "evidence", item["at"]
 
 
 def canonical_digest(canonical: bytes) -> str:

@@ -1,0 +1,146 @@
+"""Where the evaluation time enters a decision: the policies' time comparisons, in Python.
+
+The policies compare `input.evaluated_at` with input times in two places, and nowhere else
+(tests/policies/test_time_thresholds.py fails when they start comparing another):
+
+- `evidence.stale` (the `warn` rule of that id in policies/supportgate/claims/): an evidence
+  item is stale when `evaluated_at - at > evidence_max_age_days` days, so from one
+  nanosecond after `at + evidence_max_age_days` on. Its message names the item's age in
+  days and `evaluated_at`, so a stale item's decision differs at every time.
+- waiver expiry (`_active_waivers` in policies/supportgate/decision/): a waiver applies
+  while `expires_at > evaluated_at`, so it lapses at `expires_at`.
+
+Each comparison is a Threshold: the first moment from which it answers the other way. An
+evaluation time is on one side of each; two times on the same sides of every threshold of
+an input get the same decision (given the same input otherwise, matrix and policies). The
+policy memo keys decisions on those sides (supportgate.policy.memo) and a sweep's memo on the
+first threshold ahead (supportgate.reevaluation.memo).
+
+Times are read exactly as the policies' `timestamp_ns` reads them (RFC 3339, years 1678 to
+2261, real dates, to the nanosecond). A compared value that is not such a time, or a maximum
+age that is not a whole number of days, gives None ("unknown"): the caller then evaluates
+every time instead of guessing how the policies treat it.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
+
+# lib.rego's _rfc3339_pattern, and its year range (nanoseconds since 1970 fit in int64).
+_RFC3339 = re.compile(
+    r"^(?P<date>(?P<year>[0-9]{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12][0-9]|3[01]))"
+    r"T(?P<hour>[01][0-9]|2[0-3]):(?P<minute>[0-5][0-9]):(?P<second>[0-5][0-9])"
+    r"(?:\.(?P<fraction>[0-9]{1,9}))?"
+    r"(?P<zone>Z|(?P<sign>[+-])(?P<zone_hour>[01][0-9]|2[0-3]):(?P<zone_minute>[0-5][0-9]))$"
+)
+_YEARS = range(1678, 2262)
+
+
+class UnknownTime(Exception):
+    """A compared value the policies may read otherwise than this module would."""
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    kind: Literal["evidence", "waiver"]
+    flips_at_ns: int
+    """The first evaluation time (ns since 1970) from which the comparison answers the other
+    way: evidence turns stale, a waiver lapses."""
+
+    def passed(self, now_ns: int) -> bool:
+        return now_ns >= self.flips_at_ns
+
+    @property
+    def flips_at(self) -> datetime:
+        """flips_at_ns as a datetime, rounded down to the microsecond."""
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=self.flips_at_ns // 1000)
+
+
+def sides(document: Mapping[str, Any], max_age_days: Any) -> tuple[bool, ...] | None:
+    """For a policy input document, whether its `evaluated_at` has passed each of its
+    thresholds (in `thresholds` order): the part of the time a decision depends on. None
+    when the decision may differ at every time: a time that cannot be read as the policies
+    read it, or stale evidence (evidence.stale's message names the age and the time)."""
+    try:
+        now = timestamp_ns(document.get("evaluated_at"))
+        found = thresholds(
+            document.get("manifest") or {}, document.get("waivers") or (), max_age_days
+        )
+    except UnknownTime:
+        return None
+    passed = tuple(threshold.passed(now) for threshold in found)
+    stale = any(
+        side for side, threshold in zip(passed, found, strict=True) if threshold.kind == "evidence"
+    )
+    return None if stale else passed
+
+
+def thresholds(
+    manifest: Mapping[str, Any], waivers: Sequence[Any], max_age_days: Any
+) -> list[Threshold]:
+    """Every threshold of a manifest evaluated with `waivers` under a matrix whose
+    `evidence_max_age_days` is `max_age_days`; UnknownTime when a compared value cannot be
+    read as the policies read it."""
+    found = []
+    for where, value in time_compared(manifest, waivers):
+        moment = timestamp_ns(value)
+        if where == "waiver":
+            # decision.rego _active_waivers: timestamp_ns(expires_at) > evaluated_at_ns
+            found.append(Threshold("waiver", moment))
+            continue
+        if max_age_days is None:
+            continue  # claims.rego evidence.stale: is_number(max_age_days) fails, never stale
+        if not isinstance(max_age_days, int) or isinstance(max_age_days, bool):
+            raise UnknownTime(f"evidence_max_age_days {max_age_days!r}")
+        # claims.rego evidence.stale: evaluated_at_ns - timestamp_ns(at) > max_age_days * day_ns
+        found.append(Threshold("evidence", moment + max_age_days * NS_PER_DAY + 1))
+    return found
+
+
+def time_compared(
+    manifest: Mapping[str, Any], waivers: Sequence[Any]
+) -> Iterator[tuple[Literal["evidence", "waiver"], Any]]:
+    """Every value of an input that the policies compare with the evaluation time, and where
+    it is: each waiver's `expires_at`, and each evidence item's `at` (an evidence part that
+    is not an object is given whole: the policies judge it, and thresholds calls it
+    unknown)."""
+    for waiver in waivers:
+        yield "waiver", waiver.get("expires_at") if isinstance(waiver, Mapping) else waiver
+    spec = manifest.get("spec")
+    evidence = spec.get("evidence") if isinstance(spec, Mapping) else None
+    if evidence is None:
+        return
+    if not isinstance(evidence, Mapping):
+        yield "evidence", evidence
+        return
+    for item in evidence.values():
+        if not isinstance(item, Mapping):
+            yield "evidence", item
+        elif "at" in item:
+            yield "evidence", item["at"]
+
+
+def timestamp_ns(value: Any) -> int:
+    """An RFC 3339 time as nanoseconds since 1970, as lib.rego's timestamp_ns reads it;
+    UnknownTime for anything else."""
+    match = _RFC3339.match(value) if isinstance(value, str) else None
+    if match is None or int(match["year"]) not in _YEARS:
+        raise UnknownTime(repr(value))
+    try:
+        day = datetime.strptime(match["date"], "%Y-%m-%d")
+    except ValueError as exc:  # 31 April, 29 February of a common year
+        raise UnknownTime(repr(value)) from exc
+    seconds = calendar.timegm(day.timetuple())
+    seconds += int(match["hour"]) * 3600 + int(match["minute"]) * 60 + int(match["second"])
+    if match["sign"]:
+        offset = int(match["zone_hour"]) * 3600 + int(match["zone_minute"]) * 60
+        seconds -= offset if match["sign"] == "+" else -offset
+    fraction = (match["fraction"] or "").ljust(9, "0")
+    return seconds * 1_000_000_000 + int(fraction)

@@ -1,0 +1,114 @@
+"""The policies' time comparisons in Python (policy.time_thresholds): what they compare, how a
+time is read, and which side of each threshold an evaluation time is on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from supportgate.policy.inputs import build_input
+from supportgate.policy.time_thresholds import (
+    NS_PER_DAY,
+    Threshold,
+    UnknownTime,
+    sides,
+    thresholds,
+    time_compared,
+    timestamp_ns,
+)
+
+AT = "2026-10-01T00:00:00Z"
+AT_NS = 1_790_812_800 * 1_000_000_000
+WAIVER = {"id": "w-1", "rule": "port.production", "expires_at": "2027-01-01T00:00:00Z"}
+
+
+def _manifest(evidence: Any = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"accelerator": {"arch": "sm90"}}
+    if evidence is not None:
+        spec["evidence"] = evidence
+    return {"kind": "HardwareManifest", "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("manifest", "waivers", "expected"),
+    [
+        (_manifest(), [], []),
+        (_manifest({"smoke": {"passed": True}}), [], []),
+        (_manifest({"smoke": {"passed": True, "at": AT}}), [], [("evidence", AT)]),
+        (_manifest({"smoke": "not an object"}), [], [("evidence", "not an object")]),
+        (_manifest(["not", "a", "map"]), [], [("evidence", ["not", "a", "map"])]),
+        (_manifest(), [WAIVER], [("waiver", WAIVER["expires_at"])]),
+    ],
+)
+def test_what_the_policies_compare_with_the_time(
+    manifest: dict[str, Any], waivers: list[dict[str, Any]], expected: list[tuple[str, Any]]
+) -> None:
+    assert list(time_compared(manifest, waivers)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        (AT, AT_NS),
+        ("2026-10-01T02:00:00+02:00", AT_NS),
+        ("2026-09-30T23:30:00.5-00:30", AT_NS + 500_000_000),
+        ("2026-10-01T00:00:00.000000001Z", AT_NS + 1),
+        ("2024-02-29T00:00:00Z", 1_709_164_800 * 1_000_000_000),
+    ],
+)
+def test_a_time_is_read_to_the_nanosecond(text: str, ns: int) -> None:
+    assert timestamp_ns(text) == ns
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-10-01",
+        "2026-10-01t00:00:00z",
+        "2026-10-01T00:00:00",
+        "2025-02-29T00:00:00Z",
+        "2026-04-31T00:00:00Z",
+        "1677-12-31T00:00:00Z",
+        "2262-01-01T00:00:00Z",
+        "2026-10-01T00:00:00.0000000001Z",
+        None,
+        1790812800,
+    ],
+)
+def test_anything_else_is_unknown_not_guessed(value: Any) -> None:
+    with pytest.raises(UnknownTime):
+        timestamp_ns(value)
+
+
+def test_evidence_turns_stale_a_nanosecond_after_its_age_and_a_waiver_lapses_at_expiry() -> None:
+    manifest = _manifest({"build": {"at": AT}})
+    found = thresholds(manifest, [WAIVER], 90)
+    assert found == [
+        Threshold("waiver", timestamp_ns(WAIVER["expires_at"])),
+        Threshold("evidence", AT_NS + 90 * NS_PER_DAY + 1),
+    ]
+    assert found[1].flips_at == datetime(2026, 12, 30, tzinfo=UTC)  # rounded down to the µs
+    assert thresholds(manifest, [], None) == []  # no maximum age: evidence is never stale
+    with pytest.raises(UnknownTime):
+        thresholds(manifest, [], 90.5)
+
+
+def _sides(at: datetime, evidence_at: str = AT, waivers: Any = ()) -> tuple[bool, ...] | None:
+    manifest = _manifest({"build": {"at": evidence_at}})
+    policy_input = build_input(manifest, evaluated_at=at, waivers=list(waivers))
+    return sides(policy_input.document, 90)
+
+
+def test_the_sides_of_an_evaluation_time() -> None:
+    last_fresh = datetime(2026, 12, 30, tzinfo=UTC)
+    assert _sides(last_fresh - timedelta(days=30), waivers=[WAIVER]) == (False, False)
+    assert _sides(last_fresh, waivers=[WAIVER]) == (False, False)
+    # stale evidence: the decision's message names the time, so no sides (evaluate each time)
+    assert _sides(last_fresh + timedelta(microseconds=1)) is None
+    waiver_only = {"manifest": _manifest(), "waivers": [WAIVER]}
+    assert sides({**waiver_only, "evaluated_at": "2026-12-31T23:59:59.999999Z"}, 90) == (False,)
+    assert sides({**waiver_only, "evaluated_at": "2027-01-01T00:00:00Z"}, 90) == (True,)
+    assert _sides(last_fresh, evidence_at="last tuesday") is None
+    assert sides({"manifest": _manifest(), "evaluated_at": AT}, 90) == ()

@@ -6,6 +6,7 @@ server on loopback (a trustme CA; ETag, 304, scripted failures, a stall released
 from __future__ import annotations
 
 import hashlib
+import shutil
 import ssl
 import subprocess
 import threading
@@ -22,6 +23,7 @@ import yaml
 
 from supportgate.config import DEFAULT_POLICY_DIR
 
+GIT = shutil.which("git") or "git"
 STALL_LIMIT_S = 60.0
 """How long a stalled answer waits for the test to release it (a safety net only)."""
 
@@ -41,7 +43,11 @@ def with_sm90(version: str) -> bytes:
     """A matrix that lists nvidia sm90 for deepinfer: H100 pools become `supported`."""
     document = matrix_document(version)
     document["engines"]["deepinfer"]["platforms"].append(
-        {"vendor": "nvidia", "arch": "sm90", "toolkit": {"name": "cuda", "min": "12.4", "below": "13"}}
+        {
+            "vendor": "nvidia",
+            "arch": "sm90",
+            "toolkit": {"name": "cuda", "min": "12.4", "below": "13"},
+        }
     )
     return yaml.safe_dump(document, sort_keys=False).encode()
 
@@ -85,7 +91,7 @@ class GitRepo:
 
     def is_ancestor(self, older: str, newer: str) -> bool:
         done = subprocess.run(
-            ["git", "merge-base", "--is-ancestor", older, newer],
+            [GIT, "merge-base", "--is-ancestor", older, newer],
             cwd=self.upstream,
             capture_output=True,
             check=False,
@@ -104,7 +110,7 @@ def _git(cwd: Path, *args: str) -> str:
         "PATH": "/usr/bin:/bin:/usr/local/bin",
     }
     done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+        [GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -156,7 +162,9 @@ def https_server(tmp_path: Path, path: str = "/matrix.yaml") -> Iterator[HttpsSe
     thread.start()
     try:
         yield HttpsServer(
-            url=f"https://127.0.0.1:{server.server_address[1]}{path}", ca_file=ca_file, served=served
+            url=f"https://127.0.0.1:{server.server_address[1]}{path}",
+            ca_file=ca_file,
+            served=served,
         )
     finally:
         served.release.set()
@@ -166,7 +174,7 @@ def https_server(tmp_path: Path, path: str = "/matrix.yaml") -> Iterator[HttpsSe
 
 def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             served.requests.append({k.lower(): v for k, v in self.headers.items()})
             reply = served.script.popleft() if served.script else 200
             if reply == STALL:
@@ -190,7 +198,7 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
             if status != 304:
                 self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler

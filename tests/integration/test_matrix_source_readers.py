@@ -18,7 +18,7 @@ from supportgate.matrix_sources.git import GitReader
 from supportgate.matrix_sources.https import HttpsReader
 from supportgate.matrix_sources.spec import GitSource, HttpsSource, parse_source
 
-from ..matrix_sources import STALL, GitRepo, HttpsServer, https_server, matrix_yaml
+from ..matrix_sources import GIT, STALL, GitRepo, HttpsServer, https_server, matrix_yaml
 
 SHORT_DEADLINE_S = 0.5
 
@@ -62,7 +62,7 @@ def test_git_fetches_shallow_into_the_cache_directory(repo: GitRepo, tmp_path: P
     [cached] = (tmp_path / "cache" / "git").iterdir()
     assert (cached / "shallow").exists()
     count = subprocess.run(
-        ["git", "rev-list", "--count", read.revision],
+        [GIT, "rev-list", "--count", read.revision],
         cwd=cached,
         capture_output=True,
         text=True,
@@ -88,11 +88,11 @@ def test_a_force_push_that_rewrites_history_is_read(repo: GitRepo, tmp_path: Pat
 def test_a_tag_is_read_at_its_commit(repo: GitRepo, tmp_path: Path) -> None:
     commit = repo.commit(matrix_yaml("2026.12.1"))
     subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "tag", "-a", "-m", "t", "v1"],
+        [GIT, "-c", "user.name=t", "-c", "user.email=t@e", "tag", "-a", "-m", "t", "v1"],
         cwd=repo.work,
         check=True,
     )
-    subprocess.run(["git", "push", "--quiet", "origin", "v1"], cwd=repo.work, check=True)
+    subprocess.run([GIT, "push", "--quiet", "origin", "v1"], cwd=repo.work, check=True)
     repo.commit(matrix_yaml("2026.12.2"))  # the branch moves on; the tag does not
 
     read = _git_reader(repo, tmp_path, ref="v1").read(None)
@@ -103,7 +103,7 @@ def test_a_tag_is_read_at_its_commit(repo: GitRepo, tmp_path: Path) -> None:
 def test_a_commit_without_the_file_is_no_document(repo: GitRepo, tmp_path: Path) -> None:
     commit = repo.commit(matrix_yaml("2026.12.1"))
     source = GitSource(url=str(repo.upstream), ref="main", file="elsewhere/matrix.yaml")
-    with pytest.raises(NoDocument, match="has no file 'elsewhere/matrix.yaml'") as caught:
+    with pytest.raises(NoDocument, match=r"has no file 'elsewhere/matrix\.yaml'") as caught:
         GitReader(source, tmp_path / "cache", deadline=30.0).read(None)
     assert caught.value.revision == commit
 
@@ -123,10 +123,10 @@ def stalling_http() -> Iterator[str]:
     release = threading.Event()
 
     class Stall(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             release.wait(60)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Stall)
@@ -144,7 +144,7 @@ def test_git_is_cut_off_at_the_deadline(stalling_http: str, tmp_path: Path) -> N
     source = GitSource(url=stalling_http, ref="main", file="matrix.yaml")
     reader = GitReader(source, tmp_path / "cache", deadline=SHORT_DEADLINE_S)
     began = time.monotonic()
-    with pytest.raises(SourceUnreachable, match="no answer within the deadline of 0.5 s"):
+    with pytest.raises(SourceUnreachable, match=r"no answer within the deadline of 0\.5 s"):
         reader.read(None)
     assert time.monotonic() - began < 10  # cut off, not left to git's own timeouts
 
@@ -199,7 +199,7 @@ def test_https_is_cut_off_at_the_deadline(https: HttpsServer) -> None:
     https.served.publish(matrix_yaml("2026.12.1"))
     https.served.script.append(STALL)
     began = time.monotonic()
-    with pytest.raises(SourceUnreachable, match="no answer within the deadline of 0.5 s"):
+    with pytest.raises(SourceUnreachable, match=r"no answer within the deadline of 0\.5 s"):
         _https_reader(https, deadline=SHORT_DEADLINE_S).read(None)
     assert time.monotonic() - began < 10
 

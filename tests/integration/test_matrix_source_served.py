@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def test_two_replicas_publish_a_commit_once(postgres_url: str, tmp_path: Path) -
             commit = repo.commit(with_sm90("2026.12.1"))
             for server in (first, second):
                 wait_until(
-                    lambda server=server: _current(server, keys["procurement"], "2026.12.1"),
+                    partial(_current, server, keys["procurement"], "2026.12.1"),
                     "the version on every replica",
                 )
             # Polls go on after the publication (one a second between the two): once the
@@ -95,10 +96,12 @@ def test_two_replicas_publish_a_commit_once(postgres_url: str, tmp_path: Path) -
                 _get(first, "/v1/matrix", keys["procurement"])["published_at"]
             )
             wait_until(
-                lambda: datetime.fromisoformat(
-                    _get(second, "/v1/matrix/source", keys["procurement"])["last_sync_at"]
-                )
-                > published_at + timedelta(seconds=2),
+                lambda: (
+                    datetime.fromisoformat(
+                        _get(second, "/v1/matrix/source", keys["procurement"])["last_sync_at"]
+                    )
+                    > published_at + timedelta(seconds=2)
+                ),
                 "later polls",
             )
             published = [

@@ -22,6 +22,7 @@ from supportgate.db import MatrixVersion
 from supportgate.matrix_sources.services import PUBLISHER
 
 from ..api import Api, running_api
+from ..clock import FakeClock
 from ..matrix_sources import GitRepo, https_server, matrix_yaml, with_sm90
 from ..receiver import running_receiver
 from ..waiting import wait_until
@@ -249,6 +250,21 @@ def test_an_https_source_is_published_with_its_etag(migrated_db_url: str, tmp_pa
             server.served.script.append(500)
             assert api.runtime.matrix_source.sync() == "failed"
             assert "answered 500" in state(api)["last_error"]["message"]
+
+
+def test_a_poll_skips_while_a_sync_is_younger_than_half_an_interval(
+    migrated_db_url: str, repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit(matrix_yaml("2026.11.1"))
+    clock = FakeClock()
+    with following(migrated_db_url, repo.source(), tmp_path, clock=clock) as api:
+        synced = state(api)["last_sync_at"]
+        repo.commit(with_sm90("2026.12.1"))
+        clock.advance(LONG_POLL_S / 2 - 1)
+        assert api.runtime.matrix_source.poll() == "skipped"  # another replica's, as it were
+        assert state(api)["last_sync_at"] == synced
+        clock.advance(1)
+        assert api.runtime.matrix_source.poll() == "published"
 
 
 def test_post_sync_reads_the_source_after_its_202(

@@ -15,8 +15,8 @@ import pytest
 
 from ..examples import EXAMPLES
 from ..matrix_sources import GitRepo, matrix_yaml, with_sm90
-from ..server import Served, clean_env, make_keys, serving
-from ..services import temporary_database
+from ..server import Served, clean_env, make_keys, run_cli, serving
+from ..services import free_port, temporary_database
 from ..waiting import wait_until
 
 POLL = "1s"
@@ -57,6 +57,11 @@ def test_a_commit_is_published_and_sweeps_without_anyone_posting_it(tmp_path: Pa
         assert posted.status_code == 201, posted.text
         assert posted.json()["verdict"] == "experimental"
 
+        first = repo.head()
+        wait_until(  # the start's sync is over: what follows is the scheduler's polls
+            lambda: _get(server, "/v1/matrix/source", keys["procurement"])["revision"] == first,
+            "the start's sync",
+        )
         commit = repo.commit(with_sm90("2026.12.1"), "list sm90")
         current = wait_until(
             lambda: _current(server, keys["procurement"], "2026.12.1"), "the commit's version"
@@ -115,3 +120,26 @@ def test_two_replicas_publish_a_commit_once(postgres_url: str, tmp_path: Path) -
             assert [v["version"] for v in versions] == ["2026.12.1", "2026.11.1"]
             source = _get(second, "/v1/matrix/source", keys["procurement"])
             assert json.dumps(source["last_error"]) == "null"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("SUPPORTGATE_MATRIX_SOURCE", "http://vendor.example.com/matrix.yaml"),
+        ("SUPPORTGATE_MATRIX_POLL", "5 minutes"),
+    ],
+)
+def test_serve_refuses_a_bad_matrix_source_naming_the_variable(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    done = run_cli(
+        ["serve", "--port", str(free_port())],
+        env=clean_env(
+            SUPPORTGATE_DATABASE_URL=f"sqlite:///{tmp_path / 'supportgate.db'}", **{variable: value}
+        ),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert variable in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr

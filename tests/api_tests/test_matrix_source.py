@@ -24,7 +24,7 @@ from supportgate.matrix_sources.services import PUBLISHER
 from ..api import Api, running_api
 from ..clock import FakeClock
 from ..matrix_sources import GitRepo, https_server, matrix_yaml, with_sm90
-from ..receiver import running_receiver
+from ..receiver import running_receiver, verify
 from ..waiting import wait_until
 from .support import created, hardware
 
@@ -157,6 +157,7 @@ def test_bad_content_and_a_reused_version_publish_nothing_and_are_told(
             "/v1/webhooks", json={"url": receiver.url}, headers=api.headers("admin")
         )
         assert subscribe.status_code == 201, subscribe.text
+        secret = subscribe.json()["secret"]
         assert metric(api, "supportgate_matrix_source_failures_total") == 0
 
         bad = repo.commit(b"version: '2026.12.1'\nengines: 12\n", "a bad commit")
@@ -168,6 +169,7 @@ def test_bad_content_and_a_reused_version_publish_nothing_and_are_told(
         assert error["field"].startswith("$")
         assert [v["version"] for v in versions(api)] == ["2026.11.1"]
         [told] = wait_until(receiver.received, "the sync_failed delivery")
+        assert verify(secret, told)  # signed like an alert's delivery
         event = json.loads(told.body)
         assert event["type"] == "matrix.sync_failed"
         assert event["data"]["source"] == repo.source()

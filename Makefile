@@ -31,4 +31,5 @@ bench:
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_api
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_audit
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_sweep
+	$(BIN)/python -m bench.bench_matrix_source
 	PATH="$$(go env GOPATH)/bin:$$PATH" $(BIN)/python -m bench.bench_console

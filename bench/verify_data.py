@@ -152,10 +152,14 @@ def fill(path: Path, entries: int) -> NoteVerifier:
     matrix = load_matrix_file(PolicyBundle.load(DEFAULT_POLICY_DIR).default_matrix_path)
     document = to_builtins(matrix)
     first = matrix_entry(
-        version=matrix.version, document=document, published_by="bench", published_at=start
+        version=matrix.version,
+        document=document,
+        published_by="bench",
+        published_at=start,
+        provenance=None,
     )
     connection.execute(
-        "INSERT INTO matrix_versions VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO matrix_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             matrix.version,
             msgspec.json.encode(document).decode(),
@@ -164,6 +168,7 @@ def fill(path: Path, entries: int) -> NoteVerifier:
             _time(start),
             "bench",
             0,
+            None,  # provenance: posted, not read from a matrix source
         ),
     )
     _insert_entries(connection, tree, nodes, [first])

@@ -27,6 +27,7 @@ from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
 from supportgate.http_input import check_parameters
 from supportgate.impact.controllers import ImpactController
 from supportgate.matrix.controllers import MatrixController
+from supportgate.matrix_sources.controllers import MatrixSourceController
 from supportgate.observability.health import live, ready
 from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.observability.requests import RequestObserver
@@ -99,6 +100,7 @@ def create_app(
             EvaluationController,
             ManifestController,
             MatrixController,
+            MatrixSourceController,
             ImpactController,
             AuditController,
             WebhookController,

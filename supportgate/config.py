@@ -20,6 +20,10 @@ DEFAULT_OPA_TIMEOUT_SECONDS = 5.0
 """The deadline of each call to OPA; a sweep's batch of 1000 manifests takes well under 1 s."""
 CHECKPOINT_INTERVAL_SECONDS = 5.0
 """The contract's longest wait between an entry and the checkpoint that signs it."""
+DEFAULT_MATRIX_POLL_SECONDS = 300.0
+"""SUPPORTGATE_MATRIX_POLL's default, `5m`."""
+DEFAULT_MATRIX_FETCH_TIMEOUT = 30.0
+"""Seconds one read of the matrix source may take, all of it (connect, answer, git commands)."""
 CONSOLE_IDLE_TIMEOUT = 30 * 60.0
 """Seconds a console session lasts without a request."""
 CONSOLE_SESSION_TIMEOUT = 8 * 3600.0
@@ -113,6 +117,17 @@ class Settings:
     webhook_allow: tuple[str, ...] = ()
     """CIDRs and host names webhooks may be sent to besides public addresses
     (supportgate/webhooks/targets.py checks them when the service is built)."""
+    matrix_source: str | None = None
+    """Where the support matrix is followed from: `git+<url or path>#<ref>:<file>` or an
+    https URL (supportgate/matrix_sources/spec.py checks it when the service is built)."""
+    matrix_poll: float = DEFAULT_MATRIX_POLL_SECONDS
+    matrix_fetch_timeout: float = DEFAULT_MATRIX_FETCH_TIMEOUT
+    matrix_cache_dir: Path | None = None
+    """Where git sources are fetched to. Unset: `supportgate-matrix-cache` beside the SQLite
+    file, or in the working directory (supportgate/matrix_sources/services.py)."""
+    matrix_ca_file: Path | None = None
+    """CA certificates (PEM) an https source's certificate is checked against, instead of
+    the system's."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -167,6 +182,17 @@ class Settings:
                 statement=_timeout(env, "SUPPORTGATE_DB_STATEMENT_TIMEOUT", 30.0),
                 lock=_timeout(env, "SUPPORTGATE_DB_LOCK_TIMEOUT", 5.0),
             ),
+            matrix_source=env.get("SUPPORTGATE_MATRIX_SOURCE") or None,
+            matrix_poll=_interval(env, "SUPPORTGATE_MATRIX_POLL", DEFAULT_MATRIX_POLL_SECONDS),
+            matrix_fetch_timeout=_number(
+                env,
+                "SUPPORTGATE_MATRIX_FETCH_TIMEOUT",
+                DEFAULT_MATRIX_FETCH_TIMEOUT,
+                what="seconds one read of the matrix source may take",
+                at_most=MAX_MATRIX_FETCH_TIMEOUT,
+            ),
+            matrix_cache_dir=_path(env.get("SUPPORTGATE_MATRIX_CACHE_DIR")),
+            matrix_ca_file=_path(env.get("SUPPORTGATE_MATRIX_CA_FILE")),
         )
 
     @property
@@ -261,6 +287,29 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
 def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
     """Seconds, 0 or more (0: no limit)."""
     return _number(env, name, default, what="seconds (0: no limit)", zero=True)
+
+
+MAX_MATRIX_FETCH_TIMEOUT = 600.0
+_INTERVAL_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+MAX_INTERVAL_SECONDS = 86400.0
+
+
+def _interval(env: Mapping[str, str], name: str, default: float) -> float:
+    """`30s`, `5m`, `1h` or a number of seconds: more than 0 and at most 24 hours."""
+    value = (env.get(name) or "").strip()
+    if not value:
+        return default
+    unit = _INTERVAL_UNITS.get(value[-1].lower())
+    number = value[:-1] if unit is not None else value
+    try:
+        seconds = float(number) * (unit or 1.0)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_INTERVAL_SECONDS:  # NaN fails too
+        raise UsageError(
+            f"an interval such as 30s, 5m or 1h, at most 24h, got {value!r}", field=name
+        )
+    return seconds
 
 
 def _decision_writer(value: str) -> str:

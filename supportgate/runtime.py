@@ -44,6 +44,7 @@ from supportgate.ledger.writer_process import ProcessLedgerWriter
 from supportgate.logging import get_logger
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.matrix.services import MatrixService
+from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.observability.metrics import Metrics
 from supportgate.oscal.services import OscalReports
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
@@ -67,6 +68,7 @@ class Runtime:
     bundles: BundleServer
     engine: PolicyEngine
     matrices: MatrixService
+    matrix_source: MatrixSourceService
     keys: KeyService
     limits: RequestLimits
     events: Events
@@ -118,6 +120,9 @@ class Runtime:
         )
         checkpointer = Checkpointer(settings, sessions, clock=clock)
         tracking = TrackingService(sessions, ledger=ledger, clock=clock)
+        matrix_source = MatrixSourceService.from_settings(
+            settings, sessions=sessions, db=db, matrices=matrices, events=events, clock=clock
+        )
         runtime = cls(
             settings=settings,
             db=db,
@@ -128,6 +133,7 @@ class Runtime:
             events=events,
             ledger=ledger,
             matrices=matrices,
+            matrix_source=matrix_source,
             keys=KeyService(sessions, clock=clock),
             limits=RequestLimits(settings.rate_limits, clock=clock),
             evaluations=EvaluationService(
@@ -141,7 +147,7 @@ class Runtime:
             tracking=tracking,
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
-            metrics=Metrics(sessions),
+            metrics=Metrics(sessions, matrix_source=matrix_source),
             webhooks=WebhookService(
                 sessions, clock=clock, allow=AllowList.parse(settings.webhook_allow)
             ),
@@ -160,6 +166,7 @@ class Runtime:
                 cron=settings.reevaluate_cron,
                 waivers=waivers,
                 policies=policies,
+                matrix_source=matrix_source,
                 clock=clock,
             ),
             clock=clock,

@@ -312,6 +312,7 @@ def _append_existing_rows() -> None:
             document=matrix.document,
             published_by=matrix.published_by,
             published_at=matrix.published_at,
+            provenance=None,  # no version had one before migration 0008
         )
         head = _append_one(session, head, entry, _matrices, _matrices.c.version == matrix.version)
     waivers = connection.execute(sa.select(_waivers).order_by(_waivers.c.created_at)).all()

@@ -78,6 +78,7 @@ def matrix_wrongs(entry: bytes, row: Row) -> list[str]:
         document=row["document"],
         published_by=row["published_by"],
         published_at=row["published_at"],
+        provenance=row["provenance"],
     )
     wrong = _differences(says, entry)
     try:

@@ -196,6 +196,35 @@ class MatrixVersion(SQLModel, table=True):
     published_at: datetime = Field(sa_type=UTCDateTime)
     published_by: str | None = None
     leaf_index: int = Field(sa_type=BigKey)
+    provenance: dict[str, Any] | None = Field(default=None, sa_type=JSONDocument)
+    """Where a version read from a matrix source came from: `{source, revision, fetched_at}`
+    (supportgate/matrix_sources/); None for a version posted to the API or the CLI."""
+
+
+class MatrixSourceState(SQLModel, table=True):
+    """What the last syncs of one matrix source found (supportgate/matrix_sources/, its only
+    writer): the revision read, the last success and the last error. One row per source, as
+    the source is shown (credentials left out)."""
+
+    __tablename__ = "matrix_source_state"
+
+    source: str = Field(primary_key=True)
+    revision: str | None = None
+    """The last revision read: a commit, or an ETag (`sha256:<hex>` for an answer without one)."""
+    version: str | None = None
+    """The `version` of the matrix the last revision read holds (None: it did not decode)."""
+    last_sync_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_success_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_published_version: str | None = None
+    last_published_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    error_kind: str | None = None
+    """`unreachable`, `invalid` or `conflict`; None after a successful sync."""
+    error_message: str | None = Field(default=None, sa_type=Text)
+    error_field: str | None = None
+    error_revision: str | None = None
+    error_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    consecutive_failures: int = 0
+    failures_total: int = 0
 
 
 class ApiKey(SQLModel, table=True):

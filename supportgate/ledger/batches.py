@@ -27,6 +27,7 @@ import msgspec
 
 from supportgate.events import Event
 from supportgate.manifests.decision import Decision
+from supportgate.policy.inputs import format_time
 
 Key = tuple[str, str]
 """(kind, name): a tracked manifest."""
@@ -118,6 +119,24 @@ class SweepProgress(_Data, frozen=True):
     """Saved, except those of decisions not admitted (their manifest moved meanwhile)."""
 
 
+class Provenance(_Data, frozen=True):
+    """Where a matrix version read from a source came from (supportgate/matrix_sources/)."""
+
+    source: str
+    """The source as configured, without credentials."""
+    revision: str
+    """The commit read, or the ETag (`sha256:<hex>` of the body when the server sent none)."""
+    fetched_at: datetime
+
+    def document(self) -> dict[str, str]:
+        """As stored on the version and in its log entry (times RFC 3339 UTC)."""
+        return {
+            "source": self.source,
+            "revision": self.revision,
+            "fetched_at": format_time(self.fetched_at),
+        }
+
+
 class MatrixPublication(_Data, frozen=True):
     version: str
     document: dict[str, Any]
@@ -126,6 +145,8 @@ class MatrixPublication(_Data, frozen=True):
     effective_from: datetime | None
     published_at: datetime
     published_by: str | None
+    provenance: Provenance | None = None
+    """Set when the version was read from a matrix source; None when it was posted."""
 
 
 class WaiverCreation(_Data, frozen=True):

@@ -8,7 +8,8 @@ entry has `type` and `recorded_at` (when the writer appended it). The rows the s
 
 - `decision`: the decision document as the API shows it (without `leaf_index`); the stored
   policy input is covered by the document's `input_digest`.
-- `matrix`: the published document, who published it (`recorded_at` is `published_at`).
+- `matrix`: the published document, who published it (`recorded_at` is `published_at`), and
+  for a version read from a matrix source its `provenance` (`{source, revision, fetched_at}`).
 - `waiver-created`: the waiver as created (`recorded_at` is `created_at`).
 - `waiver-deleted`: the waiver's id and who deleted it (`recorded_at` is `deleted_at`).
 - `untracked`: the manifest no longer tracked, and who untracked it.
@@ -59,13 +60,21 @@ def decision_entry(decision: Decision, *, recorded_at: datetime) -> Entry:
 
 
 def matrix_entry(
-    *, version: str, document: dict[str, Any], published_by: str | None, published_at: datetime
+    *,
+    version: str,
+    document: dict[str, Any],
+    published_by: str | None,
+    published_at: datetime,
+    provenance: dict[str, str] | None,
 ) -> Entry:
-    return _entry(
-        "matrix",
-        published_at,
-        {"version": version, "document": document, "published_by": published_by},
-    )
+    fields: dict[str, Any] = {
+        "version": version,
+        "document": document,
+        "published_by": published_by,
+    }
+    if provenance is not None:  # a version read from a matrix source; posted ones have none
+        fields["provenance"] = provenance
+    return _entry("matrix", published_at, fields)
 
 
 def waiver_created_entry(

@@ -39,6 +39,7 @@ def insert_versions(
                     "published_at": p.published_at,
                     "published_by": p.published_by,
                     "leaf_index": leaf_index,
+                    "provenance": None if p.provenance is None else p.provenance.document(),
                 }
                 for p, leaf_index in zip(publications, leaves, strict=True)
             ],

@@ -213,6 +213,7 @@ def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entr
                 document=m.document,
                 published_by=m.published_by,
                 published_at=m.published_at,
+                provenance=None if m.provenance is None else m.provenance.document(),
             )
             for m in admitted.matrices
         ],

@@ -16,6 +16,7 @@ import getpass
 import threading
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
@@ -24,7 +25,7 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import MatrixVersion, transaction
 from supportgate.errors import ConflictError, PolicyEngineUnavailable
-from supportgate.ledger.batches import Batch, MatrixPublication
+from supportgate.ledger.batches import Batch, MatrixPublication, Provenance
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, Matrix, decode_matrix, to_builtins
@@ -32,7 +33,7 @@ from supportgate.policy.engine import LoadedMatrix
 
 from . import prepare
 from .repository import all_versions
-from .views import MatrixVersionDetail, MatrixVersionList, MatrixVersionSummary
+from .views import MatrixProvenance, MatrixVersionDetail, MatrixVersionList, MatrixVersionSummary
 
 log = get_logger(__name__)
 
@@ -46,6 +47,7 @@ class PublishedMatrix:
     effective_from: datetime | None
     published_at: datetime
     published_by: str | None
+    provenance: MatrixProvenance | None
     loaded: LoadedMatrix
 
     @property
@@ -71,7 +73,11 @@ class MatrixService:
             with contextlib.suppress(ConflictError):  # another replica published it first
                 self.publish(default, published_by=DEFAULT_PUBLISHER)
 
-    def publish(self, matrix: Matrix, *, published_by: str | None) -> PublishedMatrix:
+    def publish(
+        self, matrix: Matrix, *, published_by: str | None, provenance: Provenance | None = None
+    ) -> PublishedMatrix:
+        """Publish a new version (ConflictError naming `$.version` when it exists);
+        `provenance`: where it was read from, for a version read from a matrix source."""
         loaded = prepare(matrix)
         publication = MatrixPublication(
             version=matrix.version,
@@ -80,6 +86,7 @@ class MatrixService:
             effective_from=matrix.effective_from,
             published_at=self._clock.now(),
             published_by=published_by,
+            provenance=provenance,
         )
         applied = self._ledger.write(Batch(matrices=[publication]))
         if applied.conflicts_in("matrix"):
@@ -206,6 +213,7 @@ def _summary(
         effective_from=published.effective_from,
         published_at=published.published_at,
         published_by=published.published_by,
+        provenance=published.provenance,
         current=current is not None and published.version == current.version,
         pending=published.effective_at > now,
     )
@@ -223,5 +231,14 @@ def _published(row: MatrixVersion | MatrixPublication, loaded: LoadedMatrix) -> 
         effective_from=row.effective_from,
         published_at=row.published_at,
         published_by=row.published_by,
+        provenance=_provenance(row.provenance),
         loaded=loaded,
     )
+
+
+def _provenance(kept: Provenance | dict[str, Any] | None) -> MatrixProvenance | None:
+    """The provenance of a publication just written, or as its row keeps it (JSON)."""
+    if kept is None:
+        return None
+    document = kept.document() if isinstance(kept, Provenance) else kept
+    return msgspec.json.decode(msgspec.json.encode(document), type=MatrixProvenance)

@@ -13,11 +13,23 @@ from typing import Any
 import msgspec
 
 
+class MatrixProvenance(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a version read from a matrix source came from (docs/matrix-sources.md)."""
+
+    source: str
+    """SUPPORTGATE_MATRIX_SOURCE as configured, without credentials."""
+    revision: str
+    """The commit read, or the ETag (`sha256:<hex>` of the body when the server sent none)."""
+    fetched_at: datetime
+
+
 class MatrixVersionSummary(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     effective_from: datetime | None
     published_at: datetime
     published_by: str | None
+    provenance: MatrixProvenance | None
+    """Set for a version read from a matrix source; null for one posted."""
     current: bool
     pending: bool
 

@@ -11,6 +11,9 @@
   finished re-evaluation sweep, read from the database when scraped
 - supportgate_webhook_deliveries_pending: webhook deliveries waiting for an attempt, read
   from the database when scraped (likewise)
+- supportgate_matrix_source_{last_sync,last_success}_timestamp_seconds,
+  supportgate_matrix_source_consecutive_failures, supportgate_matrix_source_failures_total:
+  the syncs of SUPPORTGATE_MATRIX_SOURCE (when set), read from the database when scraped
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
@@ -28,6 +31,7 @@ from sqlmodel import Session
 from supportgate.db import Manifest, transaction
 from supportgate.events import DecisionsRecorded
 from supportgate.logging import get_logger
+from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
 from supportgate.webhooks import repository as webhook_repository
 
@@ -122,8 +126,50 @@ class _LastSweep(Collector):
             yield GaugeMetricFamily(name, help_text, value=value)
 
 
+class _MatrixSource(Collector):
+    """The matrix source's syncs, from the database (the same on every replica)."""
+
+    def __init__(self, source: MatrixSourceService) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        if not self._source.configured:
+            return
+        try:
+            view = self._source.view()
+        except DBAPIError as exc:
+            log.warning("matrix_source_unavailable", error=type(exc.orig).__name__)
+            return
+        for name, help_text, moment in (
+            (
+                "supportgate_matrix_source_last_sync_timestamp_seconds",
+                "When a sync of the matrix source last ended, whatever its outcome (Unix time)",
+                view.last_sync_at,
+            ),
+            (
+                "supportgate_matrix_source_last_success_timestamp_seconds",
+                "When a sync of the matrix source last succeeded (Unix time)",
+                view.last_success_at,
+            ),
+        ):
+            if moment is not None:
+                yield GaugeMetricFamily(name, help_text, value=moment.timestamp())
+        yield GaugeMetricFamily(
+            "supportgate_matrix_source_consecutive_failures",
+            "Syncs of the matrix source that failed since the last that succeeded",
+            value=view.consecutive_failures,
+        )
+        yield CounterMetricFamily(
+            "supportgate_matrix_source_failures",
+            "Syncs of the matrix source that published nothing: unreachable, invalid, conflict",
+            value=view.failures_total,
+        )
+
+
 class Metrics:
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], *, matrix_source: MatrixSourceService
+    ) -> None:
         self.registry = CollectorRegistry()
         self.request_duration = Histogram(
             "supportgate_http_request_duration_seconds",
@@ -141,6 +187,7 @@ class Metrics:
         self.registry.register(_TrackedManifests(sessions))
         self.registry.register(_PendingWebhookDeliveries(sessions))
         self.registry.register(_LastSweep(sessions))
+        self.registry.register(_MatrixSource(matrix_source))
 
     def count_decisions(self, recorded: DecisionsRecorded) -> None:
         for count in recorded.counts:

@@ -9,7 +9,10 @@
 - every POLL_SECONDS: reload the policies when their files changed (a changed organisation
   bundle that passes its check: a sweep with cause `policy`; policy/live.py), look again
   (versions or waivers another replica published, a current version no sweep judged under
-  yet) and wake the worker (sweeps to resume).
+  yet) and wake the worker (sweeps to resume);
+- the matrix source (SUPPORTGATE_MATRIX_SOURCE, when set): a sync at start, then a poll every
+  SUPPORTGATE_MATRIX_POLL (supportgate/matrix_sources/: one sync at a time across replicas,
+  and about one poll an interval between them).
 
 Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
 jobs only call tick() at the right moments.
@@ -46,6 +49,17 @@ class PolicyReload(Protocol):
     def reload(self) -> bool: ...
 
 
+class MatrixSourcePoll(Protocol):
+    """supportgate.matrix_sources.services.MatrixSourceService, as the scheduler sees it."""
+
+    @property
+    def configured(self) -> bool: ...
+
+    poll_seconds: float
+
+    def poll(self, *, requested: bool = False) -> object: ...
+
+
 def cron_trigger(expression: str) -> CronTrigger:
     """The trigger for a five-field crontab line, in UTC (a bad line is a UsageError)."""
     try:
@@ -70,9 +84,11 @@ class SweepScheduler:
         cron: str,
         waivers: WaiverExpiry | None = None,
         policies: PolicyReload | None = None,
+        matrix_source: MatrixSourcePoll | None = None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._reevaluation = reevaluation
+        self._matrix_source = matrix_source
         self._matrices = matrices
         self._cron = cron_trigger(cron)
         self.waivers = waivers
@@ -98,6 +114,16 @@ class SweepScheduler:
             max_instances=1,
             next_run_time=datetime.now(UTC),  # APScheduler's own clock: wake up at once
         )
+        source = self._matrix_source
+        if source is not None and source.configured:
+            jobs.add_job(lambda: source.poll(requested=True), id="matrix-source-start")
+            jobs.add_job(
+                source.poll,
+                IntervalTrigger(seconds=source.poll_seconds, timezone=UTC),
+                id="matrix-source",
+                coalesce=True,
+                max_instances=1,
+            )
         jobs.start()
 
     def stop(self) -> None:

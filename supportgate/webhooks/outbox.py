@@ -1,4 +1,8 @@
-"""The outbox: alert deliveries written in the alert's own transaction.
+"""The outbox: deliveries written in the transaction of what they tell.
+
+Two event types (docs/webhooks.md): `verdict.changed`, an alert; `matrix.sync_failed`, a sync
+of the matrix source that published nothing (supportgate/matrix_sources/ enqueues it with
+`enqueue_event_deliveries`, in the transaction that records the failure).
 
 `enqueue_alert_deliveries` is a step of the ledger's transaction that records the alerts
 (supportgate/ledger/write.py), so a delivery exists if and only if its alert does; the
@@ -21,6 +25,7 @@ from supportgate.db.engine import json_text
 from . import repository
 
 EVENT_TYPE = "verdict.changed"
+SYNC_FAILED = "matrix.sync_failed"
 
 
 def enqueue_alert_deliveries(
@@ -46,6 +51,24 @@ def enqueue_alert_deliveries(
     return repository.insert_deliveries(session, rows)
 
 
+def enqueue_event_deliveries(
+    session: sqlmodel.Session,
+    *,
+    event_type: str,
+    event_id: str,
+    at: str,
+    data: Mapping[str, Any],
+    now: datetime,
+) -> int:
+    """One outbox row per active subscription for an event that is no alert: `event_id` takes
+    the place of the alert's id (the deliveries' `alert_id`), `at` (RFC 3339) is the event's
+    `timestamp`. Returns the number of rows written."""
+    subscription_ids = repository.active_subscription_ids(session)
+    body = json_text({"type": event_type, "timestamp": at, "data": dict(data)})
+    rows = [_row(subscription_id, event_id, body, now) for subscription_id in subscription_ids]
+    return repository.insert_deliveries(session, rows) if rows else 0
+
+
 def message_id(subscription_id: str, alert_id: str) -> str:
     """The `webhook-id` of an alert's delivery to a subscription: the same on every attempt
     (and for every enqueue of the same pair); no `.`, as the spec asks."""
@@ -62,12 +85,15 @@ def _delivery(subscription_id: str, alert: Mapping[str, Any], now: datetime) -> 
     for key in ("id", "at"):
         if alert.get(key) is None:
             raise ValueError(f"an alert to deliver needs `{key}`: {dict(alert)!r}")
-    alert_id = str(alert["id"])
+    return _row(subscription_id, str(alert["id"]), payload(alert), now)
+
+
+def _row(subscription_id: str, alert_id: str, body: str, now: datetime) -> dict[str, Any]:
     return {
         "message_id": message_id(subscription_id, alert_id),
         "subscription_id": subscription_id,
         "alert_id": alert_id,
-        "payload": payload(alert),
+        "payload": body,
         "status": "pending",
         "attempts": 0,
         "next_attempt_at": now,

@@ -6,20 +6,20 @@
 - **One deadline for the whole attempt**: httpx's timeouts bound each connect, read and
   write, so a receiver that trickles a byte every few seconds would hold a worker for as long
   as it likes. httpcore's `trace` extension hands over the connection's socket; when the
-  deadline passes, a timer shuts the socket down and the blocked read returns at once.
+  deadline passes, a timer shuts the socket down and the blocked read returns at once
+  (supportgate/http_deadline.py).
   Connections are not kept alive (the client is made with no keep-alive), so every attempt
   has a socket of its own to cut.
 """
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+from supportgate.http_deadline import Cutoff
 
 from .targets import AllowList, delivery_address
 
@@ -55,7 +55,7 @@ def post(
         if target.scheme == "https":
             extensions["sni_hostname"] = host
         target = target.copy_with(host=str(address))
-    cutoff = _Cutoff(deadline)
+    cutoff = Cutoff(deadline)
     extensions["trace"] = cutoff.trace
     try:
         with client.stream(
@@ -69,41 +69,3 @@ def post(
         raise
     finally:
         cutoff.cancel()
-
-
-class _Cutoff:
-    """Shuts the attempt's socket down when `seconds` have passed."""
-
-    def __init__(self, seconds: float) -> None:
-        self._lock = threading.Lock()
-        self._socket: socket.socket | None = None
-        self.passed = False
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def trace(self, event: str, info: dict[str, Any]) -> None:
-        # The socket once connected, and the TLS socket that takes its place after the handshake.
-        if event not in {"connection.connect_tcp.complete", "connection.start_tls.complete"}:
-            return
-        connected = info["return_value"].get_extra_info("socket")
-        with self._lock:
-            self._socket = connected
-            passed = self.passed
-        if passed:
-            _shut(connected)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.passed = True
-            connected = self._socket
-        if connected is not None:
-            _shut(connected)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-
-def _shut(connected: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # already closed: the attempt ended meanwhile
-        connected.shutdown(socket.SHUT_RDWR)

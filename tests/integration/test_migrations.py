@@ -39,6 +39,7 @@ TABLES = {
     "ledger_head",
     "ledger_nodes",
     "manifests",
+    "matrix_source_state",
     "matrix_versions",
     "sweep_memos",
     "sweeps",
@@ -135,7 +136,7 @@ def test_migrations_are_found_from_any_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert MIGRATIONS_DIR == REPO / "migrations"
-    assert head_revision() == "0007"
+    assert head_revision() == "0008"
     upgrade("sqlite:///relative.db")
     assert current_revision(f"sqlite:///{tmp_path / 'relative.db'}") == head_revision()
 

@@ -1,0 +1,42 @@
+"""HTTP: the matrix source. GET /v1/matrix/source (what the syncs found), POST
+/v1/matrix/sync (a sync now, after the 202 answer). One service call each."""
+
+from __future__ import annotations
+
+import anyio.to_thread
+from litestar import Controller, Response, get, post
+from litestar.background_tasks import BackgroundTask
+
+from supportgate.dependencies import Part
+from supportgate.openapi import error
+
+from .services import MatrixSourceService
+from .views import MatrixSourceView
+
+
+class MatrixSourceController(Controller):
+    path = "/v1/matrix"
+    tags = ["matrix"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get(
+        "/source",
+        opt={"role": "procurement"},
+        summary="Where the matrix is followed from: last sync, revision, last error",
+    )
+    async def source(self, matrix_source: Part[MatrixSourceService]) -> MatrixSourceView:
+        return await anyio.to_thread.run_sync(matrix_source.view)
+
+    @post(
+        "/sync",
+        opt={"role": "admin"},
+        status_code=202,
+        summary="Read the matrix source now (after the answer); its outcome is in /source",
+        responses={409: error(409)},
+    )
+    async def sync(self, matrix_source: Part[MatrixSourceService]) -> Response[MatrixSourceView]:
+        view = await anyio.to_thread.run_sync(matrix_source.requested_view)
+        return Response(view, status_code=202, background=BackgroundTask(_sync, matrix_source))
+
+
+async def _sync(matrix_source: MatrixSourceService) -> None:
+    await anyio.to_thread.run_sync(lambda: matrix_source.poll(requested=True))

@@ -1,0 +1,44 @@
+"""What reading a source gives: new content at a revision, or nothing new since the revision
+known; a source that cannot be read raises SourceUnreachable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from supportgate.manifests import Format
+
+
+class SourceUnreachable(Exception):
+    """The source could not be read (not found, refused, timed out, an unexpected answer);
+    the message says what happened, for people."""
+
+
+class NoDocument(Exception):
+    """The source was read, but holds no matrix document at `revision` (a git commit without
+    the file): as content that does not validate, it is not published."""
+
+    def __init__(self, message: str, *, revision: str) -> None:
+        super().__init__(message)
+        self.revision = revision
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    revision: str
+    """The commit read, or the ETag (`sha256:<hex>` of the body when the server sent none)."""
+    content: bytes
+    fmt: Format
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """The source is still at the revision known: nothing was read."""
+
+    revision: str
+
+
+class Reader(Protocol):
+    def read(self, known: str | None) -> Fetched | Unchanged:
+        """The source's content, or Unchanged when it is still at revision `known`."""
+        ...

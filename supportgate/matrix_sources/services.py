@@ -1,0 +1,387 @@
+"""Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE).
+
+One sync:
+1. takes the matrix source's lock (supportgate/db/locks.py): one sync at a time across the
+   replicas; a replica that finds it held skips (the holder reads the source now anyway);
+2. a poll (the scheduler's, every SUPPORTGATE_MATRIX_POLL) skips when any replica synced
+   less than half an interval ago (the state row says when), so replicas polling on their own
+   timers read the source about once an interval between them; a requested sync
+   (`POST /v1/matrix/sync`, the service's start) always reads;
+3. reads the source with the revision known (git.py, https.py): Unchanged is nothing more;
+4. decodes the content as `POST /v1/matrix` does, and looks its `version` up: a new version
+   is published with its provenance (MatrixService.publish: the ledger's write; its
+   MatrixPublished event starts the sweep, cause `matrix`), the same version with the same
+   content is nothing, the same version with other content is a `conflict`;
+5. records what happened in matrix_source_state (repository.py). A failure (`unreachable`,
+   `invalid`, `conflict`) publishes nothing; one whose error is not the one recorded already
+   is also told to the webhook subscribers as a `matrix.sync_failed` event, in the same
+   transaction (the outbox, supportgate/webhooks/outbox.py). The same error again is counted,
+   not told again.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.clock import SYSTEM_CLOCK, Clock
+from supportgate.config import Settings
+from supportgate.db import MatrixSourceState, transaction
+from supportgate.db.engine import absent_sqlite_database, database_url
+from supportgate.db.locks import advisory_lock
+from supportgate.errors import ConflictError, ManifestError
+from supportgate.events import DeliveriesEnqueued, Events
+from supportgate.ids import random_uuid
+from supportgate.ledger.batches import Provenance
+from supportgate.logging import get_logger
+from supportgate.manifests import decode_matrix
+from supportgate.matrix import prepare
+from supportgate.matrix.services import MatrixService
+from supportgate.policy.inputs import format_time
+from supportgate.webhooks.outbox import SYNC_FAILED, enqueue_event_deliveries
+
+from . import repository
+from .fetch import Fetched, NoDocument, Reader, SourceUnreachable, Unchanged
+from .git import GitReader
+from .https import HttpsReader
+from .spec import GitSource, Source, parse_source
+from .views import ErrorKind, MatrixSourceView, SourceKind, SyncError
+
+log = get_logger(__name__)
+
+SOURCE_LOCK_KEY = 0x5347_4D53  # "SGMS": the advisory lock id of "a matrix source sync runs"
+PUBLISHER = "supportgate (matrix source)"
+CACHE_DIR_NAME = "supportgate-matrix-cache"
+
+SyncOutcome = Literal["published", "unchanged", "failed", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    kind: ErrorKind
+    message: str
+    field: str | None
+    revision: str | None
+
+
+class MatrixSourceService:
+    def __init__(
+        self,
+        *,
+        source: Source | None,
+        reader: Reader | None,
+        poll_seconds: float,
+        sessions: sessionmaker[Session],
+        db: Engine,
+        matrices: MatrixService,
+        events: Events,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        """`source` and its `reader`: None when no source is configured (every sync is then
+        `skipped`). `events`: where the deliveries of a `matrix.sync_failed` are told."""
+        self.source = source
+        self.poll_seconds = poll_seconds
+        self._reader = reader
+        self._sessions = sessions
+        self._db = db
+        self._matrices = matrices
+        self._events = events
+        self._clock = clock
+        self._running = threading.Lock()
+
+    @property
+    def configured(self) -> bool:
+        return self.source is not None
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        sessions: sessionmaker[Session],
+        db: Engine,
+        matrices: MatrixService,
+        events: Events,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> MatrixSourceService:
+        """The service for SUPPORTGATE_MATRIX_SOURCE (a bad value is a UsageError naming it)."""
+        source = parse_source(settings.matrix_source) if settings.matrix_source else None
+        reader: Reader | None = None
+        if isinstance(source, GitSource):
+            reader = GitReader(source, cache_dir(settings), deadline=settings.matrix_fetch_timeout)
+        elif source is not None:
+            reader = HttpsReader(
+                source, deadline=settings.matrix_fetch_timeout, ca_file=settings.matrix_ca_file
+            )
+        return cls(
+            source=source,
+            reader=reader,
+            poll_seconds=settings.matrix_poll,
+            sessions=sessions,
+            db=db,
+            matrices=matrices,
+            events=events,
+            clock=clock,
+        )
+
+    def poll(self, *, requested: bool = False) -> SyncOutcome:
+        """A sync in the background (the scheduler's, the start's, POST /v1/matrix/sync's):
+        never raises, the next poll tries again."""
+        try:
+            return self.sync(requested=requested)
+        except Exception:  # a database or engine outage: the next poll tries again
+            log.exception("matrix_source_poll_failed")
+            return "skipped"
+
+    def sync(self, *, requested: bool = True) -> SyncOutcome:
+        """Read the source now and publish what is new (see the module's docstring)."""
+        if self.source is None or self._reader is None:
+            return "skipped"
+        if not self._running.acquire(blocking=False):
+            return "skipped"  # this process syncs already
+        try:
+            with advisory_lock(self._db, SOURCE_LOCK_KEY) as held:
+                return (
+                    self._sync(self.source, self._reader, requested=requested)
+                    if held
+                    else "skipped"
+                )
+        finally:
+            self._running.release()
+
+    def _sync(self, source: Source, reader: Reader, *, requested: bool) -> SyncOutcome:
+        with transaction(self._sessions) as session:
+            row = repository.state(session, source.shown)
+        known = row.revision if row is not None else None
+        now = self._clock.now()
+        last = row.last_sync_at if row is not None else None
+        if (
+            not requested
+            and last is not None
+            and now - last < timedelta(seconds=self.poll_seconds / 2)
+        ):
+            return "skipped"
+        try:
+            read = reader.read(known)
+        except SourceUnreachable as exc:
+            return self._failed(_Failure("unreachable", str(exc), None, None), version=None)
+        except NoDocument as exc:
+            return self._failed(_Failure("invalid", str(exc), None, exc.revision), version=None)
+        if isinstance(read, Unchanged):
+            kept = _kept_error(row)
+            if kept is not None and kept.kind != "unreachable":
+                # The same content as last time: it fails as it did (and is not told again).
+                return self._failed(kept, version=row.version if row else None)
+            self._record(revision=None, version=None, failure=None, published=None)
+            return "unchanged"
+        return self._publish(source, read)
+
+    def _publish(self, source: Source, read: Fetched) -> SyncOutcome:
+        try:
+            matrix = decode_matrix(read.content, fmt=read.fmt, source=source.shown)
+        except ManifestError as exc:
+            return self._failed(
+                _Failure("invalid", exc.message, exc.field, read.revision), version=None
+            )
+        loaded = prepare(matrix)
+        provenance = Provenance(
+            source=source.shown, revision=read.revision, fetched_at=self._clock.now()
+        )
+        self._matrices.versions(reload=True)  # another replica, or the API, may have published
+        if self._matrices.get(matrix.version) is None:
+            try:
+                self._matrices.publish(matrix, published_by=PUBLISHER, provenance=provenance)
+            except ConflictError:
+                self._matrices.versions(reload=True)  # published meanwhile: judged below
+            else:
+                log.info(
+                    "matrix_source_published",
+                    source=source.shown,
+                    revision=read.revision,
+                    matrix_version=matrix.version,
+                )
+                self._record(
+                    revision=read.revision,
+                    version=matrix.version,
+                    failure=None,
+                    published=matrix.version,
+                )
+                return "published"
+        existing = self._matrices.get(matrix.version)
+        if existing is not None and existing.loaded.key != loaded.key:
+            return self._failed(
+                _Failure(
+                    "conflict",
+                    f"matrix version {matrix.version!r} is already published with other "
+                    "content; versions are never edited in place, give the change a new version",
+                    "$.version",
+                    read.revision,
+                ),
+                version=matrix.version,
+            )
+        self._record(revision=read.revision, version=matrix.version, failure=None, published=None)
+        return "unchanged"
+
+    def _failed(self, failure: _Failure, *, version: str | None) -> SyncOutcome:
+        log.warning(
+            "matrix_source_sync_failed",
+            source=self.source.shown if self.source else None,
+            kind=failure.kind,
+            error=failure.message,
+            revision=failure.revision,
+        )
+        self._record(revision=failure.revision, version=version, failure=failure, published=None)
+        return "failed"
+
+    def _record(
+        self,
+        *,
+        revision: str | None,
+        version: str | None,
+        failure: _Failure | None,
+        published: str | None,
+    ) -> None:
+        """The sync's outcome in the state row, and for a failure not recorded already the
+        `matrix.sync_failed` deliveries, in one transaction. `revision`: the one read (None:
+        nothing new was read)."""
+        assert self.source is not None  # noqa: S101 - only a configured source syncs
+        shown = self.source.shown
+        now = self._clock.now()
+        enqueued = 0
+        with transaction(self._sessions, write=True) as session:
+            row = repository.state(session, shown) or MatrixSourceState(
+                source=shown, consecutive_failures=0, failures_total=0
+            )
+            row.last_sync_at = now
+            if revision is not None:
+                row.revision, row.version = revision, version
+            if published is not None:
+                row.last_published_version, row.last_published_at = published, now
+            if failure is None:
+                row.last_success_at = now
+                row.error_kind = row.error_message = row.error_field = None
+                row.error_revision = row.error_at = None
+                row.consecutive_failures = 0
+            else:
+                told = (row.error_kind, row.error_message, row.error_revision)
+                if told != (failure.kind, failure.message, failure.revision):
+                    row.error_kind, row.error_message = failure.kind, failure.message
+                    row.error_field, row.error_revision = failure.field, failure.revision
+                    row.error_at = now
+                    enqueued = enqueue_event_deliveries(
+                        session,
+                        event_type=SYNC_FAILED,
+                        event_id=f"sync_{random_uuid()}",
+                        at=format_time(now),
+                        data=_event_data(row),
+                        now=now,
+                    )
+                row.consecutive_failures += 1
+                row.failures_total += 1
+            repository.save(session, row)
+        if enqueued:
+            self._events.publish([DeliveriesEnqueued(count=enqueued)])
+
+    def view(self) -> MatrixSourceView:
+        """GET /v1/matrix/source."""
+        if self.source is None:
+            return _view(None, None, self.poll_seconds, None)
+        with transaction(self._sessions) as session:
+            row = repository.state(session, self.source.shown)
+        kind: SourceKind = "git" if isinstance(self.source, GitSource) else "https"
+        return _view(self.source.shown, kind, self.poll_seconds, row)
+
+    def requested_view(self) -> MatrixSourceView:
+        """POST /v1/matrix/sync: the state as it is before the sync it asks for (a
+        ConflictError naming SUPPORTGATE_MATRIX_SOURCE when none is configured)."""
+        if self.source is None:
+            raise ConflictError(
+                "no matrix source is configured; set it to follow the matrix in git or at an "
+                "https URL",
+                field="SUPPORTGATE_MATRIX_SOURCE",
+            )
+        return self.view()
+
+
+def cache_dir(settings: Settings) -> Path:
+    """SUPPORTGATE_MATRIX_CACHE_DIR, else `supportgate-matrix-cache` beside the SQLite file,
+    else (PostgreSQL, an in-memory database) in the working directory."""
+    if settings.matrix_cache_dir is not None:
+        return settings.matrix_cache_dir
+    url = database_url(settings.database_url)
+    database = url.database or ""
+    if url.get_backend_name() == "sqlite" and not database.startswith("file:"):
+        absent = absent_sqlite_database(settings.database_url)
+        if absent is None or not absent.in_memory:
+            return Path(database).parent / CACHE_DIR_NAME
+    return Path(CACHE_DIR_NAME)
+
+
+def _event_data(row: MatrixSourceState) -> dict[str, object]:
+    """The `data` of a `matrix.sync_failed` event (docs/webhooks.md)."""
+    return {
+        "source": row.source,
+        "error": {
+            "kind": row.error_kind,
+            "message": row.error_message,
+            "field": row.error_field,
+            "revision": row.error_revision,
+        },
+        "consecutive_failures": row.consecutive_failures + 1,
+        "last_success_at": None
+        if row.last_success_at is None
+        else format_time(row.last_success_at),
+    }
+
+
+def _kept_error(row: MatrixSourceState | None) -> _Failure | None:
+    """The error the state row keeps (written from ErrorKind only)."""
+    if row is None or row.error_kind is None:
+        return None
+    kinds: dict[str, ErrorKind] = {
+        "unreachable": "unreachable",
+        "invalid": "invalid",
+        "conflict": "conflict",
+    }
+    return _Failure(
+        kinds[row.error_kind], row.error_message or "", row.error_field, row.error_revision
+    )
+
+
+def _view(
+    source: str | None,
+    kind: SourceKind | None,
+    poll_seconds: float,
+    row: MatrixSourceState | None,
+) -> MatrixSourceView:
+    kept = _kept_error(row)
+    error = None
+    if kept is not None and row is not None and row.error_at is not None:
+        error = SyncError(
+            kind=kept.kind,
+            message=kept.message,
+            field=kept.field,
+            revision=kept.revision,
+            at=row.error_at,
+        )
+    return MatrixSourceView(
+        source=source,
+        kind=kind,
+        poll_seconds=poll_seconds,
+        last_sync_at=row.last_sync_at if row else None,
+        last_success_at=row.last_success_at if row else None,
+        revision=row.revision if row else None,
+        version=row.version if row else None,
+        last_published_version=row.last_published_version if row else None,
+        last_published_at=row.last_published_at if row else None,
+        last_error=error,
+        consecutive_failures=row.consecutive_failures if row else 0,
+        failures_total=row.failures_total if row else 0,
+    )

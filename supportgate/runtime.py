@@ -37,6 +37,7 @@ from supportgate.events import (
     SweepEnded,
     WaiverChanged,
 )
+from supportgate.fleet.services import FleetService
 from supportgate.impact.services import ImpactAnalysis
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.writer import LedgerWriter
@@ -73,6 +74,7 @@ class Runtime:
     ledger: LedgerWriter
     evaluations: EvaluationService
     tracking: TrackingService
+    fleet: FleetService
     audit: AuditService
     alerts: AlertService
     metrics: Metrics
@@ -139,6 +141,7 @@ class Runtime:
                 clock=clock,
             ),
             tracking=tracking,
+            fleet=FleetService(sessions, clock=clock),
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions),

@@ -1,0 +1,52 @@
+"""HTTP: GET /v1/reports/fleet, the fleet's counts at a date (JSON, or CSV with format=csv)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio.to_thread
+from litestar import Controller, Response, get
+from litestar.params import QueryParameter
+
+from supportgate.dependencies import Part
+from supportgate.http_paging import AsOf
+from supportgate.pagination import check_choice
+
+from .report import FleetReport
+from .services import FleetService
+
+CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
+FORMATS = ("json", "csv")
+
+Format = Annotated[
+    str,
+    QueryParameter(name="format", enum=list(FORMATS), description="`json` or `csv`"),
+]
+
+
+class FleetReportController(Controller):
+    path = "/v1/reports/fleet"
+    tags = ["reports"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get(
+        "/",
+        opt={"role": "procurement"},
+        summary="The fleet at a date: counts by verdict, rule and owner; CSV with format=csv",
+    )
+    async def fleet(
+        self,
+        fleet: Part[FleetService],
+        *,
+        as_of: AsOf = None,
+        output: Format = "json",
+    ) -> FleetReport | Response[bytes]:
+        check_choice("format", output, FORMATS)
+        if output == "json":
+            return await anyio.to_thread.run_sync(fleet.report, as_of)
+        report, text = await anyio.to_thread.run_sync(fleet.report_csv, as_of)
+        filename = f"supportgate-fleet-{report.as_of.strftime('%Y%m%dT%H%M%SZ')}.csv"
+        return Response(
+            text,
+            media_type=CSV_MEDIA_TYPE,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )

@@ -26,7 +26,7 @@ ix_decisions_kind_name_recorded_at_seq alone on PostgreSQL, then the rows of the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -55,10 +55,15 @@ class FleetManifest:
     name: str
     owner: str | None
     """`metadata.owner` of the content tracked at T."""
-    content: dict[str, Any]
-    """The manifest tracked at T: the `manifest` of its current decision's policy input."""
     decision: Decision
     """The decision current for it at T (with its `leaf_index`)."""
+    policy_input: str = field(repr=False)
+    """The current decision's stored policy input (its `input_digest` covers it)."""
+
+    def content(self) -> dict[str, Any]:
+        """The manifest tracked at T: the `manifest` of the stored policy input (decoded
+        on demand: a report needs only the owner)."""
+        return _content_decoder.decode(self.policy_input).manifest
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +79,26 @@ class FleetAt:
     """The policy revision of the latest decision recorded at or before as_of (None: none)."""
 
 
-class _Input(msgspec.Struct):
+class _Content(msgspec.Struct):
     manifest: dict[str, Any] = {}
 
 
-_input_decoder = msgspec.json.Decoder(_Input)
+class _Metadata(msgspec.Struct, frozen=True):
+    owner: Any = None
+
+
+class _Manifest(msgspec.Struct, frozen=True):
+    metadata: _Metadata = _Metadata()
+
+
+class _Owner(msgspec.Struct):
+    """Only `manifest.metadata.owner` of a policy input: the rest is skipped, not built."""
+
+    manifest: _Manifest = _Manifest()
+
+
+_content_decoder = msgspec.json.Decoder(_Content)
+_owner_decoder = msgspec.json.Decoder(_Owner)
 _untracked_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -105,16 +125,14 @@ def fleet_at(session: Session, as_of: datetime) -> FleetAt:
             policy_revision, newest = row["policy_revision"], row["seq"]
         if untracked.get((row["kind"], row["name"]), -1) > row["leaf_index"]:
             continue
-        content = _input_decoder.decode(row["policy_input"]).manifest
-        metadata = content.get("metadata")
-        owner = metadata.get("owner") if isinstance(metadata, dict) else None
+        owner = _owner_decoder.decode(row["policy_input"]).manifest.metadata.owner
         manifests.append(
             FleetManifest(
                 kind=row["kind"],
                 name=row["name"],
                 owner=owner if isinstance(owner, str) else None,
-                content=content,
                 decision=decision_from_columns(row),
+                policy_input=row["policy_input"],
             )
         )
     return FleetAt(

@@ -113,6 +113,6 @@ def _view(manifest: FleetManifest) -> FleetManifestView:
         kind=manifest.kind,
         name=manifest.name,
         owner=manifest.owner,
-        content=manifest.content,
+        content=manifest.content(),
         latest_decision=manifest.decision,
     )

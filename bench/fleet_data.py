@@ -14,8 +14,9 @@ What the rows look like:
 - UNTRACKED `untracked` entries (one manifest in 50, half in each year), so the query's
   untracking step has entries to read.
 
-Not a verifiable log (no tree nodes, fake ids and digests, no decision_rules rows: the fleet
-query reads the violations from the documents). The secondary indexes are dropped for the
+Decisions hold the even leaves, untracked entries odd ones between them (so leaf order is
+time order). Not a verifiable log (no tree nodes, fake ids and digests, no decision_rules
+rows: the fleet query reads the violations from the documents). The secondary indexes are dropped for the
 fill and rebuilt after it, as bench/audit_data.py does.
 """
 
@@ -100,7 +101,7 @@ INSERT INTO decisions (seq, id, kind, name, verdict, allowed, cause, matrix_vers
 SELECT p.seq, 'bench-' || p.seq, v.kind, {name}, v.verdict, v.verdict <> 'rejected',
        CASE WHEN p.seq % 10 < 8 THEN 'submission' ELSE 'matrix' END, {matrix},
        'sha256:' || {policy}, 'sha256:' || {digits.format(n="p.seq")}, {at}, {at},
-       v.document, v.policy_input, p.seq - 1
+       v.document, v.policy_input, 2 * (p.seq - 1)
 FROM ({_picks(rows)}) AS p
 JOIN bench_variants AS v ON v.vid = (p.kind_index * {len(VERDICTS)} + p.verdict_index)
     * {VARIANTS} + p.k"""  # noqa: S608 - numbers and fixed SQL only
@@ -117,12 +118,15 @@ def matrix_versions(now: datetime) -> list[tuple[float, str]]:
 
 
 def _untracked(now: datetime, rows: int) -> list[tuple[int, str, str, datetime]]:
-    """(leaf_index, type, entry, recorded_at) of the untracked entries."""
+    """(leaf_index, type, entry, recorded_at) of the untracked entries: each takes the odd
+    leaf after the decision recorded just before it (decisions hold the even leaves), so the
+    log's order is the order in time, as in a real log."""
     start = now - timedelta(days=DAYS)
     hardware = int(MANIFESTS * HARDWARE_SHARE)
     found = []
     for i, m in enumerate(range(0, MANIFESTS, UNTRACKED_EVERY)):
-        at = start + timedelta(days=DAYS * (0.25 if i % 2 else 0.75), minutes=i)
+        x = (0.25 if i % 2 else 0.75) + i / rows
+        at = start + timedelta(days=DAYS * x)
         kind, name = (KINDS[0], f"pool-{m:05d}") if m < hardware else (KINDS[1], f"dep-{m:05d}")
         entry = {
             "manifest": {"kind": kind, "name": name},
@@ -130,14 +134,15 @@ def _untracked(now: datetime, rows: int) -> list[tuple[int, str, str, datetime]]
             "type": "untracked",
             "untracked_by": "bench",
         }
-        found.append((rows + i, "untracked", msgspec.json.encode(entry).decode(), at))
+        leaf = 2 * int(x * rows - 0.5) + 1  # after the decision of seq int(x * rows + 0.5)
+        found.append((leaf, "untracked", msgspec.json.encode(entry).decode(), at))
     return found
 
 
 def _matrix_rows(now: datetime, rows: int) -> list[tuple[Any, ...]]:
     start = now - timedelta(days=DAYS)
     return [
-        (version, "{}", f"digest-{i}", start + timedelta(days=DAYS * x), rows + 10_000 + i)
+        (version, "{}", f"digest-{i}", start + timedelta(days=DAYS * x), 2 * rows + i)
         for i, (x, version) in enumerate(matrix_versions(now))
     ]
 

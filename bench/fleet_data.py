@@ -16,8 +16,8 @@ What the rows look like:
 
 Decisions hold the even leaves, untracked entries odd ones between them (so leaf order is
 time order). Not a verifiable log (no tree nodes, fake ids and digests, no decision_rules
-rows: the fleet query reads the violations from the documents). The secondary indexes are dropped for the
-fill and rebuilt after it, as bench/audit_data.py does.
+rows: the fleet query reads the violations from the documents). The secondary indexes are
+dropped for the fill and rebuilt after it, as bench/audit_data.py does.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from supportgate.fleet.services import FleetManifestPage, FleetService
 from supportgate.http_paging import AsOf, Cursor, Limit
 from supportgate.manifests.decision import Decision, ManifestKind, Verdict
 from supportgate.manifests.decode import format_for_media_type
-from supportgate.openapi import ManifestBody, body, error
+from supportgate.openapi import ManifestBody, OverlappingAnswers, body, error
 from supportgate.pagination import DEFAULT_LIMIT
 
 from .services import EvaluationService
@@ -80,6 +80,7 @@ class ManifestController(Controller):
         "/",
         opt={"role": "procurement"},
         summary="Tracked manifests with their latest decision (with as_of: at that time)",
+        operation_class=OverlappingAnswers,
     )
     async def list_tracked(
         self,

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 import anyio.to_thread
 from litestar import Controller, Response, get
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import QueryParameter
 
 from supportgate.dependencies import Part
 from supportgate.http_paging import AsOf
+from supportgate.openapi import body
 from supportgate.pagination import check_choice
 
-from .report import FleetReport
+from .report import CSV_COLUMNS, FleetReport
 from .services import FleetService
 
 CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
@@ -24,6 +28,20 @@ Format = Annotated[
 ]
 
 
+@dataclass(eq=False)  # a dataclass, so that its __init__ calls __post_init__
+class FleetReportOperation(Operation):
+    """The 200 answer is a FleetReport as JSON, or CSV text with `format=csv`."""
+
+    def __post_init__(self) -> None:
+        ok = (self.responses or {}).get("200")
+        if isinstance(ok, OpenAPIResponse) and ok.content is not None:
+            ok.content["text/csv"] = OpenAPIMediaType(
+                schema=Schema(
+                    type=OpenAPIType.STRING, description=f"columns: {','.join(CSV_COLUMNS)}"
+                )
+            )
+
+
 class FleetReportController(Controller):
     path = "/v1/reports/fleet"
     tags = ["reports"]  # noqa: RUF012 - Litestar reads class attributes
@@ -32,6 +50,8 @@ class FleetReportController(Controller):
         "/",
         opt={"role": "procurement"},
         summary="The fleet at a date: counts by verdict, rule and owner; CSV with format=csv",
+        operation_class=FleetReportOperation,
+        responses={200: body(FleetReport, "The fleet's counts at as_of (JSON), or CSV")},
     )
     async def fleet(
         self,

@@ -119,7 +119,7 @@ class Runtime:
             clock=clock,
         )
         checkpointer = Checkpointer(settings, sessions, clock=clock)
-        tracking = TrackingService(sessions, ledger=ledger, clock=clock)
+        fleet = FleetService(sessions, clock=clock)
         runtime = cls(
             settings=settings,
             db=db,
@@ -140,8 +140,8 @@ class Runtime:
                 waivers=waivers,
                 clock=clock,
             ),
-            tracking=tracking,
-            fleet=FleetService(sessions, clock=clock),
+            tracking=TrackingService(sessions, ledger=ledger, clock=clock),
+            fleet=fleet,
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions),
@@ -168,7 +168,7 @@ class Runtime:
             clock=clock,
             checkpointer=checkpointer,
             proofs=ProofService(sessions, checkpointer),
-            oscal=OscalReports(tracking=tracking, matrices=matrices, engine=engine, clock=clock),
+            oscal=OscalReports(fleet=fleet, engine=engine, clock=clock),
         )
         react(runtime)
         return runtime

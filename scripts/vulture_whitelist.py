@@ -148,3 +148,7 @@ _.wait_idle
 
 # The node store the tests build trees over (tests/ledger; docs/ledger.md).
 _.MemoryNodeStore
+
+# Read by Litestar when it renders the OpenAPI document (supportgate/openapi.py
+# OverlappingAnswers sets it on a response's Schema).
+_.any_of

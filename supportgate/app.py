@@ -22,6 +22,7 @@ from supportgate.config import Settings
 from supportgate.console import console_mount
 from supportgate.dependencies import Part, provide_parts
 from supportgate.evaluations.controllers import EvaluationController, ManifestController
+from supportgate.fleet.controllers import FleetReportController
 from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
 from supportgate.http_input import check_parameters
@@ -103,6 +104,7 @@ def create_app(
             MatrixSourceController,
             ImpactController,
             AuditController,
+            FleetReportController,
             WebhookController,
             ReevaluationController,
             AlertController,

@@ -15,3 +15,11 @@ Cursor = Annotated[str | None, QueryParameter(description="`next_cursor` of the 
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT, description="page size")]
 Kind = Annotated[str | None, QueryParameter(enum=list(MANIFEST_KINDS), description="manifest kind")]
 Name = Annotated[str | None, QueryParameter(description="manifest name (`metadata.name`)")]
+AsOf = Annotated[
+    str | None,
+    QueryParameter(
+        format="date-time",
+        description="the fleet as it stood at this time: RFC 3339 with a time zone, not after "
+        "now; the decisions recorded at or before it decide (docs/reports.md)",
+    ),
+]

@@ -37,6 +37,7 @@ from supportgate.events import (
     SweepEnded,
     WaiverChanged,
 )
+from supportgate.fleet.services import FleetService
 from supportgate.impact.services import ImpactAnalysis
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.writer import LedgerWriter
@@ -75,6 +76,7 @@ class Runtime:
     ledger: LedgerWriter
     evaluations: EvaluationService
     tracking: TrackingService
+    fleet: FleetService
     audit: AuditService
     alerts: AlertService
     metrics: Metrics
@@ -123,6 +125,7 @@ class Runtime:
         matrix_source = MatrixSourceService.from_settings(
             settings, sessions=sessions, db=db, matrices=matrices, events=events, clock=clock
         )
+        fleet = FleetService(sessions, clock=clock)
         runtime = cls(
             settings=settings,
             db=db,
@@ -145,6 +148,7 @@ class Runtime:
                 clock=clock,
             ),
             tracking=tracking,
+            fleet=fleet,
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=Metrics(sessions, matrix_source=matrix_source),
@@ -172,7 +176,7 @@ class Runtime:
             clock=clock,
             checkpointer=checkpointer,
             proofs=ProofService(sessions, checkpointer),
-            oscal=OscalReports(tracking=tracking, matrices=matrices, engine=engine, clock=clock),
+            oscal=OscalReports(fleet=fleet, engine=engine, clock=clock),
         )
         react(runtime)
         return runtime

@@ -1,17 +1,14 @@
 """The audit history as CSV: one header row, then one row per decision, newest first.
 
-Cells are written so a spreadsheet reads them as text (OWASP, CSV injection): a cell that
-starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, and the csv
-module quotes any cell holding a comma, a quote or a line break (quotes doubled).
+Cells are written so a spreadsheet reads them as text (supportgate/csv_cells.py).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from supportgate.csv_cells import encode_lines
 from supportgate.ledger.rows import rule_pairs
 from supportgate.policy.inputs import format_time
 
@@ -29,12 +26,6 @@ CSV_COLUMNS = (
     "rules",
     "leaf_index",
 )
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_cell(text: str) -> str:
-    """The text a spreadsheet will not read as a formula."""
-    return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
 
 
 def rules_cell(document: Mapping[str, Any]) -> str:
@@ -43,12 +34,12 @@ def rules_cell(document: Mapping[str, Any]) -> str:
 
 
 def csv_header() -> bytes:
-    return _encode([CSV_COLUMNS])
+    return encode_lines([CSV_COLUMNS])
 
 
 def csv_rows(rows: Iterable[Mapping[Any, Any]]) -> bytes:
     """CSV lines for decision rows (DECISION_COLUMNS, as the repository reads them)."""
-    return _encode(
+    return encode_lines(
         [
             row["id"],
             format_time(row["evaluated_at"]),
@@ -65,10 +56,3 @@ def csv_rows(rows: Iterable[Mapping[Any, Any]]) -> bytes:
         ]
         for row in rows
     )
-
-
-def _encode(lines: Iterable[Iterable[str]]) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerows([safe_cell(cell) for cell in line] for line in lines)
-    return buffer.getvalue().encode()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import anyio.to_thread
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect, Stream, Template
@@ -21,6 +21,7 @@ from .pages import (
     ALERTS,
     AUDIT,
     CONSOLE_ROLE,
+    FLEET,
     IMPACT,
     IMPACT_FORM,
     MANIFEST,
@@ -177,6 +178,29 @@ class PageController(Controller):
     ) -> Template:
         page = await anyio.to_thread.run_sync(lambda: console.alerts(since=since, cursor=cursor))
         return render(request, "alerts.html.j2", page=page)
+
+    @get("/fleet", opt=FLEET)
+    async def fleet(
+        self,
+        request: Request[Any, Any, Any],
+        console: ConsoleDep,
+        earlier: Annotated[str | None, QueryParameter(name="from")] = None,
+        later: Annotated[str | None, QueryParameter(name="to")] = None,
+    ) -> Template:
+        page = await anyio.to_thread.run_sync(lambda: console.fleet(earlier=earlier, later=later))
+        return render(request, "fleet.html.j2", page=page)
+
+    @get("/fleet.csv", opt=FLEET)
+    async def fleet_csv(
+        self, console: ConsoleDep, day: FromQuery[str | None] = None
+    ) -> Response[bytes]:
+        found, text = await anyio.to_thread.run_sync(console.fleet_csv, day)
+        filename = f"supportgate-fleet-{found}.csv"
+        return Response(
+            text,
+            media_type=CSV_MEDIA_TYPE,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
 
     @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:

@@ -42,6 +42,7 @@ ALERTS = page("procurement", "GET /v1/alerts")
 WEBHOOKS = page("admin", "GET /v1/webhooks", "GET /v1/webhooks/{webhook_id}/deliveries")
 WAIVERS = page("procurement", "GET /v1/waivers")
 RULES = page("procurement", "GET /v1/policy")
+FLEET = page("procurement", "GET /v1/reports/fleet", "GET /v1/manifests")
 
 MENU: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("/manifests", "Manifests", MANIFESTS),
@@ -49,6 +50,7 @@ MENU: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("/matrix", "Matrix", MATRIX),
     ("/impact", "Impact", IMPACT_FORM),
     ("/alerts", "Alerts", ALERTS),
+    ("/fleet", "Fleet on a date", FLEET),
     ("/webhooks", "Webhooks", WEBHOOKS),
     ("/waivers", "Waivers", WAIVERS),
     ("/rules", "Rules", RULES),

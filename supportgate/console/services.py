@@ -3,9 +3,10 @@ matrix versions); the console holds no queries and no rules of its own."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from urllib.parse import urlencode
 
 import msgspec
@@ -15,6 +16,9 @@ from supportgate.alerts.views import AlertView
 from supportgate.audit.filters import AuditFilter
 from supportgate.errors import InputError, UsageError
 from supportgate.evaluations.views import TrackedManifest
+from supportgate.fleet.compare import FleetChange, verdict_changes
+from supportgate.fleet.query import FleetAt
+from supportgate.fleet.report import FleetReport, fleet_report, report_csv
 from supportgate.http_errors import input_status
 from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import MANIFEST_KINDS, VERDICTS, Decision
@@ -42,6 +46,9 @@ ALERT_WINDOW = timedelta(days=30)
 """The alerts page starts this long ago unless told otherwise (alerts come oldest first)."""
 RECENT_DELIVERIES = 5
 """Deliveries shown per webhook subscription."""
+FLEET_WINDOW = timedelta(days=30)
+"""The fleet page compares today with this long ago unless told otherwise."""
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def given(value: str | None) -> str | None:
@@ -134,6 +141,31 @@ class AlertsPage:
     since: str
     items: list[AlertView]
     next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSide:
+    """The fleet at the end of one day (UTC), or now for today."""
+
+    day: str
+    fleet: FleetAt
+    report: FleetReport
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRow:
+    """A manifest whose verdict changed between the two days, and why: the violations its
+    decision gained or lost (`diff`, both tracked), or those of the one decision there is."""
+
+    change: FleetChange
+    diff: DecisionDiff | None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetPage:
+    earlier: FleetSide
+    later: FleetSide
+    changes: list[FleetRow]
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +305,37 @@ class ConsoleService:
         page = self._runtime.alerts.page(since=start, cursor=given(cursor), limit=DEFAULT_LIMIT)
         return AlertsPage(start, page.items, page.next_cursor)
 
+    def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
+        """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and
+        the manifests whose verdict changed between them."""
+        now = self._runtime.clock.now()
+        today = now.date()
+        to_day = _day("to", given(later), now) or today
+        from_day = _day("from", given(earlier), now) or to_day - FLEET_WINDOW
+        if from_day > to_day:
+            raise UsageError(f"must not be after to ({to_day}), got {from_day}", field="from")
+        sides = []
+        for day in (from_day, to_day):
+            fleet = self._runtime.fleet.at(_day_end(day, now))
+            sides.append(FleetSide(day.isoformat(), fleet, fleet_report(fleet)))
+        rows = [
+            FleetRow(
+                change,
+                None
+                if change.before is None or change.after is None
+                else diff_decisions(change.before.decision, change.after.decision),
+            )
+            for change in verdict_changes(sides[0].fleet, sides[1].fleet)
+        ]
+        return FleetPage(sides[0], sides[1], rows)
+
+    def fleet_csv(self, day: str | None) -> tuple[str, bytes]:
+        """The fleet report at the end of `day` (default today) as CSV, and the day."""
+        now = self._runtime.clock.now()
+        found = _day("day", given(day), now) or now.date()
+        report = fleet_report(self._runtime.fleet.at(_day_end(found, now)))
+        return found.isoformat(), report_csv(report)
+
     def webhooks(self) -> WebhooksPage:
         webhooks = self._runtime.webhooks
         found = []
@@ -298,6 +361,26 @@ class ConsoleService:
         )
         now = self._runtime.clock.now()
         return WaiversPage(query, self.choices, page.items, page.next_cursor, now)
+
+
+def _day(field_name: str, text: str | None, now: datetime) -> date | None:
+    """A day typed as YYYY-MM-DD, not after today (UsageError naming the field)."""
+    if text is None:
+        return None
+    try:
+        day = date.fromisoformat(text) if _DAY.fullmatch(text) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise UsageError(f"not a date such as 2026-10-01: {text!r}", field=field_name)
+    if day > now.date():
+        raise UsageError(f"is after today ({now.date()}): {text!r}", field=field_name)
+    return day
+
+
+def _day_end(day: date, now: datetime) -> datetime:
+    """The last instant of `day` in UTC, or now for today."""
+    return min(datetime.combine(day, time.max, UTC), now)
 
 
 def _format(moment: datetime) -> str:

@@ -53,6 +53,8 @@ class Decision(SQLModel, table=True):
         Index("ix_decisions_verdict_seq", "verdict", "seq"),
         Index("ix_decisions_evaluated_at_seq", "evaluated_at", "seq"),
         Index("ix_decisions_matrix_version_seq", "matrix_version", "seq"),
+        # the fleet at a date (supportgate/fleet/query.py): every column its grouping reads
+        Index("ix_decisions_kind_name_recorded_at_seq", "kind", "name", "recorded_at", "seq"),
         {"sqlite_autoincrement": True},  # a seq is never reused, even after a rollback
     )
 
@@ -126,7 +128,11 @@ class LedgerEntry(SQLModel, table=True):
     `leaf_index` of the Merkle tree (CONTRACT section 6). Appended, never changed."""
 
     __tablename__ = "ledger_entries"
-    __table_args__ = (CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),)
+    __table_args__ = (
+        CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),
+        # the manifests untracked at a date (supportgate/fleet/query.py)
+        Index("ix_ledger_entries_type_recorded_at", "type", "recorded_at"),
+    )
 
     leaf_index: int = Field(
         sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)

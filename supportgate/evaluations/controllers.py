@@ -12,10 +12,11 @@ from litestar.response.base import ASGIResponse
 from supportgate.auth.guard import principal_of
 from supportgate.dependencies import Part
 from supportgate.evaluations.services import IDEMPOTENCY_KEY_PATTERN
-from supportgate.http_paging import Cursor, Limit
+from supportgate.fleet.services import FleetManifestPage, FleetService
+from supportgate.http_paging import AsOf, Cursor, Limit
 from supportgate.manifests.decision import Decision, ManifestKind, Verdict
 from supportgate.manifests.decode import format_for_media_type
-from supportgate.openapi import ManifestBody, body, error
+from supportgate.openapi import ManifestBody, OverlappingAnswers, body, error
 from supportgate.pagination import DEFAULT_LIMIT
 
 from .services import EvaluationService
@@ -75,17 +76,30 @@ class ManifestController(Controller):
     path = "/v1/manifests"
     tags = ["manifests"]  # noqa: RUF012 - Litestar reads class attributes
 
-    @get("/", opt={"role": "procurement"}, summary="Tracked manifests with their latest decision")
+    @get(
+        "/",
+        opt={"role": "procurement"},
+        summary="Tracked manifests with their latest decision (with as_of: at that time)",
+        operation_class=OverlappingAnswers,
+    )
     async def list_tracked(
         self,
         tracking: Part[TrackingService],
+        fleet: Part[FleetService],
         *,
         kind: FromQuery[ManifestKind | None] = None,
         verdict: FromQuery[Verdict | None] = None,
         owner: FromQuery[str | None] = None,
+        as_of: AsOf = None,
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
-    ) -> TrackedManifestPage:
+    ) -> TrackedManifestPage | FleetManifestPage:
+        if as_of is not None:  # from the log: the manifests tracked then (supportgate/fleet/)
+            return await anyio.to_thread.run_sync(
+                lambda: fleet.manifests_page(
+                    as_of, kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
+                )
+            )
         return await anyio.to_thread.run_sync(
             lambda: tracking.page(
                 kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit

@@ -1,9 +1,8 @@
 """The OSCAL report of the fleet at a time: the input gathered, the document rendered.
 
-`fleet_at(as_of)` is the one place the fleet at a time is read. Until the log's fleet-at-T
-query exists (issue 14, `GET /v1/manifests?as_of=T`), it answers the fleet as it is now
-whatever `as_of` says: the tracked manifests with their latest decisions, the matrix version
-and policy revision now in force. The query will replace its body, nothing else.
+`fleet_at(as_of)` is the one place the fleet at a time is read: the log's fleet-at-T query
+(supportgate/fleet/query.py, the one `GET /v1/manifests?as_of=T` and
+`GET /v1/reports/fleet` answer from), as plain data for the document.
 """
 
 from __future__ import annotations
@@ -12,9 +11,8 @@ from datetime import datetime
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.errors import UsageError
-from supportgate.evaluations.tracking import TrackingService
-from supportgate.matrix.services import MatrixService
-from supportgate.pagination import MAX_LIMIT, parse_time
+from supportgate.fleet.services import FleetService
+from supportgate.pagination import parse_time
 from supportgate.policy import PolicyEngine
 
 from .document import assessment_results
@@ -25,13 +23,11 @@ class OscalReports:
     def __init__(
         self,
         *,
-        tracking: TrackingService,
-        matrices: MatrixService,
+        fleet: FleetService,
         engine: PolicyEngine,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        self._tracking = tracking
-        self._matrices = matrices
+        self._fleet = fleet
         self._engine = engine
         self._clock = clock
 
@@ -53,27 +49,13 @@ class OscalReports:
 
     def fleet_at(self, as_of: datetime) -> OscalFleet:
         """The tracked manifests at `as_of` with the decision then current for each, and the
-        matrix version and policy revision then in force. For now: the current fleet (see
-        the module's docstring)."""
-        manifests: list[FleetManifest] = []
-        cursor: str | None = None
-        while True:
-            page = self._tracking.page(
-                kind=None, verdict=None, owner=None, cursor=cursor, limit=MAX_LIMIT
-            )
-            # Every manifest is tracked by the write of its decision (ledger/tracking.py),
-            # so each has one; a row without would have nothing to observe.
-            manifests.extend(
-                FleetManifest.of(item.owner, item.latest_decision)
-                for item in page.items
-                if item.latest_decision is not None
-            )
-            cursor = page.next_cursor
-            if cursor is None:
-                break
+        matrix version and policy revision then in force (docs/reports.md#fleet-at-a-date).
+        Before any decision was recorded no revision is known from the log: the running
+        engine's is the basis then."""
+        fleet = self._fleet.at(as_of)
         return OscalFleet(
             as_of=as_of,
-            matrix_version=self._matrices.current().version,
-            policy_revision=self._engine.policy_revision,
-            manifests=tuple(manifests),
+            matrix_version=fleet.matrix_version,
+            policy_revision=fleet.policy_revision or self._engine.policy_revision,
+            manifests=tuple(FleetManifest.of(m.owner, m.decision) for m in fleet.manifests),
         )

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from supportgate.audit.csv_export import CSV_COLUMNS, safe_cell
+from supportgate.audit.csv_export import CSV_COLUMNS
 from supportgate.audit.filters import AuditFilter
 from supportgate.audit.services import AuditService
+from supportgate.csv_cells import safe_cell
 
 from ..api import Api
 from .support import post_examples

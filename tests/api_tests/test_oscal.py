@@ -14,6 +14,7 @@ import pytest
 from trestle.oscal.assessment_results import AssessmentResults, Model
 
 from ..api import Api
+from ..examples import expected
 from .support import created, example, post_examples
 from .test_waivers import PROD, waiver
 
@@ -104,19 +105,24 @@ def test_a_waived_rule_is_a_finding_marked_waived(api: Api) -> None:
 
 def test_the_same_fleet_at_the_same_time_gives_the_same_document(api: Api) -> None:
     post_examples(api)
-    at = (datetime.now(UTC) - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
+    at = datetime.now(UTC).isoformat().replace("+00:00", "Z")  # every example recorded
     first = _report(api, as_of=at).content
     assert _report(api, as_of=at).content == first
+    assert len(_loaded(first.decode()).results[0].observations or []) == len(expected().files)
     earlier = (datetime.now(UTC) - timedelta(minutes=2)).isoformat().replace("+00:00", "Z")
     other = _loaded(_report(api, as_of=earlier).text)
     assert other.uuid != _loaded(first.decode()).uuid  # another time, another document
+    assert other.results[0].observations is None  # nothing was recorded yet then
 
-    # A new decision changes the document and that manifest's observation, not the rest.
+    # A new decision changes the document of a later time and that manifest's observation,
+    # not the rest; the document of the time before it stays what it was.
     before = _loaded(first.decode()).results[0].observations or []
     created(api, example("hw-h100-pool-a.yaml"))
-    after = _loaded(_report(api, as_of=at).text).results[0].observations or []
+    later = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    after = _loaded(_report(api, as_of=later).text).results[0].observations or []
     changed = {o.uuid for o in before} ^ {o.uuid for o in after}
     assert len(changed) == 2
+    assert _report(api, as_of=at).content == first
 
 
 def test_an_empty_fleet_is_a_valid_document(api: Api) -> None:

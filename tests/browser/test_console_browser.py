@@ -17,6 +17,7 @@ import yaml
 from playwright.sync_api import Browser, Page
 
 from supportgate.audit.csv_export import CSV_COLUMNS
+from supportgate.fleet.report import CSV_COLUMNS as FLEET_CSV_COLUMNS
 
 from ..examples import expected
 from .browser import Console, csp_violations
@@ -100,6 +101,32 @@ def test_search_the_audit_and_download_csv(page: Page, console: Console) -> None
     assert tuple(rows[0]) == CSV_COLUMNS
     assert [row[0] for row in rows[1:]] == [d["id"] for d in expected]
     assert {row[4] for row in rows[1:]} == {"rejected"}
+
+
+def test_the_fleet_on_two_dates_and_its_csv(page: Page, console: Console) -> None:
+    page.click("nav a:text-is('Fleet on a date')")
+    page.wait_for_url("**/ui/fleet")
+    today = page.input_value("input[name=to]")
+    report = api(console, "/v1/reports/fleet")
+    counts = report["by_verdict"]
+    assert isinstance(counts, dict)
+    # 30 days back nothing was tracked: every manifest tracked now is a change, with why
+    changed = page.locator("table#fleet-changes tbody tr")
+    assert changed.count() == counts["manifests"]
+    rows = changed.all_inner_texts()
+    assert any("h100-pool-a" in row and "not tracked → supported" in row for row in rows)
+    assert any("tracked with port.production" in row for row in rows)
+    page.fill("input[name=from]", today)
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url(f"**from={today}**")
+    assert "No manifest changed verdict" in page.inner_text("main")
+    with page.expect_download() as download:
+        page.click("a#csv-to")
+    assert download.value.suggested_filename == f"supportgate-fleet-{today}.csv"
+    table = list(csv.reader(io.StringIO(download.value.path().read_text())))
+    assert tuple(table[0]) == FLEET_CSV_COLUMNS
+    fleet_row = [str(counts[k]) for k in ("manifests", "supported", "experimental", "rejected")]
+    assert table[1][:6] == ["fleet", "", *fleet_row]
 
 
 def test_impact_of_a_pasted_matrix(page: Page, console: Console) -> None:

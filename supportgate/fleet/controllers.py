@@ -1,0 +1,72 @@
+"""HTTP: GET /v1/reports/fleet, the fleet's counts at a date (JSON, or CSV with format=csv)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import anyio.to_thread
+from litestar import Controller, Response, get
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
+from litestar.openapi.spec.enums import OpenAPIType
+from litestar.params import QueryParameter
+
+from supportgate.dependencies import Part
+from supportgate.http_paging import AsOf
+from supportgate.openapi import body
+from supportgate.pagination import check_choice
+
+from .report import CSV_COLUMNS, FleetReport
+from .services import FleetService
+
+CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
+FORMATS = ("json", "csv")
+
+Format = Annotated[
+    str,
+    QueryParameter(name="format", enum=list(FORMATS), description="`json` or `csv`"),
+]
+
+
+@dataclass(eq=False)  # a dataclass, so that its __init__ calls __post_init__
+class FleetReportOperation(Operation):
+    """The 200 answer is a FleetReport as JSON, or CSV text with `format=csv`."""
+
+    def __post_init__(self) -> None:
+        ok = (self.responses or {}).get("200")
+        if isinstance(ok, OpenAPIResponse) and ok.content is not None:
+            ok.content["text/csv"] = OpenAPIMediaType(
+                schema=Schema(
+                    type=OpenAPIType.STRING, description=f"columns: {','.join(CSV_COLUMNS)}"
+                )
+            )
+
+
+class FleetReportController(Controller):
+    path = "/v1/reports/fleet"
+    tags = ["reports"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @get(
+        "/",
+        opt={"role": "procurement"},
+        summary="The fleet at a date: counts by verdict, rule and owner; CSV with format=csv",
+        operation_class=FleetReportOperation,
+        responses={200: body(FleetReport, "The fleet's counts at as_of (JSON), or CSV")},
+    )
+    async def fleet(
+        self,
+        fleet: Part[FleetService],
+        *,
+        as_of: AsOf = None,
+        output: Format = "json",
+    ) -> FleetReport | Response[bytes]:
+        check_choice("format", output, FORMATS)
+        if output == "json":
+            return await anyio.to_thread.run_sync(fleet.report, as_of)
+        report, text = await anyio.to_thread.run_sync(fleet.report_csv, as_of)
+        filename = f"supportgate-fleet-{report.as_of.strftime('%Y%m%dT%H%M%SZ')}.csv"
+        return Response(
+            text,
+            media_type=CSV_MEDIA_TYPE,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )

@@ -1,0 +1,97 @@
+"""The console's "fleet on a date" page on a FakeClock: the fleet at the end of two days, and
+each manifest whose verdict changed between them with why (rule and message); its CSV; bad
+dates named."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+from datetime import timedelta
+
+from supportgate.fleet.report import CSV_COLUMNS
+
+from ..api import Api
+from ..api_tests.support import created, deployment, hardware
+from ..clock import FakeClock
+from .support import alert_text, login
+from .test_console_pages import publish_with_sm90
+
+_ROW = re.compile(
+    r"<tr>\s*<td>(\w+)</td>\s*<td>(?:<a [^>]*>)?([a-z0-9-]+)(?:</a>)?</td>(.*?)</tr>", re.S
+)
+
+
+def changes(page: str) -> dict[str, str]:
+    """name -> the text of its row in the changes table (tags dropped, spaces squeezed)."""
+    table = page[page.index('id="fleet-changes"') :]
+    table = table[: table.index("</table>")]
+    return {
+        name: " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rest)).split())
+        for _, name, rest in _ROW.findall(table)
+    }
+
+
+def test_the_fleet_page_compares_two_days_and_says_why(clocked_api: Api, clock: FakeClock) -> None:
+    api = clocked_api
+    first_day = clock.now().date()
+    created(api, hardware("pool-a"))
+    created(api, hardware("pool-b"))
+    created(api, deployment("trial-a", ref="pool-a"))
+    clock.advance(timedelta(days=2))
+    publish_with_sm90(api)  # pool-a and pool-b: experimental -> supported
+    assert api.runtime.reevaluation.wait_idle()
+    api.client.delete("/v1/manifests/HardwareManifest/pool-b", headers=api.headers("admin"))
+    consumer_card = {**hardware()["spec"]["accelerator"], "arch": "sm89"}
+    created(api, hardware("pool-c", accelerator=consumer_card))
+    login(api)
+
+    menu = api.client.get("/ui/fleet")
+    assert menu.status_code == 200, menu.text
+    assert 'href="/ui/fleet"' in menu.text
+    page = api.client.get("/ui/fleet", params={"from": first_day.isoformat()})
+    assert page.status_code == 200, page.text
+    rows = changes(page.text)
+    assert set(rows) == {"trial-a", "pool-a", "pool-b", "pool-c"}
+    assert "experimental → supported" in rows["pool-a"]
+    why = "removed support.platform : platform nvidia sm90 (H100-SXM5-80GB) is not among"
+    assert why in rows["pool-a"]
+    assert "matrix, matrix 2026.12.1" in rows["pool-a"]
+    assert "experimental → not tracked" in rows["pool-b"]
+    assert "no longer tracked" in rows["pool-b"]
+    assert "not tracked →" in rows["pool-c"]
+    assert "tracked with port.consumer-card" in rows["pool-c"]
+    summary = page.text[page.text.index('id="fleet-summary"') :]
+    assert "2026.11.1" in summary.split("</tr>")[1]  # the earlier day: the default matrix
+    assert "2026.12.1" in summary.split("</tr>")[2]
+
+    day_one = first_day.isoformat()
+    same = api.client.get("/ui/fleet", params={"from": day_one, "to": day_one})
+    assert "No manifest changed verdict" in same.text
+
+    export = re.search(r'<a class="csv" id="csv-from" href="([^"]+)"', page.text)
+    assert export is not None
+    response = api.client.get(html.unescape(export.group(1)))
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/csv")
+    table = list(csv.reader(io.StringIO(response.text)))
+    assert tuple(table[0]) == CSV_COLUMNS
+    assert table[1][:6] == ["fleet", "", "3", "0", "3", "0"]  # three experimental, day one
+
+
+def test_bad_days_are_named(clocked_api: Api, clock: FakeClock) -> None:
+    api = clocked_api
+    login(api)
+    tomorrow = (clock.now() + timedelta(days=1)).date().isoformat()
+    today = clock.now().date().isoformat()
+    for params, field in (
+        ({"from": "yesterday"}, "from:"),
+        ({"to": "2026-02-30"}, "to:"),
+        ({"to": tomorrow}, "to:"),
+        ({"from": today, "to": "2020-01-01"}, "from:"),
+    ):
+        refused = api.client.get("/ui/fleet", params=params)
+        assert refused.status_code == 400, params
+        assert alert_text(refused).startswith(field), params
+    assert api.client.get("/ui/fleet.csv", params={"day": "soon"}).status_code == 400

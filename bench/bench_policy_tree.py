@@ -80,7 +80,9 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=50)
     parser.add_argument("--no-opa", action="store_true")
     args = parser.parse_args()
-    embedded = [EmbeddedEngine(PolicyBundle.load(directory)) for _, directory in TREES]
+    embedded: list[PolicyEngine] = [
+        EmbeddedEngine(PolicyBundle.load(directory)) for _, directory in TREES
+    ]
     rows = _rows("embedded", embedded, args.loops)
     print(table("Embedded engine, the examples (per manifest)", rows, rows[0]))
     if args.no_opa:

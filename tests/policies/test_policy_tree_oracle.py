@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.evaluations.evaluator import Evaluator, Subject
-from supportgate.manifests import decode_manifest, decode_matrix
+from supportgate.manifests import HardwareManifest, decode_manifest, decode_matrix
 from supportgate.matrix import prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.engine import LoadedMatrix
@@ -137,10 +137,11 @@ def _inputs(
     rng: Random,
 ) -> list[PolicyInput]:
     evaluator = Evaluator(trees.new, matrix)
-    tracked = {
-        name: decode_manifest(msgspec.json.encode(doc), fmt="json")
-        for name, doc in zip(strategies.POOL_NAMES, pools, strict=False)
-    }
+    tracked: dict[str, HardwareManifest] = {}
+    for name, doc in zip(strategies.POOL_NAMES, pools, strict=False):
+        pool = decode_manifest(msgspec.json.encode(doc), fmt="json")
+        assert isinstance(pool, HardwareManifest)
+        tracked[name] = pool
     max_age = int(matrix.document["evidence_max_age_days"])
     inputs = []
     for document in documents:

@@ -5,6 +5,13 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
+import data.supportgate.lib.engines
+import data.supportgate.lib.evidence
+import data.supportgate.lib.report
+import data.supportgate.lib.services
+import data.supportgate.lib.subject
+import data.supportgate.lib.times
+
 # The checklist answers the four pre-migration questions (docs/domain.md):
 # distributed_performance is answered by the performance evidence (latency, concurrency,
 # memory, recovery). It and the other parts are written into result directly rather than
@@ -15,7 +22,7 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": data.supportgate.lib.facts.officially_supported,
+		"official_support": engines.officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
@@ -79,8 +86,8 @@ violations contains object.union(found, {"severity": "waived", "waiver_id": waiv
 # A waiver applies while its expires_at is after evaluated_at. Should several unexpired
 # waivers name the same rule, the smallest id is reported (deterministic on both engines).
 _active_waivers contains waiver if {
-	some waiver in data.supportgate.lib.members(input.waivers)
-	data.supportgate.lib.timestamp_ns(waiver.expires_at) > data.supportgate.lib.evaluated_at_ns
+	some waiver in input.waivers
+	time.parse_rfc3339_ns(waiver.expires_at) > times.evaluated_at_ns
 }
 
 # _waiver_ids: the waiver id reported for each waived rule.
@@ -97,7 +104,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	data.supportgate.lib.facts.officially_supported
+	engines.officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -109,23 +116,23 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not data.supportgate.lib.facts.deployment
+	not subject.deployment
 } else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
 	proof := {true: "proven", false: "unproven"}
-	passed := data.supportgate.lib.passed_items
+	passed := evidence.passed
 	builds := "build" in passed
-	correct := count([item | some item in data.supportgate.lib.correctness_items; not item in passed]) == 0
+	correct := count([item | some item in evidence.correctness_items; not item in passed]) == 0
 	performant := "performance" in passed
 }
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not data.supportgate.lib.facts.online
+	not subject.online
 } else := "incomplete" if {
-	some source in data.supportgate.lib.component_sources
+	some source in services.sources
 	source == "missing"
 } else := "external" if {
-	some source in data.supportgate.lib.component_sources
+	some source in services.sources
 	source == "external"
 } else := "complete"
 
@@ -143,72 +150,70 @@ _recommendation_templates := {
 }
 
 recommendations contains sprintf(_recommendation_templates.alternatives, [
-	data.supportgate.lib.list_text(names),
-	data.supportgate.lib.accelerator_text,
-	data.supportgate.lib.engine_name,
+	report.list_text(names),
+	subject.accelerator_text,
+	engines.engine_name,
 ]) if {
-	data.supportgate.lib.facts.platform_unlisted
-	vendor := data.supportgate.lib.accelerator.vendor
-	arch := data.supportgate.lib.accelerator.arch
+	engines.platform_unlisted
+	vendor := subject.accelerator.vendor
+	arch := subject.accelerator.arch
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order.
 	names := [alternative.name |
-		some alternative in data.supportgate.lib.members(data.matrix.alternatives)
-		platforms := alternative.platforms
-		type_name(platforms) in {"array", "object", "set"} # members(), inline
-		[1 | some platform in platforms; platform.vendor == vendor; platform.arch == arch] != []
+		some alternative in data.matrix.alternatives
+		[1 | some platform in alternative.platforms; platform.vendor == vendor; platform.arch == arch] != []
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf(_recommendation_templates.experimental_port, [
-	data.supportgate.lib.engine_name,
-	data.supportgate.lib.unlisted_text,
+	engines.engine_name,
+	engines.unlisted_text,
 	_arch_dependencies_text,
 ]) if {
-	data.supportgate.lib.facts.unlisted
+	engines.unlisted
 }
 
 recommendations contains sprintf(_recommendation_templates.consumer_card, [
-	data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
+	report.text(subject.accelerator, ["model"]),
 	_reference_topology_text,
 ]) if {
-	data.supportgate.lib.facts.hardware_known
-	data.supportgate.lib.facts.consumer_card
+	subject.hardware_known
+	subject.consumer_card
 }
 
-recommendations contains sprintf(_recommendation_templates.external, [data.supportgate.lib.list_text(names)]) if {
+recommendations contains sprintf(_recommendation_templates.external, [report.list_text(names)]) if {
 	# Without a service section every component counts as missing.
-	data.supportgate.lib.spec.service
+	subject.spec.service
 	names := sort([name |
-		some name, source in data.supportgate.lib.component_sources
+		some name, source in services.sources
 		source == "external"
 	])
 	count(names) > 0
 }
 
-recommendations contains sprintf(_recommendation_templates.missing, [data.supportgate.lib.list_text(names)]) if {
-	data.supportgate.lib.facts.online
-	sources := data.supportgate.lib.component_sources
+recommendations contains sprintf(_recommendation_templates.missing, [report.list_text(names)]) if {
+	subject.online
+	sources := services.sources
 	names := [name |
-		some name in data.supportgate.lib.service_components
+		some name in services.components
 		sources[name] == "missing"
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf(_recommendation_templates.engine, [
-	data.supportgate.lib.text(data.supportgate.lib.spec, ["engine", "name"]),
-	data.supportgate.lib.list_text(data.supportgate.lib.known_engines),
+	report.text(subject.spec, ["engine", "name"]),
+	report.list_text(engines.known_engines),
 ]) if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.engine_known
+	subject.deployment
+	not engines.engine_known
 }
 
-recommendations contains sprintf(_recommendation_templates.hardware_ref, [data.supportgate.lib.hardware_ref]) if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.hardware_known
-	data.supportgate.lib.hardware_ref
+recommendations contains sprintf(_recommendation_templates.hardware_ref, [subject.hardware_ref]) if {
+	subject.deployment
+	not subject.hardware_known
+	subject.hardware_ref
 }
 
 recommendations contains _recommendation_templates.recipe_scope if {
@@ -216,15 +221,15 @@ recommendations contains _recommendation_templates.recipe_scope if {
 	found.rule == "service.recipe-scope"
 }
 
-_arch_dependencies_text := data.supportgate.lib.list_text(data.supportgate.lib.engine.arch_dependencies) if {
-	count(data.supportgate.lib.members(data.supportgate.lib.engine.arch_dependencies)) > 0
+_arch_dependencies_text := report.list_text(engines.engine.arch_dependencies) if {
+	count(engines.engine.arch_dependencies) > 0
 } else := "the architecture-dependent dependencies"
 
 _reference_topology_text := sprintf("the reference topology of %v prefill and %v decode GPUs", [
 	reference.prefill_gpus,
 	reference.decode_gpus,
 ]) if {
-	reference := data.supportgate.lib.engine.reference_topology
+	reference := engines.engine.reference_topology
 	is_number(reference.prefill_gpus)
 	is_number(reference.decode_gpus)
 } else := "the engine's reference topology"

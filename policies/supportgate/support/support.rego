@@ -7,6 +7,11 @@
 # the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
+import data.supportgate.lib.engines
+import data.supportgate.lib.report
+import data.supportgate.lib.subject
+import data.supportgate.lib.versions
+
 _messages := {
 	"engine": "engine %v is not in the support matrix (known engines: %v)",
 	"model": "model %v is not among the models %v lists (%v)",
@@ -24,12 +29,12 @@ _messages := {
 #   remediation: >-
 #     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
 #     new matrix version.
-deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name", message) if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.engine_known
+deny contains report.violation("support.engine", "spec.engine.name", message) if {
+	subject.deployment
+	not engines.engine_known
 	message := sprintf(_messages.engine, [
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["engine", "name"]),
-		data.supportgate.lib.list_text(data.supportgate.lib.known_engines),
+		report.text(subject.spec, ["engine", "name"]),
+		report.list_text(engines.known_engines),
 	])
 }
 
@@ -44,7 +49,7 @@ deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name
 #   remediation: >-
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit.
-deny contains data.supportgate.lib.violation("support.toolkit", finding.path, finding.message) if {
+deny contains report.violation("support.toolkit", finding.path, finding.message) if {
 	finding := _toolkit_finding
 }
 
@@ -59,12 +64,12 @@ deny contains data.supportgate.lib.violation("support.toolkit", finding.path, fi
 #   remediation: >-
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
-warn contains data.supportgate.lib.violation("support.platform", data.supportgate.lib.hardware_path("accelerator"), message) if {
-	data.supportgate.lib.facts.platform_unlisted
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.platform, [
-		data.supportgate.lib.accelerator_text,
-		data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
-		data.supportgate.lib.engine_name,
+warn contains report.violation("support.platform", subject.hardware_path("accelerator"), message) if {
+	engines.platform_unlisted
+	message := subject.hardware_message(sprintf(_messages.platform, [
+		subject.accelerator_text,
+		report.text(subject.accelerator, ["model"]),
+		engines.engine_name,
 		_platforms_text,
 	]))
 }
@@ -78,74 +83,66 @@ warn contains data.supportgate.lib.violation("support.platform", data.supportgat
 #   remediation: >-
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
-warn contains data.supportgate.lib.violation("support.model", "spec.model.name", message) if {
-	data.supportgate.lib.facts.model_unlisted
+warn contains report.violation("support.model", "spec.model.name", message) if {
+	engines.model_unlisted
 	message := sprintf(_messages.model, [
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["model", "name"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.list_text(data.supportgate.lib.field(data.supportgate.lib.engine, ["models"], [])),
+		report.text(subject.spec, ["model", "name"]),
+		engines.engine_name,
+		report.list_text(object.get(engines.engine, "models", [])),
 	])
 }
 
-_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in data.supportgate.lib.members(data.supportgate.lib.engine.platforms)])
+_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in engines.engine.platforms])
 
 # The platform may be listed more than once; the toolkit is fine if any entry accepts it:
 # one without a toolkit requirement, or one whose name matches and whose range holds the
-# version (for the first entry from lib.version_checks, all versions read at once; else
-# from in_range). The first body is the common case of one listed entry naming its toolkit,
-# tried alone before the general ones (an `else` chain stops at the first body that holds).
+# version.
 _toolkit_accepted if {
-	platforms := data.supportgate.lib.matching_platforms
-	required := platforms[0].toolkit
-	data.supportgate.lib.hardware.toolkit.name == required.name
-	data.supportgate.lib.version_checks.toolkit
-} else if {
-	some platform in data.supportgate.lib.matching_platforms
+	some platform in engines.matching_platforms
 	not platform.toolkit
-} else if {
-	some i, platform in data.supportgate.lib.matching_platforms
-	_toolkit_name_matches(platform.toolkit)
-	_toolkit_version_in_range(i)
 }
 
-_toolkit_version_in_range(i) := data.supportgate.lib.version_checks.toolkit if {
-	i == 0
-} else := data.supportgate.lib.in_range(data.supportgate.lib.hardware.toolkit.version, required) if {
-	platforms := data.supportgate.lib.matching_platforms
-	required := platforms[i].toolkit
+_toolkit_accepted if {
+	some platform in engines.matching_platforms
+	_toolkit_name_matches(platform.toolkit)
+	versions.in_range(subject.hardware.toolkit.version, platform.toolkit)
 }
 
 _toolkit_name_matches(required) if not required.name
 
-_toolkit_name_matches(required) if data.supportgate.lib.hardware.toolkit.name == required.name
+_toolkit_name_matches(required) if _toolkit_name == required.name
+
+# (A rule, not read inside the function: under regorus a function reading an imported name
+# reads nothing.)
+_toolkit_name := subject.hardware.toolkit.name
 
 # _toolkit_finding: findings describe the first entry: the wrong name, or else (right name)
 # the version out of range.
-_toolkit_finding := {"path": data.supportgate.lib.hardware_path("toolkit.name"), "message": message} if {
-	data.supportgate.lib.facts.platform_listed
+_toolkit_finding := {"path": subject.hardware_path("toolkit.name"), "message": message} if {
+	engines.platform_listed
 	not _toolkit_accepted
-	platforms := data.supportgate.lib.matching_platforms
+	platforms := engines.matching_platforms
 	required := platforms[0].toolkit
 	not _toolkit_name_matches(required)
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.toolkit_name, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
+	message := subject.hardware_message(sprintf(_messages.toolkit_name, [
+		report.text(subject.hardware, ["toolkit", "name"]),
 		required.name,
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.accelerator_text,
+		engines.engine_name,
+		subject.accelerator_text,
 		required.name,
-		data.supportgate.lib.range_text(required),
+		report.range_text(required),
 	]))
-} else := {"path": data.supportgate.lib.hardware_path("toolkit.version"), "message": message} if {
-	data.supportgate.lib.facts.platform_listed
+} else := {"path": subject.hardware_path("toolkit.version"), "message": message} if {
+	engines.platform_listed
 	not _toolkit_accepted
-	platforms := data.supportgate.lib.matching_platforms
+	platforms := engines.matching_platforms
 	required := platforms[0].toolkit
 	_toolkit_name_matches(required)
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.toolkit_version, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "version"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.accelerator_text,
-		data.supportgate.lib.range_text(required),
+	message := subject.hardware_message(sprintf(_messages.toolkit_version, [
+		report.text(subject.hardware, ["toolkit", "name"]),
+		report.text(subject.hardware, ["toolkit", "version"]),
+		engines.engine_name,
+		subject.accelerator_text,
+		report.range_text(required),
 	]))
 }

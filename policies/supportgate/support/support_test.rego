@@ -11,10 +11,6 @@ test_support_engine_fires_on_engine_outside_matrix if {
 	fx.paths(denied, "support.engine") == {"spec.engine.name"}
 }
 
-test_support_engine_fires_when_engine_missing if {
-	"support.engine" in fx.rules(support.deny) with input as fx.deployment_input(json.remove(fx.deployment, ["engine"]), fx.b200)
-}
-
 test_support_engine_quiet_on_deepinfer if {
 	not "support.engine" in fx.rules(support.deny) with input as fx.deployment_input(fx.deployment, fx.b200)
 }

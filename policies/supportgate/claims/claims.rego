@@ -15,8 +15,14 @@ import data.supportgate.lib.subject
 import data.supportgate.lib.times
 
 _messages := {
-	"correctness": "%v on unlisted platform %v is %v, not passed: a build proves only that the code compiles, not that results are correct",
-	"performance": "performance on unlisted platform %v is %v, not passed: latency, concurrency, memory and recovery are unmeasured",
+	"correctness": concat(" ", [
+		"%v on unlisted platform %v is %v, not passed: a build proves only that the code",
+		"compiles, not that results are correct",
+	]),
+	"performance": concat(" ", [
+		"performance on unlisted platform %v is %v, not passed: latency, concurrency,",
+		"memory and recovery are unmeasured",
+	]),
 	"stale": "%v evidence from %v is %v days old at %v, older than the %v days the matrix allows",
 }
 

@@ -139,14 +139,34 @@ _service_completeness := "not-applicable" if {
 # --- recommendations -------------------------------------------------------------------------
 
 _recommendation_templates := {
-	"alternatives": "%v document %v: judge them on your own checkpoint, quantisation, API needs and topology, not on %v's published numbers for other hardware",
-	"experimental_port": "%v on unlisted %v is an experimental port: keep the production model server running unchanged, work on an isolated branch with pinned engine, toolkit, driver, compiler and model versions, inventory %v before compiling, compare results against a known-good runtime, measure prefill and decode latency, concurrency, memory use and recovery after failures, and roll out further only if the port improves your workload",
-	"consumer_card": "%v is a consumer card: for development, evaluation or a small self-hosted endpoint a general local inference runtime fits better; a single card or a small pool is no cheap replacement for %v",
+	"alternatives": concat(" ", [
+		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
+		"topology, not on %v's published numbers for other hardware",
+	]),
+	"experimental_port": concat(" ", [
+		"%v on unlisted %v is an experimental port: keep the production model server",
+		"running unchanged, work on an isolated branch with pinned engine, toolkit,",
+		"driver, compiler and model versions, inventory %v before compiling, compare",
+		"results against a known-good runtime, measure prefill and decode latency,",
+		"concurrency, memory use and recovery after failures, and roll out further only",
+		"if the port improves your workload",
+	]),
+	"consumer_card": concat(" ", [
+		"%v is a consumer card: for development, evaluation or a small self-hosted",
+		"endpoint a general local inference runtime fits better; a single card or a small",
+		"pool is no cheap replacement for %v",
+	]),
 	"external": "budget the engineering for the external service components (%v) in the migration cost",
 	"missing": "provide %v (source missing) from the platform or an external component before serving online",
 	"engine": "engine %v is not in the support matrix; the matrix lists %v",
-	"hardware_ref": "track HardwareManifest %v before evaluating deployments that reference it, or inline the hardware spec",
-	"recipe_scope": "use deepseek-recipe for api_compatibility only, and take inference serving and the other components from a production serving stack",
+	"hardware_ref": concat(" ", [
+		"track HardwareManifest %v before evaluating deployments that reference it, or",
+		"inline the hardware spec",
+	]),
+	"recipe_scope": concat(" ", [
+		"use deepseek-recipe for api_compatibility only, and take inference serving and",
+		"the other components from a production serving stack",
+	]),
 }
 
 recommendations contains sprintf(_recommendation_templates.alternatives, [

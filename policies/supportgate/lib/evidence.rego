@@ -16,9 +16,8 @@ items := [
 
 correctness_items := ["numerical_parity", "structured_output", "long_context", "distributed_stability"]
 
-# passed: the evidence items whose status is passed. (A comprehension: regorus leaves a
-# partial set without members undefined when another package reads it.)
-passed := {item |
+# passed: the evidence items whose status is passed.
+passed contains item if {
 	some item, record in subject.spec.evidence
 	record.status == "passed"
 }

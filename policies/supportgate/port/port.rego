@@ -18,11 +18,20 @@ import data.supportgate.lib.subject
 
 _messages := {
 	"production": "stage production on unlisted %v needs every evidence item passed; not passed: %v",
-	"production_stack": "%v is unlisted, so the production model server must keep running unchanged; port.production_stack_unchanged is %v, not true",
+	"production_stack": concat(" ", [
+		"%v is unlisted, so the production model server must keep running unchanged;",
+		"port.production_stack_unchanged is %v, not true",
+	]),
 	"isolation": "%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true",
 	"pinning": "%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing",
-	"arch_dependency": "%v is unlisted, so the architecture-dependent dependency %v must be inventoried before compiling; its port status is %v",
-	"consumer_card": "%v (%v) is a consumer card: no consumer card is listed, and a single card or a small pool does not replace the reference topology",
+	"arch_dependency": concat(" ", [
+		"%v is unlisted, so the architecture-dependent dependency %v must be inventoried",
+		"before compiling; its port status is %v",
+	]),
+	"consumer_card": concat(" ", [
+		"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
+		"small pool does not replace the reference topology",
+	]),
 }
 
 # METADATA
@@ -112,7 +121,14 @@ deny contains report.violation("port.pinning", sprintf("spec.port.pinned.%v", [p
 #   remediation: >-
 #     Inventory each of the engine's architecture-dependent dependencies in
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
-deny contains report.violation("port.arch-dependencies", sprintf("spec.port.arch_dependencies.%v", [dependency]), message) if {
+deny contains report.violation(
+	"port.arch-dependencies",
+	sprintf(
+		"spec.port.arch_dependencies.%v",
+		[dependency],
+	),
+	message,
+) if {
 	applies
 	some dependency in engines.engine.arch_dependencies
 	not dependency in _inventoried

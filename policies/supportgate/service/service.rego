@@ -16,7 +16,10 @@ import data.supportgate.lib.subject
 _messages := {
 	"missing": "online serving needs %v, and its source is missing",
 	"not_provided": "%v claims source builtin, but %v does not provide it (it provides: %v)",
-	"recipe_scope": "deepseek-recipe is named as provider of %v; it only translates API formats (api_compatibility), runs no inference and is no production service",
+	"recipe_scope": concat(" ", [
+		"deepseek-recipe is named as provider of %v; it only translates API formats",
+		"(api_compatibility), runs no inference and is no production service",
+	]),
 	"external": "%v comes from external provider %v; its engineering effort belongs in the migration budget",
 }
 
@@ -42,7 +45,11 @@ deny contains report.violation("service.kv_cache", "spec.service.kv_cache", _mis
 #   remediation: >-
 #     Name a prefill/decode orchestrator in service.pd_orchestration, builtin if the engine
 #     provides one or external with its provider.
-deny contains report.violation("service.pd_orchestration", "spec.service.pd_orchestration", _missing_message("pd_orchestration")) if {
+deny contains report.violation(
+	"service.pd_orchestration",
+	"spec.service.pd_orchestration",
+	_missing_message("pd_orchestration"),
+) if {
 	"pd_orchestration" in _missing_online
 }
 
@@ -55,7 +62,11 @@ deny contains report.violation("service.pd_orchestration", "spec.service.pd_orch
 #   remediation: >-
 #     Name a load balancer in service.load_balancing, builtin if the engine provides one or
 #     external with its provider.
-deny contains report.violation("service.load_balancing", "spec.service.load_balancing", _missing_message("load_balancing")) if {
+deny contains report.violation(
+	"service.load_balancing",
+	"spec.service.load_balancing",
+	_missing_message("load_balancing"),
+) if {
 	"load_balancing" in _missing_online
 }
 
@@ -68,7 +79,11 @@ deny contains report.violation("service.load_balancing", "spec.service.load_bala
 #   remediation: >-
 #     Name an authentication layer in service.authentication, builtin if the engine provides
 #     one or external with its provider.
-deny contains report.violation("service.authentication", "spec.service.authentication", _missing_message("authentication")) if {
+deny contains report.violation(
+	"service.authentication",
+	"spec.service.authentication",
+	_missing_message("authentication"),
+) if {
 	"authentication" in _missing_online
 }
 
@@ -81,7 +96,11 @@ deny contains report.violation("service.authentication", "spec.service.authentic
 #   remediation: >-
 #     Name an HTTP front end in service.http_transport, builtin if the engine provides one or
 #     external with its provider.
-deny contains report.violation("service.http_transport", "spec.service.http_transport", _missing_message("http_transport")) if {
+deny contains report.violation(
+	"service.http_transport",
+	"spec.service.http_transport",
+	_missing_message("http_transport"),
+) if {
 	"http_transport" in _missing_online
 }
 
@@ -94,7 +113,11 @@ deny contains report.violation("service.http_transport", "spec.service.http_tran
 #   remediation: >-
 #     Name an API compatibility layer in service.api_compatibility, builtin if the engine
 #     provides one or external (for example deepseek-recipe).
-deny contains report.violation("service.api_compatibility", "spec.service.api_compatibility", _missing_message("api_compatibility")) if {
+deny contains report.violation(
+	"service.api_compatibility",
+	"spec.service.api_compatibility",
+	_missing_message("api_compatibility"),
+) if {
 	"api_compatibility" in _missing_online
 }
 

@@ -14,9 +14,18 @@ import data.supportgate.lib.report
 import data.supportgate.lib.subject
 
 _messages := {
-	"capacity": "the topology plans %v GPUs (%v prefill + %v decode), more than the %v the hardware has (%v nodes x %v per node)",
-	"scale_up_domain": "%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference topology runs inside one scale-up domain",
-	"scale_up_domain_unknown": "interconnect.scale_up_domain is not stated; %v's reference topology runs inside one scale-up domain",
+	"capacity": concat(" ", [
+		"the topology plans %v GPUs (%v prefill + %v decode), more than the %v the",
+		"hardware has (%v nodes x %v per node)",
+	]),
+	"scale_up_domain": concat(" ", [
+		"%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference",
+		"topology runs inside one scale-up domain",
+	]),
+	"scale_up_domain_unknown": concat(" ", [
+		"interconnect.scale_up_domain is not stated; %v's reference topology runs inside",
+		"one scale-up domain",
+	]),
 }
 
 # METADATA

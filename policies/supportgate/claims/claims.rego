@@ -8,11 +8,16 @@
 # evidence item with an `at` against input.evaluated_at, one warning per stale item.
 package supportgate.claims
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.evidence
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
-import data.supportgate.lib.times
+import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.evidence.correctness_items
+import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.status as evidence_status
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.spec
+import data.supportgate.lib.times.day_ns
+import data.supportgate.lib.times.evaluated_at_ns
 
 _messages := {
 	"correctness": concat(" ", [
@@ -41,12 +46,12 @@ deny := set()
 #     Run the missing correctness checks (numerical_parity against a reference runtime,
 #     structured_output, long_context, distributed_stability) on this platform and record each
 #     as evidence with status passed, a time and a ref.
-warn contains report.violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
-	subject.deployment
-	engines.platform_unlisted
-	some item in evidence.correctness_items
-	not item in evidence.passed
-	message := sprintf(_messages.correctness, [item, subject.accelerator_text, evidence.status(item)])
+warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
+	deployment
+	platform_unlisted
+	some item in correctness_items
+	not item in passed_items
+	message := sprintf(_messages.correctness, [item, accelerator_text, evidence_status(item)])
 }
 
 # METADATA
@@ -58,11 +63,11 @@ warn contains report.violation("claims.correctness", sprintf("spec.evidence.%v",
 #   remediation: >-
 #     Benchmark the deployment on this platform and record evidence.performance with status
 #     passed and its measured latencies, concurrency, memory and recovery time.
-warn contains report.violation("claims.performance", "spec.evidence.performance", message) if {
-	subject.deployment
-	engines.platform_unlisted
-	not "performance" in evidence.passed
-	message := sprintf(_messages.performance, [subject.accelerator_text, evidence.status("performance")])
+warn contains violation("claims.performance", "spec.evidence.performance", message) if {
+	deployment
+	platform_unlisted
+	not "performance" in passed_items
+	message := sprintf(_messages.performance, [accelerator_text, evidence_status("performance")])
 }
 
 # METADATA
@@ -76,13 +81,13 @@ warn contains report.violation("claims.performance", "spec.evidence.performance"
 #   remediation: >-
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
-warn contains report.violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
-	some item, record in subject.spec.evidence
+warn contains violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
+	some item, record in spec.evidence
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
-	now := times.evaluated_at_ns
+	now := evaluated_at_ns
 	recorded := time.parse_rfc3339_ns(record.at)
 	age := now - recorded
-	age > max_age_days * times.day_ns
-	message := sprintf(_messages.stale, [item, record.at, floor(age / times.day_ns), input.evaluated_at, max_age_days])
+	age > max_age_days * day_ns
+	message := sprintf(_messages.stale, [item, record.at, floor(age / day_ns), input.evaluated_at, max_age_days])
 }

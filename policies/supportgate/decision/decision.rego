@@ -5,12 +5,29 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.evidence
-import data.supportgate.lib.report
-import data.supportgate.lib.services
-import data.supportgate.lib.subject
-import data.supportgate.lib.times
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_known
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.engines.known_engines
+import data.supportgate.lib.engines.officially_supported
+import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.unlisted_text
+import data.supportgate.lib.evidence.correctness_items
+import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.services.components as service_components
+import data.supportgate.lib.services.sources as component_sources
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.consumer_card
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_ref
+import data.supportgate.lib.subject.online
+import data.supportgate.lib.subject.spec
+import data.supportgate.lib.times.evaluated_at_ns
 
 # The checklist answers the four pre-migration questions (docs/domain.md):
 # distributed_performance is answered by the performance evidence (latency, concurrency,
@@ -22,12 +39,12 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": engines.officially_supported,
+		"official_support": officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
 	},
-	"recommendations": [text | some text in recommendations],
+	"recommendations": [line | some line in recommendations],
 }
 
 # batch evaluates input.items one after another, for OPA only: the interface does not rely
@@ -87,7 +104,7 @@ violations contains object.union(found, {"severity": "waived", "waiver_id": waiv
 # waivers name the same rule, the smallest id is reported (deterministic on both engines).
 _active_waivers contains waiver if {
 	some waiver in input.waivers
-	time.parse_rfc3339_ns(waiver.expires_at) > times.evaluated_at_ns
+	time.parse_rfc3339_ns(waiver.expires_at) > evaluated_at_ns
 }
 
 # _waiver_ids: the waiver id reported for each waived rule.
@@ -104,7 +121,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	engines.officially_supported
+	officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -116,23 +133,23 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not subject.deployment
+	not deployment
 } else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
 	proof := {true: "proven", false: "unproven"}
-	passed := evidence.passed
+	passed := passed_items
 	builds := "build" in passed
-	correct := count([item | some item in evidence.correctness_items; not item in passed]) == 0
+	correct := count([item | some item in correctness_items; not item in passed]) == 0
 	performant := "performance" in passed
 }
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not subject.online
+	not online
 } else := "incomplete" if {
-	some source in services.sources
+	some source in component_sources
 	source == "missing"
 } else := "external" if {
-	some source in services.sources
+	some source in component_sources
 	source == "external"
 } else := "complete"
 
@@ -170,13 +187,13 @@ _recommendation_templates := {
 }
 
 recommendations contains sprintf(_recommendation_templates.alternatives, [
-	report.list_text(names),
-	subject.accelerator_text,
-	engines.engine_name,
+	list_text(names),
+	accelerator_text,
+	engine_name,
 ]) if {
-	engines.platform_unlisted
-	vendor := subject.accelerator.vendor
-	arch := subject.accelerator.arch
+	platform_unlisted
+	vendor := accelerator.vendor
+	arch := accelerator.arch
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order.
 	names := [alternative.name |
@@ -187,53 +204,53 @@ recommendations contains sprintf(_recommendation_templates.alternatives, [
 }
 
 recommendations contains sprintf(_recommendation_templates.experimental_port, [
-	engines.engine_name,
-	engines.unlisted_text,
+	engine_name,
+	unlisted_text,
 	_arch_dependencies_text,
 ]) if {
-	engines.unlisted
+	unlisted
 }
 
 recommendations contains sprintf(_recommendation_templates.consumer_card, [
-	report.text(subject.accelerator, ["model"]),
+	text(accelerator, ["model"]),
 	_reference_topology_text,
 ]) if {
-	subject.hardware_known
-	subject.consumer_card
+	hardware_known
+	consumer_card
 }
 
-recommendations contains sprintf(_recommendation_templates.external, [report.list_text(names)]) if {
+recommendations contains sprintf(_recommendation_templates.external, [list_text(names)]) if {
 	# Without a service section every component counts as missing.
-	subject.spec.service
+	spec.service
 	names := sort([name |
-		some name, source in services.sources
+		some name, source in component_sources
 		source == "external"
 	])
 	count(names) > 0
 }
 
-recommendations contains sprintf(_recommendation_templates.missing, [report.list_text(names)]) if {
-	subject.online
-	sources := services.sources
+recommendations contains sprintf(_recommendation_templates.missing, [list_text(names)]) if {
+	online
+	sources := component_sources
 	names := [name |
-		some name in services.components
+		some name in service_components
 		sources[name] == "missing"
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf(_recommendation_templates.engine, [
-	report.text(subject.spec, ["engine", "name"]),
-	report.list_text(engines.known_engines),
+	text(spec, ["engine", "name"]),
+	list_text(known_engines),
 ]) if {
-	subject.deployment
-	not engines.engine_known
+	deployment
+	not engine_known
 }
 
-recommendations contains sprintf(_recommendation_templates.hardware_ref, [subject.hardware_ref]) if {
-	subject.deployment
-	not subject.hardware_known
-	subject.hardware_ref
+recommendations contains sprintf(_recommendation_templates.hardware_ref, [hardware_ref]) if {
+	deployment
+	not hardware_known
+	hardware_ref
 }
 
 recommendations contains _recommendation_templates.recipe_scope if {
@@ -241,15 +258,15 @@ recommendations contains _recommendation_templates.recipe_scope if {
 	found.rule == "service.recipe-scope"
 }
 
-_arch_dependencies_text := report.list_text(engines.engine.arch_dependencies) if {
-	count(engines.engine.arch_dependencies) > 0
+_arch_dependencies_text := list_text(engine.arch_dependencies) if {
+	count(engine.arch_dependencies) > 0
 } else := "the architecture-dependent dependencies"
 
 _reference_topology_text := sprintf("the reference topology of %v prefill and %v decode GPUs", [
 	reference.prefill_gpus,
 	reference.decode_gpus,
 ]) if {
-	reference := engines.engine.reference_topology
+	reference := engine.reference_topology
 	is_number(reference.prefill_gpus)
 	is_number(reference.decode_gpus)
 } else := "the engine's reference topology"

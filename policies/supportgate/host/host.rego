@@ -6,10 +6,17 @@
 # A missing os, compiler or python fires: it cannot be shown to meet the requirement.
 package supportgate.host
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
-import data.supportgate.lib.versions
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.range_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.versions.in_range
 
 _messages := {
 	"os": "os %v is not among the operating systems %v supports (%v)",
@@ -30,17 +37,17 @@ warn := set()
 #   remediation: >-
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
-deny contains report.violation("host.os", subject.hardware_path("os.name"), message) if {
-	allowed := engines.engine.host.os
-	subject.hardware_known
+deny contains violation("host.os", hardware_path("os.name"), message) if {
+	allowed := engine.host.os
+	hardware_known
 
 	# Not `not os.name in allowed`: with the name missing OPA leaves that undefined where
 	# regorus makes it true. The comprehension is empty then on both engines.
-	[1 | subject.hardware.os.name in allowed] == []
-	message := subject.hardware_message(sprintf(_messages.os, [
-		report.text(subject.hardware, ["os", "name"]),
-		engines.engine_name,
-		report.list_text(allowed),
+	[1 | hardware.os.name in allowed] == []
+	message := hardware_message(sprintf(_messages.os, [
+		text(hardware, ["os", "name"]),
+		engine_name,
+		list_text(allowed),
 	]))
 }
 
@@ -55,7 +62,7 @@ deny contains report.violation("host.os", subject.hardware_path("os.name"), mess
 #   remediation: >-
 #     Install the compiler the engine requires (the matrix's host.compiler name, at least its
 #     min version) and record it in compiler.name and compiler.version.
-deny contains report.violation("host.compiler", finding.path, finding.message) if {
+deny contains violation("host.compiler", finding.path, finding.message) if {
 	finding := _compiler_finding
 }
 
@@ -68,46 +75,46 @@ deny contains report.violation("host.compiler", finding.path, finding.message) i
 #   remediation: >-
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
-deny contains report.violation("host.python", subject.hardware_path("python"), message) if {
-	required := engines.engine.host.python
-	subject.hardware_known
+deny contains violation("host.python", hardware_path("python"), message) if {
+	required := engine.host.python
+	hardware_known
 	not _python_in_range
-	message := subject.hardware_message(sprintf(_messages.python, [
-		report.text(subject.hardware, ["python"]),
-		engines.engine_name,
-		report.range_text(required),
+	message := hardware_message(sprintf(_messages.python, [
+		text(hardware, ["python"]),
+		engine_name,
+		range_text(required),
 	]))
 }
 
 # _compiler_finding: the wrong name (a required name the hardware's compiler does not have),
 # or else, the name being right, the version out of range.
-_compiler_finding := {"path": subject.hardware_path("compiler.name"), "message": message} if {
-	required := engines.engine.host.compiler
-	subject.hardware_known
+_compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
+	required := engine.host.compiler
+	hardware_known
 	required.name
-	not subject.hardware.compiler.name == required.name
-	message := subject.hardware_message(sprintf(_messages.compiler_name, [
-		report.text(subject.hardware, ["compiler", "name"]),
+	not hardware.compiler.name == required.name
+	message := hardware_message(sprintf(_messages.compiler_name, [
+		text(hardware, ["compiler", "name"]),
 		required.name,
-		engines.engine_name,
+		engine_name,
 		required.name,
-		report.range_text(required),
+		range_text(required),
 	]))
-} else := {"path": subject.hardware_path("compiler.version"), "message": message} if {
-	required := engines.engine.host.compiler
-	subject.hardware_known
+} else := {"path": hardware_path("compiler.version"), "message": message} if {
+	required := engine.host.compiler
+	hardware_known
 	not _compiler_in_range
-	message := subject.hardware_message(sprintf(_messages.compiler_version, [
-		report.text(subject.hardware, ["compiler", "name"]),
-		report.text(subject.hardware, ["compiler", "version"]),
-		engines.engine_name,
-		report.range_text(required),
+	message := hardware_message(sprintf(_messages.compiler_version, [
+		text(hardware, ["compiler", "name"]),
+		text(hardware, ["compiler", "version"]),
+		engine_name,
+		range_text(required),
 	]))
 }
 
 # Helpers negated whole (a missing version fails its check, so the rule fires: it cannot be
 # shown to meet the requirement; `not in_range(undefined, ...)` would differ between OPA and
 # regorus).
-_python_in_range if versions.in_range(subject.hardware.python, engines.engine.host.python)
+_python_in_range if in_range(hardware.python, engine.host.python)
 
-_compiler_in_range if versions.in_range(subject.hardware.compiler.version, engines.engine.host.compiler)
+_compiler_in_range if in_range(hardware.compiler.version, engine.host.compiler)

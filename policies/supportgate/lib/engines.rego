@@ -1,18 +1,24 @@
 # The engine a manifest is judged against, and whether the matrix supports it there.
 package supportgate.lib.engines
 
-import data.supportgate.lib.subject
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.spec
 
 # HardwareManifests are judged against the matrix's default engine (deepinfer when it names
 # none), deployments against their own engine.
-engine_name := subject.spec.engine.name if {
-	subject.deployment
+engine_name := spec.engine.name if {
+	deployment
 } else := name if {
 	name := data.matrix.default_engine
 } else := "deepinfer"
 
 # engine: the matrix entry of engine_name; undefined when the matrix does not list it.
-engine := data.matrix.engines[engine_name]
+# (data.matrix.engines is bound first: regorus looks a `data.` reference indexed by a
+# variable up among the rules of every module, which costs it more than the rest of a rule.)
+engine := engines[engine_name] if engines := data.matrix.engines
 
 engine_known if engine
 
@@ -21,25 +27,25 @@ known_engines := [name | some name, _ in data.matrix.engines]
 # The engine's platforms with the hardware's (vendor, arch), in matrix order.
 matching_platforms := [platform |
 	some platform in engine.platforms
-	platform.vendor == subject.accelerator.vendor
-	platform.arch == subject.accelerator.arch
+	platform.vendor == accelerator.vendor
+	platform.arch == accelerator.arch
 ]
 
 platform_listed if count(matching_platforms) > 0
 
-model_listed if subject.spec.model.name in engine.models
+model_listed if spec.model.name in engine.models
 
 # platform_unlisted: the engine is known and the hardware's (vendor, arch) is not one of
 # its platforms. Undefined when either is unknown (nothing to judge against).
 platform_unlisted if {
 	engine_known
-	subject.hardware_known
+	hardware_known
 	not platform_listed
 }
 
 # model_unlisted: a deployment whose known engine does not list its model.
 model_unlisted if {
-	subject.deployment
+	deployment
 	engine_known
 	not model_listed
 }
@@ -63,6 +69,6 @@ officially_supported if {
 
 # unlisted_text names what is unlisted: "model X", "platform Y" or both, in that order.
 unlisted_text := concat(" and ", array.concat(
-	[sprintf("model %v", [subject.spec.model.name]) | model_unlisted],
-	[sprintf("platform %v", [subject.accelerator_text]) | platform_unlisted],
+	[sprintf("model %v", [spec.model.name]) | model_unlisted],
+	[sprintf("platform %v", [accelerator_text]) | platform_unlisted],
 ))

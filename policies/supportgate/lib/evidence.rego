@@ -2,7 +2,7 @@
 # compiles) and the versions a port pins.
 package supportgate.lib.evidence
 
-import data.supportgate.lib.subject
+import data.supportgate.lib.subject.spec
 
 items := [
 	"build",
@@ -18,7 +18,7 @@ correctness_items := ["numerical_parity", "structured_output", "long_context", "
 
 # passed: the evidence items whose status is passed.
 passed contains item if {
-	some item, record in subject.spec.evidence
+	some item, record in spec.evidence
 	record.status == "passed"
 }
 
@@ -26,6 +26,6 @@ passed contains item if {
 # of this package: under regorus a function reading an imported name reads nothing.)
 status(name) := object.get(_records, [name, "status"], "absent")
 
-_records := object.get(subject.spec, "evidence", {})
+_records := object.get(spec, "evidence", {})
 
 pins := ["engine", "toolkit", "driver", "compiler", "model"]

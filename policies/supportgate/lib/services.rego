@@ -2,7 +2,7 @@
 # from.
 package supportgate.lib.services
 
-import data.supportgate.lib.subject
+import data.supportgate.lib.subject.spec
 
 components := [
 	"kv_cache",
@@ -15,6 +15,7 @@ components := [
 
 # sources: each component's declared source; a missing entry counts as missing.
 sources := object.union({name: "missing" | some name in components}, {name: source |
+	service := spec.service
 	some name in components
-	source := subject.spec.service[name].source
+	source := service[name].source
 })

@@ -7,8 +7,10 @@
 # alone is unlisted) stays quiet rather than guessing.
 package supportgate.manifest
 
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_ref
 
 _messages := {
 	"unresolved_ref": "hardware.ref %v names no tracked HardwareManifest",
@@ -28,24 +30,24 @@ warn := set()
 #     Post the referenced HardwareManifest first (or give it to `supportgate check` beside the
 #     deployment), fix the name in hardware.ref, or describe the pool inline with
 #     hardware.spec.
-deny contains report.violation("manifest.hardware-ref", finding.path, finding.message) if {
+deny contains violation("manifest.hardware-ref", finding.path, finding.message) if {
 	some finding in _hardware_findings
 }
 
 # applies: a deployment whose hardware is unresolved. The rule here requires it, and the
 # decision reads manifest.deny only when it holds.
 applies if {
-	subject.deployment
-	not subject.hardware_known
+	deployment
+	not hardware_known
 }
 
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
-	subject.hardware_ref
-	message := sprintf(_messages.unresolved_ref, [subject.hardware_ref])
+	hardware_ref
+	message := sprintf(_messages.unresolved_ref, [hardware_ref])
 }
 
 _hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
 	applies
-	not subject.hardware_ref
+	not hardware_ref
 }

@@ -11,10 +11,22 @@
 # Missing port fields count as not true / not pinned / not inventoried.
 package supportgate.port
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.evidence
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.unlisted_text
+import data.supportgate.lib.evidence.items as evidence_items
+import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.pins
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.consumer_card
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.subject.spec
 
 _messages := {
 	"production": "stage production on unlisted %v needs every evidence item passed; not passed: %v",
@@ -46,13 +58,13 @@ _messages := {
 #   remediation: >-
 #     Keep the deployment at stage experimental or evaluation until every evidence item has
 #     passed, or move it to an officially supported platform and model.
-deny contains report.violation("port.production", "spec.stage", message) if {
+deny contains violation("port.production", "spec.stage", message) if {
 	applies
-	subject.spec.stage == "production"
-	passed := evidence.passed
-	not_passed := [item | some item in evidence.items; not item in passed]
+	spec.stage == "production"
+	passed := passed_items
+	not_passed := [item | some item in evidence_items; not item in passed]
 	count(not_passed) > 0
-	message := sprintf(_messages.production, [engines.unlisted_text, concat(", ", not_passed)])
+	message := sprintf(_messages.production, [unlisted_text, concat(", ", not_passed)])
 }
 
 # METADATA
@@ -64,12 +76,12 @@ deny contains report.violation("port.production", "spec.stage", message) if {
 #   remediation: >-
 #     Leave the production stack untouched while porting and declare it with
 #     port.production_stack_unchanged: true.
-deny contains report.violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
+deny contains violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
 	applies
-	not subject.spec.port.production_stack_unchanged == true
+	not spec.port.production_stack_unchanged == true
 	message := sprintf(_messages.production_stack, [
-		engines.unlisted_text,
-		report.text(subject.spec, ["port", "production_stack_unchanged"]),
+		unlisted_text,
+		text(spec, ["port", "production_stack_unchanged"]),
 	])
 }
 
@@ -82,12 +94,12 @@ deny contains report.violation("port.production-stack", "spec.port.production_st
 #   remediation: >-
 #     Do the port on an isolated branch of the engine and declare it with
 #     port.isolated_branch: true.
-deny contains report.violation("port.isolation", "spec.port.isolated_branch", message) if {
+deny contains violation("port.isolation", "spec.port.isolated_branch", message) if {
 	applies
-	not subject.spec.port.isolated_branch == true
+	not spec.port.isolated_branch == true
 	message := sprintf(_messages.isolation, [
-		engines.unlisted_text,
-		report.text(subject.spec, ["port", "isolated_branch"]),
+		unlisted_text,
+		text(spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -102,11 +114,11 @@ deny contains report.violation("port.isolation", "spec.port.isolated_branch", me
 #   remediation: >-
 #     Pin every version the port was tested with in port.pinned: engine, toolkit, driver,
 #     compiler and model (a digest such as sha256:...).
-deny contains report.violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
+deny contains violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
 	applies
-	some pin in evidence.pins
+	some pin in pins
 	not pin in _pinned
-	message := sprintf(_messages.pinning, [engines.unlisted_text, pin, pin])
+	message := sprintf(_messages.pinning, [unlisted_text, pin, pin])
 }
 
 # METADATA
@@ -121,7 +133,7 @@ deny contains report.violation("port.pinning", sprintf("spec.port.pinned.%v", [p
 #   remediation: >-
 #     Inventory each of the engine's architecture-dependent dependencies in
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
-deny contains report.violation(
+deny contains violation(
 	"port.arch-dependencies",
 	sprintf(
 		"spec.port.arch_dependencies.%v",
@@ -130,12 +142,12 @@ deny contains report.violation(
 	message,
 ) if {
 	applies
-	some dependency in engines.engine.arch_dependencies
+	some dependency in engine.arch_dependencies
 	not dependency in _inventoried
 	message := sprintf(_messages.arch_dependency, [
-		engines.unlisted_text,
+		unlisted_text,
 		dependency,
-		report.text(subject.spec, ["port", "arch_dependencies", dependency]),
+		text(spec, ["port", "arch_dependencies", dependency]),
 	])
 }
 
@@ -150,30 +162,30 @@ deny contains report.violation(
 #   remediation: >-
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
-warn contains report.violation("port.consumer-card", subject.hardware_path("accelerator"), message) if {
-	subject.hardware_known
-	subject.consumer_card
-	message := subject.hardware_message(sprintf(_messages.consumer_card, [
-		report.text(subject.accelerator, ["model"]),
-		subject.accelerator_text,
+warn contains violation("port.consumer-card", hardware_path("accelerator"), message) if {
+	hardware_known
+	consumer_card
+	message := hardware_message(sprintf(_messages.consumer_card, [
+		text(accelerator, ["model"]),
+		accelerator_text,
 	]))
 }
 
 # applies: a deployment that is provably unlisted, so the port discipline applies. Every
 # deny rule here starts with it, and the decision reads port.deny only when it holds.
 applies if {
-	subject.deployment
-	engines.unlisted
+	deployment
+	unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once
 # (a helper function would run once per pin and dependency).
 _pinned contains pin if {
-	some pin, value in subject.spec.port.pinned
+	some pin, value in spec.port.pinned
 	not value in {"", null}
 }
 
 _inventoried contains dependency if {
-	some dependency, status in subject.spec.port.arch_dependencies
+	some dependency, status in spec.port.arch_dependencies
 	not status in {"", null, "unknown"}
 }

@@ -8,10 +8,15 @@
 # mode; service.not-provided is quiet when the engine is not in the matrix.
 package supportgate.service
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.report
-import data.supportgate.lib.services
-import data.supportgate.lib.subject
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.services.sources as component_sources
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.online
+import data.supportgate.lib.subject.spec
 
 _messages := {
 	"missing": "online serving needs %v, and its source is missing",
@@ -32,7 +37,7 @@ _messages := {
 #   remediation: >-
 #     Name a KV cache for online serving in service.kv_cache, builtin if the engine provides
 #     one or external with its provider.
-deny contains report.violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
+deny contains violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
 	"kv_cache" in _missing_online
 }
 
@@ -45,7 +50,7 @@ deny contains report.violation("service.kv_cache", "spec.service.kv_cache", _mis
 #   remediation: >-
 #     Name a prefill/decode orchestrator in service.pd_orchestration, builtin if the engine
 #     provides one or external with its provider.
-deny contains report.violation(
+deny contains violation(
 	"service.pd_orchestration",
 	"spec.service.pd_orchestration",
 	_missing_message("pd_orchestration"),
@@ -62,7 +67,7 @@ deny contains report.violation(
 #   remediation: >-
 #     Name a load balancer in service.load_balancing, builtin if the engine provides one or
 #     external with its provider.
-deny contains report.violation(
+deny contains violation(
 	"service.load_balancing",
 	"spec.service.load_balancing",
 	_missing_message("load_balancing"),
@@ -79,7 +84,7 @@ deny contains report.violation(
 #   remediation: >-
 #     Name an authentication layer in service.authentication, builtin if the engine provides
 #     one or external with its provider.
-deny contains report.violation(
+deny contains violation(
 	"service.authentication",
 	"spec.service.authentication",
 	_missing_message("authentication"),
@@ -96,7 +101,7 @@ deny contains report.violation(
 #   remediation: >-
 #     Name an HTTP front end in service.http_transport, builtin if the engine provides one or
 #     external with its provider.
-deny contains report.violation(
+deny contains violation(
 	"service.http_transport",
 	"spec.service.http_transport",
 	_missing_message("http_transport"),
@@ -113,7 +118,7 @@ deny contains report.violation(
 #   remediation: >-
 #     Name an API compatibility layer in service.api_compatibility, builtin if the engine
 #     provides one or external (for example deepseek-recipe).
-deny contains report.violation(
+deny contains violation(
 	"service.api_compatibility",
 	"spec.service.api_compatibility",
 	_missing_message("api_compatibility"),
@@ -130,12 +135,12 @@ deny contains report.violation(
 #   remediation: >-
 #     Change the component's source to external and name its provider: the matrix says the
 #     engine does not ship it.
-deny contains report.violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
+deny contains violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
 	some name, component in _components
 	component.source == "builtin"
 	provided := _provided
 	not name in provided
-	message := sprintf(_messages.not_provided, [name, engines.engine_name, _provided_text])
+	message := sprintf(_messages.not_provided, [name, engine_name, _provided_text])
 }
 
 # METADATA
@@ -149,7 +154,7 @@ deny contains report.violation("service.not-provided", sprintf("spec.service.%v.
 #   remediation: >-
 #     Use deepseek-recipe only for api_compatibility and name a real production service as the
 #     provider of the other components.
-deny contains report.violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
+deny contains violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
 	some name, component in _components
 	name != "api_compatibility"
 	is_string(component.provider)
@@ -168,37 +173,37 @@ deny contains report.violation("service.recipe-scope", sprintf("spec.service.%v.
 #   remediation: >-
 #     Budget the integration and operation of each external component in the migration plan;
 #     nothing in the manifest needs to change.
-warn contains report.violation("service.external", sprintf("spec.service.%v", [name]), message) if {
+warn contains violation("service.external", sprintf("spec.service.%v", [name]), message) if {
 	some name, component in _components
 	component.source == "external"
-	message := sprintf(_messages.external, [name, report.text(component, ["provider"])])
+	message := sprintf(_messages.external, [name, text(component, ["provider"])])
 }
 
 # applies: an online deployment, or one that declares service components. Every rule here
 # requires it (the component rules ask for online, the others iterate _components), and the
 # decision reads service.deny and service.warn only when it holds.
-applies if subject.online
+applies if online
 
 applies if {
-	subject.deployment
+	deployment
 	count(_components) > 0
 }
 
 # _components: the declared service components (undefined without a service section).
-_components := subject.spec.service if subject.deployment
+_components := spec.service if deployment
 
 # _missing_online: the components an online deployment lacks, once per evaluation.
 _missing_online contains name if {
-	subject.online
-	some name, source in services.sources
+	online
+	some name, source in component_sources
 	source == "missing"
 }
 
 # Undefined when the engine is not in the matrix (service.not-provided is quiet then).
-_provided := object.get(engines.engine, "provides", [])
+_provided := object.get(engine, "provides", [])
 
 _missing_message(name) := sprintf(_messages.missing, [name])
 
-_provided_text := report.list_text(_provided) if {
+_provided_text := list_text(_provided) if {
 	count(_provided) > 0
 } else := "nothing"

@@ -7,10 +7,26 @@
 # the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
-import data.supportgate.lib.versions
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_known
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.engines.known_engines
+import data.supportgate.lib.engines.matching_platforms
+import data.supportgate.lib.engines.model_unlisted
+import data.supportgate.lib.engines.platform_listed
+import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.range_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.subject.spec
+import data.supportgate.lib.versions.in_range
 
 _messages := {
 	"engine": "engine %v is not in the support matrix (known engines: %v)",
@@ -29,12 +45,12 @@ _messages := {
 #   remediation: >-
 #     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
 #     new matrix version.
-deny contains report.violation("support.engine", "spec.engine.name", message) if {
-	subject.deployment
-	not engines.engine_known
+deny contains violation("support.engine", "spec.engine.name", message) if {
+	deployment
+	not engine_known
 	message := sprintf(_messages.engine, [
-		report.text(subject.spec, ["engine", "name"]),
-		report.list_text(engines.known_engines),
+		text(spec, ["engine", "name"]),
+		list_text(known_engines),
 	])
 }
 
@@ -49,7 +65,7 @@ deny contains report.violation("support.engine", "spec.engine.name", message) if
 #   remediation: >-
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit.
-deny contains report.violation("support.toolkit", finding.path, finding.message) if {
+deny contains violation("support.toolkit", finding.path, finding.message) if {
 	finding := _toolkit_finding
 }
 
@@ -64,12 +80,12 @@ deny contains report.violation("support.toolkit", finding.path, finding.message)
 #   remediation: >-
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
-warn contains report.violation("support.platform", subject.hardware_path("accelerator"), message) if {
-	engines.platform_unlisted
-	message := subject.hardware_message(sprintf(_messages.platform, [
-		subject.accelerator_text,
-		report.text(subject.accelerator, ["model"]),
-		engines.engine_name,
+warn contains violation("support.platform", hardware_path("accelerator"), message) if {
+	platform_unlisted
+	message := hardware_message(sprintf(_messages.platform, [
+		accelerator_text,
+		text(accelerator, ["model"]),
+		engine_name,
 		_platforms_text,
 	]))
 }
@@ -83,29 +99,29 @@ warn contains report.violation("support.platform", subject.hardware_path("accele
 #   remediation: >-
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
-warn contains report.violation("support.model", "spec.model.name", message) if {
-	engines.model_unlisted
+warn contains violation("support.model", "spec.model.name", message) if {
+	model_unlisted
 	message := sprintf(_messages.model, [
-		report.text(subject.spec, ["model", "name"]),
-		engines.engine_name,
-		report.list_text(object.get(engines.engine, "models", [])),
+		text(spec, ["model", "name"]),
+		engine_name,
+		list_text(object.get(engine, "models", [])),
 	])
 }
 
-_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in engines.engine.platforms])
+_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in engine.platforms])
 
 # The platform may be listed more than once; the toolkit is fine if any entry accepts it:
 # one without a toolkit requirement, or one whose name matches and whose range holds the
 # version.
 _toolkit_accepted if {
-	some platform in engines.matching_platforms
+	some platform in matching_platforms
 	not platform.toolkit
 }
 
 _toolkit_accepted if {
-	some platform in engines.matching_platforms
+	some platform in matching_platforms
 	_toolkit_name_matches(platform.toolkit)
-	versions.in_range(subject.hardware.toolkit.version, platform.toolkit)
+	in_range(hardware.toolkit.version, platform.toolkit)
 }
 
 _toolkit_name_matches(required) if not required.name
@@ -114,35 +130,35 @@ _toolkit_name_matches(required) if _toolkit_name == required.name
 
 # (A rule, not read inside the function: under regorus a function reading an imported name
 # reads nothing.)
-_toolkit_name := subject.hardware.toolkit.name
+_toolkit_name := hardware.toolkit.name
 
 # _toolkit_finding: findings describe the first entry: the wrong name, or else (right name)
 # the version out of range.
-_toolkit_finding := {"path": subject.hardware_path("toolkit.name"), "message": message} if {
-	engines.platform_listed
+_toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} if {
+	platform_listed
 	not _toolkit_accepted
-	platforms := engines.matching_platforms
+	platforms := matching_platforms
 	required := platforms[0].toolkit
 	not _toolkit_name_matches(required)
-	message := subject.hardware_message(sprintf(_messages.toolkit_name, [
-		report.text(subject.hardware, ["toolkit", "name"]),
+	message := hardware_message(sprintf(_messages.toolkit_name, [
+		text(hardware, ["toolkit", "name"]),
 		required.name,
-		engines.engine_name,
-		subject.accelerator_text,
+		engine_name,
+		accelerator_text,
 		required.name,
-		report.range_text(required),
+		range_text(required),
 	]))
-} else := {"path": subject.hardware_path("toolkit.version"), "message": message} if {
-	engines.platform_listed
+} else := {"path": hardware_path("toolkit.version"), "message": message} if {
+	platform_listed
 	not _toolkit_accepted
-	platforms := engines.matching_platforms
+	platforms := matching_platforms
 	required := platforms[0].toolkit
 	_toolkit_name_matches(required)
-	message := subject.hardware_message(sprintf(_messages.toolkit_version, [
-		report.text(subject.hardware, ["toolkit", "name"]),
-		report.text(subject.hardware, ["toolkit", "version"]),
-		engines.engine_name,
-		subject.accelerator_text,
-		report.range_text(required),
+	message := hardware_message(sprintf(_messages.toolkit_version, [
+		text(hardware, ["toolkit", "name"]),
+		text(hardware, ["toolkit", "version"]),
+		engine_name,
+		accelerator_text,
+		range_text(required),
 	]))
 }

@@ -9,9 +9,16 @@
 # warns on that field: the planned topology cannot be shown to fit.
 package supportgate.topology
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.subject.spec
 
 _messages := {
 	"capacity": concat(" ", [
@@ -37,17 +44,17 @@ _messages := {
 #   remediation: >-
 #     Lower prefill_gpus and decode_gpus to fit the pool, or reference a pool with more nodes
 #     or GPUs per node.
-deny contains report.violation("topology.capacity", "spec.topology", message) if {
+deny contains violation("topology.capacity", "spec.topology", message) if {
 	applies
-	nodes := subject.hardware.nodes
-	per_node := subject.accelerator.per_node
+	nodes := hardware.nodes
+	per_node := accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
 	prefill := _planned.prefill_gpus
 	decode := _planned.decode_gpus
 	planned := prefill + decode
 	planned > nodes * per_node
-	message := subject.hardware_message(sprintf(_messages.capacity, [
+	message := hardware_message(sprintf(_messages.capacity, [
 		planned,
 		prefill,
 		decode,
@@ -68,13 +75,13 @@ deny contains report.violation("topology.capacity", "spec.topology", message) if
 #   remediation: >-
 #     Fit prefill and decode each within one scale-up domain (interconnect.scale_up_domain),
 #     or run on hardware with a larger NVLink/HCCS domain.
-warn contains report.violation("topology.scale-up-domain", finding.path, finding.message) if {
+warn contains violation("topology.scale-up-domain", finding.path, finding.message) if {
 	some finding in _scale_up_findings
 }
 
 # The planned GPUs per role, read once (a missing or non-numeric count is 0).
 _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
-	topology := subject.spec.topology
+	topology := spec.topology
 	some role in ["prefill_gpus", "decode_gpus"]
 	gpus := topology[role]
 	is_number(gpus)
@@ -83,30 +90,30 @@ _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.
 applies if {
-	subject.deployment
-	subject.hardware_known
+	deployment
+	hardware_known
 }
 
 _single_domain if {
 	applies
-	engines.engine.reference_topology.single_scale_up_domain == true
+	engine.reference_topology.single_scale_up_domain == true
 }
 
 _scale_up_findings contains {"path": sprintf("spec.topology.%v", [role]), "message": message} if {
 	_single_domain
-	domain := subject.hardware.interconnect.scale_up_domain
+	domain := hardware.interconnect.scale_up_domain
 	is_number(domain)
 	some role, gpus in _planned
 	gpus > domain
-	message := subject.hardware_message(sprintf(_messages.scale_up_domain, [role, gpus, domain, engines.engine_name]))
+	message := hardware_message(sprintf(_messages.scale_up_domain, [role, gpus, domain, engine_name]))
 }
 
-_scale_up_findings contains {"path": subject.hardware_path("interconnect.scale_up_domain"), "message": message} if {
+_scale_up_findings contains {"path": hardware_path("interconnect.scale_up_domain"), "message": message} if {
 	_single_domain
 	not _domain_stated
 	_planned.prefill_gpus + _planned.decode_gpus > 0
-	message := subject.hardware_message(sprintf(_messages.scale_up_domain_unknown, [engines.engine_name]))
+	message := hardware_message(sprintf(_messages.scale_up_domain_unknown, [engine_name]))
 }
 
 # A helper, not `not is_number(ref)`: OPA leaves the negation undefined when the ref is.
-_domain_stated if is_number(subject.hardware.interconnect.scale_up_domain)
+_domain_stated if is_number(hardware.interconnect.scale_up_domain)

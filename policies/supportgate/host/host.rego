@@ -8,6 +8,7 @@ package supportgate.host
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.engines.ranges
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.range_text
 import data.supportgate.lib.report.text
@@ -115,6 +116,6 @@ _compiler_finding := {"path": hardware_path("compiler.name"), "message": message
 # Helpers negated whole (a missing version fails its check, so the rule fires: it cannot be
 # shown to meet the requirement; `not in_range(undefined, ...)` would differ between OPA and
 # regorus).
-_python_in_range if in_range(hardware.python, engine.host.python)
+_python_in_range if in_range(hardware.python, ranges.python)
 
-_compiler_in_range if in_range(hardware.compiler.version, engine.host.compiler)
+_compiler_in_range if in_range(hardware.compiler.version, ranges.compiler)

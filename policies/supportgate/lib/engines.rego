@@ -22,6 +22,10 @@ engine := engines[engine_name] if engines := data.matrix.engines
 
 engine_known if engine
 
+# ranges: the engine's version ranges as version keys, made from the matrix by Python
+# (supportgate/policy/prepared.py): {"python", "compiler", "toolkits": one per platform}.
+ranges := prepared[engine_name] if prepared := data.supportgate.prepared.engines
+
 known_engines := [name | some name, _ in data.matrix.engines]
 
 # The engine's platforms with the hardware's (vendor, arch), in matrix order.

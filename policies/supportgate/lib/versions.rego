@@ -16,16 +16,18 @@ _number(part) := to_number(digits) if {
 	digits != ""
 } else := 0
 
-in_range(version, range) if {
+# in_range: min <= version < below, for bounds given as keys (engines.ranges); an absent
+# bound leaves that side open.
+in_range(version, bounds) if {
 	version_key := key(version)
-	_at_least(version_key, range)
-	_below(version_key, range)
+	_at_least(version_key, bounds)
+	_below(version_key, bounds)
 }
 
-_at_least(_, range) if not range.min
+_at_least(_, bounds) if not bounds.min
 
-_at_least(version_key, range) if version_key >= key(range.min)
+_at_least(version_key, bounds) if version_key >= bounds.min
 
-_below(_, range) if not range.below
+_below(_, bounds) if not bounds.below
 
-_below(version_key, range) if version_key < key(range.below)
+_below(version_key, bounds) if version_key < bounds.below

@@ -15,13 +15,13 @@ test_keys_compare_as_versions if {
 }
 
 test_in_range_bounds if {
-	versions.in_range("13.0", {"min": "13.0", "below": "14"})
-	versions.in_range("13.9.9", {"min": "13.0", "below": "14"})
-	not versions.in_range("14", {"min": "13.0", "below": "14"})
-	not versions.in_range("12.8", {"min": "13.0", "below": "14"})
-	versions.in_range("99", {"min": "13"})
-	versions.in_range("1", {"below": "2"})
-	not versions.in_range("2", {"below": "2"})
+	versions.in_range("13.0", {"min": [13, 0, 0, 0], "below": [14, 0, 0, 0]})
+	versions.in_range("13.9.9", {"min": [13, 0, 0, 0], "below": [14, 0, 0, 0]})
+	not versions.in_range("14", {"min": [13, 0, 0, 0], "below": [14, 0, 0, 0]})
+	not versions.in_range("12.8", {"min": [13, 0, 0, 0], "below": [14, 0, 0, 0]})
+	versions.in_range("99", {"min": [13, 0, 0, 0]})
+	versions.in_range("1", {"below": [2, 0, 0, 0]})
+	not versions.in_range("2", {"below": [2, 0, 0, 0]})
 	versions.in_range("7", {})
-	versions.in_range("560.35.03", {"min": "560.35.3", "below": "560.35.04"})
+	versions.in_range("560.35.03", {"min": [560, 35, 3, 0], "below": [560, 35, 4, 0]})
 }

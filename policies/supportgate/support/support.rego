@@ -15,6 +15,7 @@ import data.supportgate.lib.engines.matching_platforms
 import data.supportgate.lib.engines.model_unlisted
 import data.supportgate.lib.engines.platform_listed
 import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.engines.ranges
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.range_text
 import data.supportgate.lib.report.text
@@ -119,9 +120,11 @@ _toolkit_accepted if {
 }
 
 _toolkit_accepted if {
-	some platform in matching_platforms
+	some i, platform in engine.platforms
+	platform.vendor == accelerator.vendor
+	platform.arch == accelerator.arch
 	_toolkit_name_matches(platform.toolkit)
-	in_range(hardware.toolkit.version, platform.toolkit)
+	in_range(hardware.toolkit.version, ranges.toolkits[i])
 }
 
 _toolkit_name_matches(required) if not required.name

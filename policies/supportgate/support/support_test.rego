@@ -105,8 +105,11 @@ test_support_toolkit_quiet_when_any_listed_entry_accepts if {
 		data.matrix.engines.deepinfer.platforms,
 		[{"vendor": "nvidia", "arch": "sm100", "toolkit": {"name": "cuda", "min": "12.8"}}],
 	)}}})
+	toolkits := array.concat(data.supportgate.prepared.engines.deepinfer.toolkits, [{"min": [12, 8, 0, 0]}])
 	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware) with data.matrix as matrix
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware)
+		with data.matrix as matrix
+		with data.supportgate.prepared.engines.deepinfer.toolkits as toolkits
 }
 
 # --- support.model ---------------------------------------------------------------------------

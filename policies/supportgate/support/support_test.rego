@@ -62,11 +62,13 @@ test_support_toolkit_fires_below_min if {
 }
 
 test_support_toolkit_fires_at_below_bound if {
-	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "14"}}))
+	"support.toolkit" in fx.rules(support.deny)
+		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "14"}}))
 }
 
 test_support_toolkit_fires_on_other_toolkit if {
-	denied := support.deny with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"name": "rocm", "version": "13.0"}}))
+	denied := support.deny
+		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"name": "rocm", "version": "13.0"}}))
 	fx.paths(denied, "support.toolkit") == {"spec.toolkit.name"}
 }
 
@@ -75,7 +77,8 @@ test_support_toolkit_fires_when_toolkit_missing if {
 }
 
 test_support_toolkit_fires_on_ascend_outside_range if {
-	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
+	"support.toolkit" in fx.rules(support.deny)
+		with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
 }
 
 test_support_toolkit_fires_on_version_when_platform_names_no_toolkit_name if {
@@ -87,7 +90,8 @@ test_support_toolkit_fires_on_version_when_platform_names_no_toolkit_name if {
 
 test_support_toolkit_quiet_in_range if {
 	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.b200)
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "13"}}))
+	not "support.toolkit" in fx.rules(support.deny)
+		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "13"}}))
 }
 
 test_support_toolkit_quiet_on_unlisted_platform if {

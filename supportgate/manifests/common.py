@@ -80,9 +80,9 @@ _OFFSET = r"[Zz]|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]"
 
 FIRST_YEAR: Final = 1678
 LAST_YEAR: Final = 2261
-"""The years a time may be in, in UTC: those the policies compare (supportgate.lib's
-timestamp_ns; Rego's time.parse_rfc3339_ns counts 64-bit nanoseconds since 1970, which reach
-from 1677-09-21 to 2262-04-11). A time they cannot read would silently count as no time:
+"""The years a time may be in, in UTC: those the policies compare (supportgate.lib.times:
+Rego's time.parse_rfc3339_ns counts 64-bit nanoseconds since 1970, which reach from 1677-09-21
+to 2262-04-11). A time they cannot read would silently count as no time:
 evidence from 1600 would not be stale."""
 _YEARS = r"(?:167[89]|16[89][0-9]|1[7-9][0-9]{2}|2[01][0-9]{2}|22[0-5][0-9]|226[01])"
 RFC3339_RE: Final = rf"^(?={_YEARS}-)(?:{_DATE})[Tt ]{_TIME}(?:{_OFFSET})${END_GUARD}"

@@ -22,7 +22,8 @@ from supportgate.errors import UsageError
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 BUILTIN_SOURCE = "builtin"
 _ORG_MODULE = "org/"  # organisation modules are named org/<bundle>/<path> (org.py)
-_HEAD = re.compile(r'^(?P<set>deny|warn) contains [\w.]+\("(?P<id>[a-z_.-]+)"')
+# The id may follow on the next line (a head whose arguments are written one per line).
+_HEAD = re.compile(r'^(?P<set>deny|warn) contains [\w.]+\(\s*"(?P<id>[a-z_.-]+)"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
         while index < len(lines) and lines[index].startswith("#"):
             block.append(lines[index][2:] if lines[index].startswith("# ") else lines[index][1:])
             index += 1
-        head = _HEAD.match(lines[index]) if index < len(lines) else None
+        head = _HEAD.match("\n".join(lines[index : index + 2])) if index < len(lines) else None
         annotation = yaml.load("\n".join(block), Loader=_METADATA_LOADER) or {}  # noqa: S506 - safe
         custom = annotation.get("custom") or {}
         if "id" not in custom:

@@ -80,7 +80,7 @@ class EmbeddedEngine:
             for name, text in self._bundle.modules:
                 engine.add_policy(name, text)
             if matrix is not None:
-                engine.add_data_json('{"matrix":' + matrix.canonical.decode() + "}")
+                engine.add_data_json(matrix.data_json())
         except RuntimeError as exc:
             raise PolicyEngineUnavailable(
                 f"the policies do not compile: {_first_line(exc)}"

@@ -13,6 +13,7 @@ from supportgate.errors import PolicyEvaluationError
 from supportgate.manifests.decision import PolicyResult
 
 from .inputs import PolicyInput
+from .prepared import prepared_document
 
 if TYPE_CHECKING:
     from .bundle import PolicyBundle
@@ -25,19 +26,37 @@ _result_decoder = msgspec.json.Decoder(PolicyResult)
 
 @dataclass(frozen=True, slots=True)
 class LoadedMatrix:
-    """A support matrix ready for an engine: its version, its JSON, and a content key."""
+    """A support matrix ready for an engine: its version, its JSON, a content key, and what
+    the policies derive from it (`prepared`, the JSON of data.supportgate.prepared: made here,
+    once per matrix, the same for both engines)."""
 
     version: str
     document: Mapping[str, Any]
     canonical: bytes
     key: str
+    prepared: bytes
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> LoadedMatrix:
         canonical = _matrix_encoder.encode(document)
         key = hashlib.sha256(canonical).hexdigest()[:16]
         return cls(
-            version=str(document["version"]), document=document, canonical=canonical, key=key
+            version=str(document["version"]),
+            document=document,
+            canonical=canonical,
+            key=key,
+            prepared=_matrix_encoder.encode(prepared_document(document)),
+        )
+
+    def data_json(self) -> str:
+        """The matrix and its prepared form as one data document (data.matrix and
+        data.supportgate.prepared)."""
+        return (
+            '{"matrix":'
+            + self.canonical.decode()
+            + ',"supportgate":{"prepared":'
+            + self.prepared.decode()
+            + "}}"
         )
 
 

@@ -109,6 +109,8 @@ class OpaEngine:
             + _encode(self._bundle_revision)
             + b',"matrix":'
             + matrix.canonical
+            + b',"prepared":'
+            + matrix.prepared
             + b","
             + inputs
             + b"}}"

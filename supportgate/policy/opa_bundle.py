@@ -3,7 +3,8 @@
 The bundle is what `opa build --signing-key` makes of the policy directory, plus the service's
 entry module (GATE_MODULE):
 - the `.rego` modules at their paths, and `data.json` holding the default matrix at
-  `data.matrix`;
+  `data.matrix` and what the policies derive from it at `data.supportgate.prepared`
+  (prepared.py);
 - `.manifest`: the revision (a digest of every file above, so every replica serving the same
   files computes the same one) and the roots `supportgate` and `matrix`. OPA owns those roots
   for the bundle: it refuses any policy or data written under them through its API, and drops
@@ -14,8 +15,8 @@ entry module (GATE_MODULE):
 
 The entry module is how the service asks: a decision comes out only when OPA holds the bundle
 revision the service sent, and always under the matrix the service sent (which replaces the
-default one with `with`), so a published matrix applies at once, on every replica, without a
-new bundle.
+default one and its prepared form with `with`), so a published matrix applies at once, on
+every replica, without a new bundle.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from cryptography.hazmat.primitives.serialization import (
 from supportgate.errors import UsageError
 
 from .bundle import PolicyBundle
+from .prepared import prepared_document
 
 BUNDLE_NAME = "supportgate"
 """The bundle's name in OPA's configuration: OPA reports it at data.system.bundles.<name>."""
@@ -64,11 +66,13 @@ result := answer if {{
 	expected
 	answer := data.supportgate.decision.result with input as input.item
 		with data.matrix as input.matrix
+		with data.supportgate.prepared as input.prepared
 }}
 
 batch := answers if {{
 	expected
 	answers := data.supportgate.decision.batch with data.matrix as input.matrix
+		with data.supportgate.prepared as input.prepared
 }}
 """
 
@@ -122,7 +126,9 @@ def bundle_files(policies: PolicyBundle, default_matrix: Mapping[str, Any]) -> d
     """The bundle's content files (no manifest, no signatures), by path."""
     files = {name: text.encode() for name, text in policies.modules}
     files[GATE_PATH] = GATE_MODULE.encode()
-    files["data.json"] = _canonical_json({"matrix": default_matrix})
+    files["data.json"] = _canonical_json(
+        {"matrix": default_matrix, "supportgate": {"prepared": prepared_document(default_matrix)}}
+    )
     return files
 
 

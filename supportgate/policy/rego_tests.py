@@ -5,6 +5,7 @@ for, and the one CI runs), regorus otherwise (each `test_` rule evaluated; regor
 of OPA's `with` semantics, so a few built-in tests may fail under it). Each bundle's tests run
 beside the built-in policies (not their tests) and the default matrix at `data.matrix`, one
 bundle at a time: the built-in tests describe decisions without any organisation's rules.
+The default matrix's prepared form (prepared.py) goes beside it at data.supportgate.prepared.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import regorus
 import yaml
 
 from .bundle import PolicyBundle
 from .org import OrgBundle
+from .prepared import prepared_document
 
 _PACKAGE = re.compile(r"^package\s+(?P<name>\S+)", re.MULTILINE)
 _TEST = re.compile(r"^(?P<name>test_\w+)", re.MULTILINE)
@@ -53,6 +55,8 @@ def _opa_suite(
         for module, text in policies.builtin_modules:
             _write(builtin / module, text)
         _write(builtin / "matrix" / "data.json", json.dumps(_matrix(policies)))
+        prepared = prepared_document(_matrix(policies))
+        _write(builtin / "supportgate" / "prepared" / "data.json", json.dumps(prepared))
         org = Path(scratch) / "org"
         for module, text in (*bundle.modules, *bundle.tests):
             _write(org / module, text)
@@ -74,7 +78,9 @@ def _regorus_suite(
     policies: PolicyBundle, bundle: OrgBundle | None, *, name: str, out: TextIO
 ) -> bool:
     engine = regorus.Engine()
-    engine.add_data_json(json.dumps({"matrix": _matrix(policies)}))
+    matrix = _matrix(policies)
+    prepared = {"prepared": prepared_document(matrix)}
+    engine.add_data_json(json.dumps({"matrix": matrix, "supportgate": prepared}))
     if bundle is None:
         tests = _builtin_tests(policies.directory)
         modules = [*policies.builtin_modules, *tests]
@@ -113,8 +119,11 @@ def _builtin_tests(directory: Path) -> list[tuple[str, str]]:
     ]
 
 
-def _matrix(policies: PolicyBundle) -> object:
-    return yaml.safe_load(policies.default_matrix_path.read_text(encoding="utf-8"))
+def _matrix(policies: PolicyBundle) -> dict[str, Any]:
+    matrix: dict[str, Any] = yaml.safe_load(
+        policies.default_matrix_path.read_text(encoding="utf-8")
+    )
+    return matrix
 
 
 def _write(path: Path, text: str) -> None:

@@ -16,7 +16,7 @@ an input get the same decision (given the same input otherwise, matrix and polic
 policy memo keys decisions on those sides (supportgate.policy.memo) and a sweep's memo on the
 first threshold ahead (supportgate.reevaluation.memo).
 
-Times are read exactly as the policies' `timestamp_ns` reads them (RFC 3339, years 1678 to
+Times are read exactly as the policies read them (RFC 3339, years 1678 to
 2261, real dates, to the nanosecond). A compared value that is not such a time, or a maximum
 age that is not a whole number of days, gives None ("unknown"): the caller then evaluates
 every time instead of guessing how the policies treat it.
@@ -33,7 +33,9 @@ from typing import Any, Literal
 
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
 
-# lib.rego's _rfc3339_pattern, and its year range (nanoseconds since 1970 fit in int64).
+# The RFC 3339 times the previous policy tree's timestamp_ns admitted (its pattern and year
+# range: nanoseconds since 1970 fit in int64); the policies now read validated times with
+# time.parse_rfc3339_ns, which gives the same for every time Python writes.
 _RFC3339 = re.compile(
     r"^(?P<date>(?P<year>[0-9]{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12][0-9]|3[01]))"
     r"T(?P<hour>[01][0-9]|2[0-3]):(?P<minute>[0-5][0-9]):(?P<second>[0-5][0-9])"
@@ -92,14 +94,14 @@ def thresholds(
     for where, value in time_compared(manifest, waivers):
         moment = timestamp_ns(value)
         if where == "waiver":
-            # decision.rego _active_waivers: timestamp_ns(expires_at) > evaluated_at_ns
+            # decision.rego _active_waivers: time.parse_rfc3339_ns(expires_at) > evaluated_at_ns
             found.append(Threshold("waiver", moment))
             continue
         if max_age_days is None:
             continue  # claims.rego evidence.stale: is_number(max_age_days) fails, never stale
         if not isinstance(max_age_days, int) or isinstance(max_age_days, bool):
             raise UnknownTime(f"evidence_max_age_days {max_age_days!r}")
-        # claims.rego evidence.stale: evaluated_at_ns - timestamp_ns(at) > max_age_days * day_ns
+        # claims.rego evidence.stale: evaluated_at_ns - parse_rfc3339_ns(at) > max_age_days * day_ns
         found.append(Threshold("evidence", moment + max_age_days * NS_PER_DAY + 1))
     return found
 
@@ -128,7 +130,7 @@ def time_compared(
 
 
 def timestamp_ns(value: Any) -> int:
-    """An RFC 3339 time as nanoseconds since 1970, as lib.rego's timestamp_ns reads it;
+    """An RFC 3339 time as nanoseconds since 1970, as the policies read it;
     UnknownTime for anything else."""
     match = _RFC3339.match(value) if isinstance(value, str) else None
     if match is None or int(match["year"]) not in _YEARS:

@@ -57,10 +57,10 @@ def test_every_file_is_in_the_suite_and_named_for_what_it_shows(concern: str) ->
 
 def test_opa_reads_no_example_as_data(policy_bundle: PolicyBundle) -> None:
     """`opa test policies` merges every data file under the directory into `data`: the only
-    one there is the default matrix."""
+    ones there are the default matrix and its prepared form (docs/policy-interface.md)."""
     data_files = {
         path.relative_to(policy_bundle.directory).as_posix()
         for path in policy_bundle.directory.rglob("*")
         if path.suffix in {".json", ".yaml", ".yml"}
     }
-    assert data_files == {"matrix/data.yaml"}
+    assert data_files == {"matrix/data.yaml", "supportgate/prepared/data.json"}

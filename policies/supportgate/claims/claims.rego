@@ -8,9 +8,26 @@
 # evidence item with an `at` against input.evaluated_at, one warning per stale item.
 package supportgate.claims
 
+import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.evidence.correctness_items
+import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.status as evidence_status
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.spec
+import data.supportgate.lib.times.day_ns
+import data.supportgate.lib.times.evaluated_at_ns
+
 _messages := {
-	"correctness": "%v on unlisted platform %v is %v, not passed: a build proves only that the code compiles, not that results are correct",
-	"performance": "performance on unlisted platform %v is %v, not passed: latency, concurrency, memory and recovery are unmeasured",
+	"correctness": concat(" ", [
+		"%v on unlisted platform %v is %v, not passed: a build proves only that the code",
+		"compiles, not that results are correct",
+	]),
+	"performance": concat(" ", [
+		"performance on unlisted platform %v is %v, not passed: latency, concurrency,",
+		"memory and recovery are unmeasured",
+	]),
 	"stale": "%v evidence from %v is %v days old at %v, older than the %v days the matrix allows",
 }
 
@@ -29,13 +46,12 @@ deny := set()
 #     Run the missing correctness checks (numerical_parity against a reference runtime,
 #     structured_output, long_context, distributed_stability) on this platform and record each
 #     as evidence with status passed, a time and a ref.
-warn contains data.supportgate.lib.violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
-	data.supportgate.lib.facts.deployment
-	data.supportgate.lib.facts.platform_unlisted
-	passed := data.supportgate.lib.passed_items
-	some item in data.supportgate.lib.correctness_items
-	not item in passed
-	message := sprintf(_messages.correctness, [item, data.supportgate.lib.accelerator_text, data.supportgate.lib.evidence_status(item)])
+warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
+	deployment
+	platform_unlisted
+	some item in correctness_items
+	not item in passed_items
+	message := sprintf(_messages.correctness, [item, accelerator_text, evidence_status(item)])
 }
 
 # METADATA
@@ -47,11 +63,11 @@ warn contains data.supportgate.lib.violation("claims.correctness", sprintf("spec
 #   remediation: >-
 #     Benchmark the deployment on this platform and record evidence.performance with status
 #     passed and its measured latencies, concurrency, memory and recovery time.
-warn contains data.supportgate.lib.violation("claims.performance", "spec.evidence.performance", message) if {
-	data.supportgate.lib.facts.deployment
-	data.supportgate.lib.facts.platform_unlisted
-	not "performance" in data.supportgate.lib.passed_items
-	message := sprintf(_messages.performance, [data.supportgate.lib.accelerator_text, data.supportgate.lib.evidence_status("performance")])
+warn contains violation("claims.performance", "spec.evidence.performance", message) if {
+	deployment
+	platform_unlisted
+	not "performance" in passed_items
+	message := sprintf(_messages.performance, [accelerator_text, evidence_status("performance")])
 }
 
 # METADATA
@@ -65,34 +81,13 @@ warn contains data.supportgate.lib.violation("claims.performance", "spec.evidenc
 #   remediation: >-
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
-warn contains data.supportgate.lib.violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
-	some item, record in data.supportgate.lib.members(data.supportgate.lib.spec.evidence)
-	record.at <= _stale_cutoff
+warn contains violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
+	some item, record in spec.evidence
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
-	now := data.supportgate.lib.evaluated_at_ns
-	recorded := data.supportgate.lib.timestamp_ns(record.at)
+	now := evaluated_at_ns
+	recorded := time.parse_rfc3339_ns(record.at)
 	age := now - recorded
-	age > max_age_days * data.supportgate.lib.day_ns
-	message := sprintf(_messages.stale, [item, record.at, floor(age / data.supportgate.lib.day_ns), input.evaluated_at, max_age_days])
+	age > max_age_days * day_ns
+	message := sprintf(_messages.stale, [item, record.at, floor(age / day_ns), input.evaluated_at, max_age_days])
 }
-
-# _stale_cutoff lets evidence.stale skip recent evidence without parsing its time (a regex
-# and a parse per item, the bulk of a deployment's decision): an `at` whose text sorts
-# after the cutoff is no stale time. The cutoff is the text, to the second, of one day and
-# one second after the staleness threshold (evaluated_at minus evidence_max_age_days): the
-# text of a valid RFC 3339 time starts with its local date and time, and its UTC offset is
-# under a day. Everything else (older, odd or not a string: Rego orders numbers, null and
-# booleans below strings) is judged exactly by timestamp_ns. Should the cutoff fall outside
-# the years time.format handles alike on both engines, {} (ordered above every string)
-# lets every item through.
-_stale_cutoff := substring(time.format(cutoff_ns), 0, 19) if {
-	max_age_days := data.matrix.evidence_max_age_days
-	is_number(max_age_days)
-
-	# floor keeps the nanoseconds whole; it can only move the cutoff later.
-	threshold_ns := data.supportgate.lib.evaluated_at_ns - (floor(max_age_days) * data.supportgate.lib.day_ns)
-	cutoff_ns := (threshold_ns + data.supportgate.lib.day_ns) + 1000000000
-	cutoff_ns > -9000000000000000000
-	cutoff_ns < 9000000000000000000
-} else := {}

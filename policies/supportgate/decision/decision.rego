@@ -5,6 +5,30 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_known
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.engines.known_engines
+import data.supportgate.lib.engines.officially_supported
+import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.unlisted_text
+import data.supportgate.lib.evidence.correctness_items
+import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.services.components as service_components
+import data.supportgate.lib.services.sources as component_sources
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.consumer_card
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_ref
+import data.supportgate.lib.subject.online
+import data.supportgate.lib.subject.spec
+import data.supportgate.lib.times.evaluated_at_ns
+
 # The checklist answers the four pre-migration questions (docs/domain.md):
 # distributed_performance is answered by the performance evidence (latency, concurrency,
 # memory, recovery). It and the other parts are written into result directly rather than
@@ -15,12 +39,12 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": data.supportgate.lib.facts.officially_supported,
+		"official_support": officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
 	},
-	"recommendations": [text | some text in recommendations],
+	"recommendations": [line | some line in recommendations],
 }
 
 # batch evaluates input.items one after another, for OPA only: the interface does not rely
@@ -79,8 +103,8 @@ violations contains object.union(found, {"severity": "waived", "waiver_id": waiv
 # A waiver applies while its expires_at is after evaluated_at. Should several unexpired
 # waivers name the same rule, the smallest id is reported (deterministic on both engines).
 _active_waivers contains waiver if {
-	some waiver in data.supportgate.lib.members(input.waivers)
-	data.supportgate.lib.timestamp_ns(waiver.expires_at) > data.supportgate.lib.evaluated_at_ns
+	some waiver in input.waivers
+	time.parse_rfc3339_ns(waiver.expires_at) > evaluated_at_ns
 }
 
 # _waiver_ids: the waiver id reported for each waived rule.
@@ -97,7 +121,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	data.supportgate.lib.facts.officially_supported
+	officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -109,106 +133,124 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not data.supportgate.lib.facts.deployment
+	not deployment
 } else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
 	proof := {true: "proven", false: "unproven"}
-	passed := data.supportgate.lib.passed_items
+	passed := passed_items
 	builds := "build" in passed
-	correct := count([item | some item in data.supportgate.lib.correctness_items; not item in passed]) == 0
+	correct := count([item | some item in correctness_items; not item in passed]) == 0
 	performant := "performance" in passed
 }
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not data.supportgate.lib.facts.online
+	not online
 } else := "incomplete" if {
-	some source in data.supportgate.lib.component_sources
+	some source in component_sources
 	source == "missing"
 } else := "external" if {
-	some source in data.supportgate.lib.component_sources
+	some source in component_sources
 	source == "external"
 } else := "complete"
 
 # --- recommendations -------------------------------------------------------------------------
 
 _recommendation_templates := {
-	"alternatives": "%v document %v: judge them on your own checkpoint, quantisation, API needs and topology, not on %v's published numbers for other hardware",
-	"experimental_port": "%v on unlisted %v is an experimental port: keep the production model server running unchanged, work on an isolated branch with pinned engine, toolkit, driver, compiler and model versions, inventory %v before compiling, compare results against a known-good runtime, measure prefill and decode latency, concurrency, memory use and recovery after failures, and roll out further only if the port improves your workload",
-	"consumer_card": "%v is a consumer card: for development, evaluation or a small self-hosted endpoint a general local inference runtime fits better; a single card or a small pool is no cheap replacement for %v",
+	"alternatives": concat(" ", [
+		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
+		"topology, not on %v's published numbers for other hardware",
+	]),
+	"experimental_port": concat(" ", [
+		"%v on unlisted %v is an experimental port: keep the production model server",
+		"running unchanged, work on an isolated branch with pinned engine, toolkit,",
+		"driver, compiler and model versions, inventory %v before compiling, compare",
+		"results against a known-good runtime, measure prefill and decode latency,",
+		"concurrency, memory use and recovery after failures, and roll out further only",
+		"if the port improves your workload",
+	]),
+	"consumer_card": concat(" ", [
+		"%v is a consumer card: for development, evaluation or a small self-hosted",
+		"endpoint a general local inference runtime fits better; a single card or a small",
+		"pool is no cheap replacement for %v",
+	]),
 	"external": "budget the engineering for the external service components (%v) in the migration cost",
 	"missing": "provide %v (source missing) from the platform or an external component before serving online",
 	"engine": "engine %v is not in the support matrix; the matrix lists %v",
-	"hardware_ref": "track HardwareManifest %v before evaluating deployments that reference it, or inline the hardware spec",
-	"recipe_scope": "use deepseek-recipe for api_compatibility only, and take inference serving and the other components from a production serving stack",
+	"hardware_ref": concat(" ", [
+		"track HardwareManifest %v before evaluating deployments that reference it, or",
+		"inline the hardware spec",
+	]),
+	"recipe_scope": concat(" ", [
+		"use deepseek-recipe for api_compatibility only, and take inference serving and",
+		"the other components from a production serving stack",
+	]),
 }
 
 recommendations contains sprintf(_recommendation_templates.alternatives, [
-	data.supportgate.lib.list_text(names),
-	data.supportgate.lib.accelerator_text,
-	data.supportgate.lib.engine_name,
+	list_text(names),
+	accelerator_text,
+	engine_name,
 ]) if {
-	data.supportgate.lib.facts.platform_unlisted
-	vendor := data.supportgate.lib.accelerator.vendor
-	arch := data.supportgate.lib.accelerator.arch
+	platform_unlisted
+	vendor := accelerator.vendor
+	arch := accelerator.arch
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order.
 	names := [alternative.name |
-		some alternative in data.supportgate.lib.members(data.matrix.alternatives)
-		platforms := alternative.platforms
-		type_name(platforms) in {"array", "object", "set"} # members(), inline
-		[1 | some platform in platforms; platform.vendor == vendor; platform.arch == arch] != []
+		some alternative in data.matrix.alternatives
+		[1 | some platform in alternative.platforms; platform.vendor == vendor; platform.arch == arch] != []
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf(_recommendation_templates.experimental_port, [
-	data.supportgate.lib.engine_name,
-	data.supportgate.lib.unlisted_text,
+	engine_name,
+	unlisted_text,
 	_arch_dependencies_text,
 ]) if {
-	data.supportgate.lib.facts.unlisted
+	unlisted
 }
 
 recommendations contains sprintf(_recommendation_templates.consumer_card, [
-	data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
+	text(accelerator, ["model"]),
 	_reference_topology_text,
 ]) if {
-	data.supportgate.lib.facts.hardware_known
-	data.supportgate.lib.facts.consumer_card
+	hardware_known
+	consumer_card
 }
 
-recommendations contains sprintf(_recommendation_templates.external, [data.supportgate.lib.list_text(names)]) if {
+recommendations contains sprintf(_recommendation_templates.external, [list_text(names)]) if {
 	# Without a service section every component counts as missing.
-	data.supportgate.lib.spec.service
+	spec.service
 	names := sort([name |
-		some name, source in data.supportgate.lib.component_sources
+		some name, source in component_sources
 		source == "external"
 	])
 	count(names) > 0
 }
 
-recommendations contains sprintf(_recommendation_templates.missing, [data.supportgate.lib.list_text(names)]) if {
-	data.supportgate.lib.facts.online
-	sources := data.supportgate.lib.component_sources
+recommendations contains sprintf(_recommendation_templates.missing, [list_text(names)]) if {
+	online
+	sources := component_sources
 	names := [name |
-		some name in data.supportgate.lib.service_components
+		some name in service_components
 		sources[name] == "missing"
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf(_recommendation_templates.engine, [
-	data.supportgate.lib.text(data.supportgate.lib.spec, ["engine", "name"]),
-	data.supportgate.lib.list_text(data.supportgate.lib.known_engines),
+	text(spec, ["engine", "name"]),
+	list_text(known_engines),
 ]) if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.engine_known
+	deployment
+	not engine_known
 }
 
-recommendations contains sprintf(_recommendation_templates.hardware_ref, [data.supportgate.lib.hardware_ref]) if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.hardware_known
-	data.supportgate.lib.hardware_ref
+recommendations contains sprintf(_recommendation_templates.hardware_ref, [hardware_ref]) if {
+	deployment
+	not hardware_known
+	hardware_ref
 }
 
 recommendations contains _recommendation_templates.recipe_scope if {
@@ -216,15 +258,15 @@ recommendations contains _recommendation_templates.recipe_scope if {
 	found.rule == "service.recipe-scope"
 }
 
-_arch_dependencies_text := data.supportgate.lib.list_text(data.supportgate.lib.engine.arch_dependencies) if {
-	count(data.supportgate.lib.members(data.supportgate.lib.engine.arch_dependencies)) > 0
+_arch_dependencies_text := list_text(engine.arch_dependencies) if {
+	count(engine.arch_dependencies) > 0
 } else := "the architecture-dependent dependencies"
 
 _reference_topology_text := sprintf("the reference topology of %v prefill and %v decode GPUs", [
 	reference.prefill_gpus,
 	reference.decode_gpus,
 ]) if {
-	reference := data.supportgate.lib.engine.reference_topology
+	reference := engine.reference_topology
 	is_number(reference.prefill_gpus)
 	is_number(reference.decode_gpus)
 } else := "the engine's reference topology"

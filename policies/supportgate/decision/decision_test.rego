@@ -12,7 +12,10 @@ _h100_production := fx.deployment_input(
 )
 
 # The H100 trial of the examples: a topology that fits the 64-GPU pool and one domain.
-_h100_trial(spec) := fx.deployment_input(object.union(spec, {"topology": {"prefill_gpus": 4, "decode_gpus": 4}}), fx.h100)
+_h100_trial(spec) := fx.deployment_input(
+	object.union(spec, {"topology": {"prefill_gpus": 4, "decode_gpus": 4}}),
+	fx.h100,
+)
 
 _with_waivers(inp, waivers) := object.union(inp, {"waivers": waivers})
 

@@ -6,6 +6,19 @@
 # A missing os, compiler or python fires: it cannot be shown to meet the requirement.
 package supportgate.host
 
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.engines.ranges
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.range_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.versions.in_range
+
 _messages := {
 	"os": "os %v is not among the operating systems %v supports (%v)",
 	"compiler_name": "compiler %v is not %v, which %v requires (%v %v)",
@@ -25,17 +38,17 @@ warn := set()
 #   remediation: >-
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
-deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.hardware_path("os.name"), message) if {
-	allowed := data.supportgate.lib.engine.host.os
-	data.supportgate.lib.facts.hardware_known
+deny contains violation("host.os", hardware_path("os.name"), message) if {
+	allowed := engine.host.os
+	hardware_known
 
 	# Not `not os.name in allowed`: with the name missing OPA leaves that undefined where
 	# regorus makes it true. The comprehension is empty then on both engines.
-	[1 | data.supportgate.lib.hardware.os.name in allowed] == []
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.os, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["os", "name"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.list_text(allowed),
+	[1 | hardware.os.name in allowed] == []
+	message := hardware_message(sprintf(_messages.os, [
+		text(hardware, ["os", "name"]),
+		engine_name,
+		list_text(allowed),
 	]))
 }
 
@@ -50,7 +63,7 @@ deny contains data.supportgate.lib.violation("host.os", data.supportgate.lib.har
 #   remediation: >-
 #     Install the compiler the engine requires (the matrix's host.compiler name, at least its
 #     min version) and record it in compiler.name and compiler.version.
-deny contains data.supportgate.lib.violation("host.compiler", finding.path, finding.message) if {
+deny contains violation("host.compiler", finding.path, finding.message) if {
 	finding := _compiler_finding
 }
 
@@ -63,42 +76,46 @@ deny contains data.supportgate.lib.violation("host.compiler", finding.path, find
 #   remediation: >-
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
-deny contains data.supportgate.lib.violation("host.python", data.supportgate.lib.hardware_path("python"), message) if {
-	required := data.supportgate.lib.engine.host.python
-	data.supportgate.lib.facts.hardware_known
-	not data.supportgate.lib.version_checks.python
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.python, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["python"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.range_text(required),
+deny contains violation("host.python", hardware_path("python"), message) if {
+	required := engine.host.python
+	hardware_known
+	not _python_in_range
+	message := hardware_message(sprintf(_messages.python, [
+		text(hardware, ["python"]),
+		engine_name,
+		range_text(required),
 	]))
 }
 
 # _compiler_finding: the wrong name (a required name the hardware's compiler does not have),
 # or else, the name being right, the version out of range.
-_compiler_finding := {"path": data.supportgate.lib.hardware_path("compiler.name"), "message": message} if {
-	required := data.supportgate.lib.engine.host.compiler
-	data.supportgate.lib.facts.hardware_known
+_compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
+	required := engine.host.compiler
+	hardware_known
 	required.name
-	not data.supportgate.lib.hardware.compiler.name == required.name
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.compiler_name, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
+	not hardware.compiler.name == required.name
+	message := hardware_message(sprintf(_messages.compiler_name, [
+		text(hardware, ["compiler", "name"]),
 		required.name,
-		data.supportgate.lib.engine_name,
+		engine_name,
 		required.name,
-		data.supportgate.lib.range_text(required),
+		range_text(required),
 	]))
-} else := {"path": data.supportgate.lib.hardware_path("compiler.version"), "message": message} if {
-	required := data.supportgate.lib.engine.host.compiler
-	data.supportgate.lib.facts.hardware_known
-	not data.supportgate.lib.version_checks.compiler
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.compiler_version, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "version"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.range_text(required),
+} else := {"path": hardware_path("compiler.version"), "message": message} if {
+	required := engine.host.compiler
+	hardware_known
+	not _compiler_in_range
+	message := hardware_message(sprintf(_messages.compiler_version, [
+		text(hardware, ["compiler", "name"]),
+		text(hardware, ["compiler", "version"]),
+		engine_name,
+		range_text(required),
 	]))
 }
 
-# The version checks come from lib.version_checks (all versions read at once). A missing
-# version fails its check, so the rule fires: it cannot be shown to meet the requirement.
+# Helpers negated whole (a missing version fails its check, so the rule fires: it cannot be
+# shown to meet the requirement; `not in_range(undefined, ...)` would differ between OPA and
+# regorus).
+_python_in_range if in_range(hardware.python, ranges.python)
+
+_compiler_in_range if in_range(hardware.compiler.version, ranges.compiler)

@@ -19,7 +19,8 @@ test_host_os_quiet_on_linux if {
 }
 
 test_host_os_fires_against_the_deployment_engine if {
-	matrix := object.union(data.matrix, {"engines": {"bsd-engine": object.union(data.matrix.engines.deepinfer, {"host": {"os": ["freebsd"]}})}})
+	bsd := object.union(data.matrix.engines.deepinfer, {"host": {"os": ["freebsd"]}})
+	matrix := object.union(data.matrix, {"engines": {"bsd-engine": bsd}})
 	spec := fx.with_spec({"engine": {"name": "bsd-engine"}})
 	denied := host.deny with input as fx.inline_input(spec, fx.b200) with data.matrix as matrix
 	fx.paths(denied, "host.os") == {"spec.hardware.spec.os.name"}
@@ -38,7 +39,8 @@ test_host_compiler_fires_below_min if {
 }
 
 test_host_compiler_fires_on_other_compiler if {
-	denied := host.deny with input as fx.hardware_input(object.union(fx.b200, {"compiler": {"name": "clang", "version": "18.1"}}))
+	denied := host.deny
+		with input as fx.hardware_input(object.union(fx.b200, {"compiler": {"name": "clang", "version": "18.1"}}))
 	fx.paths(denied, "host.compiler") == {"spec.compiler.name"}
 }
 
@@ -53,7 +55,8 @@ test_host_compiler_fires_when_version_missing if {
 }
 
 test_host_compiler_quiet_at_min if {
-	not "host.compiler" in fx.rules(host.deny) with input as fx.hardware_input(object.union(fx.b200, {"compiler": {"version": "13"}}))
+	not "host.compiler" in fx.rules(host.deny)
+		with input as fx.hardware_input(object.union(fx.b200, {"compiler": {"version": "13"}}))
 }
 
 test_host_compiler_quiet_when_matrix_names_no_compiler if {
@@ -82,7 +85,8 @@ test_host_python_fires_on_unparsable_version if {
 }
 
 test_host_python_quiet_in_range if {
-	not "host.python" in fx.rules(host.deny) with input as fx.hardware_input(object.union(fx.b200, {"python": "3.12.0"}))
+	not "host.python" in fx.rules(host.deny)
+		with input as fx.hardware_input(object.union(fx.b200, {"python": "3.12.0"}))
 }
 
 test_host_python_path_names_the_ref if {

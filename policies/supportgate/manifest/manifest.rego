@@ -7,6 +7,11 @@
 # alone is unlisted) stays quiet rather than guessing.
 package supportgate.manifest
 
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_ref
+
 _messages := {
 	"unresolved_ref": "hardware.ref %v names no tracked HardwareManifest",
 	"no_hardware": "spec.hardware has neither a ref nor an inline spec",
@@ -25,24 +30,24 @@ warn := set()
 #     Post the referenced HardwareManifest first (or give it to `supportgate check` beside the
 #     deployment), fix the name in hardware.ref, or describe the pool inline with
 #     hardware.spec.
-deny contains data.supportgate.lib.violation("manifest.hardware-ref", finding.path, finding.message) if {
+deny contains violation("manifest.hardware-ref", finding.path, finding.message) if {
 	some finding in _hardware_findings
 }
 
 # applies: a deployment whose hardware is unresolved. The rule here requires it, and the
 # decision reads manifest.deny only when it holds.
 applies if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.hardware_known
+	deployment
+	not hardware_known
 }
 
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
-	data.supportgate.lib.hardware_ref
-	message := sprintf(_messages.unresolved_ref, [data.supportgate.lib.hardware_ref])
+	hardware_ref
+	message := sprintf(_messages.unresolved_ref, [hardware_ref])
 }
 
 _hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
 	applies
-	not data.supportgate.lib.hardware_ref
+	not hardware_ref
 }

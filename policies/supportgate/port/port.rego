@@ -3,7 +3,7 @@
 # versions, inventories the architecture-dependent dependencies and reaches production
 # only with every evidence item passed.
 #
-# These rules apply to deployments that are provably unlisted (data.supportgate.lib.facts.unlisted): quiet when
+# These rules apply to deployments that are provably unlisted (engines.unlisted): quiet when
 # the engine is not in the matrix (support.engine rejects) and, unless the model alone
 # is unlisted, when the hardware is unresolved (manifest.hardware-ref rejects).
 # port.consumer-card is the exception: it judges the accelerator alone, for
@@ -11,13 +11,39 @@
 # Missing port fields count as not true / not pinned / not inventoried.
 package supportgate.port
 
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.unlisted_text
+import data.supportgate.lib.evidence.items as evidence_items
+import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.pins
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.consumer_card
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.subject.spec
+
 _messages := {
 	"production": "stage production on unlisted %v needs every evidence item passed; not passed: %v",
-	"production_stack": "%v is unlisted, so the production model server must keep running unchanged; port.production_stack_unchanged is %v, not true",
+	"production_stack": concat(" ", [
+		"%v is unlisted, so the production model server must keep running unchanged;",
+		"port.production_stack_unchanged is %v, not true",
+	]),
 	"isolation": "%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true",
 	"pinning": "%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing",
-	"arch_dependency": "%v is unlisted, so the architecture-dependent dependency %v must be inventoried before compiling; its port status is %v",
-	"consumer_card": "%v (%v) is a consumer card: no consumer card is listed, and a single card or a small pool does not replace the reference topology",
+	"arch_dependency": concat(" ", [
+		"%v is unlisted, so the architecture-dependent dependency %v must be inventoried",
+		"before compiling; its port status is %v",
+	]),
+	"consumer_card": concat(" ", [
+		"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
+		"small pool does not replace the reference topology",
+	]),
 }
 
 # METADATA
@@ -32,13 +58,13 @@ _messages := {
 #   remediation: >-
 #     Keep the deployment at stage experimental or evaluation until every evidence item has
 #     passed, or move it to an officially supported platform and model.
-deny contains data.supportgate.lib.violation("port.production", "spec.stage", message) if {
+deny contains violation("port.production", "spec.stage", message) if {
 	applies
-	data.supportgate.lib.spec.stage == "production"
-	passed := data.supportgate.lib.passed_items
-	not_passed := [item | some item in data.supportgate.lib.evidence_items; not item in passed]
+	spec.stage == "production"
+	passed := passed_items
+	not_passed := [item | some item in evidence_items; not item in passed]
 	count(not_passed) > 0
-	message := sprintf(_messages.production, [data.supportgate.lib.unlisted_text, concat(", ", not_passed)])
+	message := sprintf(_messages.production, [unlisted_text, concat(", ", not_passed)])
 }
 
 # METADATA
@@ -50,12 +76,12 @@ deny contains data.supportgate.lib.violation("port.production", "spec.stage", me
 #   remediation: >-
 #     Leave the production stack untouched while porting and declare it with
 #     port.production_stack_unchanged: true.
-deny contains data.supportgate.lib.violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
+deny contains violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
 	applies
-	not data.supportgate.lib.spec.port.production_stack_unchanged == true
+	not spec.port.production_stack_unchanged == true
 	message := sprintf(_messages.production_stack, [
-		data.supportgate.lib.unlisted_text,
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["port", "production_stack_unchanged"]),
+		unlisted_text,
+		text(spec, ["port", "production_stack_unchanged"]),
 	])
 }
 
@@ -68,12 +94,12 @@ deny contains data.supportgate.lib.violation("port.production-stack", "spec.port
 #   remediation: >-
 #     Do the port on an isolated branch of the engine and declare it with
 #     port.isolated_branch: true.
-deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolated_branch", message) if {
+deny contains violation("port.isolation", "spec.port.isolated_branch", message) if {
 	applies
-	not data.supportgate.lib.spec.port.isolated_branch == true
+	not spec.port.isolated_branch == true
 	message := sprintf(_messages.isolation, [
-		data.supportgate.lib.unlisted_text,
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["port", "isolated_branch"]),
+		unlisted_text,
+		text(spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -88,11 +114,11 @@ deny contains data.supportgate.lib.violation("port.isolation", "spec.port.isolat
 #   remediation: >-
 #     Pin every version the port was tested with in port.pinned: engine, toolkit, driver,
 #     compiler and model (a digest such as sha256:...).
-deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
+deny contains violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
 	applies
-	some pin in data.supportgate.lib.pins
+	some pin in pins
 	not pin in _pinned
-	message := sprintf(_messages.pinning, [data.supportgate.lib.unlisted_text, pin, pin])
+	message := sprintf(_messages.pinning, [unlisted_text, pin, pin])
 }
 
 # METADATA
@@ -107,14 +133,21 @@ deny contains data.supportgate.lib.violation("port.pinning", sprintf("spec.port.
 #   remediation: >-
 #     Inventory each of the engine's architecture-dependent dependencies in
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
-deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("spec.port.arch_dependencies.%v", [dependency]), message) if {
+deny contains violation(
+	"port.arch-dependencies",
+	sprintf(
+		"spec.port.arch_dependencies.%v",
+		[dependency],
+	),
+	message,
+) if {
 	applies
-	some dependency in data.supportgate.lib.members(data.supportgate.lib.engine.arch_dependencies)
+	some dependency in engine.arch_dependencies
 	not dependency in _inventoried
 	message := sprintf(_messages.arch_dependency, [
-		data.supportgate.lib.unlisted_text,
+		unlisted_text,
 		dependency,
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["port", "arch_dependencies", dependency]),
+		text(spec, ["port", "arch_dependencies", dependency]),
 	])
 }
 
@@ -129,30 +162,30 @@ deny contains data.supportgate.lib.violation("port.arch-dependencies", sprintf("
 #   remediation: >-
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
-warn contains data.supportgate.lib.violation("port.consumer-card", data.supportgate.lib.hardware_path("accelerator"), message) if {
-	data.supportgate.lib.facts.hardware_known
-	data.supportgate.lib.facts.consumer_card
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.consumer_card, [
-		data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
-		data.supportgate.lib.accelerator_text,
+warn contains violation("port.consumer-card", hardware_path("accelerator"), message) if {
+	hardware_known
+	consumer_card
+	message := hardware_message(sprintf(_messages.consumer_card, [
+		text(accelerator, ["model"]),
+		accelerator_text,
 	]))
 }
 
 # applies: a deployment that is provably unlisted, so the port discipline applies. Every
 # deny rule here starts with it, and the decision reads port.deny only when it holds.
 applies if {
-	data.supportgate.lib.facts.deployment
-	data.supportgate.lib.facts.unlisted
+	deployment
+	unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once
 # (a helper function would run once per pin and dependency).
 _pinned contains pin if {
-	some pin, value in data.supportgate.lib.members(data.supportgate.lib.spec.port.pinned)
+	some pin, value in spec.port.pinned
 	not value in {"", null}
 }
 
 _inventoried contains dependency if {
-	some dependency, status in data.supportgate.lib.members(data.supportgate.lib.spec.port.arch_dependencies)
+	some dependency, status in spec.port.arch_dependencies
 	not status in {"", null, "unknown"}
 }

@@ -19,7 +19,8 @@ test_port_production_fires_on_unlisted_platform_without_evidence if {
 }
 
 test_port_production_fires_on_unlisted_model if {
-	spec := object.union(fx.with_spec({"model": {"name": "Llama-4"}}), {"evidence": {"workload_improvement": {"status": "failed"}}})
+	failed := {"evidence": {"workload_improvement": {"status": "failed"}}}
+	spec := object.union(fx.with_spec({"model": {"name": "Llama-4"}}), failed)
 	"port.production" in fx.rules(port.deny) with input as fx.deployment_input(spec, fx.b200)
 }
 
@@ -106,7 +107,8 @@ test_port_arch_dependencies_fires_on_unknown_and_missing if {
 }
 
 test_port_arch_dependencies_quiet_on_unported if {
-	not "port.arch-dependencies" in fx.rules(port.deny) with input as _h100_trial({"port": {"arch_dependencies": {"deepep": "unported"}}})
+	not "port.arch-dependencies" in fx.rules(port.deny)
+		with input as _h100_trial({"port": {"arch_dependencies": {"deepep": "unported"}}})
 }
 
 test_port_arch_dependencies_quiet_on_listed_configuration if {
@@ -157,7 +159,8 @@ test_port_consumer_card_fires_on_deployment_hardware if {
 }
 
 test_port_consumer_card_fires_whatever_the_engine if {
-	"port.consumer-card" in fx.rules(port.warn) with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.rtx4090)
+	"port.consumer-card" in fx.rules(port.warn)
+		with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.rtx4090)
 }
 
 test_port_consumer_card_quiet_on_datacenter_cards if {

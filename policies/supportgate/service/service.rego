@@ -8,10 +8,23 @@
 # mode; service.not-provided is quiet when the engine is not in the matrix.
 package supportgate.service
 
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.services.sources as component_sources
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.online
+import data.supportgate.lib.subject.spec
+
 _messages := {
 	"missing": "online serving needs %v, and its source is missing",
 	"not_provided": "%v claims source builtin, but %v does not provide it (it provides: %v)",
-	"recipe_scope": "deepseek-recipe is named as provider of %v; it only translates API formats (api_compatibility), runs no inference and is no production service",
+	"recipe_scope": concat(" ", [
+		"deepseek-recipe is named as provider of %v; it only translates API formats",
+		"(api_compatibility), runs no inference and is no production service",
+	]),
 	"external": "%v comes from external provider %v; its engineering effort belongs in the migration budget",
 }
 
@@ -24,7 +37,7 @@ _messages := {
 #   remediation: >-
 #     Name a KV cache for online serving in service.kv_cache, builtin if the engine provides
 #     one or external with its provider.
-deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
+deny contains violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
 	"kv_cache" in _missing_online
 }
 
@@ -37,7 +50,11 @@ deny contains data.supportgate.lib.violation("service.kv_cache", "spec.service.k
 #   remediation: >-
 #     Name a prefill/decode orchestrator in service.pd_orchestration, builtin if the engine
 #     provides one or external with its provider.
-deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.service.pd_orchestration", _missing_message("pd_orchestration")) if {
+deny contains violation(
+	"service.pd_orchestration",
+	"spec.service.pd_orchestration",
+	_missing_message("pd_orchestration"),
+) if {
 	"pd_orchestration" in _missing_online
 }
 
@@ -50,7 +67,11 @@ deny contains data.supportgate.lib.violation("service.pd_orchestration", "spec.s
 #   remediation: >-
 #     Name a load balancer in service.load_balancing, builtin if the engine provides one or
 #     external with its provider.
-deny contains data.supportgate.lib.violation("service.load_balancing", "spec.service.load_balancing", _missing_message("load_balancing")) if {
+deny contains violation(
+	"service.load_balancing",
+	"spec.service.load_balancing",
+	_missing_message("load_balancing"),
+) if {
 	"load_balancing" in _missing_online
 }
 
@@ -63,7 +84,11 @@ deny contains data.supportgate.lib.violation("service.load_balancing", "spec.ser
 #   remediation: >-
 #     Name an authentication layer in service.authentication, builtin if the engine provides
 #     one or external with its provider.
-deny contains data.supportgate.lib.violation("service.authentication", "spec.service.authentication", _missing_message("authentication")) if {
+deny contains violation(
+	"service.authentication",
+	"spec.service.authentication",
+	_missing_message("authentication"),
+) if {
 	"authentication" in _missing_online
 }
 
@@ -76,7 +101,11 @@ deny contains data.supportgate.lib.violation("service.authentication", "spec.ser
 #   remediation: >-
 #     Name an HTTP front end in service.http_transport, builtin if the engine provides one or
 #     external with its provider.
-deny contains data.supportgate.lib.violation("service.http_transport", "spec.service.http_transport", _missing_message("http_transport")) if {
+deny contains violation(
+	"service.http_transport",
+	"spec.service.http_transport",
+	_missing_message("http_transport"),
+) if {
 	"http_transport" in _missing_online
 }
 
@@ -89,7 +118,11 @@ deny contains data.supportgate.lib.violation("service.http_transport", "spec.ser
 #   remediation: >-
 #     Name an API compatibility layer in service.api_compatibility, builtin if the engine
 #     provides one or external (for example deepseek-recipe).
-deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.service.api_compatibility", _missing_message("api_compatibility")) if {
+deny contains violation(
+	"service.api_compatibility",
+	"spec.service.api_compatibility",
+	_missing_message("api_compatibility"),
+) if {
 	"api_compatibility" in _missing_online
 }
 
@@ -102,12 +135,12 @@ deny contains data.supportgate.lib.violation("service.api_compatibility", "spec.
 #   remediation: >-
 #     Change the component's source to external and name its provider: the matrix says the
 #     engine does not ship it.
-deny contains data.supportgate.lib.violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
+deny contains violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
 	some name, component in _components
 	component.source == "builtin"
 	provided := _provided
 	not name in provided
-	message := sprintf(_messages.not_provided, [name, data.supportgate.lib.engine_name, _provided_text(provided)])
+	message := sprintf(_messages.not_provided, [name, engine_name, _provided_text])
 }
 
 # METADATA
@@ -121,7 +154,7 @@ deny contains data.supportgate.lib.violation("service.not-provided", sprintf("sp
 #   remediation: >-
 #     Use deepseek-recipe only for api_compatibility and name a real production service as the
 #     provider of the other components.
-deny contains data.supportgate.lib.violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
+deny contains violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
 	some name, component in _components
 	name != "api_compatibility"
 	is_string(component.provider)
@@ -140,37 +173,37 @@ deny contains data.supportgate.lib.violation("service.recipe-scope", sprintf("sp
 #   remediation: >-
 #     Budget the integration and operation of each external component in the migration plan;
 #     nothing in the manifest needs to change.
-warn contains data.supportgate.lib.violation("service.external", sprintf("spec.service.%v", [name]), message) if {
+warn contains violation("service.external", sprintf("spec.service.%v", [name]), message) if {
 	some name, component in _components
 	component.source == "external"
-	message := sprintf(_messages.external, [name, data.supportgate.lib.text(component, ["provider"])])
+	message := sprintf(_messages.external, [name, text(component, ["provider"])])
 }
 
 # applies: an online deployment, or one that declares service components. Every rule here
 # requires it (the component rules ask for online, the others iterate _components), and the
 # decision reads service.deny and service.warn only when it holds.
-applies if data.supportgate.lib.facts.online
+applies if online
 
 applies if {
-	data.supportgate.lib.facts.deployment
+	deployment
 	count(_components) > 0
 }
 
 # _components: the declared service components (undefined without a service section).
-_components := data.supportgate.lib.members(data.supportgate.lib.spec.service) if data.supportgate.lib.facts.deployment
+_components := spec.service if deployment
 
 # _missing_online: the components an online deployment lacks, once per evaluation.
 _missing_online contains name if {
-	data.supportgate.lib.facts.online
-	some name, source in data.supportgate.lib.component_sources
+	online
+	some name, source in component_sources
 	source == "missing"
 }
 
 # Undefined when the engine is not in the matrix (service.not-provided is quiet then).
-_provided := data.supportgate.lib.members(data.supportgate.lib.field(data.supportgate.lib.engine, ["provides"], []))
+_provided := object.get(engine, "provides", [])
 
 _missing_message(name) := sprintf(_messages.missing, [name])
 
-_provided_text(provided) := data.supportgate.lib.list_text(provided) if count(provided) > 0
-
-_provided_text(provided) := "nothing" if count(provided) == 0
+_provided_text := list_text(_provided) if {
+	count(_provided) > 0
+} else := "nothing"

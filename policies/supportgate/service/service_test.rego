@@ -21,7 +21,9 @@ test_service_clean_online_deployment if {
 # --- service.kv_cache ---------------------------------------------------------
 
 test_service_kv_cache_fires_when_source_missing if {
-	denied := service.deny with input as _online({"service": {"kv_cache": {"source": "missing"}}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"kv_cache": {"source": "missing"}}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.kv_cache"}
 	fx.paths(denied, "service.kv_cache") == {"spec.service.kv_cache"}
 }
@@ -31,7 +33,8 @@ test_service_kv_cache_fires_when_entry_absent if {
 }
 
 test_service_kv_cache_quiet_when_external if {
-	not "service.kv_cache" in fx.rules(service.deny) with input as _online({"service": {"kv_cache": {"source": "external", "provider": "x"}}})
+	not "service.kv_cache" in fx.rules(service.deny)
+		with input as _online({"service": {"kv_cache": {"source": "external", "provider": "x"}}})
 }
 
 test_service_kv_cache_quiet_offline if {
@@ -41,7 +44,9 @@ test_service_kv_cache_quiet_offline if {
 # --- service.pd_orchestration -------------------------------------------------
 
 test_service_pd_orchestration_fires_when_source_missing if {
-	denied := service.deny with input as _online({"service": {"pd_orchestration": {"source": "missing"}}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"pd_orchestration": {"source": "missing"}}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.pd_orchestration"}
 	fx.paths(denied, "service.pd_orchestration") == {"spec.service.pd_orchestration"}
 }
@@ -51,7 +56,8 @@ test_service_pd_orchestration_fires_when_entry_absent if {
 }
 
 test_service_pd_orchestration_quiet_when_external if {
-	not "service.pd_orchestration" in fx.rules(service.deny) with input as _online({"service": {"pd_orchestration": {"source": "external", "provider": "x"}}})
+	not "service.pd_orchestration" in fx.rules(service.deny)
+		with input as _online({"service": {"pd_orchestration": {"source": "external", "provider": "x"}}})
 }
 
 test_service_pd_orchestration_quiet_offline if {
@@ -61,7 +67,9 @@ test_service_pd_orchestration_quiet_offline if {
 # --- service.load_balancing ---------------------------------------------------
 
 test_service_load_balancing_fires_when_source_missing if {
-	denied := service.deny with input as _online({"service": {"load_balancing": {"source": "missing"}}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"load_balancing": {"source": "missing"}}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.load_balancing"}
 	fx.paths(denied, "service.load_balancing") == {"spec.service.load_balancing"}
 }
@@ -71,7 +79,8 @@ test_service_load_balancing_fires_when_entry_absent if {
 }
 
 test_service_load_balancing_quiet_when_external if {
-	not "service.load_balancing" in fx.rules(service.deny) with input as _online({"service": {"load_balancing": {"source": "external", "provider": "x"}}})
+	not "service.load_balancing" in fx.rules(service.deny)
+		with input as _online({"service": {"load_balancing": {"source": "external", "provider": "x"}}})
 }
 
 test_service_load_balancing_quiet_offline if {
@@ -81,7 +90,9 @@ test_service_load_balancing_quiet_offline if {
 # --- service.authentication ---------------------------------------------------
 
 test_service_authentication_fires_when_source_missing if {
-	denied := service.deny with input as _online({"service": {"authentication": {"source": "missing"}}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"authentication": {"source": "missing"}}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.authentication"}
 	fx.paths(denied, "service.authentication") == {"spec.service.authentication"}
 }
@@ -91,7 +102,8 @@ test_service_authentication_fires_when_entry_absent if {
 }
 
 test_service_authentication_quiet_when_external if {
-	not "service.authentication" in fx.rules(service.deny) with input as _online({"service": {"authentication": {"source": "external", "provider": "x"}}})
+	not "service.authentication" in fx.rules(service.deny)
+		with input as _online({"service": {"authentication": {"source": "external", "provider": "x"}}})
 }
 
 test_service_authentication_quiet_offline if {
@@ -101,7 +113,9 @@ test_service_authentication_quiet_offline if {
 # --- service.http_transport ---------------------------------------------------
 
 test_service_http_transport_fires_when_source_missing if {
-	denied := service.deny with input as _online({"service": {"http_transport": {"source": "missing"}}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"http_transport": {"source": "missing"}}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.http_transport"}
 	fx.paths(denied, "service.http_transport") == {"spec.service.http_transport"}
 }
@@ -111,7 +125,8 @@ test_service_http_transport_fires_when_entry_absent if {
 }
 
 test_service_http_transport_quiet_when_external if {
-	not "service.http_transport" in fx.rules(service.deny) with input as _online({"service": {"http_transport": {"source": "external", "provider": "x"}}})
+	not "service.http_transport" in fx.rules(service.deny)
+		with input as _online({"service": {"http_transport": {"source": "external", "provider": "x"}}})
 }
 
 test_service_http_transport_quiet_offline if {
@@ -121,7 +136,9 @@ test_service_http_transport_quiet_offline if {
 # --- service.api_compatibility ------------------------------------------------
 
 test_service_api_compatibility_fires_when_source_missing if {
-	denied := service.deny with input as _online({"service": {"api_compatibility": {"source": "missing"}}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"api_compatibility": {"source": "missing"}}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.api_compatibility"}
 	fx.paths(denied, "service.api_compatibility") == {"spec.service.api_compatibility"}
 }
@@ -131,7 +148,8 @@ test_service_api_compatibility_fires_when_entry_absent if {
 }
 
 test_service_api_compatibility_quiet_when_external if {
-	not "service.api_compatibility" in fx.rules(service.deny) with input as _online({"service": {"api_compatibility": {"source": "external", "provider": "x"}}})
+	not "service.api_compatibility" in fx.rules(service.deny)
+		with input as _online({"service": {"api_compatibility": {"source": "external", "provider": "x"}}})
 }
 
 test_service_api_compatibility_quiet_offline if {
@@ -141,7 +159,8 @@ test_service_api_compatibility_quiet_offline if {
 # --- service.not-provided ------------------------------------------------------------
 
 test_service_not_provided_fires_on_builtin_the_engine_lacks if {
-	denied := service.deny with input as _online({"service": {"kv_cache": {"source": "external", "provider": "lmcache"}}})
+	denied := service.deny
+		with input as _online({"service": {"kv_cache": {"source": "external", "provider": "lmcache"}}})
 	fx.paths(denied, "service.not-provided") == {
 		"spec.service.pd_orchestration.source",
 		"spec.service.load_balancing.source",
@@ -157,7 +176,9 @@ test_service_not_provided_fires_offline_too if {
 }
 
 test_service_not_provided_quiet_when_engine_provides if {
-	not "service.not-provided" in fx.rules(service.deny) with input as _online({}) with data.matrix as fx.providing_matrix
+	not "service.not-provided" in fx.rules(service.deny)
+		with input as _online({})
+		with data.matrix as fx.providing_matrix
 }
 
 test_service_not_provided_quiet_when_engine_unknown if {

@@ -7,6 +7,28 @@
 # the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_known
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.engines.known_engines
+import data.supportgate.lib.engines.matching_platforms
+import data.supportgate.lib.engines.model_unlisted
+import data.supportgate.lib.engines.platform_listed
+import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.engines.ranges
+import data.supportgate.lib.report.list_text
+import data.supportgate.lib.report.range_text
+import data.supportgate.lib.report.text
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.accelerator_text
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.subject.spec
+import data.supportgate.lib.versions.in_range
+
 _messages := {
 	"engine": "engine %v is not in the support matrix (known engines: %v)",
 	"model": "model %v is not among the models %v lists (%v)",
@@ -24,12 +46,12 @@ _messages := {
 #   remediation: >-
 #     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
 #     new matrix version.
-deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name", message) if {
-	data.supportgate.lib.facts.deployment
-	not data.supportgate.lib.facts.engine_known
+deny contains violation("support.engine", "spec.engine.name", message) if {
+	deployment
+	not engine_known
 	message := sprintf(_messages.engine, [
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["engine", "name"]),
-		data.supportgate.lib.list_text(data.supportgate.lib.known_engines),
+		text(spec, ["engine", "name"]),
+		list_text(known_engines),
 	])
 }
 
@@ -44,7 +66,7 @@ deny contains data.supportgate.lib.violation("support.engine", "spec.engine.name
 #   remediation: >-
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit.
-deny contains data.supportgate.lib.violation("support.toolkit", finding.path, finding.message) if {
+deny contains violation("support.toolkit", finding.path, finding.message) if {
 	finding := _toolkit_finding
 }
 
@@ -59,12 +81,12 @@ deny contains data.supportgate.lib.violation("support.toolkit", finding.path, fi
 #   remediation: >-
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
-warn contains data.supportgate.lib.violation("support.platform", data.supportgate.lib.hardware_path("accelerator"), message) if {
-	data.supportgate.lib.facts.platform_unlisted
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.platform, [
-		data.supportgate.lib.accelerator_text,
-		data.supportgate.lib.text(data.supportgate.lib.accelerator, ["model"]),
-		data.supportgate.lib.engine_name,
+warn contains violation("support.platform", hardware_path("accelerator"), message) if {
+	platform_unlisted
+	message := hardware_message(sprintf(_messages.platform, [
+		accelerator_text,
+		text(accelerator, ["model"]),
+		engine_name,
 		_platforms_text,
 	]))
 }
@@ -78,74 +100,68 @@ warn contains data.supportgate.lib.violation("support.platform", data.supportgat
 #   remediation: >-
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
-warn contains data.supportgate.lib.violation("support.model", "spec.model.name", message) if {
-	data.supportgate.lib.facts.model_unlisted
+warn contains violation("support.model", "spec.model.name", message) if {
+	model_unlisted
 	message := sprintf(_messages.model, [
-		data.supportgate.lib.text(data.supportgate.lib.spec, ["model", "name"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.list_text(data.supportgate.lib.field(data.supportgate.lib.engine, ["models"], [])),
+		text(spec, ["model", "name"]),
+		engine_name,
+		list_text(object.get(engine, "models", [])),
 	])
 }
 
-_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in data.supportgate.lib.members(data.supportgate.lib.engine.platforms)])
+_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in engine.platforms])
 
 # The platform may be listed more than once; the toolkit is fine if any entry accepts it:
 # one without a toolkit requirement, or one whose name matches and whose range holds the
-# version (for the first entry from lib.version_checks, all versions read at once; else
-# from in_range). The first body is the common case of one listed entry naming its toolkit,
-# tried alone before the general ones (an `else` chain stops at the first body that holds).
+# version.
 _toolkit_accepted if {
-	platforms := data.supportgate.lib.matching_platforms
-	required := platforms[0].toolkit
-	data.supportgate.lib.hardware.toolkit.name == required.name
-	data.supportgate.lib.version_checks.toolkit
-} else if {
-	some platform in data.supportgate.lib.matching_platforms
+	some platform in matching_platforms
 	not platform.toolkit
-} else if {
-	some i, platform in data.supportgate.lib.matching_platforms
-	_toolkit_name_matches(platform.toolkit)
-	_toolkit_version_in_range(i)
 }
 
-_toolkit_version_in_range(i) := data.supportgate.lib.version_checks.toolkit if {
-	i == 0
-} else := data.supportgate.lib.in_range(data.supportgate.lib.hardware.toolkit.version, required) if {
-	platforms := data.supportgate.lib.matching_platforms
-	required := platforms[i].toolkit
+_toolkit_accepted if {
+	some i, platform in engine.platforms
+	platform.vendor == accelerator.vendor
+	platform.arch == accelerator.arch
+	_toolkit_name_matches(platform.toolkit)
+	in_range(hardware.toolkit.version, ranges.toolkits[i])
 }
 
 _toolkit_name_matches(required) if not required.name
 
-_toolkit_name_matches(required) if data.supportgate.lib.hardware.toolkit.name == required.name
+_toolkit_name_matches(required) if _toolkit_name == required.name
+
+# (A rule, not read inside the function: under regorus a function reading an imported name
+# reads nothing.)
+_toolkit_name := hardware.toolkit.name
 
 # _toolkit_finding: findings describe the first entry: the wrong name, or else (right name)
 # the version out of range.
-_toolkit_finding := {"path": data.supportgate.lib.hardware_path("toolkit.name"), "message": message} if {
-	data.supportgate.lib.facts.platform_listed
+_toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} if {
+	platform_listed
 	not _toolkit_accepted
-	platforms := data.supportgate.lib.matching_platforms
+	platforms := matching_platforms
 	required := platforms[0].toolkit
 	not _toolkit_name_matches(required)
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.toolkit_name, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
+	message := hardware_message(sprintf(_messages.toolkit_name, [
+		text(hardware, ["toolkit", "name"]),
 		required.name,
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.accelerator_text,
+		engine_name,
+		accelerator_text,
 		required.name,
-		data.supportgate.lib.range_text(required),
+		range_text(required),
 	]))
-} else := {"path": data.supportgate.lib.hardware_path("toolkit.version"), "message": message} if {
-	data.supportgate.lib.facts.platform_listed
+} else := {"path": hardware_path("toolkit.version"), "message": message} if {
+	platform_listed
 	not _toolkit_accepted
-	platforms := data.supportgate.lib.matching_platforms
+	platforms := matching_platforms
 	required := platforms[0].toolkit
 	_toolkit_name_matches(required)
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.toolkit_version, [
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
-		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "version"]),
-		data.supportgate.lib.engine_name,
-		data.supportgate.lib.accelerator_text,
-		data.supportgate.lib.range_text(required),
+	message := hardware_message(sprintf(_messages.toolkit_version, [
+		text(hardware, ["toolkit", "name"]),
+		text(hardware, ["toolkit", "version"]),
+		engine_name,
+		accelerator_text,
+		range_text(required),
 	]))
 }

@@ -11,10 +11,6 @@ test_support_engine_fires_on_engine_outside_matrix if {
 	fx.paths(denied, "support.engine") == {"spec.engine.name"}
 }
 
-test_support_engine_fires_when_engine_missing if {
-	"support.engine" in fx.rules(support.deny) with input as fx.deployment_input(json.remove(fx.deployment, ["engine"]), fx.b200)
-}
-
 test_support_engine_quiet_on_deepinfer if {
 	not "support.engine" in fx.rules(support.deny) with input as fx.deployment_input(fx.deployment, fx.b200)
 }
@@ -66,11 +62,13 @@ test_support_toolkit_fires_below_min if {
 }
 
 test_support_toolkit_fires_at_below_bound if {
-	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "14"}}))
+	"support.toolkit" in fx.rules(support.deny)
+		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "14"}}))
 }
 
 test_support_toolkit_fires_on_other_toolkit if {
-	denied := support.deny with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"name": "rocm", "version": "13.0"}}))
+	denied := support.deny
+		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"name": "rocm", "version": "13.0"}}))
 	fx.paths(denied, "support.toolkit") == {"spec.toolkit.name"}
 }
 
@@ -79,7 +77,8 @@ test_support_toolkit_fires_when_toolkit_missing if {
 }
 
 test_support_toolkit_fires_on_ascend_outside_range if {
-	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
+	"support.toolkit" in fx.rules(support.deny)
+		with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
 }
 
 test_support_toolkit_fires_on_version_when_platform_names_no_toolkit_name if {
@@ -91,7 +90,8 @@ test_support_toolkit_fires_on_version_when_platform_names_no_toolkit_name if {
 
 test_support_toolkit_quiet_in_range if {
 	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.b200)
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "13"}}))
+	not "support.toolkit" in fx.rules(support.deny)
+		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "13"}}))
 }
 
 test_support_toolkit_quiet_on_unlisted_platform if {
@@ -109,8 +109,11 @@ test_support_toolkit_quiet_when_any_listed_entry_accepts if {
 		data.matrix.engines.deepinfer.platforms,
 		[{"vendor": "nvidia", "arch": "sm100", "toolkit": {"name": "cuda", "min": "12.8"}}],
 	)}}})
+	toolkits := array.concat(data.supportgate.prepared.engines.deepinfer.toolkits, [{"min": [12, 8, 0, 0]}])
 	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware) with data.matrix as matrix
+	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware)
+		with data.matrix as matrix
+		with data.supportgate.prepared.engines.deepinfer.toolkits as toolkits
 }
 
 # --- support.model ---------------------------------------------------------------------------

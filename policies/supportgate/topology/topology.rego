@@ -9,10 +9,30 @@
 # warns on that field: the planned topology cannot be shown to fit.
 package supportgate.topology
 
+import data.supportgate.lib.engines.engine
+import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.report.violation
+import data.supportgate.lib.subject.accelerator
+import data.supportgate.lib.subject.deployment
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware_message
+import data.supportgate.lib.subject.hardware_path
+import data.supportgate.lib.subject.spec
+
 _messages := {
-	"capacity": "the topology plans %v GPUs (%v prefill + %v decode), more than the %v the hardware has (%v nodes x %v per node)",
-	"scale_up_domain": "%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference topology runs inside one scale-up domain",
-	"scale_up_domain_unknown": "interconnect.scale_up_domain is not stated; %v's reference topology runs inside one scale-up domain",
+	"capacity": concat(" ", [
+		"the topology plans %v GPUs (%v prefill + %v decode), more than the %v the",
+		"hardware has (%v nodes x %v per node)",
+	]),
+	"scale_up_domain": concat(" ", [
+		"%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference",
+		"topology runs inside one scale-up domain",
+	]),
+	"scale_up_domain_unknown": concat(" ", [
+		"interconnect.scale_up_domain is not stated; %v's reference topology runs inside",
+		"one scale-up domain",
+	]),
 }
 
 # METADATA
@@ -24,17 +44,17 @@ _messages := {
 #   remediation: >-
 #     Lower prefill_gpus and decode_gpus to fit the pool, or reference a pool with more nodes
 #     or GPUs per node.
-deny contains data.supportgate.lib.violation("topology.capacity", "spec.topology", message) if {
+deny contains violation("topology.capacity", "spec.topology", message) if {
 	applies
-	nodes := data.supportgate.lib.hardware.nodes
-	per_node := data.supportgate.lib.accelerator.per_node
+	nodes := hardware.nodes
+	per_node := accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
 	prefill := _planned.prefill_gpus
 	decode := _planned.decode_gpus
 	planned := prefill + decode
 	planned > nodes * per_node
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.capacity, [
+	message := hardware_message(sprintf(_messages.capacity, [
 		planned,
 		prefill,
 		decode,
@@ -55,13 +75,13 @@ deny contains data.supportgate.lib.violation("topology.capacity", "spec.topology
 #   remediation: >-
 #     Fit prefill and decode each within one scale-up domain (interconnect.scale_up_domain),
 #     or run on hardware with a larger NVLink/HCCS domain.
-warn contains data.supportgate.lib.violation("topology.scale-up-domain", finding.path, finding.message) if {
+warn contains violation("topology.scale-up-domain", finding.path, finding.message) if {
 	some finding in _scale_up_findings
 }
 
 # The planned GPUs per role, read once (a missing or non-numeric count is 0).
 _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
-	topology := data.supportgate.lib.spec.topology
+	topology := spec.topology
 	some role in ["prefill_gpus", "decode_gpus"]
 	gpus := topology[role]
 	is_number(gpus)
@@ -70,30 +90,30 @@ _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.
 applies if {
-	data.supportgate.lib.facts.deployment
-	data.supportgate.lib.facts.hardware_known
+	deployment
+	hardware_known
 }
 
 _single_domain if {
 	applies
-	data.supportgate.lib.engine.reference_topology.single_scale_up_domain == true
+	engine.reference_topology.single_scale_up_domain == true
 }
 
 _scale_up_findings contains {"path": sprintf("spec.topology.%v", [role]), "message": message} if {
 	_single_domain
-	domain := data.supportgate.lib.hardware.interconnect.scale_up_domain
+	domain := hardware.interconnect.scale_up_domain
 	is_number(domain)
 	some role, gpus in _planned
 	gpus > domain
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain, [role, gpus, domain, data.supportgate.lib.engine_name]))
+	message := hardware_message(sprintf(_messages.scale_up_domain, [role, gpus, domain, engine_name]))
 }
 
-_scale_up_findings contains {"path": data.supportgate.lib.hardware_path("interconnect.scale_up_domain"), "message": message} if {
+_scale_up_findings contains {"path": hardware_path("interconnect.scale_up_domain"), "message": message} if {
 	_single_domain
 	not _domain_stated
 	_planned.prefill_gpus + _planned.decode_gpus > 0
-	message := data.supportgate.lib.hardware_message(sprintf(_messages.scale_up_domain_unknown, [data.supportgate.lib.engine_name]))
+	message := hardware_message(sprintf(_messages.scale_up_domain_unknown, [engine_name]))
 }
 
 # A helper, not `not is_number(ref)`: OPA leaves the negation undefined when the ref is.
-_domain_stated if is_number(data.supportgate.lib.hardware.interconnect.scale_up_domain)
+_domain_stated if is_number(hardware.interconnect.scale_up_domain)

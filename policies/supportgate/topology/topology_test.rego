@@ -26,7 +26,8 @@ test_topology_capacity_quiet_without_topology if {
 }
 
 test_topology_capacity_quiet_without_node_count if {
-	not "topology.capacity" in fx.rules(topology.deny) with input as fx.deployment_input(fx.deployment, json.remove(fx.rtx4090, ["nodes"]))
+	not "topology.capacity" in fx.rules(topology.deny)
+		with input as fx.deployment_input(fx.deployment, json.remove(fx.rtx4090, ["nodes"]))
 }
 
 test_topology_capacity_quiet_when_hardware_unresolved if {
@@ -74,5 +75,6 @@ test_topology_scale_up_domain_quiet_when_engine_unknown if {
 
 test_topology_scale_up_domain_quiet_without_planned_gpus if {
 	spec := json.remove(fx.deployment, ["topology"])
-	not "topology.scale-up-domain" in fx.rules(topology.warn) with input as fx.deployment_input(spec, json.remove(fx.b200, ["interconnect"]))
+	not "topology.scale-up-domain" in fx.rules(topology.warn)
+		with input as fx.deployment_input(spec, json.remove(fx.b200, ["interconnect"]))
 }

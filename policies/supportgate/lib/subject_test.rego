@@ -1,0 +1,54 @@
+package supportgate.lib.subject_test
+
+import data.supportgate.fixtures_test as fx
+import data.supportgate.lib.subject
+
+test_hardware_of_hardware_manifest_is_its_spec if {
+	subject.hardware == fx.b200 with input as fx.hardware_input(fx.b200)
+}
+
+test_hardware_of_deployment_is_input_hardware if {
+	subject.hardware == fx.h100 with input as fx.deployment_input(fx.deployment, fx.h100)
+}
+
+test_hardware_falls_back_to_inline_spec if {
+	inline := json.remove(fx.inline_input(fx.deployment, fx.h100), ["hardware"])
+	subject.hardware == fx.h100 with input as inline
+}
+
+test_hardware_unknown_when_ref_unresolved if {
+	not subject.hardware_known with input as fx.unresolved_input(fx.deployment)
+}
+
+test_hardware_path_of_hardware_manifest if {
+	subject.hardware_path("compiler.version") == "spec.compiler.version" with input as fx.hardware_input(fx.b200)
+}
+
+test_hardware_path_of_inline_deployment if {
+	path := subject.hardware_path("compiler.version") with input as fx.inline_input(fx.deployment, fx.b200)
+	path == "spec.hardware.spec.compiler.version"
+}
+
+test_hardware_path_of_referencing_deployment if {
+	path := subject.hardware_path("compiler.version") with input as fx.deployment_input(fx.deployment, fx.b200)
+	path == "spec.hardware.ref"
+}
+
+test_hardware_message_names_the_pool if {
+	subject.hardware_message("m") == "m (hardware pool-a)" with input as fx.deployment_input(fx.deployment, fx.b200)
+	subject.hardware_message("m") == "m" with input as fx.hardware_input(fx.b200)
+}
+
+test_consumer_card_by_arch_and_model if {
+	subject.consumer_card with input as fx.hardware_input(fx.rtx4090)
+	subject.consumer_card with input as fx.hardware_input(object.union(fx.b200, {"accelerator": {"arch": "sm120"}}))
+	rtx := object.union(fx.b200, {"accelerator": {"model": "Quadro rtx 6000"}})
+	subject.consumer_card with input as fx.hardware_input(rtx)
+	not subject.consumer_card with input as fx.hardware_input(fx.b200)
+}
+
+test_online_only_for_online_deployments if {
+	subject.online with input as fx.deployment_input(fx.with_spec({"mode": "online"}), fx.b200)
+	not subject.online with input as fx.deployment_input(fx.with_spec({"mode": "offline"}), fx.b200)
+	not subject.online with input as fx.hardware_input(fx.b200)
+}

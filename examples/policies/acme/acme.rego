@@ -22,7 +22,10 @@ deny contains {"rule": "org.acme.decode-replicas", "path": "spec.topology.decode
 	domain := input.hardware.interconnect.scale_up_domain
 	decode := input.manifest.spec.topology.decode_gpus
 	decode < 2 * domain
-	message := sprintf("production runs %v decode GPUs, fewer than two replicas of the %v-GPU scale-up domain", [decode, domain])
+	message := sprintf(
+		"production runs %v decode GPUs, fewer than two replicas of the %v-GPU scale-up domain",
+		[decode, domain],
+	)
 }
 
 # METADATA

@@ -40,7 +40,8 @@ test_decode_replicas_quiet_outside_production if {
 }
 
 test_rtx_production_fires if {
-	"org.acme.rtx-production" in _ids(acme.deny) with input as _input(_deployment("production", 4), _pool("GeForce RTX 4090", 1))
+	rtx_in_production := _input(_deployment("production", 4), _pool("GeForce RTX 4090", 1))
+	"org.acme.rtx-production" in _ids(acme.deny) with input as rtx_in_production
 }
 
 test_rtx_production_quiet_on_datacenter_cards if {
@@ -48,7 +49,8 @@ test_rtx_production_quiet_on_datacenter_cards if {
 }
 
 test_rtx_quiet_in_evaluation if {
-	not "org.acme.rtx-production" in _ids(acme.deny) with input as _input(_deployment("evaluation", 4), _pool("GeForce RTX 4090", 1))
+	rtx_in_evaluation := _input(_deployment("evaluation", 4), _pool("GeForce RTX 4090", 1))
+	not "org.acme.rtx-production" in _ids(acme.deny) with input as rtx_in_evaluation
 }
 
 test_quantization_warns_when_unnamed if {

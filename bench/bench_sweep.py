@@ -1,7 +1,7 @@
 """Re-evaluation sweeps on PostgreSQL: a matrix change over a large tracked fleet, end to end,
 against the engine's batch cost over the same subjects; then a no-change scheduled sweep.
 
-Run: python -m bench.bench_sweep [--manifests 100000] [--batch 500]
+Run: python -m bench.bench_sweep [--manifests 100000] [--batch 500] [--previous-tree]
 Needs PostgreSQL (started like the tests start it; a scratch database is made and dropped).
 
 1. --manifests tracked manifests (bench/sweep_data.py: one pool in ten, H100 / B200 / H100 /
@@ -16,6 +16,9 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
 3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
+With --previous-tree, all of it runs first under the previous policy tree (the oracle fixture
+tests/fixtures/policy_tree_v1, issue 13) on its own scratch database, then under the current
+one, and the two sweeps' manifests/s are compared.
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
+from bench.bench_policy_tree import ORACLE_DIR
 from bench.sweep_data import insert_fleet, sm90_matrix
-from supportgate.config import Settings
+from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
+from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.reevaluation.services import SWEEP_BATCH_SIZE
 from supportgate.reevaluation.source import iter_tracked_batches, subjects
 from supportgate.runtime import Runtime
@@ -97,14 +102,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifests", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=SWEEP_BATCH_SIZE)
+    parser.add_argument(
+        "--previous-tree",
+        action="store_true",
+        help="run it all under the previous policy tree too (issue 13's oracle) and compare",
+    )
     args = parser.parse_args()
-    n = args.manifests
+    trees = [("policy tree", DEFAULT_POLICY_DIR)]
+    if args.previous_tree:
+        trees.insert(0, ("previous policy tree", ORACLE_DIR))
+    speeds = []
+    for name, policy_dir in trees:
+        speeds.append(_sweeps(args.manifests, args.batch, policy_dir, name))
+        print()
+    if args.previous_tree:
+        (old_matrix, old_quiet), (new_matrix, new_quiet) = speeds
+        print("### The policy tree against the previous one (same run, manifests/s)\n")
+        print("| sweep | previous tree | policy tree | ratio of times |")
+        print("|---|---:|---:|---:|")
+        for sweep, old, new in (
+            ("matrix", old_matrix, new_matrix),
+            ("no change", old_quiet, new_quiet),
+        ):
+            print(f"| {sweep} | {old:,.0f} | {new:,.0f} | {old / new:.2f}x |")
+
+
+def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, float]:
+    """The three sweeps on a scratch database; prints their table, returns the matrix and the
+    no-change sweeps' manifests per second."""
     with temporary_database(postgres_admin_url()) as url:
-        runtime = Runtime.build(replace(Settings.from_env({}), database_url=url))
+        settings = replace(Settings.from_env({}), database_url=url, policy_dir=policy_dir)
+        runtime = Runtime.build(settings)
         runtime.prepare_database(upgrade_schema=True)
         runtime.ledger.start()  # as `serve` does: on PostgreSQL, the ledger's writer process
         sweeps = runtime.reevaluation
-        sweeps.batch_size = args.batch
+        sweeps.batch_size = batch
         try:
             _, fill = _timed(lambda: insert_fleet(runtime.db, n))
             with runtime.db.connect() as connection:
@@ -113,7 +145,7 @@ def main() -> None:
                 )
             initial, first = _timed(lambda: sweeps.run_sweep("matrix", trigger="bench:initial"))
             published = runtime.matrices.publish(sm90_matrix("2026.12.1"), published_by="bench")
-            engine_seconds = _engine_cost(runtime, published.loaded, args.batch)
+            engine_seconds = _engine_cost(runtime, policy_dir, published.loaded, batch)
             changing, change = _timed(
                 lambda: sweeps.run_sweep("matrix", trigger=f"matrix:{published.version}")
             )
@@ -141,7 +173,7 @@ def main() -> None:
             (still.seconds / n) / engine_per,
         ),
     ]
-    print(f"### Sweeps over {n:,} tracked manifests on PostgreSQL (batch {args.batch})\n")
+    print(f"### Sweeps over {n:,} tracked manifests on PostgreSQL (batch {batch}), {tree}\n")
     print("| case | total | per manifest | manifests/s | RSS growth | ratio to engine |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, run, count, ratio in rows:
@@ -156,11 +188,14 @@ def main() -> None:
         f"sweep; {changing.counts.changed:,} of {n:,} decisions changed under the new matrix "
         f"(failed: {changing.counts.failed})"
     )
+    return n / change.seconds, n / still.seconds
 
 
-def _engine_cost(runtime: Runtime, matrix: object, batch_size: int) -> float:
-    """Seconds spent in Evaluator.evaluate_batch over every tracked manifest, in batches."""
-    evaluator = Evaluator(runtime.engine, matrix)  # type: ignore[arg-type]
+def _engine_cost(runtime: Runtime, policy_dir: Path, matrix: object, batch_size: int) -> float:
+    """Seconds spent in Evaluator.evaluate_batch over every tracked manifest, in batches, on
+    an engine of its own: the runtime's memo would otherwise hand the sweep its answers."""
+    engine = EmbeddedEngine(PolicyBundle.load(policy_dir))
+    evaluator = Evaluator(engine, matrix)  # type: ignore[arg-type]
     spent = 0.0
     now = datetime.now(UTC)
     for batch in iter_tracked_batches(runtime.sessions, batch_size=batch_size):

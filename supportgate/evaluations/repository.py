@@ -3,7 +3,7 @@ writes them: supportgate/ledger/)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import exists, select
 from sqlmodel import Session
@@ -60,6 +60,26 @@ def decisions_by_id(session: Session, ids: Sequence[str]) -> dict[str, Decision]
         return {}
     rows = session.execute(select(Decision).where(_decisions.c.id.in_(ids))).scalars().all()
     return {row.id: row for row in rows}
+
+
+def previous_decisions(session: Session, rows: Iterable[Decision]) -> dict[str, Decision]:
+    """For each decision row, by its id, the decision made for the same manifest just before
+    it (none before: left out). One indexed read each (kind, name, seq)."""
+    found = {}
+    for row in rows:
+        statement = (
+            select(Decision)
+            .where(
+                _decisions.c.kind == row.kind,
+                _decisions.c.name == row.name,
+                _decisions.c.seq < row.seq,
+            )
+            .order_by(_decisions.c.seq.desc())
+            .limit(1)
+        )
+        if (previous := session.execute(statement).scalars().first()) is not None:
+            found[row.id] = previous
+    return found
 
 
 def history_page(

@@ -96,6 +96,20 @@ class TrackingService:
                 if row.kind == kind and row.name == name
             }
 
+    def with_previous(self, ids: list[str]) -> dict[str, tuple[Decision | None, Decision]]:
+        """Each decision with these ids, by id, with the one made for its manifest just
+        before it (None: its first); an id of no decision is left out."""
+        with transaction(self._sessions) as session:
+            rows = repository.decisions_by_id(session, ids)
+            before = repository.previous_decisions(session, rows.values())
+            return {
+                id_: (
+                    decision_from_row(before[id_]) if id_ in before else None,
+                    decision_from_row(row),
+                )
+                for id_, row in rows.items()
+            }
+
     def untrack(self, kind: str, name: str, *, by: str | None = None) -> None:
         """Stop tracking; `by` names who asked (the API key)."""
         check_choice("kind", kind, KINDS)

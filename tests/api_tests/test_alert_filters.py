@@ -48,13 +48,13 @@ def eight_alerts(api: Api) -> list[dict[str, Any]]:
     created(api, owned(deployment("trial-a", ref="pool-a"), "team-a"))
     created(api, owned(deployment("trial-b", ref="pool-b"), "team-b"))
     publish(api, with_sm90("2026.12.1"))
-    wait_until(lambda: len(alerts(api)) == 4, "four alerts")  # noqa: PLR2004
+    wait_until(lambda: len(alerts(api)) == 4, "four alerts")
     publish(api, with_sm90("2026.12.3"))  # the same verdicts: no alert
     wait_until(lambda: swept(api, "2026.12.3"), "the sweep of 2026.12.3")
     created(api, owned(hardware("pool-a", python="3.10.4"), "team-a"))  # rejected
-    wait_until(lambda: len(alerts(api)) == 6, "six alerts")  # noqa: PLR2004
+    wait_until(lambda: len(alerts(api)) == 6, "six alerts")
     publish(api, matrix("2026.12.4"))  # sm90 unlisted: pool-b and trial-b back
-    wait_until(lambda: len(alerts(api)) == 8, "eight alerts")  # noqa: PLR2004
+    wait_until(lambda: len(alerts(api)) == 8, "eight alerts")
     return alerts(api)
 
 

@@ -330,7 +330,7 @@ class ConsoleService:
         decided = self._runtime.tracking.with_previous([a.decision_id for a in page.items])
         rows = [AlertRow(a, verdict_reason(*decided[a.decision_id])) for a in page.items]
         versions = tuple(v.version for v in self._runtime.matrices.version_list().items)
-        return AlertsPage(query, self._choices, versions, rows, page.next_cursor)
+        return AlertsPage(query, self.choices, versions, rows, page.next_cursor)
 
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and

@@ -189,6 +189,7 @@ def test_without_script_times_read_to_the_second_in_utc(browser: Browser, consol
         "/ui/audit",
         "/ui/waivers",
         "/ui/manifests/DeploymentManifest/v41-flash-h100-prod",
+        "/ui/fleet",
     ],
 )
 def test_at_1280_px_nothing_wraps_mid_word_and_the_width_is_used(

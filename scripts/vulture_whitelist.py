@@ -98,6 +98,8 @@ _.structured_output
 _.toolkit
 _.topology
 _.tracked_since
+_.violations_added
+_.violations_removed
 _.workload_improvement
 
 # The OSCAL document's Structs (supportgate/oscal/document.py): every field is on the wire,
@@ -121,8 +123,10 @@ _.import_ap
 _.back_matter
 
 # The console's Jinja templates read these view fields (supportgate/console/templates/).
+_.causes
 _.chart
 _.charted
+_.matrix_versions
 _.chart_is_partial
 _.diff
 _.more

@@ -1,4 +1,5 @@
-"""HTTP: GET /v1/alerts, verdict changes oldest first, in cursor pages."""
+"""HTTP: GET /v1/alerts, verdict changes oldest first, in cursor pages; filtered by since,
+kind, owner, cause and matrix version."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from typing import Annotated
 
 import anyio.to_thread
 from litestar import Controller, get
-from litestar.params import QueryParameter
+from litestar.params import FromQuery, QueryParameter
 
 from supportgate.dependencies import Part
 from supportgate.http_paging import Cursor, Limit
+from supportgate.manifests.decision import Cause, ManifestKind
 from supportgate.pagination import DEFAULT_LIMIT
 
 from .services import AlertService
@@ -20,6 +22,18 @@ Since = Annotated[
     QueryParameter(
         format="date-time", description="raised at or after (RFC 3339 with a time zone)"
     ),
+]
+
+
+Owner = Annotated[
+    str | None,
+    QueryParameter(description="the manifest's current owner (metadata.owner), exactly"),
+]
+CauseQuery = Annotated[
+    Cause | None, QueryParameter(description="what made the decision that changed the verdict")
+]
+MatrixVersion = Annotated[
+    str | None, QueryParameter(description="the matrix version the new verdict was made under")
 ]
 
 
@@ -37,9 +51,21 @@ class AlertController(Controller):
         alerts: Part[AlertService],
         *,
         since: Since = None,
+        kind: FromQuery[ManifestKind | None] = None,
+        owner: Owner = None,
+        cause: CauseQuery = None,
+        matrix_version: MatrixVersion = None,
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> AlertPage:
         return await anyio.to_thread.run_sync(
-            lambda: alerts.page(since=since, cursor=cursor, limit=limit)
+            lambda: alerts.page(
+                since=since,
+                kind=kind,
+                owner=owner,
+                cause=cause,
+                matrix_version=matrix_version,
+                cursor=cursor,
+                limit=limit,
+            )
         )

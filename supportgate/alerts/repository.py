@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, exists, select
 from sqlmodel import Session
 
 from supportgate.db import Alert, Manifest
@@ -50,13 +51,36 @@ def insert_alerts(session: Session, rows: list[dict[str, Any]]) -> None:
     append_rows(session, _alerts, rows)
 
 
+@dataclass(frozen=True, slots=True)
+class AlertFilter:
+    """What GET /v1/alerts narrows to (None: any). `owner` is the manifest's current owner, as
+    the tracked manifests hold it: the alerts of a manifest no longer tracked have none."""
+
+    since: datetime | None = None
+    kind: str | None = None
+    owner: str | None = None
+    cause: str | None = None
+    matrix_version: str | None = None
+
+
 def page(
-    session: Session, *, since: datetime | None, after_seq: int | None, limit: int
+    session: Session, where: AlertFilter, *, after_seq: int | None, limit: int
 ) -> Sequence[Any]:
-    """Alerts oldest first (by seq), at or after `since`, after the cursor's seq."""
+    """Alerts oldest first (by seq), matching `where`, after the cursor's seq."""
     statement = select(*(_alerts.c[column] for column in COLUMNS))
-    if since is not None:
-        statement = statement.where(_alerts.c.at >= since)
+    if where.since is not None:
+        statement = statement.where(_alerts.c.at >= where.since)
+    for column in ("kind", "cause", "matrix_version"):
+        if (value := getattr(where, column)) is not None:
+            statement = statement.where(_alerts.c[column] == value)
+    if where.owner is not None:
+        statement = statement.where(
+            exists().where(
+                _manifests.c.kind == _alerts.c.kind,
+                _manifests.c.name == _alerts.c.name,
+                _manifests.c.owner == where.owner,
+            )
+        )
     if after_seq is not None:
         statement = statement.where(_alerts.c.seq > after_seq)
     statement = statement.order_by(_alerts.c.seq).limit(limit)

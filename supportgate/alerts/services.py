@@ -21,10 +21,17 @@ from sqlmodel import Session
 
 from supportgate.db import transaction
 from supportgate.ids import random_uuid
-from supportgate.manifests.decision import Decision, ManifestRef
-from supportgate.pagination import check_limit, decode_seq_cursor, parse_time, trim_page
+from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, Decision, ManifestRef
+from supportgate.pagination import (
+    check_choice,
+    check_limit,
+    decode_seq_cursor,
+    parse_time,
+    trim_page,
+)
 
 from . import repository
+from .repository import AlertFilter
 from .views import AlertPage, AlertView
 
 
@@ -66,12 +73,31 @@ class AlertService:
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self._sessions = sessions
 
-    def page(self, *, since: str | None, cursor: str | None, limit: int) -> AlertPage:
-        start = parse_time("since", since)
+    def page(
+        self,
+        *,
+        since: str | None,
+        cursor: str | None,
+        limit: int,
+        kind: str | None = None,
+        owner: str | None = None,
+        cause: str | None = None,
+        matrix_version: str | None = None,
+    ) -> AlertPage:
+        """Alerts oldest first; each filter (None: any) a UsageError naming it when bad."""
+        check_choice("kind", kind, MANIFEST_KINDS)
+        check_choice("cause", cause, CAUSES)
+        where = AlertFilter(
+            since=parse_time("since", since),
+            kind=kind,
+            owner=owner,
+            cause=cause,
+            matrix_version=matrix_version,
+        )
         after = decode_seq_cursor(cursor)
         limit = check_limit(limit)
         with transaction(self._sessions) as session:
-            rows = repository.page(session, since=start, after_seq=after, limit=limit + 1)
+            rows = repository.page(session, where, after_seq=after, limit=limit + 1)
         rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
         return AlertPage(items=[_view(row._mapping) for row in rows], next_cursor=next_cursor)
 

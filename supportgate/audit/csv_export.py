@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from supportgate.csv_cells import encode_lines
-from supportgate.ledger.rows import rule_pairs
 from supportgate.policy.inputs import format_time
 
 CSV_COLUMNS = (
@@ -28,9 +27,26 @@ CSV_COLUMNS = (
 )
 
 
+RULES_SEPARATOR = "; "
+
+
 def rules_cell(document: Mapping[str, Any]) -> str:
-    """`rule:severity` for each distinct pair among the violations, sorted, `;`-joined."""
-    return ";".join(f"{rule}:{severity}" for rule, severity in sorted(rule_pairs(document) or ()))
+    """`rule (severity): message` for each distinct violation, sorted, `; `-joined:
+    `port.production (deny): port trial ...; support.platform (warn): platform ...`. The
+    policies' messages hold no `;`, so a reader may split on the separator; a waived deny
+    reads `(waived)`. Empty: no violations."""
+    entries = {f"{v['rule']} ({v['severity']}): {v['message']}" for v in _violations(document)}
+    return RULES_SEPARATOR.join(sorted(entries))
+
+
+def _violations(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The stored document's violations (none when it holds no readable list)."""
+    found = document.get("violations")
+    if not isinstance(found, list):
+        return []
+    return [
+        v for v in found if isinstance(v, Mapping) and {"rule", "severity", "message"} <= v.keys()
+    ]
 
 
 def csv_header() -> bytes:

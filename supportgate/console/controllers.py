@@ -32,7 +32,14 @@ from .pages import (
     WEBHOOKS,
 )
 from .rendering import render
-from .services import AUDIT_FIELDS, MANIFEST_FIELDS, WAIVER_FIELDS, ConsoleService, Query
+from .services import (
+    ALERT_FIELDS,
+    AUDIT_FIELDS,
+    MANIFEST_FIELDS,
+    WAIVER_FIELDS,
+    ConsoleService,
+    Query,
+)
 from .session import CONSOLE_COOKIE, CONSOLE_PATH, local_target, login_cookies, logout_cookies
 
 PUBLIC = {"public": True}
@@ -173,10 +180,10 @@ class PageController(Controller):
         self,
         request: Request[Any, Any, Any],
         console: ConsoleDep,
-        since: FromQuery[str | None] = None,
         cursor: FromQuery[str | None] = None,
     ) -> Template:
-        page = await anyio.to_thread.run_sync(lambda: console.alerts(since=since, cursor=cursor))
+        query = _query(request, ALERT_FIELDS)
+        page = await anyio.to_thread.run_sync(lambda: console.alerts(query, cursor=cursor))
         return render(request, "alerts.html.j2", page=page)
 
     @get("/fleet", opt=FLEET)

@@ -21,10 +21,10 @@ from supportgate.errors import DatabaseError, InputError, PolicyEngineError
 from supportgate.http_errors import input_status
 from supportgate.logging import get_logger
 from supportgate.package_data import CONSOLE_PACKAGE, package_directory
-from supportgate.policy.inputs import format_time
 
 from .pages import menu
 from .session import CONSOLE_PATH, CSRF_FIELD, csrf_cookies, csrf_token
+from .times import time_element, utc_text
 
 log = get_logger(__name__)
 STATIC = package_directory(CONSOLE_PACKAGE, "static")
@@ -38,7 +38,8 @@ def template_config() -> TemplateConfig[JinjaTemplateEngine]:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters["time"] = lambda moment: "—" if moment is None else format_time(moment)
+    environment.filters["time"] = time_element  # the viewer's zone, by static/console.js
+    environment.filters["utc"] = lambda moment: "—" if moment is None else utc_text(moment)
     environment.globals["ui"] = CONSOLE_PATH
     environment.globals["quote"] = lambda text: quote(str(text), safe="")
     environment.globals["csrf_field"] = CSRF_FIELD

@@ -21,7 +21,8 @@ from supportgate.fleet.query import FleetAt
 from supportgate.fleet.report import FleetReport, fleet_report, report_csv
 from supportgate.http_errors import input_status
 from supportgate.impact.services import ImpactReport
-from supportgate.manifests.decision import MANIFEST_KINDS, VERDICTS, Decision
+from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, VERDICTS, Decision
+from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from supportgate.policy.views import PolicyView, policy_view
@@ -42,6 +43,7 @@ DIFF_CHOICES = 50
 AUDIT_FIELDS = ("kind", "name", "verdict", "rule", "since", "until", "matrix_version")
 MANIFEST_FIELDS = ("kind", "verdict", "owner", "rule")
 WAIVER_FIELDS = ("kind", "name", "rule", "active")
+ALERT_FIELDS = ("since", "kind", "owner", "cause", "matrix_version")
 ALERT_WINDOW = timedelta(days=30)
 """The alerts page starts this long ago unless told otherwise (alerts come oldest first)."""
 RECENT_DELIVERIES = 5
@@ -83,6 +85,7 @@ class Choices:
     kinds: tuple[str, ...] = MANIFEST_KINDS
     verdicts: tuple[str, ...] = VERDICTS
     rules: tuple[str, ...] = ()
+    causes: tuple[str, ...] = CAUSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +140,19 @@ class ImpactPage:
 
 
 @dataclass(frozen=True, slots=True)
+class AlertRow:
+    alert: AlertView
+    reason: Reason
+    """What the alert's decision gained and lost against the one before it."""
+
+
+@dataclass(frozen=True, slots=True)
 class AlertsPage:
-    since: str
-    items: list[AlertView]
+    query: Query
+    """The filters as given, `since` filled with the default window's start when not."""
+    choices: Choices
+    matrix_versions: tuple[str, ...]
+    items: list[AlertRow]
     next_cursor: str | None
 
 
@@ -300,10 +313,24 @@ class ConsoleService:
             return ImpactPage(proposal, None, str(exc), status_code=input_status(exc))
         return ImpactPage(proposal, report, None)
 
-    def alerts(self, *, since: str | None, cursor: str | None) -> AlertsPage:
-        start = given(since) or _format(self._runtime.clock.now() - ALERT_WINDOW)
-        page = self._runtime.alerts.page(since=start, cursor=given(cursor), limit=DEFAULT_LIMIT)
-        return AlertsPage(start, page.items, page.next_cursor)
+    def alerts(self, query: Query, *, cursor: str | None) -> AlertsPage:
+        """Alerts matching the filters, each with its reason: what its decision gained and
+        lost against the manifest's decision before it."""
+        start = query.get("since") or _format(self._runtime.clock.now() - ALERT_WINDOW)
+        query = Query({**query.values, "since": start})
+        page = self._runtime.alerts.page(
+            since=start,
+            kind=query.get("kind"),
+            owner=query.get("owner"),
+            cause=query.get("cause"),
+            matrix_version=query.get("matrix_version"),
+            cursor=given(cursor),
+            limit=DEFAULT_LIMIT,
+        )
+        decided = self._runtime.tracking.with_previous([a.decision_id for a in page.items])
+        rows = [AlertRow(a, verdict_reason(*decided[a.decision_id])) for a in page.items]
+        versions = tuple(v.version for v in self._runtime.matrices.version_list().items)
+        return AlertsPage(query, self.choices, versions, rows, page.next_cursor)
 
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from supportgate.manifests.decision import VERDICTS, Decision
-from supportgate.policy.inputs import format_time
+
+from .times import utc_text
 
 WIDTH = 760
 HEIGHT = 220
@@ -96,7 +97,7 @@ def timeline(decisions: Sequence[Decision]) -> Chart | None:
             y=round(level_y[d.verdict], 1),
             verdict=d.verdict,
             decision_id=d.id,
-            title=f"{format_time(d.evaluated_at)} {d.verdict} (matrix {d.matrix_version}, "
+            title=f"{utc_text(d.evaluated_at)} {d.verdict} (matrix {d.matrix_version}, "
             f"cause {d.cause})",
         )
         for d in ordered

@@ -23,7 +23,8 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.evaluations.evaluator import Evaluation, Evaluator
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, decode_matrix
-from supportgate.manifests.decision import ManifestRef, Severity, Verdict
+from supportgate.manifests.decision import ManifestRef, Severity, Verdict, Violation
+from supportgate.manifests.reasons import verdict_reason
 from supportgate.matrix import prepare
 from supportgate.matrix.services import MatrixService
 from supportgate.policy.embedded import EmbeddedEngine
@@ -45,6 +46,12 @@ class VerdictChange(msgspec.Struct, frozen=True, kw_only=True):
     """Deny and warn rule ids the proposed matrix adds to the manifest's violations."""
     rules_removed: list[str]
     """Deny and warn rule ids it takes away."""
+    violations_added: list[Violation]
+    """Why: the deny and warn violations (rule, severity, message, path) the manifest would
+    have under the proposed matrix and not under the current one, as (rule, severity) pairs
+    (supportgate/manifests/reasons.py)."""
+    violations_removed: list[Violation]
+    """The deny and warn violations it has now and would no longer have."""
 
 
 class ImpactReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,6 +123,7 @@ def _changes(before: Sequence[Evaluation], after: Sequence[Evaluation]) -> list[
         if old.verdict == new.verdict:
             continue
         old_rules, new_rules = old.rules(*RULE_SEVERITIES), new.rules(*RULE_SEVERITIES)
+        reason = verdict_reason(old, new, RULE_SEVERITIES)
         found.append(
             VerdictChange(
                 manifest=new.manifest,
@@ -123,6 +131,8 @@ def _changes(before: Sequence[Evaluation], after: Sequence[Evaluation]) -> list[
                 to=new.verdict,
                 rules_added=sorted(new_rules - old_rules),
                 rules_removed=sorted(old_rules - new_rules),
+                violations_added=list(reason.gained),
+                violations_removed=list(reason.lost),
             )
         )
     return found

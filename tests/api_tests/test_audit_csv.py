@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from supportgate.audit.csv_export import CSV_COLUMNS
+from supportgate.audit.csv_export import CSV_COLUMNS, rules_cell
 from supportgate.audit.filters import AuditFilter
 from supportgate.audit.services import AuditService
 from supportgate.csv_cells import safe_cell
@@ -45,8 +45,12 @@ def test_csv_rows_are_the_decisions(api: Api) -> None:
         assert row["allowed"] == ("true" if body["allowed"] else "false")
         for column in ("cause", "matrix_version", "policy_revision", "input_digest"):
             assert row[column] == body[column]
-        pairs = sorted({f"{v['rule']}:{v['severity']}" for v in body["violations"]})
-        assert row["rules"] == ";".join(pairs)
+        # each violation with its message: `rule (severity): message; ...`
+        entries = sorted(
+            {f"{v['rule']} ({v['severity']}): {v['message']}" for v in body["violations"]}
+        )
+        assert row["rules"] == "; ".join(entries)
+        assert all(f": {v['message']}" in row["rules"] for v in body["violations"])
     rejected = csv_export(api, verdict="rejected", kind="DeploymentManifest")
     assert [row["id"] for row in rejected] == [
         body["id"]
@@ -112,9 +116,16 @@ def test_csv_cells_cannot_become_formulas(api: Api) -> None:
     assert [row["matrix_version"] for row in rows] == [
         "'" + v if v[0] in "=+-@\t\r" else v for v in reversed(hostile)
     ]
-    assert {row["rules"] for row in rows} == {"'=cmd|'/c calc'!A0:warn"}
+    assert {row["rules"] for row in rows} == {"'=cmd|'/c calc'!A0 (warn): =cmd|'/c calc'!A0 fired"}
     for row in rows:
         assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row.values())
+
+
+def test_the_rules_cell_lists_each_violation_with_its_message(api: Api) -> None:
+    write(api, record("dep-a", rules=[("b.rule", "warn"), ("a.rule", "deny"), ("a.rule", "deny")]))
+    [row] = csv_export(api)
+    assert row["rules"] == "a.rule (deny): a.rule fired; b.rule (warn): b.rule fired"
+    assert rules_cell({"violations": None}) == ""  # an unreadable document: no entries
 
 
 def test_safe_cell() -> None:

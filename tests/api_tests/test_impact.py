@@ -90,6 +90,11 @@ def test_making_sm90_official_lists_the_h100_manifests_and_records_nothing(api: 
     pool = next(c for c in body["changed"] if c["manifest"]["name"] == "h100-pool-a")
     assert pool["rules_removed"] == ["support.platform"]
     assert pool["rules_added"] == []
+    # why, with the messages: the violation the proposal takes away, none it adds
+    assert pool["violations_added"] == []
+    [lost] = pool["violations_removed"]
+    assert (lost["rule"], lost["severity"]) == ("support.platform", "warn")
+    assert "sm90" in lost["message"]
     prod = next(c for c in body["changed"] if c["manifest"]["name"] == "v41-flash-h100-prod")
     assert "port.production" in prod["rules_removed"]
 
@@ -120,6 +125,11 @@ def test_a_stricter_matrix_lists_what_it_adds(api: Api) -> None:
     }
     for change in body["changed"]:
         assert (change["rules_added"], change["rules_removed"]) == (["host.python"], []), change
+        assert change["violations_removed"] == [], change
+        assert {(v["rule"], v["severity"]) for v in change["violations_added"]} == {
+            ("host.python", "deny")
+        }
+        assert all("3.13" in v["message"] for v in change["violations_added"]), change
 
 
 def test_the_same_matrix_changes_nothing(api: Api) -> None:

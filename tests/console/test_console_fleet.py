@@ -19,7 +19,9 @@ from .support import alert_text, login
 from .test_console_pages import publish_with_sm90
 
 _ROW = re.compile(
-    r"<tr>\s*<td>(\w+)</td>\s*<td>(?:<a [^>]*>)?([a-z0-9-]+)(?:</a>)?</td>(.*?)</tr>", re.S
+    r"<tr>\s*<td>(\w+)</td>\s*<td>(?:<(?:a|span) [^>]*>)?([a-z0-9-]+)(?:</(?:a|span)>)?</td>"
+    r"(.*?)</tr>",
+    re.S,
 )
 
 

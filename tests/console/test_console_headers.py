@@ -26,6 +26,7 @@ def test_every_kind_of_console_answer_carries_the_security_headers(sqlite_api: A
         "redirect to login": client.get("/ui/manifests", follow_redirects=False),
         "login form": client.get("/ui/login"),
         "stylesheet": client.get("/ui/static/console.css"),
+        "script": client.get("/ui/static/console.js"),
         "unknown page": client.get("/ui/nothing-here"),
         "csrf refusal": client.post("/ui/login", data={"key": "x"}),
     }
@@ -40,6 +41,7 @@ def test_every_kind_of_console_answer_carries_the_security_headers(sqlite_api: A
         303,
         200,
         200,
+        200,
         404,
         403,
         200,
@@ -52,15 +54,27 @@ def test_every_kind_of_console_answer_carries_the_security_headers(sqlite_api: A
             assert answer.headers.get(name) == value, (what, name)
     assert "frame-ancestors 'none'" in CONTENT_SECURITY_POLICY
     assert "unsafe-inline" not in CONTENT_SECURITY_POLICY
-    assert "script-src" not in CONTENT_SECURITY_POLICY  # default-src 'none': no script at all
+    # script: only the console's own static file (times in the viewer's zone), never inline
+    assert "script-src 'self';" in CONTENT_SECURITY_POLICY
+    assert "unsafe-eval" not in CONTENT_SECURITY_POLICY
+    script = answers["script"]
+    assert script.headers["content-type"].split(";")[0] in {
+        "text/javascript",
+        "application/javascript",
+    }  # nosniff runs a script only with a script's type
     # the API keeps its own headers: the policy is the console's
     assert "content-security-policy" not in client.get("/health/live").headers
 
 
 def test_no_template_has_what_the_policy_refuses() -> None:
-    """No script, event handler or inline style: the policy would block it (the browser tests
-    would then see a violation; this names the template)."""
-    refused = re.compile(r"<script|<style|\son[a-z]+\s*=|\sstyle\s*=|javascript:", re.I)
+    """No inline script, event handler or inline style: the policy would block it (the
+    browser tests would then see a violation; this names the template). A script is a static
+    file of the console's, loaded by `src`."""
+    refused = re.compile(
+        r"<script(?![^>]*\ssrc=\"\{\{ ui \}\}/static/[a-z]+\.js\")|<style|\son[a-z]+\s*="
+        r"|\sstyle\s*=|javascript:",
+        re.I,
+    )
     templates = sorted(package_directory(CONSOLE_PACKAGE, "templates").glob("*.j2"))
     assert templates
     for template in templates:

@@ -43,6 +43,8 @@ _RFC3339 = re.compile(
     r"(?P<zone>Z|(?P<sign>[+-])(?P<zone_hour>[01][0-9]|2[0-3]):(?P<zone_minute>[0-5][0-9]))$"
 )
 _YEARS = range(1678, 2262)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MAX_MICROSECONDS = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 
 
 class UnknownTime(Exception):
@@ -61,8 +63,13 @@ class Threshold:
 
     @property
     def flips_at(self) -> datetime:
-        """flips_at_ns as a datetime, rounded down to the microsecond."""
-        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=self.flips_at_ns // 1000)
+        """flips_at_ns as a datetime, rounded down to the microsecond; datetime.max for a
+        threshold beyond it (a matrix may allow evidence 2**53 - 1 days old), as the
+        policies, which compare only times up to 2261, never see it pass."""
+        microseconds = self.flips_at_ns // 1000
+        if microseconds >= _MAX_MICROSECONDS:
+            return datetime.max.replace(tzinfo=UTC)
+        return _EPOCH + timedelta(microseconds=microseconds)
 
 
 def sides(document: Mapping[str, Any], max_age_days: Any) -> tuple[bool, ...] | None:

@@ -95,6 +95,14 @@ def test_evidence_turns_stale_a_nanosecond_after_its_age_and_a_waiver_lapses_at_
         thresholds(manifest, [], 90.5)
 
 
+def test_a_threshold_past_the_last_datetime_is_the_last_datetime() -> None:
+    """A matrix may allow evidence 2**53 - 1 days old: the threshold lies far beyond what a
+    datetime holds, and the policies, which compare times up to 2261, never see it pass."""
+    (found,) = thresholds(_manifest({"build": {"at": AT}}), [], 2**53 - 1)
+    assert found.flips_at == datetime.max.replace(tzinfo=UTC)
+    assert not found.passed(timestamp_ns("2261-12-31T23:59:59Z"))
+
+
 def _sides(at: datetime, evidence_at: str = AT, waivers: Any = ()) -> tuple[bool, ...] | None:
     manifest = _manifest({"build": {"at": evidence_at}})
     policy_input = build_input(manifest, evaluated_at=at, waivers=list(waivers))

@@ -5,12 +5,12 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_known
 import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.known_engines
+import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.officially_supported
 import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.unlisted
 import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.correctness_items
@@ -187,26 +187,21 @@ _recommendation_templates := {
 }
 
 recommendations contains sprintf(_recommendation_templates.alternatives, [
-	list_text(names),
+	alternatives_text,
 	accelerator_text,
 	engine_name,
 ]) if {
 	platform_unlisted
-	vendor := accelerator.vendor
-	arch := accelerator.arch
 
-	# The alternatives that document the accelerator's (vendor, arch), in matrix order.
-	names := [alternative.name |
-		some alternative in data.matrix.alternatives
-		[1 | some platform in alternative.platforms; platform.vendor == vendor; platform.arch == arch] != []
-	]
-	count(names) > 0
+	# The alternatives that document the accelerator's (vendor, arch), in matrix order
+	# (listed by Python once per matrix: supportgate/policy/prepared.py).
+	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
 }
 
 recommendations contains sprintf(_recommendation_templates.experimental_port, [
 	engine_name,
 	unlisted_text,
-	_arch_dependencies_text,
+	prepared.texts.arch_dependencies,
 ]) if {
 	unlisted
 }
@@ -241,7 +236,7 @@ recommendations contains sprintf(_recommendation_templates.missing, [list_text(n
 
 recommendations contains sprintf(_recommendation_templates.engine, [
 	text(spec, ["engine", "name"]),
-	list_text(known_engines),
+	known_engines_text,
 ]) if {
 	deployment
 	not engine_known
@@ -258,15 +253,8 @@ recommendations contains _recommendation_templates.recipe_scope if {
 	found.rule == "service.recipe-scope"
 }
 
-_arch_dependencies_text := list_text(engine.arch_dependencies) if {
-	count(engine.arch_dependencies) > 0
-} else := "the architecture-dependent dependencies"
-
-_reference_topology_text := sprintf("the reference topology of %v prefill and %v decode GPUs", [
-	reference.prefill_gpus,
-	reference.decode_gpus,
-]) if {
-	reference := engine.reference_topology
-	is_number(reference.prefill_gpus)
-	is_number(reference.decode_gpus)
+# The consumer-card recommendation names the reference topology also when the matrix does not
+# list the engine.
+_reference_topology_text := prepared.texts.reference_topology if {
+	prepared
 } else := "the engine's reference topology"

@@ -8,9 +8,7 @@ package supportgate.host
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.ranges
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.report.range_text
+import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.hardware
@@ -48,7 +46,7 @@ deny contains violation("host.os", hardware_path("os.name"), message) if {
 	message := hardware_message(sprintf(_messages.os, [
 		text(hardware, ["os", "name"]),
 		engine_name,
-		list_text(allowed),
+		prepared.texts.os,
 	]))
 }
 
@@ -77,13 +75,13 @@ deny contains violation("host.compiler", finding.path, finding.message) if {
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
 deny contains violation("host.python", hardware_path("python"), message) if {
-	required := engine.host.python
+	engine.host.python
 	hardware_known
 	not _python_in_range
 	message := hardware_message(sprintf(_messages.python, [
 		text(hardware, ["python"]),
 		engine_name,
-		range_text(required),
+		prepared.texts.python_range,
 	]))
 }
 
@@ -92,30 +90,29 @@ deny contains violation("host.python", hardware_path("python"), message) if {
 _compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
 	required := engine.host.compiler
 	hardware_known
-	required.name
 	not hardware.compiler.name == required.name
 	message := hardware_message(sprintf(_messages.compiler_name, [
 		text(hardware, ["compiler", "name"]),
 		required.name,
 		engine_name,
 		required.name,
-		range_text(required),
+		prepared.texts.compiler_range,
 	]))
 } else := {"path": hardware_path("compiler.version"), "message": message} if {
-	required := engine.host.compiler
+	engine.host.compiler
 	hardware_known
 	not _compiler_in_range
 	message := hardware_message(sprintf(_messages.compiler_version, [
 		text(hardware, ["compiler", "name"]),
 		text(hardware, ["compiler", "version"]),
 		engine_name,
-		range_text(required),
+		prepared.texts.compiler_range,
 	]))
 }
 
 # Helpers negated whole (a missing version fails its check, so the rule fires: it cannot be
 # shown to meet the requirement; `not in_range(undefined, ...)` would differ between OPA and
 # regorus).
-_python_in_range if in_range(hardware.python, ranges.python)
+_python_in_range if in_range(hardware.python, prepared.python)
 
-_compiler_in_range if in_range(hardware.compiler.version, ranges.compiler)
+_compiler_in_range if in_range(hardware.compiler.version, prepared.compiler)

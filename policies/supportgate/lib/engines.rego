@@ -22,20 +22,18 @@ engine := engines[engine_name] if engines := data.matrix.engines
 
 engine_known if engine
 
-# ranges: the engine's version ranges as version keys, made from the matrix by Python
-# (supportgate/policy/prepared.py): {"python", "compiler", "toolkits": one per platform}.
-ranges := prepared[engine_name] if prepared := data.supportgate.prepared.engines
+# prepared: what Python derived from the engine's matrix entry (supportgate/policy/prepared.py):
+# its version ranges as keys, its platforms by (vendor, arch) and the texts messages quote.
+prepared := engines[engine_name] if engines := data.supportgate.prepared.engines
 
-known_engines := [name | some name, _ in data.matrix.engines]
+# known_engines_text: the matrix's engines, for messages.
+known_engines_text := data.supportgate.prepared.known_engines_text
 
-# The engine's platforms with the hardware's (vendor, arch), in matrix order.
-matching_platforms := [platform |
-	some platform in engine.platforms
-	platform.vendor == accelerator.vendor
-	platform.arch == accelerator.arch
-]
+# platform_toolkits: the toolkit each of the engine's matrix entries for the hardware's
+# (vendor, arch) requires, in matrix order; undefined when the engine does not list it.
+platform_toolkits := prepared.platforms[accelerator.vendor][accelerator.arch]
 
-platform_listed if count(matching_platforms) > 0
+platform_listed if platform_toolkits
 
 model_listed if spec.model.name in engine.models
 

@@ -5,13 +5,10 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-import data.supportgate.lib.engines.engine_known
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
-import data.supportgate.lib.engines.officially_supported
-import data.supportgate.lib.engines.platform_unlisted
 import data.supportgate.lib.engines.prepared
-import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.standing
 import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.correctness_items
 import data.supportgate.lib.evidence.passed as passed_items
@@ -39,7 +36,7 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": officially_supported,
+		"official_support": standing.officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
@@ -121,7 +118,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	officially_supported
+	standing.officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -191,7 +188,7 @@ recommendations contains sprintf(_recommendation_templates.alternatives, [
 	accelerator_text,
 	engine_name,
 ]) if {
-	platform_unlisted
+	standing.platform_unlisted
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
 	# (listed by Python once per matrix: supportgate/policy/prepared.py).
@@ -203,7 +200,7 @@ recommendations contains sprintf(_recommendation_templates.experimental_port, [
 	unlisted_text,
 	prepared.texts.arch_dependencies,
 ]) if {
-	unlisted
+	standing.unlisted
 }
 
 recommendations contains sprintf(_recommendation_templates.consumer_card, [
@@ -239,7 +236,7 @@ recommendations contains sprintf(_recommendation_templates.engine, [
 	known_engines_text,
 ]) if {
 	deployment
-	not engine_known
+	not standing.engine_known
 }
 
 recommendations contains sprintf(_recommendation_templates.hardware_ref, [hardware_ref]) if {

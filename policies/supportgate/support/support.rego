@@ -7,13 +7,11 @@
 # the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
-import data.supportgate.lib.engines.engine_known
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
-import data.supportgate.lib.engines.model_unlisted
 import data.supportgate.lib.engines.platform_toolkits
-import data.supportgate.lib.engines.platform_unlisted
 import data.supportgate.lib.engines.prepared
+import data.supportgate.lib.engines.standing
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.accelerator
@@ -44,7 +42,7 @@ _messages := {
 #     new matrix version.
 deny contains violation("support.engine", "spec.engine.name", message) if {
 	deployment
-	not engine_known
+	not standing.engine_known
 	message := sprintf(_messages.engine, [
 		text(spec, ["engine", "name"]),
 		known_engines_text,
@@ -78,7 +76,7 @@ deny contains violation("support.toolkit", finding.path, finding.message) if {
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
 warn contains violation("support.platform", hardware_path("accelerator"), message) if {
-	platform_unlisted
+	standing.platform_unlisted
 	message := hardware_message(sprintf(_messages.platform, [
 		accelerator_text,
 		text(accelerator, ["model"]),
@@ -97,7 +95,7 @@ warn contains violation("support.platform", hardware_path("accelerator"), messag
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
 warn contains violation("support.model", "spec.model.name", message) if {
-	model_unlisted
+	standing.model_unlisted
 	message := sprintf(_messages.model, [
 		text(spec, ["model", "name"]),
 		engine_name,

@@ -58,14 +58,14 @@ batch := [item_result |
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - port.deny, service, topology and manifest.deny are read only when the package's
+# - host.deny, port.deny, service, topology and manifest.deny are read only when the package's
 #   `applies` holds, a condition every rule of those sets requires (see each package).
 # - host.warn, claims.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
 # decision reports).
 denies := union({
-	data.supportgate.host.deny,
+	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
 	data.supportgate.support.deny,
 	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},

@@ -14,7 +14,8 @@ PREPARED_FILE = DEFAULT_POLICY_DIR / "supportgate" / "prepared" / "data.json"
 
 
 def test_version_keys_compare_as_versions() -> None:
-    assert version_key("560.35.03") == [560, 35, 3, 0]
+    assert version_key("560.35.03") == [[3, "560"], [2, "35"], [1, "3"], [0, ""]]
+    assert version_key("9.10") > version_key("9.9")
     assert version_key("13") == version_key("13.0.0.0")
     assert version_key("12.8") < version_key("13") < version_key("13.0.1")
 
@@ -28,3 +29,29 @@ def test_the_rego_tests_prepared_data_is_the_default_matrix_s(policy_bundle: Pol
         f"rewrite {PREPARED_FILE} as prepared_document(default matrix), json indent 2, sorted"
     )
     assert json.loads(matrix.prepared) == expected
+
+
+def test_engine_texts_name_what_the_matrix_leaves_out(policy_bundle: PolicyBundle) -> None:
+    """The recommendations quote these texts; an engine without a reference topology or
+    architecture-dependent dependencies gets the generic wording."""
+    document = default_matrix(policy_bundle).document
+    texts = prepared_document(document)["engines"]["deepinfer"]["texts"]
+    assert texts["reference_topology"] == "the reference topology of 4 prefill and 64 decode GPUs"
+    assert texts["arch_dependencies"] == "flashmla, deepgemm, deepep, tilelang"
+    bare = dict(document["engines"]["deepinfer"])
+    del bare["reference_topology"]
+    bare["arch_dependencies"] = []
+    texts = prepared_document({"engines": {"deepinfer": bare}})["engines"]["deepinfer"]["texts"]
+    assert texts["reference_topology"] == "the engine's reference topology"
+    assert texts["arch_dependencies"] == "the architecture-dependent dependencies"
+
+
+def test_alternatives_are_listed_per_platform_in_matrix_order() -> None:
+    alternatives = [
+        {"name": "vllm", "platforms": [{"vendor": "nvidia", "arch": "sm90"}] * 2},
+        {"name": "sglang", "platforms": [{"vendor": "amd", "arch": "gfx942"}]},
+        {"name": "tgi", "platforms": [{"vendor": "nvidia", "arch": "sm90"}]},
+    ]
+    prepared = prepared_document({"engines": {}, "alternatives": alternatives})
+    expected = {"nvidia": {"sm90": "vllm, tgi"}, "amd": {"gfx942": "sglang"}}
+    assert prepared["alternatives"] == expected

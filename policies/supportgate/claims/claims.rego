@@ -8,7 +8,7 @@
 # evidence item with an `at` against input.evaluated_at, one warning per stale item.
 package supportgate.claims
 
-import data.supportgate.lib.engines.platform_unlisted
+import data.supportgate.lib.engines.standing
 import data.supportgate.lib.evidence.correctness_items
 import data.supportgate.lib.evidence.passed as passed_items
 import data.supportgate.lib.evidence.status as evidence_status
@@ -48,7 +48,7 @@ deny := set()
 #     as evidence with status passed, a time and a ref.
 warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
 	deployment
-	platform_unlisted
+	standing.platform_unlisted
 	some item in correctness_items
 	not item in passed_items
 	message := sprintf(_messages.correctness, [item, accelerator_text, evidence_status(item)])
@@ -65,7 +65,7 @@ warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]
 #     passed and its measured latencies, concurrency, memory and recovery time.
 warn contains violation("claims.performance", "spec.evidence.performance", message) if {
 	deployment
-	platform_unlisted
+	standing.platform_unlisted
 	not "performance" in passed_items
 	message := sprintf(_messages.performance, [accelerator_text, evidence_status("performance")])
 }

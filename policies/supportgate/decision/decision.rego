@@ -5,13 +5,10 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_known
 import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.known_engines
-import data.supportgate.lib.engines.officially_supported
-import data.supportgate.lib.engines.platform_unlisted
-import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.known_engines_text
+import data.supportgate.lib.engines.prepared
+import data.supportgate.lib.engines.standing
 import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.correctness_items
 import data.supportgate.lib.evidence.passed as passed_items
@@ -39,7 +36,7 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": officially_supported,
+		"official_support": standing.officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
@@ -61,14 +58,14 @@ batch := [item_result |
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - port.deny, service, topology and manifest.deny are read only when the package's
+# - host.deny, port.deny, service, topology and manifest.deny are read only when the package's
 #   `applies` holds, a condition every rule of those sets requires (see each package).
 # - host.warn, claims.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
 # decision reports).
 denies := union({
-	data.supportgate.host.deny,
+	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
 	data.supportgate.support.deny,
 	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
@@ -121,7 +118,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	officially_supported
+	standing.officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -187,28 +184,23 @@ _recommendation_templates := {
 }
 
 recommendations contains sprintf(_recommendation_templates.alternatives, [
-	list_text(names),
+	alternatives_text,
 	accelerator_text,
 	engine_name,
 ]) if {
-	platform_unlisted
-	vendor := accelerator.vendor
-	arch := accelerator.arch
+	standing.platform_unlisted
 
-	# The alternatives that document the accelerator's (vendor, arch), in matrix order.
-	names := [alternative.name |
-		some alternative in data.matrix.alternatives
-		[1 | some platform in alternative.platforms; platform.vendor == vendor; platform.arch == arch] != []
-	]
-	count(names) > 0
+	# The alternatives that document the accelerator's (vendor, arch), in matrix order
+	# (listed by Python once per matrix: supportgate/policy/prepared.py).
+	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
 }
 
 recommendations contains sprintf(_recommendation_templates.experimental_port, [
 	engine_name,
 	unlisted_text,
-	_arch_dependencies_text,
+	prepared.texts.arch_dependencies,
 ]) if {
-	unlisted
+	standing.unlisted
 }
 
 recommendations contains sprintf(_recommendation_templates.consumer_card, [
@@ -241,10 +233,10 @@ recommendations contains sprintf(_recommendation_templates.missing, [list_text(n
 
 recommendations contains sprintf(_recommendation_templates.engine, [
 	text(spec, ["engine", "name"]),
-	list_text(known_engines),
+	known_engines_text,
 ]) if {
 	deployment
-	not engine_known
+	not standing.engine_known
 }
 
 recommendations contains sprintf(_recommendation_templates.hardware_ref, [hardware_ref]) if {
@@ -258,15 +250,8 @@ recommendations contains _recommendation_templates.recipe_scope if {
 	found.rule == "service.recipe-scope"
 }
 
-_arch_dependencies_text := list_text(engine.arch_dependencies) if {
-	count(engine.arch_dependencies) > 0
-} else := "the architecture-dependent dependencies"
-
-_reference_topology_text := sprintf("the reference topology of %v prefill and %v decode GPUs", [
-	reference.prefill_gpus,
-	reference.decode_gpus,
-]) if {
-	reference := engine.reference_topology
-	is_number(reference.prefill_gpus)
-	is_number(reference.decode_gpus)
+# The consumer-card recommendation names the reference topology also when the matrix does not
+# list the engine.
+_reference_topology_text := prepared.texts.reference_topology if {
+	prepared
 } else := "the engine's reference topology"

@@ -267,16 +267,10 @@ test_recommendations_consumer_card if {
 	_has_recommendation(result, "4 prefill and 64 decode GPUs")
 }
 
-test_recommendations_consumer_card_without_reference_topology if {
-	matrix := json.remove(data.matrix, ["engines/deepinfer/reference_topology"])
-	result := decision.result with input as fx.hardware_input(fx.rtx4090) with data.matrix as matrix
-	_has_recommendation(result, "the engine's reference topology")
-}
-
-test_recommendations_port_without_arch_dependencies if {
-	matrix := json.patch(data.matrix, [{"op": "replace", "path": "/engines/deepinfer/arch_dependencies", "value": []}])
-	result := decision.result with input as fx.hardware_input(fx.h100) with data.matrix as matrix
-	_has_recommendation(result, "inventory the architecture-dependent dependencies")
+test_recommendations_consumer_card_on_an_engine_outside_the_matrix if {
+	spec := fx.with_spec({"engine": {"name": "sglang"}})
+	result := decision.result with input as fx.inline_input(spec, fx.rtx4090)
+	_has_recommendation(result, "no cheap replacement for the engine's reference topology")
 }
 
 test_recommendations_budget_external_components if {

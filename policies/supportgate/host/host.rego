@@ -8,9 +8,7 @@ package supportgate.host
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.ranges
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.report.range_text
+import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.hardware
@@ -39,16 +37,11 @@ warn := set()
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
 deny contains violation("host.os", hardware_path("os.name"), message) if {
-	allowed := engine.host.os
-	hardware_known
-
-	# Not `not os.name in allowed`: with the name missing OPA leaves that undefined where
-	# regorus makes it true. The comprehension is empty then on both engines.
-	[1 | hardware.os.name in allowed] == []
+	not _met.os
 	message := hardware_message(sprintf(_messages.os, [
 		text(hardware, ["os", "name"]),
 		engine_name,
-		list_text(allowed),
+		prepared.texts.os,
 	]))
 }
 
@@ -77,45 +70,58 @@ deny contains violation("host.compiler", finding.path, finding.message) if {
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
 deny contains violation("host.python", hardware_path("python"), message) if {
-	required := engine.host.python
-	hardware_known
-	not _python_in_range
+	not _met.python
 	message := hardware_message(sprintf(_messages.python, [
 		text(hardware, ["python"]),
 		engine_name,
-		range_text(required),
+		prepared.texts.python_range,
 	]))
 }
 
-# _compiler_finding: the wrong name (a required name the hardware's compiler does not have),
-# or else, the name being right, the version out of range.
+# _compiler_finding: the wrong name, or else, the name being right, the version out of range.
 _compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
-	required := engine.host.compiler
-	hardware_known
-	required.name
-	not hardware.compiler.name == required.name
+	not _met.compiler_name
 	message := hardware_message(sprintf(_messages.compiler_name, [
 		text(hardware, ["compiler", "name"]),
-		required.name,
+		engine.host.compiler.name,
 		engine_name,
-		required.name,
-		range_text(required),
+		engine.host.compiler.name,
+		prepared.texts.compiler_range,
 	]))
 } else := {"path": hardware_path("compiler.version"), "message": message} if {
-	required := engine.host.compiler
-	hardware_known
-	not _compiler_in_range
+	not _met.compiler_version
 	message := hardware_message(sprintf(_messages.compiler_version, [
 		text(hardware, ["compiler", "name"]),
 		text(hardware, ["compiler", "version"]),
 		engine_name,
-		range_text(required),
+		prepared.texts.compiler_range,
 	]))
 }
 
-# Helpers negated whole (a missing version fails its check, so the rule fires: it cannot be
-# shown to meet the requirement; `not in_range(undefined, ...)` would differ between OPA and
-# regorus).
-_python_in_range if in_range(hardware.python, ranges.python)
+# applies: some requirement is not met. The decision reads host.deny only then: a host that
+# meets them all costs the deny rules nothing.
+applies if false in _met
 
-_compiler_in_range if in_range(hardware.compiler.version, ranges.compiler)
+# _met: each host requirement, true when the hardware meets it (or the engine states none),
+# all judged in one rule; defined only for a known engine and resolved hardware. A missing
+# os, compiler or python fails its check: it cannot be shown to meet the requirement.
+# (`[1 | x] != []` reads "x holds", false rather than undefined when x is; negating a check
+# on a missing value would differ between OPA and regorus.)
+_met := {
+	"os": [1 | hardware.os.name in host.os] != [],
+	"python": true in [
+		[1 | not host.python] != [],
+		[1 | in_range(hardware.python, prepared.python)] != [],
+	],
+	"compiler_name": true in [
+		[1 | not host.compiler] != [],
+		[1 | hardware.compiler.name == host.compiler.name] != [],
+	],
+	"compiler_version": true in [
+		[1 | not host.compiler] != [],
+		[1 | in_range(hardware.compiler.version, prepared.compiler)] != [],
+	],
+} if {
+	host := engine.host
+	hardware_known
+}

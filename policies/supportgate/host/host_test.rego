@@ -21,8 +21,12 @@ test_host_os_quiet_on_linux if {
 test_host_os_fires_against_the_deployment_engine if {
 	bsd := object.union(data.matrix.engines.deepinfer, {"host": {"os": ["freebsd"]}})
 	matrix := object.union(data.matrix, {"engines": {"bsd-engine": bsd}})
+	prepared_bsd := object.union(data.supportgate.prepared.engines.deepinfer, {"texts": {"os": "freebsd"}})
+	prepared := object.union(data.supportgate.prepared, {"engines": {"bsd-engine": prepared_bsd}})
 	spec := fx.with_spec({"engine": {"name": "bsd-engine"}})
-	denied := host.deny with input as fx.inline_input(spec, fx.b200) with data.matrix as matrix
+	denied := host.deny with input as fx.inline_input(spec, fx.b200)
+		with data.matrix as matrix
+		with data.supportgate.prepared as prepared
 	fx.paths(denied, "host.os") == {"spec.hardware.spec.os.name"}
 }
 

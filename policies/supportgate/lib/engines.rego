@@ -20,59 +20,48 @@ engine_name := spec.engine.name if {
 # variable up among the rules of every module, which costs it more than the rest of a rule.)
 engine := engines[engine_name] if engines := data.matrix.engines
 
-engine_known if engine
+# prepared: what Python derived from the engine's matrix entry (supportgate/policy/prepared.py):
+# its version ranges as keys, its platforms by (vendor, arch) and the texts messages quote.
+prepared := engines[engine_name] if engines := data.supportgate.prepared.engines
 
-# ranges: the engine's version ranges as version keys, made from the matrix by Python
-# (supportgate/policy/prepared.py): {"python", "compiler", "toolkits": one per platform}.
-ranges := prepared[engine_name] if prepared := data.supportgate.prepared.engines
+# known_engines_text: the matrix's engines, for messages.
+known_engines_text := data.supportgate.prepared.known_engines_text
 
-known_engines := [name | some name, _ in data.matrix.engines]
+# platform_toolkits: the toolkit each of the engine's matrix entries for the hardware's
+# (vendor, arch) requires, in matrix order; undefined when the engine does not list it.
+platform_toolkits := prepared.platforms[accelerator.vendor][accelerator.arch]
 
-# The engine's platforms with the hardware's (vendor, arch), in matrix order.
-matching_platforms := [platform |
-	some platform in engine.platforms
-	platform.vendor == accelerator.vendor
-	platform.arch == accelerator.arch
-]
-
-platform_listed if count(matching_platforms) > 0
-
-model_listed if spec.model.name in engine.models
-
-# platform_unlisted: the engine is known and the hardware's (vendor, arch) is not one of
-# its platforms. Undefined when either is unknown (nothing to judge against).
-platform_unlisted if {
-	engine_known
-	hardware_known
-	not platform_listed
-}
-
-# model_unlisted: a deployment whose known engine does not list its model.
-model_unlisted if {
-	deployment
-	engine_known
-	not model_listed
-}
-
-# unlisted: provably not officially supported against a known engine. Unlike
-# `not officially_supported` it stays undefined when the engine is unknown or when the
-# platform cannot be judged (unresolved hardware) and the model is listed, so the
-# experimental-port rules do not fire on facts nobody knows.
-unlisted if platform_unlisted
-
-unlisted if model_unlisted
-
-# officially_supported: the engine is in the matrix, (vendor, arch) is one of its platforms
-# and, for deployments, the model is one of its models.
-default officially_supported := false
-
-officially_supported if {
-	platform_listed
-	not model_unlisted
+# standing: how the matrix judges the manifest, each fact true or false, in one rule: every
+# decision reads most of them, and regorus charges a few microseconds for each rule it
+# evaluates. (`[1 | x] != []` reads "x holds": false, not undefined, when x is undefined.)
+#
+# - engine_known: the matrix lists the engine.
+# - platform_listed: the engine lists the hardware's (vendor, arch).
+# - platform_unlisted: the engine is known, the hardware resolved, and its (vendor, arch) is
+#   not listed; false when either is unknown (nothing to judge against).
+# - model_unlisted: a deployment whose known engine does not list its model.
+# - unlisted: provably not officially supported against a known engine. Unlike
+#   `not officially_supported` it is false when the engine is unknown, or when the platform
+#   cannot be judged (unresolved hardware) and the model is listed, so the experimental-port
+#   rules do not fire on facts nobody knows.
+# - officially_supported: the platform is listed and, for deployments, the model too.
+standing := {
+	"engine_known": engine_known,
+	"platform_listed": platform_listed,
+	"platform_unlisted": platform_unlisted,
+	"model_unlisted": model_unlisted,
+	"unlisted": true in [platform_unlisted, model_unlisted],
+	"officially_supported": [platform_listed, model_unlisted] == [true, false],
+} if {
+	engine_known := [1 | prepared] != []
+	platform_listed := [1 | platform_toolkits] != []
+	platform_unlisted := [engine_known, [1 | hardware_known] != [], platform_listed] == [true, true, false]
+	model_listed := [1 | spec.model.name in engine.models] != []
+	model_unlisted := [[1 | deployment] != [], engine_known, model_listed] == [true, true, false]
 }
 
 # unlisted_text names what is unlisted: "model X", "platform Y" or both, in that order.
 unlisted_text := concat(" and ", array.concat(
-	[sprintf("model %v", [spec.model.name]) | model_unlisted],
-	[sprintf("platform %v", [accelerator_text]) | platform_unlisted],
+	[sprintf("model %v", [spec.model.name]) | standing.model_unlisted],
+	[sprintf("platform %v", [accelerator_text]) | standing.platform_unlisted],
 ))

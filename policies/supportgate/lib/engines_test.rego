@@ -18,31 +18,31 @@ test_engine_name_of_deployment if {
 }
 
 test_officially_supported_listed_hardware if {
-	engines.officially_supported with input as fx.hardware_input(fx.b200)
-	engines.officially_supported with input as fx.hardware_input(fx.ascend950)
-	not engines.officially_supported with input as fx.hardware_input(fx.h100)
+	engines.standing.officially_supported with input as fx.hardware_input(fx.b200)
+	engines.standing.officially_supported with input as fx.hardware_input(fx.ascend950)
+	not engines.standing.officially_supported with input as fx.hardware_input(fx.h100)
 }
 
 test_officially_supported_deployment_needs_listed_model if {
-	engines.officially_supported with input as fx.deployment_input(fx.deployment, fx.b200)
+	engines.standing.officially_supported with input as fx.deployment_input(fx.deployment, fx.b200)
 	llama := fx.with_spec({"model": {"name": "Llama"}})
-	not engines.officially_supported with input as fx.deployment_input(llama, fx.b200)
+	not engines.standing.officially_supported with input as fx.deployment_input(llama, fx.b200)
 }
 
 test_unlisted_platform_or_model if {
-	engines.unlisted with input as fx.deployment_input(fx.deployment, fx.h100)
-	engines.unlisted with input as fx.deployment_input(fx.with_spec({"model": {"name": "Llama"}}), fx.b200)
-	not engines.unlisted with input as fx.deployment_input(fx.deployment, fx.b200)
+	engines.standing.unlisted with input as fx.deployment_input(fx.deployment, fx.h100)
+	engines.standing.unlisted with input as fx.deployment_input(fx.with_spec({"model": {"name": "Llama"}}), fx.b200)
+	not engines.standing.unlisted with input as fx.deployment_input(fx.deployment, fx.b200)
 }
 
 test_unlisted_undecided_for_unknown_engine if {
 	sglang := fx.with_spec({"engine": {"name": "sglang"}})
-	not engines.unlisted with input as fx.deployment_input(sglang, fx.h100)
+	not engines.standing.unlisted with input as fx.deployment_input(sglang, fx.h100)
 }
 
 test_unlisted_undecided_for_unresolved_hardware if {
-	not engines.unlisted with input as fx.unresolved_input(fx.deployment)
-	engines.unlisted with input as fx.unresolved_input(fx.with_spec({"model": {"name": "Llama"}}))
+	not engines.standing.unlisted with input as fx.unresolved_input(fx.deployment)
+	engines.standing.unlisted with input as fx.unresolved_input(fx.with_spec({"model": {"name": "Llama"}}))
 }
 
 test_unlisted_text_names_model_and_platform if {

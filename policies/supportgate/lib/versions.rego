@@ -5,29 +5,19 @@
 # "12.8" < "13" == "13.0" < "13.0.1".
 package supportgate.lib.versions
 
-# key: the parts as an array of four numbers, which Rego compares as the versions compare.
-# Leading zeros are stripped first: regorus refuses to_number("03"), OPA accepts it.
-key(version) := array.concat(parts, array.slice([0, 0, 0], 0, 4 - count(parts))) if {
-	parts := [_number(part) | some part in split(version, ".")]
+# key: each part as [digit count, digits] with leading zeros dropped, padded to four parts.
+# A number with more digits is larger, and among equal counts the digits compare as text,
+# so the arrays compare as the versions do without parsing a number (regorus refuses
+# to_number("03")). The matrix's bounds are keys already (supportgate/policy/prepared.py).
+key(version) := array.concat(parts, array.slice([[0, ""], [0, ""], [0, ""]], 0, 4 - count(parts))) if {
+	parts := [[count(digits), digits] | some part in split(version, "."); digits := trim_left(part, "0")]
 }
 
-_number(part) := to_number(digits) if {
-	digits := trim_left(part, "0")
-	digits != ""
-} else := 0
-
-# in_range: min <= version < below, for bounds given as keys (engines.ranges); an absent
-# bound leaves that side open.
+# in_range: min <= version < below, for bounds given as keys; an absent bound leaves that side
+# open: [] precedes every key, and the key followed by anything follows it (arrays compare
+# part by part, then by length).
 in_range(version, bounds) if {
 	version_key := key(version)
-	_at_least(version_key, bounds)
-	_below(version_key, bounds)
+	object.get(bounds, "min", []) <= version_key
+	version_key < object.get(bounds, "below", array.concat(version_key, [[0, ""]]))
 }
-
-_at_least(_, bounds) if not bounds.min
-
-_at_least(version_key, bounds) if version_key >= bounds.min
-
-_below(_, bounds) if not bounds.below
-
-_below(version_key, bounds) if version_key < bounds.below

@@ -12,7 +12,7 @@
 package supportgate.port
 
 import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.unlisted
+import data.supportgate.lib.engines.standing
 import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.items as evidence_items
 import data.supportgate.lib.evidence.passed as passed_items
@@ -175,7 +175,7 @@ warn contains violation("port.consumer-card", hardware_path("accelerator"), mess
 # deny rule here starts with it, and the decision reads port.deny only when it holds.
 applies if {
 	deployment
-	unlisted
+	standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once

@@ -7,17 +7,11 @@
 # the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_known
 import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.known_engines
-import data.supportgate.lib.engines.matching_platforms
-import data.supportgate.lib.engines.model_unlisted
-import data.supportgate.lib.engines.platform_listed
-import data.supportgate.lib.engines.platform_unlisted
-import data.supportgate.lib.engines.ranges
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.report.range_text
+import data.supportgate.lib.engines.known_engines_text
+import data.supportgate.lib.engines.platform_toolkits
+import data.supportgate.lib.engines.prepared
+import data.supportgate.lib.engines.standing
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.accelerator
@@ -48,10 +42,10 @@ _messages := {
 #     new matrix version.
 deny contains violation("support.engine", "spec.engine.name", message) if {
 	deployment
-	not engine_known
+	not standing.engine_known
 	message := sprintf(_messages.engine, [
 		text(spec, ["engine", "name"]),
-		list_text(known_engines),
+		known_engines_text,
 	])
 }
 
@@ -82,12 +76,12 @@ deny contains violation("support.toolkit", finding.path, finding.message) if {
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
 warn contains violation("support.platform", hardware_path("accelerator"), message) if {
-	platform_unlisted
+	standing.platform_unlisted
 	message := hardware_message(sprintf(_messages.platform, [
 		accelerator_text,
 		text(accelerator, ["model"]),
 		engine_name,
-		_platforms_text,
+		prepared.texts.platforms,
 	]))
 }
 
@@ -101,67 +95,44 @@ warn contains violation("support.platform", hardware_path("accelerator"), messag
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
 warn contains violation("support.model", "spec.model.name", message) if {
-	model_unlisted
+	standing.model_unlisted
 	message := sprintf(_messages.model, [
 		text(spec, ["model", "name"]),
 		engine_name,
-		list_text(object.get(engine, "models", [])),
+		prepared.texts.models,
 	])
 }
 
-_platforms_text := concat(", ", [sprintf("%v %v", [p.vendor, p.arch]) | some p in engine.platforms])
-
 # The platform may be listed more than once; the toolkit is fine if any entry accepts it:
-# one without a toolkit requirement, or one whose name matches and whose range holds the
-# version.
+# its name matches and its range holds the version.
 _toolkit_accepted if {
-	some platform in matching_platforms
-	not platform.toolkit
+	some required in platform_toolkits
+	hardware.toolkit.name == required.name
+	in_range(hardware.toolkit.version, required)
 }
-
-_toolkit_accepted if {
-	some i, platform in engine.platforms
-	platform.vendor == accelerator.vendor
-	platform.arch == accelerator.arch
-	_toolkit_name_matches(platform.toolkit)
-	in_range(hardware.toolkit.version, ranges.toolkits[i])
-}
-
-_toolkit_name_matches(required) if not required.name
-
-_toolkit_name_matches(required) if _toolkit_name == required.name
-
-# (A rule, not read inside the function: under regorus a function reading an imported name
-# reads nothing.)
-_toolkit_name := hardware.toolkit.name
 
 # _toolkit_finding: findings describe the first entry: the wrong name, or else (right name)
 # the version out of range.
 _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} if {
-	platform_listed
 	not _toolkit_accepted
-	platforms := matching_platforms
-	required := platforms[0].toolkit
-	not _toolkit_name_matches(required)
+	required := platform_toolkits[0]
+	not hardware.toolkit.name == required.name
 	message := hardware_message(sprintf(_messages.toolkit_name, [
 		text(hardware, ["toolkit", "name"]),
 		required.name,
 		engine_name,
 		accelerator_text,
 		required.name,
-		range_text(required),
+		required.range,
 	]))
 } else := {"path": hardware_path("toolkit.version"), "message": message} if {
-	platform_listed
 	not _toolkit_accepted
-	platforms := matching_platforms
-	required := platforms[0].toolkit
-	_toolkit_name_matches(required)
+	required := platform_toolkits[0]
 	message := hardware_message(sprintf(_messages.toolkit_version, [
 		text(hardware, ["toolkit", "name"]),
 		text(hardware, ["toolkit", "version"]),
 		engine_name,
 		accelerator_text,
-		range_text(required),
+		required.range,
 	]))
 }

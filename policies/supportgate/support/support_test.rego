@@ -1,6 +1,7 @@
 package supportgate.support_test
 
 import data.supportgate.fixtures_test as fx
+import data.supportgate.lib.versions
 import data.supportgate.support
 
 # --- support.engine -------------------------------------------------------------------
@@ -41,8 +42,17 @@ test_support_platform_fires_against_matrix_default_engine if {
 		"default_engine": "hopper-engine",
 		"engines": {"hopper-engine": {"platforms": [{"vendor": "nvidia", "arch": "sm90"}]}},
 	})
-	"support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200) with data.matrix as matrix
-	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100) with data.matrix as matrix
+	hopper := {
+		"platforms": {"nvidia": {"sm90": [{"name": "cuda", "range": "any version"}]}},
+		"texts": {"platforms": "nvidia sm90"},
+	}
+	prepared := object.union(data.supportgate.prepared, {"engines": {"hopper-engine": hopper}})
+	"support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200)
+		with data.matrix as matrix
+		with data.supportgate.prepared as prepared
+	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100)
+		with data.matrix as matrix
+		with data.supportgate.prepared as prepared
 }
 
 test_support_platform_quiet_on_listed_platforms if {
@@ -81,13 +91,6 @@ test_support_toolkit_fires_on_ascend_outside_range if {
 		with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
 }
 
-test_support_toolkit_fires_on_version_when_platform_names_no_toolkit_name if {
-	matrix := json.remove(data.matrix, ["engines/deepinfer/platforms/0/toolkit/name"])
-	hardware := object.union(fx.b200, {"toolkit": {"name": "hip", "version": "12.8"}})
-	denied := support.deny with input as fx.hardware_input(hardware) with data.matrix as matrix
-	fx.paths(denied, "support.toolkit") == {"spec.toolkit.version"}
-}
-
 test_support_toolkit_quiet_in_range if {
 	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.b200)
 	not "support.toolkit" in fx.rules(support.deny)
@@ -98,22 +101,17 @@ test_support_toolkit_quiet_on_unlisted_platform if {
 	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.h100)
 }
 
-test_support_toolkit_quiet_when_platform_names_no_toolkit if {
-	matrix := json.remove(data.matrix, ["engines/deepinfer/platforms/0/toolkit"])
-	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware) with data.matrix as matrix
-}
-
 test_support_toolkit_quiet_when_any_listed_entry_accepts if {
 	matrix := object.union(data.matrix, {"engines": {"deepinfer": {"platforms": array.concat(
 		data.matrix.engines.deepinfer.platforms,
 		[{"vendor": "nvidia", "arch": "sm100", "toolkit": {"name": "cuda", "min": "12.8"}}],
 	)}}})
-	toolkits := array.concat(data.supportgate.prepared.engines.deepinfer.toolkits, [{"min": [12, 8, 0, 0]}])
+	sm100 := data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm100
+	toolkits := array.concat(sm100, [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8"}])
 	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
 	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware)
 		with data.matrix as matrix
-		with data.supportgate.prepared.engines.deepinfer.toolkits as toolkits
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm100 as toolkits
 }
 
 # --- support.model ---------------------------------------------------------------------------

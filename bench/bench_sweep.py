@@ -54,7 +54,10 @@ def _rss() -> int:
     """Resident memory of this process and its children (the decision writer process)."""
     pids = ["self"]
     for task in Path("/proc/self/task").iterdir():
-        pids += (task / "children").read_text().split()
+        try:
+            pids += (task / "children").read_text().split()
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
     total = 0
     for pid in pids:
         try:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import anyio.to_thread
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect, Stream, Template
@@ -22,6 +22,7 @@ from .pages import (
     AUDIT,
     CONSOLE_ROLE,
     FLEET,
+    FLEET_OSCAL,
     IMPACT,
     IMPACT_FORM,
     MANIFEST,
@@ -206,6 +207,18 @@ class PageController(Controller):
         return Response(
             text,
             media_type=CSV_MEDIA_TYPE,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+
+    @get("/fleet.oscal.json", opt=FLEET_OSCAL)
+    async def fleet_oscal(
+        self, console: ConsoleDep, day: FromQuery[str | None] = None
+    ) -> Response[bytes]:
+        found, document = await anyio.to_thread.run_sync(console.fleet_oscal, day)
+        filename = f"supportgate-fleet-{found}.oscal.json"
+        return Response(
+            document,
+            media_type=MediaType.JSON,
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
 

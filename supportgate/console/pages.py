@@ -43,6 +43,7 @@ WEBHOOKS = page("admin", "GET /v1/webhooks", "GET /v1/webhooks/{webhook_id}/deli
 WAIVERS = page("procurement", "GET /v1/waivers")
 RULES = page("procurement", "GET /v1/policy")
 FLEET = page("procurement", "GET /v1/reports/fleet", "GET /v1/manifests")
+FLEET_OSCAL = page("procurement", "GET /v1/reports/oscal")
 
 MENU: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("/manifests", "Manifests", MANIFESTS),

@@ -363,6 +363,13 @@ class ConsoleService:
         report = fleet_report(self._runtime.fleet.at(_day_end(found, now)))
         return found.isoformat(), report_csv(report)
 
+    def fleet_oscal(self, day: str | None) -> tuple[str, bytes]:
+        """The fleet at the end of `day` (default today) as the OSCAL Assessment Results
+        document GET /v1/reports/oscal gives for that time, and the day."""
+        now = self._runtime.clock.now()
+        found = _day("day", given(day), now) or now.date()
+        return found.isoformat(), self._runtime.oscal.document(_day_end(found, now))
+
     def webhooks(self) -> WebhooksPage:
         webhooks = self._runtime.webhooks
         found = []

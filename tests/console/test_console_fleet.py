@@ -8,7 +8,9 @@ import csv
 import html
 import io
 import re
-from datetime import timedelta
+from datetime import UTC, date, datetime, time, timedelta
+
+from trestle.oscal.assessment_results import Model
 
 from supportgate.fleet.report import CSV_COLUMNS
 
@@ -72,7 +74,12 @@ def test_the_fleet_page_compares_two_days_and_says_why(clocked_api: Api, clock: 
     same = api.client.get("/ui/fleet", params={"from": day_one, "to": day_one})
     assert "No manifest changed verdict" in same.text
 
-    export = re.search(r'<a class="csv" id="csv-from" href="([^"]+)"', page.text)
+    _day_one_exports(api, page.text, first_day)
+
+
+def _day_one_exports(api: Api, page: str, first_day: date) -> None:
+    """The page's links to the earlier day's report as CSV and as OSCAL."""
+    export = re.search(r'<a class="csv" id="csv-from" href="([^"]+)"', page)
     assert export is not None
     response = api.client.get(html.unescape(export.group(1)))
     assert response.status_code == 200
@@ -80,6 +87,17 @@ def test_the_fleet_page_compares_two_days_and_says_why(clocked_api: Api, clock: 
     table = list(csv.reader(io.StringIO(response.text)))
     assert tuple(table[0]) == CSV_COLUMNS
     assert table[1][:6] == ["fleet", "", "3", "0", "3", "0"]  # three experimental, day one
+
+    oscal = re.search(r'<a class="oscal" id="oscal-from" href="([^"]+)"', page)
+    assert oscal is not None
+    response = api.client.get(html.unescape(oscal.group(1)))
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    results = Model.model_validate_json(response.text).assessment_results
+    (result,) = results.results
+    assert len(result.observations or ()) == 3  # day one: the three first manifests
+    same_day = api.runtime.oscal.document(datetime.combine(first_day, time.max, UTC))
+    assert response.content == same_day  # what GET /v1/reports/oscal gives for that time
 
 
 def test_bad_days_are_named(clocked_api: Api, clock: FakeClock) -> None:
@@ -97,3 +115,4 @@ def test_bad_days_are_named(clocked_api: Api, clock: FakeClock) -> None:
         assert refused.status_code == 400, params
         assert alert_text(refused).startswith(field), params
     assert api.client.get("/ui/fleet.csv", params={"day": "soon"}).status_code == 400
+    assert api.client.get("/ui/fleet.oscal.json", params={"day": "soon"}).status_code == 400

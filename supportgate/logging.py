@@ -107,6 +107,9 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level)
+    # APScheduler logs two INFO lines at every run of every job (the sweep tick runs every
+    # 10 s); supportgate logs what its jobs do. Its warnings and errors still come through.
+    logging.getLogger("apscheduler").setLevel(max(level, logging.WARNING))
 
 
 def get_logger(name: str) -> Any:

@@ -123,3 +123,20 @@ def test_a_naive_datetime_is_written_as_utc(monkeypatch: pytest.MonkeyPatch) -> 
     assert event["at"] == "2026-12-01T03:00:00.500000Z"
     assert RFC_3339.match(event["at"]), event
     assert event["times"] == {"last": ["2026-12-01T03:00:00.500000Z"]}
+
+
+def test_the_schedulers_routine_runs_are_not_logged_but_its_failures_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """APScheduler writes two INFO lines at every run of every job (the sweep tick is every
+    10 s): a served log would be mostly those. Its warnings and errors still come through."""
+    executor = logging.getLogger("apscheduler.executors.default")
+    saved = logging.getLogger("apscheduler").level
+    try:
+        with json_logs(monkeypatch) as captured:
+            executor.info('Running job "SweepScheduler.tick"')
+            executor.error('Job "SweepScheduler.tick" raised an exception')
+    finally:
+        logging.getLogger("apscheduler").setLevel(saved)
+    (line,) = captured.getvalue().splitlines()
+    assert json.loads(line)["event"] == 'Job "SweepScheduler.tick" raised an exception'

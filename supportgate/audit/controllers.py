@@ -19,6 +19,7 @@ from litestar.response import Stream
 from supportgate.dependencies import Part
 from supportgate.errors import NotFound
 from supportgate.evaluations.views import DecisionPage
+from supportgate.http_download import attachment
 from supportgate.http_paging import Cursor, Kind, Name
 from supportgate.manifests.decision import VERDICTS
 from supportgate.openapi import body, error
@@ -139,7 +140,7 @@ class AuditController(Controller):
                 media_type=CSV_MEDIA_TYPE,
                 headers={  # Litestar 2.25 gives a Stream the handler's media type: set it here
                     "Content-Type": CSV_MEDIA_TYPE,
-                    "Content-Disposition": f'attachment; filename="supportgate-audit-{stamp}.csv"',
+                    **attachment(f"supportgate-audit-{stamp}.csv"),
                 },
             )
         return await anyio.to_thread.run_sync(lambda: audit.page(where, cursor=cursor, limit=limit))

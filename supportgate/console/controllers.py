@@ -15,6 +15,7 @@ from litestar.status_codes import HTTP_303_SEE_OTHER
 from supportgate.audit.controllers import CSV_MEDIA_TYPE
 from supportgate.auth.guard import authenticate
 from supportgate.auth.roles import role_allows
+from supportgate.http_download import attachment
 
 from .logins import ConsoleSessions
 from .pages import (
@@ -150,7 +151,7 @@ class PageController(Controller):
             media_type=CSV_MEDIA_TYPE,
             headers={
                 "Content-Type": CSV_MEDIA_TYPE,
-                "Content-Disposition": f'attachment; filename="supportgate-audit-{stamp}.csv"',
+                **attachment(f"supportgate-audit-{stamp}.csv"),
             },
         )
 
@@ -207,7 +208,7 @@ class PageController(Controller):
         return Response(
             text,
             media_type=CSV_MEDIA_TYPE,
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+            headers=attachment(filename),
         )
 
     @get("/fleet.oscal.json", opt=FLEET_OSCAL)
@@ -219,7 +220,7 @@ class PageController(Controller):
         return Response(
             document,
             media_type=MediaType.JSON,
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+            headers=attachment(filename),
         )
 
     @get("/webhooks", opt=WEBHOOKS)

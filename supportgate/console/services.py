@@ -358,17 +358,21 @@ class ConsoleService:
 
     def fleet_csv(self, day: str | None) -> tuple[str, bytes]:
         """The fleet report at the end of `day` (default today) as CSV, and the day."""
-        now = self._runtime.clock.now()
-        found = _day("day", given(day), now) or now.date()
-        report = fleet_report(self._runtime.fleet.at(_day_end(found, now)))
-        return found.isoformat(), report_csv(report)
+        found, end = self._day_ending(day)
+        return found, report_csv(fleet_report(self._runtime.fleet.at(end)))
 
     def fleet_oscal(self, day: str | None) -> tuple[str, bytes]:
         """The fleet at the end of `day` (default today) as the OSCAL Assessment Results
         document GET /v1/reports/oscal gives for that time, and the day."""
+        found, end = self._day_ending(day)
+        return found, self._runtime.oscal.document(end)
+
+    def _day_ending(self, day: str | None) -> tuple[str, datetime]:
+        """A download's `day` (YYYY-MM-DD, default today) and the instant its fleet is read
+        at: the end of that day in UTC, or now for today."""
         now = self._runtime.clock.now()
         found = _day("day", given(day), now) or now.date()
-        return found.isoformat(), self._runtime.oscal.document(_day_end(found, now))
+        return found.isoformat(), _day_end(found, now)
 
     def webhooks(self) -> WebhooksPage:
         webhooks = self._runtime.webhooks

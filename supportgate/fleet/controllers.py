@@ -12,6 +12,7 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import QueryParameter
 
 from supportgate.dependencies import Part
+from supportgate.http_download import attachment
 from supportgate.http_paging import AsOf
 from supportgate.openapi import body
 from supportgate.pagination import check_choice
@@ -68,5 +69,5 @@ class FleetReportController(Controller):
         return Response(
             text,
             media_type=CSV_MEDIA_TYPE,
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+            headers=attachment(filename),
         )

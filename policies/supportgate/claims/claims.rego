@@ -13,9 +13,7 @@ import data.supportgate.lib.evidence.correctness_items
 import data.supportgate.lib.evidence.passed as passed_items
 import data.supportgate.lib.evidence.status as evidence_status
 import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator_text
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.subject
 import data.supportgate.lib.times.day_ns
 import data.supportgate.lib.times.evaluated_at_ns
 
@@ -47,11 +45,11 @@ deny := set()
 #     structured_output, long_context, distributed_stability) on this platform and record each
 #     as evidence with status passed, a time and a ref.
 warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
-	deployment
+	subject.deployment
 	standing.platform_unlisted
 	some item in correctness_items
 	not item in passed_items
-	message := sprintf(_messages.correctness, [item, accelerator_text, evidence_status(item)])
+	message := sprintf(_messages.correctness, [item, subject.accelerator_text, evidence_status(item)])
 }
 
 # METADATA
@@ -64,10 +62,10 @@ warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]
 #     Benchmark the deployment on this platform and record evidence.performance with status
 #     passed and its measured latencies, concurrency, memory and recovery time.
 warn contains violation("claims.performance", "spec.evidence.performance", message) if {
-	deployment
+	subject.deployment
 	standing.platform_unlisted
 	not "performance" in passed_items
-	message := sprintf(_messages.performance, [accelerator_text, evidence_status("performance")])
+	message := sprintf(_messages.performance, [subject.accelerator_text, evidence_status("performance")])
 }
 
 # METADATA
@@ -82,7 +80,7 @@ warn contains violation("claims.performance", "spec.evidence.performance", messa
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
 warn contains violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
-	some item, record in spec.evidence
+	some item, record in input.manifest.spec.evidence
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
 	now := evaluated_at_ns

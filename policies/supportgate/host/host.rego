@@ -12,7 +12,6 @@ import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_known
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
 import data.supportgate.lib.versions.in_range
@@ -123,5 +122,5 @@ _met := {
 	],
 } if {
 	host := engine.host
-	hardware_known
+	hardware
 }

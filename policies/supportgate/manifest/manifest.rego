@@ -8,9 +8,7 @@
 package supportgate.manifest
 
 import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.hardware_known
-import data.supportgate.lib.subject.hardware_ref
+import data.supportgate.lib.subject.subject
 
 _messages := {
 	"unresolved_ref": "hardware.ref %v names no tracked HardwareManifest",
@@ -37,17 +35,17 @@ deny contains violation("manifest.hardware-ref", finding.path, finding.message) 
 # applies: a deployment whose hardware is unresolved. The rule here requires it, and the
 # decision reads manifest.deny only when it holds.
 applies if {
-	deployment
-	not hardware_known
+	subject.deployment
+	not subject.hardware_known
 }
 
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
-	hardware_ref
-	message := sprintf(_messages.unresolved_ref, [hardware_ref])
+	subject.hardware_ref != null
+	message := sprintf(_messages.unresolved_ref, [subject.hardware_ref])
 }
 
 _hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
 	applies
-	not hardware_ref
+	subject.hardware_ref == null
 }

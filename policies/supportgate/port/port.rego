@@ -13,20 +13,15 @@ package supportgate.port
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.standing
-import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.items as evidence_items
 import data.supportgate.lib.evidence.passed as passed_items
 import data.supportgate.lib.evidence.pins
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator
-import data.supportgate.lib.subject.accelerator_text
-import data.supportgate.lib.subject.consumer_card
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.subject
 
 _messages := {
 	"production": "stage production on unlisted %v needs every evidence item passed; not passed: %v",
@@ -60,11 +55,11 @@ _messages := {
 #     passed, or move it to an officially supported platform and model.
 deny contains violation("port.production", "spec.stage", message) if {
 	applies
-	spec.stage == "production"
+	input.manifest.spec.stage == "production"
 	passed := passed_items
 	not_passed := [item | some item in evidence_items; not item in passed]
 	count(not_passed) > 0
-	message := sprintf(_messages.production, [unlisted_text, concat(", ", not_passed)])
+	message := sprintf(_messages.production, [standing.unlisted_text, concat(", ", not_passed)])
 }
 
 # METADATA
@@ -78,10 +73,10 @@ deny contains violation("port.production", "spec.stage", message) if {
 #     port.production_stack_unchanged: true.
 deny contains violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
 	applies
-	not spec.port.production_stack_unchanged == true
+	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(_messages.production_stack, [
-		unlisted_text,
-		text(spec, ["port", "production_stack_unchanged"]),
+		standing.unlisted_text,
+		text(input.manifest.spec, ["port", "production_stack_unchanged"]),
 	])
 }
 
@@ -96,10 +91,10 @@ deny contains violation("port.production-stack", "spec.port.production_stack_unc
 #     port.isolated_branch: true.
 deny contains violation("port.isolation", "spec.port.isolated_branch", message) if {
 	applies
-	not spec.port.isolated_branch == true
+	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf(_messages.isolation, [
-		unlisted_text,
-		text(spec, ["port", "isolated_branch"]),
+		standing.unlisted_text,
+		text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -118,7 +113,7 @@ deny contains violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), m
 	applies
 	some pin in pins
 	not pin in _pinned
-	message := sprintf(_messages.pinning, [unlisted_text, pin, pin])
+	message := sprintf(_messages.pinning, [standing.unlisted_text, pin, pin])
 }
 
 # METADATA
@@ -145,9 +140,9 @@ deny contains violation(
 	some dependency in engine.arch_dependencies
 	not dependency in _inventoried
 	message := sprintf(_messages.arch_dependency, [
-		unlisted_text,
+		standing.unlisted_text,
 		dependency,
-		text(spec, ["port", "arch_dependencies", dependency]),
+		text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
 	])
 }
 
@@ -163,29 +158,28 @@ deny contains violation(
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
 warn contains violation("port.consumer-card", hardware_path("accelerator"), message) if {
-	hardware_known
-	consumer_card
+	subject.consumer_card
 	message := hardware_message(sprintf(_messages.consumer_card, [
-		text(accelerator, ["model"]),
-		accelerator_text,
+		text(hardware.accelerator, ["model"]),
+		subject.accelerator_text,
 	]))
 }
 
 # applies: a deployment that is provably unlisted, so the port discipline applies. Every
 # deny rule here starts with it, and the decision reads port.deny only when it holds.
 applies if {
-	deployment
+	subject.deployment
 	standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once
 # (a helper function would run once per pin and dependency).
 _pinned contains pin if {
-	some pin, value in spec.port.pinned
+	some pin, value in input.manifest.spec.port.pinned
 	not value in {"", null}
 }
 
 _inventoried contains dependency if {
-	some dependency, status in spec.port.arch_dependencies
+	some dependency, status in input.manifest.spec.port.arch_dependencies
 	not status in {"", null, "unknown"}
 }

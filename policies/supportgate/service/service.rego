@@ -14,9 +14,7 @@ import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.text
 import data.supportgate.lib.report.violation
 import data.supportgate.lib.services.sources as component_sources
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.online
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.subject
 
 _messages := {
 	"missing": "online serving needs %v, and its source is missing",
@@ -182,19 +180,19 @@ warn contains violation("service.external", sprintf("spec.service.%v", [name]), 
 # applies: an online deployment, or one that declares service components. Every rule here
 # requires it (the component rules ask for online, the others iterate _components), and the
 # decision reads service.deny and service.warn only when it holds.
-applies if online
+applies if subject.online
 
 applies if {
-	deployment
+	subject.deployment
 	count(_components) > 0
 }
 
 # _components: the declared service components (undefined without a service section).
-_components := spec.service if deployment
+_components := input.manifest.spec.service if subject.deployment
 
 # _missing_online: the components an online deployment lacks, once per evaluation.
 _missing_online contains name if {
-	online
+	subject.online
 	some name, source in component_sources
 	source == "missing"
 }

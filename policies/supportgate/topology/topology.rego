@@ -12,13 +12,10 @@ package supportgate.topology
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator
-import data.supportgate.lib.subject.deployment
 import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_known
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.subject
 
 _messages := {
 	"capacity": concat(" ", [
@@ -47,7 +44,7 @@ _messages := {
 deny contains violation("topology.capacity", "spec.topology", message) if {
 	applies
 	nodes := hardware.nodes
-	per_node := accelerator.per_node
+	per_node := hardware.accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
 	prefill := _planned.prefill_gpus
@@ -81,7 +78,7 @@ warn contains violation("topology.scale-up-domain", finding.path, finding.messag
 
 # The planned GPUs per role, read once (a missing or non-numeric count is 0).
 _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
-	topology := spec.topology
+	topology := input.manifest.spec.topology
 	some role in ["prefill_gpus", "decode_gpus"]
 	gpus := topology[role]
 	is_number(gpus)
@@ -90,8 +87,8 @@ _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.
 applies if {
-	deployment
-	hardware_known
+	subject.deployment
+	subject.hardware_known
 }
 
 _single_domain if {

@@ -48,7 +48,8 @@ def list_text(values: Iterable[Any]) -> str:
 
 
 def range_text(version_range: Mapping[str, Any]) -> str:
-    """As lib/report.rego range_text renders a version range."""
+    """A version range of the matrix as messages quote it: ">= 13, < 14", ">= 13", "< 14" or
+    "any version"."""
     bounds = [
         f"{sign} {version_range[side]}"
         for side, sign in (("min", ">="), ("below", "<"))

@@ -145,10 +145,13 @@ _service_completeness := "not-applicable" if {
 
 # --- recommendations -------------------------------------------------------------------------
 
-recommendations contains sprintf(concat(" ", [
-	"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
-	"topology, not on %v's published numbers for other hardware",
-]), [alternatives_text, subject.accelerator_text, engine_name]) if {
+recommendations contains sprintf(
+	concat(" ", [
+		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
+		"topology, not on %v's published numbers for other hardware",
+	]),
+	[alternatives_text, subject.accelerator_text, engine_name],
+) if {
 	standing.platform_unlisted
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
@@ -157,22 +160,28 @@ recommendations contains sprintf(concat(" ", [
 	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
 }
 
-recommendations contains sprintf(concat(" ", [
-	"%v on unlisted %v is an experimental port: keep the production model server",
-	"running unchanged, work on an isolated branch with pinned engine, toolkit,",
-	"driver, compiler and model versions, inventory %v before compiling, compare",
-	"results against a known-good runtime, measure prefill and decode latency,",
-	"concurrency, memory use and recovery after failures, and roll out further only",
-	"if the port improves your workload",
-]), [engine_name, standing.unlisted_text, prepared.texts.arch_dependencies]) if {
+recommendations contains sprintf(
+	concat(" ", [
+		"%v on unlisted %v is an experimental port: keep the production model server",
+		"running unchanged, work on an isolated branch with pinned engine, toolkit,",
+		"driver, compiler and model versions, inventory %v before compiling, compare",
+		"results against a known-good runtime, measure prefill and decode latency,",
+		"concurrency, memory use and recovery after failures, and roll out further only",
+		"if the port improves your workload",
+	]),
+	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
+) if {
 	standing.unlisted
 }
 
-recommendations contains sprintf(concat(" ", [
-	"%v is a consumer card: for development, evaluation or a small self-hosted",
-	"endpoint a general local inference runtime fits better; a single card or a small",
-	"pool is no cheap replacement for %v",
-]), [text(hardware.accelerator, ["model"]), _reference_topology_text]) if {
+recommendations contains sprintf(
+	concat(" ", [
+		"%v is a consumer card: for development, evaluation or a small self-hosted",
+		"endpoint a general local inference runtime fits better; a single card or a small",
+		"pool is no cheap replacement for %v",
+	]),
+	[text(hardware.accelerator, ["model"]), _reference_topology_text],
+) if {
 	subject.consumer_card
 }
 
@@ -210,10 +219,13 @@ recommendations contains sprintf("engine %v is not in the support matrix; the ma
 	not standing.engine_known
 }
 
-recommendations contains sprintf(concat(" ", [
-	"track HardwareManifest %v before evaluating deployments that reference it, or",
-	"inline the hardware spec",
-]), [subject.hardware_ref]) if {
+recommendations contains sprintf(
+	concat(" ", [
+		"track HardwareManifest %v before evaluating deployments that reference it, or",
+		"inline the hardware spec",
+	]),
+	[subject.hardware_ref],
+) if {
 	subject.deployment
 	not subject.hardware_known
 	subject.hardware_ref != null

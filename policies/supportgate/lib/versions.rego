@@ -11,12 +11,12 @@ package supportgate.lib.versions
 key(version) := [[count(digits), digits] | some part in split(version, "."); digits := trim_left(part, "0")]
 
 # in_range: min <= version < below, for bounds given as keys (supportgate/policy/prepared.py)
-# with their trailing zero parts dropped; an absent bound leaves that side open. Arrays compare
-# part by part, and a shorter one first when it is the other's start, so a version's key
-# compares with such a bound as the versions do: "13.0" (two parts) >= "13" (one), and
-# "13.0" < "13.0.1" (three).
+# with their trailing zero parts dropped. Arrays compare part by part, and a shorter one first
+# when it is the other's start, so a version's key compares with such a bound as the versions
+# do: "13.0" (two parts) >= "13" (one), and "13.0" < "13.0.1" (three). An absent bound leaves
+# that side open: [] precedes every key, and the key followed by anything follows it.
 in_range(version, bounds) if {
 	version_key := key(version)
 	object.get(bounds, "min", []) <= version_key
-	not bounds.below <= version_key
+	version_key < object.get(bounds, "below", array.concat(version_key, [[0, ""]]))
 }

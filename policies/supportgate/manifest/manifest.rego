@@ -7,13 +7,7 @@
 # alone is unlisted) stays quiet rather than guessing.
 package supportgate.manifest
 
-import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.subject
-
-_messages := {
-	"unresolved_ref": "hardware.ref %v names no tracked HardwareManifest",
-	"no_hardware": "spec.hardware has neither a ref nor an inline spec",
-}
 
 # The manifest concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
@@ -28,7 +22,7 @@ warn := set()
 #     Post the referenced HardwareManifest first (or give it to `supportgate check` beside the
 #     deployment), fix the name in hardware.ref, or describe the pool inline with
 #     hardware.spec.
-deny contains violation("manifest.hardware-ref", finding.path, finding.message) if {
+deny contains {"rule": "manifest.hardware-ref", "path": finding.path, "message": finding.message} if {
 	some finding in _hardware_findings
 }
 
@@ -42,10 +36,11 @@ applies if {
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
 	subject.hardware_ref != null
-	message := sprintf(_messages.unresolved_ref, [subject.hardware_ref])
+	message := sprintf("hardware.ref %v names no tracked HardwareManifest", [subject.hardware_ref])
 }
 
-_hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
+_hardware_findings contains {"path": "spec.hardware", "message": message} if {
 	applies
 	subject.hardware_ref == null
+	message := "spec.hardware has neither a ref nor an inline spec"
 }

@@ -12,20 +12,11 @@ import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.standing
 import data.supportgate.lib.report.text
-import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
 import data.supportgate.lib.subject.subject
 import data.supportgate.lib.versions.in_range
-
-_messages := {
-	"engine": "engine %v is not in the support matrix (known engines: %v)",
-	"model": "model %v is not among the models %v lists (%v)",
-	"platform": "platform %v (%v) is not among the platforms %v lists (%v)",
-	"toolkit_name": "toolkit %v is not %v, which %v requires on %v (%v %v)",
-	"toolkit_version": "toolkit %v %v is outside the range %v supports on %v (%v)",
-}
 
 # METADATA
 # title: Engine in the matrix
@@ -36,10 +27,10 @@ _messages := {
 #   remediation: >-
 #     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
 #     new matrix version.
-deny contains violation("support.engine", "spec.engine.name", message) if {
+deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": message} if {
 	subject.deployment
 	not standing.engine_known
-	message := sprintf(_messages.engine, [
+	message := sprintf("engine %v is not in the support matrix (known engines: %v)", [
 		text(input.manifest.spec, ["engine", "name"]),
 		known_engines_text,
 	])
@@ -56,7 +47,7 @@ deny contains violation("support.engine", "spec.engine.name", message) if {
 #   remediation: >-
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit.
-deny contains violation("support.toolkit", finding.path, finding.message) if {
+deny contains {"rule": "support.toolkit", "path": finding.path, "message": finding.message} if {
 	standing.platform_listed
 	finding := _toolkit_finding
 }
@@ -72,9 +63,9 @@ deny contains violation("support.toolkit", finding.path, finding.message) if {
 #   remediation: >-
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
-warn contains violation("support.platform", hardware_path("accelerator"), message) if {
+warn contains {"rule": "support.platform", "path": hardware_path("accelerator"), "message": message} if {
 	standing.platform_unlisted
-	message := hardware_message(sprintf(_messages.platform, [
+	message := hardware_message(sprintf("platform %v (%v) is not among the platforms %v lists (%v)", [
 		subject.accelerator_text,
 		text(hardware.accelerator, ["model"]),
 		engine_name,
@@ -91,9 +82,9 @@ warn contains violation("support.platform", hardware_path("accelerator"), messag
 #   remediation: >-
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
-warn contains violation("support.model", "spec.model.name", message) if {
+warn contains {"rule": "support.model", "path": "spec.model.name", "message": message} if {
 	standing.model_unlisted
-	message := sprintf(_messages.model, [
+	message := sprintf("model %v is not among the models %v lists (%v)", [
 		text(input.manifest.spec, ["model", "name"]),
 		engine_name,
 		prepared.texts.models,
@@ -114,7 +105,7 @@ _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} 
 	not _toolkit_accepted
 	required := standing.platform_toolkits[0]
 	not hardware.toolkit.name == required.name
-	message := hardware_message(sprintf(_messages.toolkit_name, [
+	message := hardware_message(sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
 		text(hardware, ["toolkit", "name"]),
 		required.name,
 		engine_name,
@@ -125,7 +116,7 @@ _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} 
 } else := {"path": hardware_path("toolkit.version"), "message": message} if {
 	not _toolkit_accepted
 	required := standing.platform_toolkits[0]
-	message := hardware_message(sprintf(_messages.toolkit_version, [
+	message := hardware_message(sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
 		text(hardware, ["toolkit", "name"]),
 		text(hardware, ["toolkit", "version"]),
 		engine_name,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+
 def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
     engines = matrix.get("engines", {})
     return {

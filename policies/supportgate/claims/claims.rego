@@ -34,8 +34,9 @@ deny := set()
 warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
 	subject.deployment
 	standing.platform_unlisted
+	passed := passed_items
 	some item in correctness_items
-	not item in passed_items
+	not item in passed
 	message := sprintf(
 		concat(" ", [
 			"%v on unlisted platform %v is %v, not passed: a build proves only that the code",
@@ -79,13 +80,16 @@ warn contains {"rule": "claims.performance", "path": "spec.evidence.performance"
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
 warn contains {"rule": "evidence.stale", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
-	some item, record in input.manifest.spec.evidence
+	# What every item is judged against, worked out before the items are (a `data.` reference
+	# costs regorus a search of every module, each time it is read).
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
+	max_age_ns := max_age_days * day_ns
 	now := evaluated_at_ns
+	some item, record in input.manifest.spec.evidence
 	recorded := time.parse_rfc3339_ns(record.at)
 	age := now - recorded
-	age > max_age_days * day_ns
+	age > max_age_ns
 	message := sprintf("%v evidence from %v is %v days old at %v, older than the %v days the matrix allows", [
 		item,
 		record.at,

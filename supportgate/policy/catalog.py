@@ -22,8 +22,9 @@ from supportgate.errors import UsageError
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 BUILTIN_SOURCE = "builtin"
 _ORG_MODULE = "org/"  # organisation modules are named org/<bundle>/<path> (org.py)
-# The id may follow on the next line (a head whose arguments are written one per line).
-_HEAD = re.compile(r'^(?P<set>deny|warn) contains [\w.]+\(\s*"(?P<id>[a-z_.-]+)"')
+# A head adds {"rule": "<id>", "path": ..., "message": ...} to the set; the object may begin on
+# the next line.
+_HEAD = re.compile(r'^(?P<set>deny|warn) contains \{\s*"rule": "(?P<id>[a-z_.-]+)"')
 
 
 @dataclass(frozen=True, slots=True)

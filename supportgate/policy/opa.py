@@ -104,7 +104,19 @@ class OpaEngine:
         self._client.close()
 
     def _gate(self, rule: str, matrix: LoadedMatrix, inputs: bytes) -> Any:
-        body = (
+        response = self._call("POST", f"{GATE_PATH}/{rule}", self._gate_body(matrix, inputs))
+        if "result" in response:
+            return response["result"]
+        # Undefined: OPA lacks the expected revision, or the policies decided nothing.
+        held = self._held_revision()
+        if held != self._bundle_revision:
+            raise PolicyEngineUnavailable(self._mismatch(held))
+        return None  # convert_result says the policy left the decision undefined
+
+    def _gate_body(self, matrix: LoadedMatrix, inputs: bytes) -> bytes:
+        """The gate's input: the revision the service expects, the matrix, its prepared data and
+        `inputs` (an item or the items)."""
+        return (
             b'{"input":{"revision":'
             + _encode(self._bundle_revision)
             + b',"matrix":'
@@ -115,14 +127,6 @@ class OpaEngine:
             + inputs
             + b"}}"
         )
-        response = self._call("POST", f"{GATE_PATH}/{rule}", body)
-        if "result" in response:
-            return response["result"]
-        # Undefined: OPA lacks the expected revision, or the policies decided nothing.
-        held = self._held_revision()
-        if held != self._bundle_revision:
-            raise PolicyEngineUnavailable(self._mismatch(held))
-        return None  # convert_result says the policy left the decision undefined
 
     def _held_revision(self) -> Any:
         return self._call("GET", REVISION_PATH).get("result")

@@ -21,9 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-VERSION_PARTS = 4
-"""Versions have 1 to 4 parts (supportgate/manifests/common.py VERSION_RE)."""
-
 
 def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
     engines = matrix.get("engines", {})
@@ -35,12 +32,15 @@ def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def version_key(version: str) -> list[list[Any]]:
-    """The version as four [digit count, digits] pairs, leading zeros dropped and missing parts
-    zero, which compare as the versions compare: "12.8" -> [[2, "12"], [1, "8"], [0, ""],
-    [0, ""]]. The policies make the same key (lib/versions.rego) without parsing numbers."""
-    parts = [part.lstrip("0") for part in version.split(".")]
-    parts += [""] * (VERSION_PARTS - len(parts))
-    return [[len(part), part] for part in parts]
+    """The version as [digit count, digits] pairs, leading zeros dropped, and trailing zero
+    parts too: "12.8" -> [[2, "12"], [1, "8"]], "13.0" -> [[2, "13"]]. Keys of versions
+    compare as the versions compare, and the key of a version the policies make
+    (lib/versions.rego key, trailing zeros kept) compares with such a key as the versions do:
+    arrays compare part by part, and a shorter one first when it is the other's start."""
+    parts = [[len(digits), digits] for digits in (part.lstrip("0") for part in version.split("."))]
+    while len(parts) > 1 and parts[-1] == [0, ""]:
+        parts.pop()
+    return parts
 
 
 def list_text(values: Iterable[Any]) -> str:
@@ -49,7 +49,8 @@ def list_text(values: Iterable[Any]) -> str:
 
 
 def range_text(version_range: Mapping[str, Any]) -> str:
-    """As lib/report.rego range_text renders a version range."""
+    """A version range of the matrix as messages quote it: ">= 13, < 14", ">= 13", "< 14" or
+    "any version"."""
     bounds = [
         f"{sign} {version_range[side]}"
         for side, sign in (("min", ">="), ("below", "<"))

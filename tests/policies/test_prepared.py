@@ -6,7 +6,7 @@ import json
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
-from supportgate.policy.prepared import prepared_document, version_key
+from supportgate.policy.prepared import prepared_document, range_text, version_key
 
 from ..engines import default_matrix
 
@@ -14,10 +14,18 @@ PREPARED_FILE = DEFAULT_POLICY_DIR / "supportgate" / "prepared" / "data.json"
 
 
 def test_version_keys_compare_as_versions() -> None:
-    assert version_key("560.35.03") == [[3, "560"], [2, "35"], [1, "3"], [0, ""]]
+    assert version_key("560.35.03") == [[3, "560"], [2, "35"], [1, "3"]]
+    assert version_key("13.0.0.0") == version_key("13") == [[2, "13"]]
+    assert version_key("0.0") == [[0, ""]]
     assert version_key("9.10") > version_key("9.9")
-    assert version_key("13") == version_key("13.0.0.0")
     assert version_key("12.8") < version_key("13") < version_key("13.0.1")
+
+
+def test_range_texts() -> None:
+    assert range_text({"min": "3.12", "below": "3.13"}) == ">= 3.12, < 3.13"
+    assert range_text({"min": "13"}) == ">= 13"
+    assert range_text({"below": "14"}) == "< 14"
+    assert range_text({}) == "any version"
 
 
 def test_the_rego_tests_prepared_data_is_the_default_matrix_s(policy_bundle: PolicyBundle) -> None:

@@ -12,24 +12,9 @@ import data.supportgate.lib.engines.standing
 import data.supportgate.lib.evidence.correctness_items
 import data.supportgate.lib.evidence.passed as passed_items
 import data.supportgate.lib.evidence.status as evidence_status
-import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator_text
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.subject
 import data.supportgate.lib.times.day_ns
 import data.supportgate.lib.times.evaluated_at_ns
-
-_messages := {
-	"correctness": concat(" ", [
-		"%v on unlisted platform %v is %v, not passed: a build proves only that the code",
-		"compiles, not that results are correct",
-	]),
-	"performance": concat(" ", [
-		"performance on unlisted platform %v is %v, not passed: latency, concurrency,",
-		"memory and recovery are unmeasured",
-	]),
-	"stale": "%v evidence from %v is %v days old at %v, older than the %v days the matrix allows",
-}
 
 # The claims concern has no deny rules; the empty set keeps the concern interface uniform.
 deny := set()
@@ -46,12 +31,19 @@ deny := set()
 #     Run the missing correctness checks (numerical_parity against a reference runtime,
 #     structured_output, long_context, distributed_stability) on this platform and record each
 #     as evidence with status passed, a time and a ref.
-warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]), message) if {
-	deployment
+warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
+	subject.deployment
 	standing.platform_unlisted
+	passed := passed_items
 	some item in correctness_items
-	not item in passed_items
-	message := sprintf(_messages.correctness, [item, accelerator_text, evidence_status(item)])
+	not item in passed
+	message := sprintf(
+		concat(" ", [
+			"%v on unlisted platform %v is %v, not passed: a build proves only that the code",
+			"compiles, not that results are correct",
+		]),
+		[item, subject.accelerator_text, evidence_status(item)],
+	)
 }
 
 # METADATA
@@ -63,11 +55,17 @@ warn contains violation("claims.correctness", sprintf("spec.evidence.%v", [item]
 #   remediation: >-
 #     Benchmark the deployment on this platform and record evidence.performance with status
 #     passed and its measured latencies, concurrency, memory and recovery time.
-warn contains violation("claims.performance", "spec.evidence.performance", message) if {
-	deployment
+warn contains {"rule": "claims.performance", "path": "spec.evidence.performance", "message": message} if {
+	subject.deployment
 	standing.platform_unlisted
 	not "performance" in passed_items
-	message := sprintf(_messages.performance, [accelerator_text, evidence_status("performance")])
+	message := sprintf(
+		concat(" ", [
+			"performance on unlisted platform %v is %v, not passed: latency, concurrency,",
+			"memory and recovery are unmeasured",
+		]),
+		[subject.accelerator_text, evidence_status("performance")],
+	)
 }
 
 # METADATA
@@ -81,13 +79,22 @@ warn contains violation("claims.performance", "spec.evidence.performance", messa
 #   remediation: >-
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
-warn contains violation("evidence.stale", sprintf("spec.evidence.%v", [item]), message) if {
-	some item, record in spec.evidence
+warn contains {"rule": "evidence.stale", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
+	# What every item is judged against, worked out before the items are (a `data.` reference
+	# costs regorus a search of every module, each time it is read).
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
+	max_age_ns := max_age_days * day_ns
 	now := evaluated_at_ns
+	some item, record in input.manifest.spec.evidence
 	recorded := time.parse_rfc3339_ns(record.at)
 	age := now - recorded
-	age > max_age_days * day_ns
-	message := sprintf(_messages.stale, [item, record.at, floor(age / day_ns), input.evaluated_at, max_age_days])
+	age > max_age_ns
+	message := sprintf("%v evidence from %v is %v days old at %v, older than the %v days the matrix allows", [
+		item,
+		record.at,
+		floor(age / day_ns),
+		input.evaluated_at,
+		max_age_days,
+	])
 }

@@ -9,21 +9,14 @@ import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.standing
-import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.correctness_items
 import data.supportgate.lib.evidence.passed as passed_items
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.text
 import data.supportgate.lib.services.components as service_components
 import data.supportgate.lib.services.sources as component_sources
-import data.supportgate.lib.subject.accelerator
-import data.supportgate.lib.subject.accelerator_text
-import data.supportgate.lib.subject.consumer_card
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.hardware_known
-import data.supportgate.lib.subject.hardware_ref
-import data.supportgate.lib.subject.online
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.hardware
+import data.supportgate.lib.subject.subject
 import data.supportgate.lib.times.evaluated_at_ns
 
 # The checklist answers the four pre-migration questions (docs/domain.md):
@@ -130,7 +123,7 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not deployment
+	not subject.deployment
 } else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
 	proof := {true: "proven", false: "unproven"}
 	passed := passed_items
@@ -141,7 +134,7 @@ claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not online
+	not subject.online
 } else := "incomplete" if {
 	some source in component_sources
 	source == "missing"
@@ -152,12 +145,23 @@ _service_completeness := "not-applicable" if {
 
 # --- recommendations -------------------------------------------------------------------------
 
-_recommendation_templates := {
-	"alternatives": concat(" ", [
+recommendations contains sprintf(
+	concat(" ", [
 		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
 		"topology, not on %v's published numbers for other hardware",
 	]),
-	"experimental_port": concat(" ", [
+	[alternatives_text, subject.accelerator_text, engine_name],
+) if {
+	standing.platform_unlisted
+
+	# The alternatives that document the accelerator's (vendor, arch), in matrix order
+	# (listed by Python once per matrix: supportgate/policy/prepared.py).
+	accelerator := hardware.accelerator
+	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
+}
+
+recommendations contains sprintf(
+	concat(" ", [
 		"%v on unlisted %v is an experimental port: keep the production model server",
 		"running unchanged, work on an isolated branch with pinned engine, toolkit,",
 		"driver, compiler and model versions, inventory %v before compiling, compare",
@@ -165,55 +169,28 @@ _recommendation_templates := {
 		"concurrency, memory use and recovery after failures, and roll out further only",
 		"if the port improves your workload",
 	]),
-	"consumer_card": concat(" ", [
+	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
+) if {
+	standing.unlisted
+}
+
+recommendations contains sprintf(
+	concat(" ", [
 		"%v is a consumer card: for development, evaluation or a small self-hosted",
 		"endpoint a general local inference runtime fits better; a single card or a small",
 		"pool is no cheap replacement for %v",
 	]),
-	"external": "budget the engineering for the external service components (%v) in the migration cost",
-	"missing": "provide %v (source missing) from the platform or an external component before serving online",
-	"engine": "engine %v is not in the support matrix; the matrix lists %v",
-	"hardware_ref": concat(" ", [
-		"track HardwareManifest %v before evaluating deployments that reference it, or",
-		"inline the hardware spec",
-	]),
-	"recipe_scope": concat(" ", [
-		"use deepseek-recipe for api_compatibility only, and take inference serving and",
-		"the other components from a production serving stack",
-	]),
+	[text(hardware.accelerator, ["model"]), _reference_topology_text],
+) if {
+	subject.consumer_card
 }
 
-recommendations contains sprintf(_recommendation_templates.alternatives, [
-	alternatives_text,
-	accelerator_text,
-	engine_name,
-]) if {
-	standing.platform_unlisted
-
-	# The alternatives that document the accelerator's (vendor, arch), in matrix order
-	# (listed by Python once per matrix: supportgate/policy/prepared.py).
-	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
-}
-
-recommendations contains sprintf(_recommendation_templates.experimental_port, [
-	engine_name,
-	unlisted_text,
-	prepared.texts.arch_dependencies,
-]) if {
-	standing.unlisted
-}
-
-recommendations contains sprintf(_recommendation_templates.consumer_card, [
-	text(accelerator, ["model"]),
-	_reference_topology_text,
-]) if {
-	hardware_known
-	consumer_card
-}
-
-recommendations contains sprintf(_recommendation_templates.external, [list_text(names)]) if {
+recommendations contains sprintf(
+	"budget the engineering for the external service components (%v) in the migration cost",
+	[list_text(names)],
+) if {
 	# Without a service section every component counts as missing.
-	spec.service
+	input.manifest.spec.service
 	names := sort([name |
 		some name, source in component_sources
 		source == "external"
@@ -221,8 +198,11 @@ recommendations contains sprintf(_recommendation_templates.external, [list_text(
 	count(names) > 0
 }
 
-recommendations contains sprintf(_recommendation_templates.missing, [list_text(names)]) if {
-	online
+recommendations contains sprintf(
+	"provide %v (source missing) from the platform or an external component before serving online",
+	[list_text(names)],
+) if {
+	subject.online
 	sources := component_sources
 	names := [name |
 		some name in service_components
@@ -231,21 +211,30 @@ recommendations contains sprintf(_recommendation_templates.missing, [list_text(n
 	count(names) > 0
 }
 
-recommendations contains sprintf(_recommendation_templates.engine, [
-	text(spec, ["engine", "name"]),
+recommendations contains sprintf("engine %v is not in the support matrix; the matrix lists %v", [
+	text(input.manifest.spec, ["engine", "name"]),
 	known_engines_text,
 ]) if {
-	deployment
+	subject.deployment
 	not standing.engine_known
 }
 
-recommendations contains sprintf(_recommendation_templates.hardware_ref, [hardware_ref]) if {
-	deployment
-	not hardware_known
-	hardware_ref
+recommendations contains sprintf(
+	concat(" ", [
+		"track HardwareManifest %v before evaluating deployments that reference it, or",
+		"inline the hardware spec",
+	]),
+	[subject.hardware_ref],
+) if {
+	subject.deployment
+	not subject.hardware_known
+	subject.hardware_ref != null
 }
 
-recommendations contains _recommendation_templates.recipe_scope if {
+recommendations contains concat(" ", [
+	"use deepseek-recipe for api_compatibility only, and take inference serving and",
+	"the other components from a production serving stack",
+]) if {
 	some found in denies
 	found.rule == "service.recipe-scope"
 }

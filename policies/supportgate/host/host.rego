@@ -10,19 +10,10 @@ import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.report.text
-import data.supportgate.lib.report.violation
 import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_known
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
 import data.supportgate.lib.versions.in_range
-
-_messages := {
-	"os": "os %v is not among the operating systems %v supports (%v)",
-	"compiler_name": "compiler %v is not %v, which %v requires (%v %v)",
-	"compiler_version": "compiler %v %v is outside the range %v supports (%v)",
-	"python": "python %v is outside the range %v supports (%v)",
-}
 
 # The host concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
@@ -36,9 +27,9 @@ warn := set()
 #   remediation: >-
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
-deny contains violation("host.os", hardware_path("os.name"), message) if {
+deny contains {"rule": "host.os", "path": hardware_path("os.name"), "message": message} if {
 	not _met.os
-	message := hardware_message(sprintf(_messages.os, [
+	message := hardware_message(sprintf("os %v is not among the operating systems %v supports (%v)", [
 		text(hardware, ["os", "name"]),
 		engine_name,
 		prepared.texts.os,
@@ -56,7 +47,7 @@ deny contains violation("host.os", hardware_path("os.name"), message) if {
 #   remediation: >-
 #     Install the compiler the engine requires (the matrix's host.compiler name, at least its
 #     min version) and record it in compiler.name and compiler.version.
-deny contains violation("host.compiler", finding.path, finding.message) if {
+deny contains {"rule": "host.compiler", "path": finding.path, "message": finding.message} if {
 	finding := _compiler_finding
 }
 
@@ -69,9 +60,9 @@ deny contains violation("host.compiler", finding.path, finding.message) if {
 #   remediation: >-
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
-deny contains violation("host.python", hardware_path("python"), message) if {
+deny contains {"rule": "host.python", "path": hardware_path("python"), "message": message} if {
 	not _met.python
-	message := hardware_message(sprintf(_messages.python, [
+	message := hardware_message(sprintf("python %v is outside the range %v supports (%v)", [
 		text(hardware, ["python"]),
 		engine_name,
 		prepared.texts.python_range,
@@ -81,7 +72,7 @@ deny contains violation("host.python", hardware_path("python"), message) if {
 # _compiler_finding: the wrong name, or else, the name being right, the version out of range.
 _compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
 	not _met.compiler_name
-	message := hardware_message(sprintf(_messages.compiler_name, [
+	message := hardware_message(sprintf("compiler %v is not %v, which %v requires (%v %v)", [
 		text(hardware, ["compiler", "name"]),
 		engine.host.compiler.name,
 		engine_name,
@@ -90,7 +81,7 @@ _compiler_finding := {"path": hardware_path("compiler.name"), "message": message
 	]))
 } else := {"path": hardware_path("compiler.version"), "message": message} if {
 	not _met.compiler_version
-	message := hardware_message(sprintf(_messages.compiler_version, [
+	message := hardware_message(sprintf("compiler %v %v is outside the range %v supports (%v)", [
 		text(hardware, ["compiler", "name"]),
 		text(hardware, ["compiler", "version"]),
 		engine_name,
@@ -123,5 +114,5 @@ _met := {
 	],
 } if {
 	host := engine.host
-	hardware_known
+	hardware
 }

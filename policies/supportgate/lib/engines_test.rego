@@ -47,7 +47,7 @@ test_unlisted_undecided_for_unresolved_hardware if {
 
 test_unlisted_text_names_model_and_platform if {
 	llama := fx.with_spec({"model": {"name": "Llama"}})
-	text := engines.unlisted_text with input as fx.deployment_input(llama, fx.h100)
+	text := engines.standing.unlisted_text with input as fx.deployment_input(llama, fx.h100)
 	text == "model Llama and platform nvidia sm90"
-	engines.unlisted_text == "platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
+	engines.standing.unlisted_text == "platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
 }

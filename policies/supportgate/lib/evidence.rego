@@ -2,8 +2,6 @@
 # compiles) and the versions a port pins.
 package supportgate.lib.evidence
 
-import data.supportgate.lib.subject.spec
-
 items := [
 	"build",
 	"numerical_parity",
@@ -18,7 +16,7 @@ correctness_items := ["numerical_parity", "structured_output", "long_context", "
 
 # passed: the evidence items whose status is passed.
 passed contains item if {
-	some item, record in spec.evidence
+	some item, record in input.manifest.spec.evidence
 	record.status == "passed"
 }
 
@@ -26,6 +24,6 @@ passed contains item if {
 # of this package: under regorus a function reading an imported name reads nothing.)
 status(name) := object.get(_records, [name, "status"], "absent")
 
-_records := object.get(spec, "evidence", {})
+_records := object.get(input.manifest.spec, "evidence", {})
 
 pins := ["engine", "toolkit", "driver", "compiler", "model"]

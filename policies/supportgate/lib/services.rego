@@ -2,8 +2,6 @@
 # from.
 package supportgate.lib.services
 
-import data.supportgate.lib.subject.spec
-
 components := [
 	"kv_cache",
 	"pd_orchestration",
@@ -15,7 +13,7 @@ components := [
 
 # sources: each component's declared source; a missing entry counts as missing.
 sources := object.union({name: "missing" | some name in components}, {name: source |
-	service := spec.service
+	service := input.manifest.spec.service
 	some name in components
 	source := service[name].source
 })

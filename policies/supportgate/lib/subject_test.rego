@@ -17,7 +17,7 @@ test_hardware_falls_back_to_inline_spec if {
 }
 
 test_hardware_unknown_when_ref_unresolved if {
-	not subject.hardware_known with input as fx.unresolved_input(fx.deployment)
+	not subject.subject.hardware_known with input as fx.unresolved_input(fx.deployment)
 }
 
 test_hardware_path_of_hardware_manifest if {
@@ -40,15 +40,16 @@ test_hardware_message_names_the_pool if {
 }
 
 test_consumer_card_by_arch_and_model if {
-	subject.consumer_card with input as fx.hardware_input(fx.rtx4090)
-	subject.consumer_card with input as fx.hardware_input(object.union(fx.b200, {"accelerator": {"arch": "sm120"}}))
+	subject.subject.consumer_card with input as fx.hardware_input(fx.rtx4090)
+	sm120 := object.union(fx.b200, {"accelerator": {"arch": "sm120"}})
+	subject.subject.consumer_card with input as fx.hardware_input(sm120)
 	rtx := object.union(fx.b200, {"accelerator": {"model": "Quadro rtx 6000"}})
-	subject.consumer_card with input as fx.hardware_input(rtx)
-	not subject.consumer_card with input as fx.hardware_input(fx.b200)
+	subject.subject.consumer_card with input as fx.hardware_input(rtx)
+	not subject.subject.consumer_card with input as fx.hardware_input(fx.b200)
 }
 
 test_online_only_for_online_deployments if {
-	subject.online with input as fx.deployment_input(fx.with_spec({"mode": "online"}), fx.b200)
-	not subject.online with input as fx.deployment_input(fx.with_spec({"mode": "offline"}), fx.b200)
-	not subject.online with input as fx.hardware_input(fx.b200)
+	subject.subject.online with input as fx.deployment_input(fx.with_spec({"mode": "online"}), fx.b200)
+	not subject.subject.online with input as fx.deployment_input(fx.with_spec({"mode": "offline"}), fx.b200)
+	not subject.subject.online with input as fx.hardware_input(fx.b200)
 }

@@ -7,15 +7,7 @@
 # alone is unlisted) stays quiet rather than guessing.
 package supportgate.manifest
 
-import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.hardware_known
-import data.supportgate.lib.subject.hardware_ref
-
-_messages := {
-	"unresolved_ref": "hardware.ref %v names no tracked HardwareManifest",
-	"no_hardware": "spec.hardware has neither a ref nor an inline spec",
-}
+import data.supportgate.lib.subject.subject
 
 # The manifest concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
@@ -30,24 +22,25 @@ warn := set()
 #     Post the referenced HardwareManifest first (or give it to `supportgate check` beside the
 #     deployment), fix the name in hardware.ref, or describe the pool inline with
 #     hardware.spec.
-deny contains violation("manifest.hardware-ref", finding.path, finding.message) if {
+deny contains {"rule": "manifest.hardware-ref", "path": finding.path, "message": finding.message} if {
 	some finding in _hardware_findings
 }
 
 # applies: a deployment whose hardware is unresolved. The rule here requires it, and the
 # decision reads manifest.deny only when it holds.
 applies if {
-	deployment
-	not hardware_known
+	subject.deployment
+	not subject.hardware_known
 }
 
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
-	hardware_ref
-	message := sprintf(_messages.unresolved_ref, [hardware_ref])
+	subject.hardware_ref != null
+	message := sprintf("hardware.ref %v names no tracked HardwareManifest", [subject.hardware_ref])
 }
 
-_hardware_findings contains {"path": "spec.hardware", "message": _messages.no_hardware} if {
+_hardware_findings contains {"path": "spec.hardware", "message": message} if {
 	applies
-	not hardware_ref
+	subject.hardware_ref == null
+	message := "spec.hardware has neither a ref nor an inline spec"
 }

@@ -13,38 +13,14 @@ package supportgate.port
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.standing
-import data.supportgate.lib.engines.unlisted_text
 import data.supportgate.lib.evidence.items as evidence_items
 import data.supportgate.lib.evidence.passed as passed_items
 import data.supportgate.lib.evidence.pins
 import data.supportgate.lib.report.text
-import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator
-import data.supportgate.lib.subject.accelerator_text
-import data.supportgate.lib.subject.consumer_card
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.hardware_known
+import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.spec
-
-_messages := {
-	"production": "stage production on unlisted %v needs every evidence item passed; not passed: %v",
-	"production_stack": concat(" ", [
-		"%v is unlisted, so the production model server must keep running unchanged;",
-		"port.production_stack_unchanged is %v, not true",
-	]),
-	"isolation": "%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true",
-	"pinning": "%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing",
-	"arch_dependency": concat(" ", [
-		"%v is unlisted, so the architecture-dependent dependency %v must be inventoried",
-		"before compiling; its port status is %v",
-	]),
-	"consumer_card": concat(" ", [
-		"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
-		"small pool does not replace the reference topology",
-	]),
-}
+import data.supportgate.lib.subject.subject
 
 # METADATA
 # title: Production on an unlisted configuration
@@ -58,13 +34,16 @@ _messages := {
 #   remediation: >-
 #     Keep the deployment at stage experimental or evaluation until every evidence item has
 #     passed, or move it to an officially supported platform and model.
-deny contains violation("port.production", "spec.stage", message) if {
+deny contains {"rule": "port.production", "path": "spec.stage", "message": message} if {
 	applies
-	spec.stage == "production"
+	input.manifest.spec.stage == "production"
 	passed := passed_items
 	not_passed := [item | some item in evidence_items; not item in passed]
 	count(not_passed) > 0
-	message := sprintf(_messages.production, [unlisted_text, concat(", ", not_passed)])
+	message := sprintf("stage production on unlisted %v needs every evidence item passed; not passed: %v", [
+		standing.unlisted_text,
+		concat(", ", not_passed),
+	])
 }
 
 # METADATA
@@ -76,13 +55,19 @@ deny contains violation("port.production", "spec.stage", message) if {
 #   remediation: >-
 #     Leave the production stack untouched while porting and declare it with
 #     port.production_stack_unchanged: true.
-deny contains violation("port.production-stack", "spec.port.production_stack_unchanged", message) if {
+deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
-	not spec.port.production_stack_unchanged == true
-	message := sprintf(_messages.production_stack, [
-		unlisted_text,
-		text(spec, ["port", "production_stack_unchanged"]),
-	])
+	not input.manifest.spec.port.production_stack_unchanged == true
+	message := sprintf(
+		concat(" ", [
+			"%v is unlisted, so the production model server must keep running unchanged;",
+			"port.production_stack_unchanged is %v, not true",
+		]),
+		[
+			standing.unlisted_text,
+			text(input.manifest.spec, ["port", "production_stack_unchanged"]),
+		],
+	)
 }
 
 # METADATA
@@ -94,12 +79,12 @@ deny contains violation("port.production-stack", "spec.port.production_stack_unc
 #   remediation: >-
 #     Do the port on an isolated branch of the engine and declare it with
 #     port.isolated_branch: true.
-deny contains violation("port.isolation", "spec.port.isolated_branch", message) if {
+deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "message": message} if {
 	applies
-	not spec.port.isolated_branch == true
-	message := sprintf(_messages.isolation, [
-		unlisted_text,
-		text(spec, ["port", "isolated_branch"]),
+	not input.manifest.spec.port.isolated_branch == true
+	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
+		standing.unlisted_text,
+		text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -114,11 +99,15 @@ deny contains violation("port.isolation", "spec.port.isolated_branch", message) 
 #   remediation: >-
 #     Pin every version the port was tested with in port.pinned: engine, toolkit, driver,
 #     compiler and model (a digest such as sha256:...).
-deny contains violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), message) if {
+deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [pin]), "message": message} if {
 	applies
 	some pin in pins
 	not pin in _pinned
-	message := sprintf(_messages.pinning, [unlisted_text, pin, pin])
+	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
+		standing.unlisted_text,
+		pin,
+		pin,
+	])
 }
 
 # METADATA
@@ -133,22 +122,27 @@ deny contains violation("port.pinning", sprintf("spec.port.pinned.%v", [pin]), m
 #   remediation: >-
 #     Inventory each of the engine's architecture-dependent dependencies in
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
-deny contains violation(
-	"port.arch-dependencies",
-	sprintf(
+deny contains {
+	"rule": "port.arch-dependencies", "path": sprintf(
 		"spec.port.arch_dependencies.%v",
 		[dependency],
 	),
-	message,
-) if {
+	"message": message,
+} if {
 	applies
 	some dependency in engine.arch_dependencies
 	not dependency in _inventoried
-	message := sprintf(_messages.arch_dependency, [
-		unlisted_text,
-		dependency,
-		text(spec, ["port", "arch_dependencies", dependency]),
-	])
+	message := sprintf(
+		concat(" ", [
+			"%v is unlisted, so the architecture-dependent dependency %v must be inventoried",
+			"before compiling; its port status is %v",
+		]),
+		[
+			standing.unlisted_text,
+			dependency,
+			text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
+		],
+	)
 }
 
 # METADATA
@@ -162,30 +156,35 @@ deny contains violation(
 #   remediation: >-
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
-warn contains violation("port.consumer-card", hardware_path("accelerator"), message) if {
-	hardware_known
-	consumer_card
-	message := hardware_message(sprintf(_messages.consumer_card, [
-		text(accelerator, ["model"]),
-		accelerator_text,
-	]))
+warn contains {"rule": "port.consumer-card", "path": hardware_path("accelerator"), "message": message} if {
+	subject.consumer_card
+	message := hardware_message(sprintf(
+		concat(" ", [
+			"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
+			"small pool does not replace the reference topology",
+		]),
+		[
+			text(hardware.accelerator, ["model"]),
+			subject.accelerator_text,
+		],
+	))
 }
 
 # applies: a deployment that is provably unlisted, so the port discipline applies. Every
 # deny rule here starts with it, and the decision reads port.deny only when it holds.
 applies if {
-	deployment
+	subject.deployment
 	standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once
 # (a helper function would run once per pin and dependency).
 _pinned contains pin if {
-	some pin, value in spec.port.pinned
+	some pin, value in input.manifest.spec.port.pinned
 	not value in {"", null}
 }
 
 _inventoried contains dependency if {
-	some dependency, status in spec.port.arch_dependencies
+	some dependency, status in input.manifest.spec.port.arch_dependencies
 	not status in {"", null, "unknown"}
 }

@@ -12,21 +12,8 @@ import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.text
-import data.supportgate.lib.report.violation
 import data.supportgate.lib.services.sources as component_sources
-import data.supportgate.lib.subject.deployment
-import data.supportgate.lib.subject.online
-import data.supportgate.lib.subject.spec
-
-_messages := {
-	"missing": "online serving needs %v, and its source is missing",
-	"not_provided": "%v claims source builtin, but %v does not provide it (it provides: %v)",
-	"recipe_scope": concat(" ", [
-		"deepseek-recipe is named as provider of %v; it only translates API formats",
-		"(api_compatibility), runs no inference and is no production service",
-	]),
-	"external": "%v comes from external provider %v; its engineering effort belongs in the migration budget",
-}
+import data.supportgate.lib.subject.subject
 
 # METADATA
 # title: KV cache source
@@ -37,8 +24,8 @@ _messages := {
 #   remediation: >-
 #     Name a KV cache for online serving in service.kv_cache, builtin if the engine provides
 #     one or external with its provider.
-deny contains violation("service.kv_cache", "spec.service.kv_cache", _missing_message("kv_cache")) if {
-	"kv_cache" in _missing_online
+deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache", "message": message} if {
+	message := _missing_online.kv_cache
 }
 
 # METADATA
@@ -50,12 +37,8 @@ deny contains violation("service.kv_cache", "spec.service.kv_cache", _missing_me
 #   remediation: >-
 #     Name a prefill/decode orchestrator in service.pd_orchestration, builtin if the engine
 #     provides one or external with its provider.
-deny contains violation(
-	"service.pd_orchestration",
-	"spec.service.pd_orchestration",
-	_missing_message("pd_orchestration"),
-) if {
-	"pd_orchestration" in _missing_online
+deny contains {"rule": "service.pd_orchestration", "path": "spec.service.pd_orchestration", "message": message} if {
+	message := _missing_online.pd_orchestration
 }
 
 # METADATA
@@ -67,12 +50,8 @@ deny contains violation(
 #   remediation: >-
 #     Name a load balancer in service.load_balancing, builtin if the engine provides one or
 #     external with its provider.
-deny contains violation(
-	"service.load_balancing",
-	"spec.service.load_balancing",
-	_missing_message("load_balancing"),
-) if {
-	"load_balancing" in _missing_online
+deny contains {"rule": "service.load_balancing", "path": "spec.service.load_balancing", "message": message} if {
+	message := _missing_online.load_balancing
 }
 
 # METADATA
@@ -84,12 +63,8 @@ deny contains violation(
 #   remediation: >-
 #     Name an authentication layer in service.authentication, builtin if the engine provides
 #     one or external with its provider.
-deny contains violation(
-	"service.authentication",
-	"spec.service.authentication",
-	_missing_message("authentication"),
-) if {
-	"authentication" in _missing_online
+deny contains {"rule": "service.authentication", "path": "spec.service.authentication", "message": message} if {
+	message := _missing_online.authentication
 }
 
 # METADATA
@@ -101,12 +76,8 @@ deny contains violation(
 #   remediation: >-
 #     Name an HTTP front end in service.http_transport, builtin if the engine provides one or
 #     external with its provider.
-deny contains violation(
-	"service.http_transport",
-	"spec.service.http_transport",
-	_missing_message("http_transport"),
-) if {
-	"http_transport" in _missing_online
+deny contains {"rule": "service.http_transport", "path": "spec.service.http_transport", "message": message} if {
+	message := _missing_online.http_transport
 }
 
 # METADATA
@@ -118,12 +89,8 @@ deny contains violation(
 #   remediation: >-
 #     Name an API compatibility layer in service.api_compatibility, builtin if the engine
 #     provides one or external (for example deepseek-recipe).
-deny contains violation(
-	"service.api_compatibility",
-	"spec.service.api_compatibility",
-	_missing_message("api_compatibility"),
-) if {
-	"api_compatibility" in _missing_online
+deny contains {"rule": "service.api_compatibility", "path": "spec.service.api_compatibility", "message": message} if {
+	message := _missing_online.api_compatibility
 }
 
 # METADATA
@@ -135,12 +102,17 @@ deny contains violation(
 #   remediation: >-
 #     Change the component's source to external and name its provider: the matrix says the
 #     engine does not ship it.
-deny contains violation("service.not-provided", sprintf("spec.service.%v.source", [name]), message) if {
+deny contains {"rule": "service.not-provided", "path": path, "message": message} if {
 	some name, component in _components
+	path := sprintf("spec.service.%v.source", [name])
 	component.source == "builtin"
 	provided := _provided
 	not name in provided
-	message := sprintf(_messages.not_provided, [name, engine_name, _provided_text])
+	message := sprintf("%v claims source builtin, but %v does not provide it (it provides: %v)", [
+		name,
+		engine_name,
+		_provided_text,
+	])
 }
 
 # METADATA
@@ -154,12 +126,19 @@ deny contains violation("service.not-provided", sprintf("spec.service.%v.source"
 #   remediation: >-
 #     Use deepseek-recipe only for api_compatibility and name a real production service as the
 #     provider of the other components.
-deny contains violation("service.recipe-scope", sprintf("spec.service.%v.provider", [name]), message) if {
+deny contains {"rule": "service.recipe-scope", "path": path, "message": message} if {
 	some name, component in _components
+	path := sprintf("spec.service.%v.provider", [name])
 	name != "api_compatibility"
 	is_string(component.provider)
 	lower(component.provider) == "deepseek-recipe"
-	message := sprintf(_messages.recipe_scope, [name])
+	message := sprintf(
+		concat(" ", [
+			"deepseek-recipe is named as provider of %v; it only translates API formats",
+			"(api_compatibility), runs no inference and is no production service",
+		]),
+		[name],
+	)
 }
 
 # METADATA
@@ -173,36 +152,37 @@ deny contains violation("service.recipe-scope", sprintf("spec.service.%v.provide
 #   remediation: >-
 #     Budget the integration and operation of each external component in the migration plan;
 #     nothing in the manifest needs to change.
-warn contains violation("service.external", sprintf("spec.service.%v", [name]), message) if {
+warn contains {"rule": "service.external", "path": sprintf("spec.service.%v", [name]), "message": message} if {
 	some name, component in _components
 	component.source == "external"
-	message := sprintf(_messages.external, [name, text(component, ["provider"])])
+	message := sprintf("%v comes from external provider %v; its engineering effort belongs in the migration budget", [
+		name,
+		text(component, ["provider"]),
+	])
 }
 
 # applies: an online deployment, or one that declares service components. Every rule here
 # requires it (the component rules ask for online, the others iterate _components), and the
 # decision reads service.deny and service.warn only when it holds.
-applies if online
+applies if subject.online
 
 applies if {
-	deployment
+	subject.deployment
 	count(_components) > 0
 }
 
 # _components: the declared service components (undefined without a service section).
-_components := spec.service if deployment
+_components := input.manifest.spec.service if subject.deployment
 
-# _missing_online: the components an online deployment lacks, once per evaluation.
-_missing_online contains name if {
-	online
+# _missing_online: the message for each component an online deployment lacks.
+_missing_online[name] := sprintf("online serving needs %v, and its source is missing", [name]) if {
+	subject.online
 	some name, source in component_sources
 	source == "missing"
 }
 
 # Undefined when the engine is not in the matrix (service.not-provided is quiet then).
 _provided := object.get(engine, "provides", [])
-
-_missing_message(name) := sprintf(_messages.missing, [name])
 
 _provided_text := list_text(_provided) if {
 	count(_provided) > 0

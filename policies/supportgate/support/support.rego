@@ -9,27 +9,14 @@ package supportgate.support
 
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
-import data.supportgate.lib.engines.platform_toolkits
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.standing
 import data.supportgate.lib.report.text
-import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator
-import data.supportgate.lib.subject.accelerator_text
-import data.supportgate.lib.subject.deployment
 import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.spec
+import data.supportgate.lib.subject.subject
 import data.supportgate.lib.versions.in_range
-
-_messages := {
-	"engine": "engine %v is not in the support matrix (known engines: %v)",
-	"model": "model %v is not among the models %v lists (%v)",
-	"platform": "platform %v (%v) is not among the platforms %v lists (%v)",
-	"toolkit_name": "toolkit %v is not %v, which %v requires on %v (%v %v)",
-	"toolkit_version": "toolkit %v %v is outside the range %v supports on %v (%v)",
-}
 
 # METADATA
 # title: Engine in the matrix
@@ -40,11 +27,11 @@ _messages := {
 #   remediation: >-
 #     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
 #     new matrix version.
-deny contains violation("support.engine", "spec.engine.name", message) if {
-	deployment
+deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": message} if {
+	subject.deployment
 	not standing.engine_known
-	message := sprintf(_messages.engine, [
-		text(spec, ["engine", "name"]),
+	message := sprintf("engine %v is not in the support matrix (known engines: %v)", [
+		text(input.manifest.spec, ["engine", "name"]),
 		known_engines_text,
 	])
 }
@@ -60,7 +47,8 @@ deny contains violation("support.engine", "spec.engine.name", message) if {
 #   remediation: >-
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit.
-deny contains violation("support.toolkit", finding.path, finding.message) if {
+deny contains {"rule": "support.toolkit", "path": finding.path, "message": finding.message} if {
+	standing.platform_listed
 	finding := _toolkit_finding
 }
 
@@ -75,11 +63,11 @@ deny contains violation("support.toolkit", finding.path, finding.message) if {
 #   remediation: >-
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists; the recommendations name runtimes that document this platform.
-warn contains violation("support.platform", hardware_path("accelerator"), message) if {
+warn contains {"rule": "support.platform", "path": hardware_path("accelerator"), "message": message} if {
 	standing.platform_unlisted
-	message := hardware_message(sprintf(_messages.platform, [
-		accelerator_text,
-		text(accelerator, ["model"]),
+	message := hardware_message(sprintf("platform %v (%v) is not among the platforms %v lists (%v)", [
+		subject.accelerator_text,
+		text(hardware.accelerator, ["model"]),
 		engine_name,
 		prepared.texts.platforms,
 	]))
@@ -94,10 +82,10 @@ warn contains violation("support.platform", hardware_path("accelerator"), messag
 #   remediation: >-
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
-warn contains violation("support.model", "spec.model.name", message) if {
+warn contains {"rule": "support.model", "path": "spec.model.name", "message": message} if {
 	standing.model_unlisted
-	message := sprintf(_messages.model, [
-		text(spec, ["model", "name"]),
+	message := sprintf("model %v is not among the models %v lists (%v)", [
+		text(input.manifest.spec, ["model", "name"]),
 		engine_name,
 		prepared.texts.models,
 	])
@@ -106,7 +94,7 @@ warn contains violation("support.model", "spec.model.name", message) if {
 # The platform may be listed more than once; the toolkit is fine if any entry accepts it:
 # its name matches and its range holds the version.
 _toolkit_accepted if {
-	some required in platform_toolkits
+	some required in standing.platform_toolkits
 	hardware.toolkit.name == required.name
 	in_range(hardware.toolkit.version, required)
 }
@@ -115,24 +103,24 @@ _toolkit_accepted if {
 # the version out of range.
 _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} if {
 	not _toolkit_accepted
-	required := platform_toolkits[0]
+	required := standing.platform_toolkits[0]
 	not hardware.toolkit.name == required.name
-	message := hardware_message(sprintf(_messages.toolkit_name, [
+	message := hardware_message(sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
 		text(hardware, ["toolkit", "name"]),
 		required.name,
 		engine_name,
-		accelerator_text,
+		subject.accelerator_text,
 		required.name,
 		required.range,
 	]))
 } else := {"path": hardware_path("toolkit.version"), "message": message} if {
 	not _toolkit_accepted
-	required := platform_toolkits[0]
-	message := hardware_message(sprintf(_messages.toolkit_version, [
+	required := standing.platform_toolkits[0]
+	message := hardware_message(sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
 		text(hardware, ["toolkit", "name"]),
 		text(hardware, ["toolkit", "version"]),
 		engine_name,
-		accelerator_text,
+		subject.accelerator_text,
 		required.range,
 	]))
 }

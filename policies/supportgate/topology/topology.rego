@@ -11,29 +11,10 @@ package supportgate.topology
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.report.violation
-import data.supportgate.lib.subject.accelerator
-import data.supportgate.lib.subject.deployment
 import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_known
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.spec
-
-_messages := {
-	"capacity": concat(" ", [
-		"the topology plans %v GPUs (%v prefill + %v decode), more than the %v the",
-		"hardware has (%v nodes x %v per node)",
-	]),
-	"scale_up_domain": concat(" ", [
-		"%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference",
-		"topology runs inside one scale-up domain",
-	]),
-	"scale_up_domain_unknown": concat(" ", [
-		"interconnect.scale_up_domain is not stated; %v's reference topology runs inside",
-		"one scale-up domain",
-	]),
-}
+import data.supportgate.lib.subject.subject
 
 # METADATA
 # title: Pool capacity
@@ -44,24 +25,30 @@ _messages := {
 #   remediation: >-
 #     Lower prefill_gpus and decode_gpus to fit the pool, or reference a pool with more nodes
 #     or GPUs per node.
-deny contains violation("topology.capacity", "spec.topology", message) if {
+deny contains {"rule": "topology.capacity", "path": "spec.topology", "message": message} if {
 	applies
 	nodes := hardware.nodes
-	per_node := accelerator.per_node
+	per_node := hardware.accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
 	prefill := _planned.prefill_gpus
 	decode := _planned.decode_gpus
 	planned := prefill + decode
 	planned > nodes * per_node
-	message := hardware_message(sprintf(_messages.capacity, [
-		planned,
-		prefill,
-		decode,
-		nodes * per_node,
-		nodes,
-		per_node,
-	]))
+	message := hardware_message(sprintf(
+		concat(" ", [
+			"the topology plans %v GPUs (%v prefill + %v decode), more than the %v the",
+			"hardware has (%v nodes x %v per node)",
+		]),
+		[
+			planned,
+			prefill,
+			decode,
+			nodes * per_node,
+			nodes,
+			per_node,
+		],
+	))
 }
 
 # METADATA
@@ -75,13 +62,13 @@ deny contains violation("topology.capacity", "spec.topology", message) if {
 #   remediation: >-
 #     Fit prefill and decode each within one scale-up domain (interconnect.scale_up_domain),
 #     or run on hardware with a larger NVLink/HCCS domain.
-warn contains violation("topology.scale-up-domain", finding.path, finding.message) if {
+warn contains {"rule": "topology.scale-up-domain", "path": finding.path, "message": finding.message} if {
 	some finding in _scale_up_findings
 }
 
 # The planned GPUs per role, read once (a missing or non-numeric count is 0).
 _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
-	topology := spec.topology
+	topology := input.manifest.spec.topology
 	some role in ["prefill_gpus", "decode_gpus"]
 	gpus := topology[role]
 	is_number(gpus)
@@ -90,8 +77,8 @@ _planned := object.union({"prefill_gpus": 0, "decode_gpus": 0}, {role: gpus |
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.
 applies if {
-	deployment
-	hardware_known
+	subject.deployment
+	subject.hardware_known
 }
 
 _single_domain if {
@@ -105,14 +92,26 @@ _scale_up_findings contains {"path": sprintf("spec.topology.%v", [role]), "messa
 	is_number(domain)
 	some role, gpus in _planned
 	gpus > domain
-	message := hardware_message(sprintf(_messages.scale_up_domain, [role, gpus, domain, engine_name]))
+	message := hardware_message(sprintf(
+		concat(" ", [
+			"%v plans %v GPUs, more than one scale-up domain of %v GPUs; %v's reference",
+			"topology runs inside one scale-up domain",
+		]),
+		[role, gpus, domain, engine_name],
+	))
 }
 
 _scale_up_findings contains {"path": hardware_path("interconnect.scale_up_domain"), "message": message} if {
 	_single_domain
 	not _domain_stated
 	_planned.prefill_gpus + _planned.decode_gpus > 0
-	message := hardware_message(sprintf(_messages.scale_up_domain_unknown, [engine_name]))
+	message := hardware_message(sprintf(
+		concat(" ", [
+			"interconnect.scale_up_domain is not stated; %v's reference topology runs inside",
+			"one scale-up domain",
+		]),
+		[engine_name],
+	))
 }
 
 # A helper, not `not is_number(ref)`: OPA leaves the negation undefined when the ref is.

@@ -44,8 +44,8 @@ def test_each_form_names_its_source(text: str, expected: object) -> None:
         "git+/srv/policy.git",  # no ref, no file
         "git+/srv/policy.git#main",  # no file
         "git+#main:matrix.yaml",  # no repository
-        "git+--upload-pack=touch /tmp/supportgate-injected#main:matrix.yaml",  # an option, not a repository
-        "git+ext::sh -c touch% /tmp/supportgate-injected#main:matrix.yaml",  # the ext transport runs commands
+        "git+--upload-pack=touch /tmp/sg-hit#main:matrix.yaml",  # an option, not a repository
+        "git+ext::sh -c touch% /tmp/sg-hit#main:matrix.yaml",  # the ext transport runs commands
         "git+/srv/policy.git#-main:matrix.yaml",  # a ref that is an option
         "git+/srv/policy.git#ma..in:matrix.yaml",  # not a ref name
         "git+/srv/policy.git#main:/etc/passwd",  # outside the repository

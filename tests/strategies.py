@@ -24,6 +24,22 @@ Doc = dict[str, Any]
 NOW: Final = datetime(2026, 11, 30, tzinfo=UTC)
 """The evaluation time the fixtures are written against (examples/manifests/expected.yaml)."""
 
+WAIVED_RULES: Final = (
+    "host.os",
+    "host.compiler",
+    "host.python",
+    "support.toolkit",
+    "support.engine",
+    "port.production",
+    "port.pinning",
+    "port.isolation",
+    "service.kv_cache",
+    "service.not-provided",
+    "topology.capacity",
+    "manifest.hardware-ref",
+)
+"""The deny rules generated waivers name (the parity and the policy-tree oracle tests)."""
+
 POOL_NAMES: Final = (
     "h100-pool-a",
     "b200-pool",

@@ -33,18 +33,6 @@ from ..examples import expected
 pytestmark = pytest.mark.opa
 
 GENERATED_MANIFESTS = 1000
-DENY_RULES = (
-    "host.os",
-    "host.compiler",
-    "host.python",
-    "support.toolkit",
-    "support.engine",
-    "port.production",
-    "port.pinning",
-    "service.kv_cache",
-    "topology.capacity",
-    "manifest.hardware-ref",
-)
 
 settings.register_profile(
     "parity",
@@ -89,7 +77,7 @@ waivers = st.lists(
     st.fixed_dictionaries(
         {
             "id": st.sampled_from(("w-1", "w-2", "w-3")),
-            "rule": st.sampled_from(DENY_RULES),
+            "rule": st.sampled_from(strategies.WAIVED_RULES),
             "expires_at": st.integers(-30, 30).map(
                 lambda days: (
                     (EXAMPLE_TIME + timedelta(days=days)).isoformat().replace("+00:00", "Z")

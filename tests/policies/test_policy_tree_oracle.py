@@ -40,20 +40,6 @@ ORACLE_DIR = Path(__file__).parents[1] / "fixtures" / "policy_tree_v1"
 INPUTS = 10_000
 MANIFESTS = 10  # drawn per example
 VARIANTS = 20  # evaluation times and waivers per manifest
-DENY_RULES = (
-    "host.os",
-    "host.compiler",
-    "host.python",
-    "support.toolkit",
-    "support.engine",
-    "port.production",
-    "port.pinning",
-    "port.isolation",
-    "service.kv_cache",
-    "service.not-provided",
-    "topology.capacity",
-    "manifest.hardware-ref",
-)
 # Offsets from a threshold: on it, a nanosecond-ish step (the canonical form keeps
 # microseconds), a second, a day either side, and far.
 NEAR = (0, 1, -1, 1_000_000, -1_000_000, 86_400_000_000, -86_400_000_000, 10**13, -(10**13))
@@ -120,7 +106,7 @@ def _variants(
         waivers = [
             {
                 "id": rng.choice(("w-1", "w-2", "w-3")),
-                "rule": rng.choice(DENY_RULES),
+                "rule": rng.choice(strategies.WAIVED_RULES),
                 "expires_at": _micros(at, rng.choice(NEAR)).isoformat().replace("+00:00", "Z"),
             }
             for _ in range(rng.randint(0, 3))

@@ -70,12 +70,15 @@ class Examples:
         hardware, deployments = example_manifests()
         self.pools = {m.metadata.name: m for m in hardware if isinstance(m, HardwareManifest)}
         self.at = datetime.fromisoformat(EXAMPLE_TIME)
-        self.subjects = [Subject(m) for m in hardware + deployments] * loops
+        examples = [Subject(m) for m in hardware + deployments]
         builder = Evaluator(EmbeddedEngine(bundle), self.matrix)
-        self.inputs: list[PolicyInput] = [
+        # One input per example manifest; the loops repeat them.
+        self.distinct_inputs: list[PolicyInput] = [
             builder.policy_input(subject, evaluated_at=self.at, hardware=self.pools.get)
-            for subject in self.subjects
+            for subject in examples
         ]
+        self.subjects = examples * loops
+        self.inputs = self.distinct_inputs * loops
 
     def full_decisions(self, engine: PolicyEngine) -> Callable[[], None]:
         evaluator = Evaluator(engine, self.matrix)
@@ -116,9 +119,8 @@ def opa_evaluation_times(
     """The median of OPA's own evaluation timer per decision, for each tree in turn. (The
     request is the one OpaEngine.evaluate sends, with ?metrics=true.)"""
     samples: dict[str, list[float]] = {name: [] for name in engines}
-    distinct = examples.inputs[: len(examples.inputs) // max(1, repeats)] or examples.inputs
     for _ in range(repeats):
-        for policy_input in distinct:
+        for policy_input in examples.distinct_inputs:
             for name, engine in engines.items():
                 body = engine._gate_body(examples.matrix, b'"item":' + policy_input.canonical)
                 answer = engine._call("POST", f"{GATE_PATH}/result?metrics=true", body)

@@ -122,16 +122,11 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 #   remediation: >-
 #     Inventory each of the engine's architecture-dependent dependencies in
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
-deny contains {
-	"rule": "port.arch-dependencies", "path": sprintf(
-		"spec.port.arch_dependencies.%v",
-		[dependency],
-	),
-	"message": message,
-} if {
+deny contains {"rule": "port.arch-dependencies", "path": path, "message": message} if {
 	applies
 	some dependency in engine.arch_dependencies
 	not dependency in _inventoried
+	path := sprintf("spec.port.arch_dependencies.%v", [dependency])
 	message := sprintf(
 		concat(" ", [
 			"%v is unlisted, so the architecture-dependent dependency %v must be inventoried",

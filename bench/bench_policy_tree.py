@@ -1,7 +1,8 @@
-"""The policy tree against the previous one (issue 13): full decisions on the examples.
+"""The policy tree against a baseline tree: full decisions on the examples.
 
-Run: python -m bench.bench_policy_tree [--loops N] [--no-opa]
-Baseline: the previous tree (tests/fixtures/policy_tree_v1), measured in the same run, the
+Run: python -m bench.bench_policy_tree [--loops N] [--no-opa] [--baseline REV]
+Baseline: the tree of commit REV (bench/baseline.py; by default the tree before CONTRACT
+section 10), measured in the same run, the
 same way. The trees take turns within each repeat, so that a drifting load on a shared
 machine weighs on both alike. Four measures, each per decision:
 
@@ -30,6 +31,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from bench.baseline import BASELINE_REV, baseline_tree
 from bench.common import EXAMPLE_TIME, Measurement, example_manifests, table
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.evaluations.evaluator import Evaluator, Subject
@@ -43,7 +45,6 @@ from supportgate.policy.opa_bundle import BundleSigner, build_bundle, bundle_rev
 from tests.opa import _opa_process, default_matrix_document, serving_bundle, shared_credentials
 from tests.services import find_opa
 
-ORACLE_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "policy_tree_v1"
 DECISION_MODULE = Path("supportgate") / "decision" / "decision.rego"
 _UNION = r"(?ms)^(?P<name>denies|warns) := union\(\{$.*?^\}\)$"
 
@@ -161,10 +162,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loops", type=int, default=50)
     parser.add_argument("--no-opa", action="store_true")
+    parser.add_argument("--baseline", default=BASELINE_REV, help="the commit of the baseline tree")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         trees = {
-            "previous tree": ORACLE_DIR,
+            "baseline tree": baseline_tree(args.baseline, Path(scratch)),
             "new tree": DEFAULT_POLICY_DIR,
             "new tree without its concerns": shell_tree(Path(scratch)),
         }

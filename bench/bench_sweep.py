@@ -1,7 +1,7 @@
 """Re-evaluation sweeps on PostgreSQL: a matrix change over a large tracked fleet, end to end,
 against the engine's batch cost over the same subjects; then a no-change scheduled sweep.
 
-Run: python -m bench.bench_sweep [--manifests 100000] [--batch 500] [--previous-tree]
+Run: python -m bench.bench_sweep [--manifests 100000] [--batch 500] [--baseline REV]
 Needs PostgreSQL (started like the tests start it; a scratch database is made and dropped).
 
 1. --manifests tracked manifests (bench/sweep_data.py: one pool in ten, H100 / B200 / H100 /
@@ -16,15 +16,16 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
 3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
-With --previous-tree, all of it runs first under the previous policy tree (the oracle fixture
-tests/fixtures/policy_tree_v1, issue 13) on its own scratch database, then under the current
-one, and the two sweeps' manifests/s are compared.
+With --baseline REV, all of it runs first under the policy tree of commit REV (bench/baseline.py)
+on its own scratch database, then under the current one, and the two sweeps' manifests/s are
+compared.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
-from bench.bench_policy_tree import ORACLE_DIR
+from bench.baseline import BASELINE_REV, baseline_tree
 from bench.sweep_data import insert_fleet, sm90_matrix
 from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
@@ -106,22 +107,24 @@ def main() -> None:
     parser.add_argument("--manifests", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=SWEEP_BATCH_SIZE)
     parser.add_argument(
-        "--previous-tree",
-        action="store_true",
-        help="run it all under the previous policy tree too (issue 13's oracle) and compare",
+        "--baseline",
+        nargs="?",
+        const=BASELINE_REV,
+        help="run it all under the policy tree of this commit too, and compare",
     )
     args = parser.parse_args()
     trees = [("policy tree", DEFAULT_POLICY_DIR)]
-    if args.previous_tree:
-        trees.insert(0, ("previous policy tree", ORACLE_DIR))
+    scratch = tempfile.TemporaryDirectory()
+    if args.baseline:
+        trees.insert(0, ("baseline tree", baseline_tree(args.baseline, Path(scratch.name))))
     speeds = []
     for name, policy_dir in trees:
         speeds.append(_sweeps(args.manifests, args.batch, policy_dir, name))
         print()
-    if args.previous_tree:
+    if args.baseline:
         (old_matrix, old_quiet), (new_matrix, new_quiet) = speeds
-        print("### The policy tree against the previous one (same run, manifests/s)\n")
-        print("| sweep | previous tree | policy tree | ratio of times |")
+        print("### The policy tree against the baseline (same run, manifests/s)\n")
+        print("| sweep | baseline tree | policy tree | ratio of times |")
         print("|---|---:|---:|---:|")
         for sweep, old, new in (
             ("matrix", old_matrix, new_matrix),

@@ -37,6 +37,9 @@ known_engines_text := data.supportgate.prepared.known_engines_text
 #   `not officially_supported` it is false when the engine is unknown, or when the platform
 #   cannot be judged (unresolved hardware) and the model is listed, so the experimental-port
 #   rules do not fire on facts nobody knows.
+# - port_discipline: unlisted, and the experimental-port discipline (port.isolation,
+#   port.pinning, port.arch-dependencies, port.production-stack) applies: not on a preview
+#   platform (CONTRACT 10.6).
 # - officially_supported: the platform is listed and, for deployments, the model too.
 # - unlisted_text: what is unlisted, for messages: "model X", "platform Y" or both.
 standing := {
@@ -45,7 +48,8 @@ standing := {
 	"platform_listed": platform_listed,
 	"platform_unlisted": platform_unlisted,
 	"model_unlisted": model_unlisted,
-	"unlisted": true in [platform_unlisted, model_unlisted],
+	"unlisted": unlisted,
+	"port_discipline": unlisted,
 	"officially_supported": [platform_listed, model_unlisted] == [true, false],
 	"unlisted_text": concat(" and ", array.concat(
 		[sprintf("model %v", [input.manifest.spec.model.name]) | model_unlisted],
@@ -61,4 +65,5 @@ standing := {
 	platform_unlisted := [engine_known, subject.hardware_known, platform_listed] == [true, true, false]
 	model_listed := [1 | input.manifest.spec.model.name in engine.models] != []
 	model_unlisted := [subject.deployment, engine_known, model_listed] == [true, true, false]
+	unlisted := true in [platform_unlisted, model_unlisted]
 }

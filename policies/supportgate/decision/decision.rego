@@ -10,7 +10,7 @@ import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.standing
 import data.supportgate.lib.evidence.correctness_items
-import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.proof
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.text
 import data.supportgate.lib.services.components as service_components
@@ -53,7 +53,7 @@ batch := [item_result |
 #
 # - host.deny, port.deny, service, topology and manifest.deny are read only when the package's
 #   `applies` holds, a condition every rule of those sets requires (see each package).
-# - host.warn, claims.deny and manifest.warn are empty by design and not read.
+# - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
 # decision reports).
@@ -71,6 +71,7 @@ warns := union({
 	data.supportgate.support.warn,
 	data.supportgate.port.warn,
 	data.supportgate.claims.warn,
+	data.supportgate.evidence.warn,
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
 	{found | some org in data.supportgate.org; some found in org.warn},
@@ -124,12 +125,12 @@ checklist := result.checklist
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
 	not subject.deployment
-} else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
-	proof := {true: "proven", false: "unproven"}
-	passed := passed_items
-	builds := "build" in passed
-	correct := count([item | some item in correctness_items; not item in passed]) == 0
-	performant := "performance" in passed
+} else := {"builds": word[builds], "correct": word[correct], "performant": word[performant]} if {
+	word := {true: "proven", false: "unproven"}
+	proven := proof
+	builds := "build" in proven
+	correct := count([item | some item in correctness_items; not item in proven]) == 0
+	performant := "performance" in proven
 }
 
 # Offline deployments and HardwareManifests have no service to complete.

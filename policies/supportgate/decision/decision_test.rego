@@ -68,7 +68,9 @@ test_verdict_experimental_on_unlisted_hardware if {
 }
 
 test_verdict_experimental_on_unlisted_model if {
-	result := decision.result with input as fx.deployment_input(fx.with_spec({"model": {"name": "Llama-4"}}), fx.b200)
+	b200_pins := {"toolkit": "13.0.1", "driver": "580.65.06", "compiler": "gcc-13.3.0"}
+	spec := fx.with_spec({"model": {"name": "Llama-4"}, "port": {"pinned": b200_pins}})
+	result := decision.result with input as fx.deployment_input(spec, fx.b200)
 	result.verdict == "experimental"
 	fx.rules(result.violations) == {"support.model"}
 }
@@ -97,7 +99,7 @@ test_verdict_rejected_on_unknown_engine_alone if {
 test_verdict_rejected_on_unresolved_ref_alone if {
 	result := decision.result with input as fx.unresolved_input(_only_build)
 	result.verdict == "rejected"
-	fx.rules(result.violations) == {"manifest.hardware-ref"}
+	fx.rules(result.violations) == {"manifest.hardware-ref", "claims.correctness", "claims.performance"}
 	result.checklist.official_support == false
 }
 

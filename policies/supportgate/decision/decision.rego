@@ -5,6 +5,7 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
+import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.prepared
@@ -173,6 +174,20 @@ recommendations contains sprintf(
 	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
 ) if {
 	standing.unlisted
+}
+
+# On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
+# topology says nothing about the capacity there.
+recommendations contains sprintf(
+	concat(" ", [
+		"%v is a measurement on %v's listed platforms (%v), not a capacity estimate for %v:",
+		"plan the topology from your own measurements on it",
+	]),
+	[prepared.texts.reference_topology, engine_name, prepared.texts.platforms, subject.accelerator_text],
+) if {
+	subject.deployment
+	standing.platform_unlisted
+	engine.reference_topology
 }
 
 recommendations contains sprintf(

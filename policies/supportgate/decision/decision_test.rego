@@ -319,3 +319,22 @@ test_batch_evaluates_every_item if {
 test_batch_empty_without_items if {
 	decision.batch == [] with input as {"items": []}
 }
+
+# --- the reference topology on an unlisted platform (CONTRACT 10.4) --------------------------
+
+test_recommendation_reference_topology_is_no_estimate_on_unlisted_platform if {
+	result := decision.result with input as _h100_production
+	concat(" ", [
+		"the reference topology of 4 prefill and 64 decode GPUs is a measurement on deepinfer's",
+		"listed platforms (nvidia sm100, ascend 950), not a capacity estimate for nvidia sm90:",
+		"plan the topology from your own measurements on it",
+	]) in result.recommendations
+	not "topology.scale-up-domain" in fx.rules(result.violations)
+}
+
+test_recommendation_reference_topology_absent_on_listed_platform if {
+	result := decision.result with input as fx.deployment_input(fx.deployment, fx.b200)
+	every line in result.recommendations {
+		not contains(line, "not a capacity estimate")
+	}
+}

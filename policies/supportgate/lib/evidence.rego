@@ -41,7 +41,7 @@ flaws contains {"rule": "evidence.unreferenced", "item": item, "why": why, "mess
 	count(missing) > 0
 	why := sprintf("has no %v", [concat(" and no ", missing)])
 	message := sprintf(
-		"%v says passed but %v: without a date and a place where the result can be looked up it proves nothing",
+		"%v says passed but %v: a result that does not say when it ran and where it can be looked up proves nothing",
 		[item, why],
 	)
 }

@@ -20,7 +20,7 @@ deny := set()
 #   remediation: >-
 #     Record when the check ran (`at`, RFC 3339) and where its result can be looked up (`ref`:
 #     the CI run or report) on the evidence item.
-warn contains {"rule": "evidence.unreferenced", "path": sprintf("spec.evidence.%v", [flaw.item]), "message": flaw.message} if {
+warn contains {"rule": "evidence.unreferenced", "path": _path(flaw), "message": flaw.message} if {
 	some flaw in flaws
 	flaw.rule == "evidence.unreferenced"
 }
@@ -36,7 +36,7 @@ warn contains {"rule": "evidence.unreferenced", "path": sprintf("spec.evidence.%
 #   remediation: >-
 #     Correct the item's `at` to the time the check actually ran (in UTC or with its offset);
 #     it counts as proof from that time on.
-warn contains {"rule": "evidence.future", "path": sprintf("spec.evidence.%v", [flaw.item]), "message": flaw.message} if {
+warn contains {"rule": "evidence.future", "path": _path(flaw), "message": flaw.message} if {
 	some flaw in flaws
 	flaw.rule == "evidence.future"
 }
@@ -53,7 +53,7 @@ warn contains {"rule": "evidence.future", "path": sprintf("spec.evidence.%v", [f
 #   remediation: >-
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
-warn contains {"rule": "evidence.stale", "path": sprintf("spec.evidence.%v", [flaw.item]), "message": flaw.message} if {
+warn contains {"rule": "evidence.stale", "path": _path(flaw), "message": flaw.message} if {
 	some flaw in flaws
 	flaw.rule == "evidence.stale"
 }
@@ -71,7 +71,10 @@ warn contains {"rule": "evidence.stale", "path": sprintf("spec.evidence.%v", [fl
 #     Name the runtime the parity run compared against (reference_runtime), and record the
 #     measured prefill_latency_ms, decode_latency_ms, concurrency, memory_gib and recovery_s
 #     on the performance item.
-warn contains {"rule": "evidence.incomplete", "path": sprintf("spec.evidence.%v", [flaw.item]), "message": flaw.message} if {
+warn contains {"rule": "evidence.incomplete", "path": _path(flaw), "message": flaw.message} if {
 	some flaw in flaws
 	flaw.rule == "evidence.incomplete"
 }
+
+# _path: the evidence item a flaw is about.
+_path(flaw) := sprintf("spec.evidence.%v", [flaw.item])

@@ -88,7 +88,8 @@ test_evidence_incomplete_fires_on_performance_without_figures if {
 	)
 	warned := evidence.warn with input as fx.deployment_input(spec, fx.b200)
 	fx.paths(warned, "evidence.incomplete") == {"spec.evidence.performance"}
-	lib.not_proof == {"performance": "passed, but lacks concurrency, memory_gib, recovery_s"} with input as fx.deployment_input(spec, fx.b200)
+	inp := fx.deployment_input(spec, fx.b200)
+	lib.not_proof == {"performance": "passed, but lacks concurrency, memory_gib, recovery_s"} with input as inp
 }
 
 test_evidence_incomplete_quiet_with_recovery_zero if {

@@ -207,10 +207,11 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 
 # _pool_stack: the pool's toolkit, driver and compiler, each with the forms a matching pin may
 # take and its text for messages (a part the pool does not state is not compared).
-_pool_stack[what] := {"forms": [version, sprintf("%v-%v", [name, version])], "text": sprintf("%v %v", [name, version])} if {
+_pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
 	some what in ["toolkit", "compiler"]
 	name := hardware[what].name
 	version := hardware[what].version
+	named := sprintf("%v-%v", [name, version])
 }
 
 _pool_stack["driver"] := {"forms": [hardware.driver], "text": hardware.driver}

@@ -44,7 +44,8 @@ test_port_production_names_each_item_that_is_no_proof_and_why if {
 		"performance": fx.passed,
 	}
 	spec := object.union(json.remove(fx.deployment, ["evidence"]), {"evidence": evidence})
-	[denied] := [found | some found in port.deny; found.rule == "port.production"] with input as fx.deployment_input(spec, fx.h100)
+	inp := fx.deployment_input(spec, fx.h100)
+	[denied] := [found | some found in port.deny; found.rule == "port.production"] with input as inp
 	denied.message == concat(" ", [
 		"stage production on unlisted platform nvidia sm90 needs every evidence item to be proof;",
 		"not proof: numerical_parity (passed, but has no ref; names no reference_runtime),",
@@ -160,7 +161,8 @@ test_port_arch_dependencies_quiet_on_listed_configuration if {
 test_port_discipline_rules_quiet_without_the_port_discipline if {
 	spec := object.union(json.remove(fx.deployment, ["port"]), {"stage": "experimental"})
 	inp := fx.deployment_input(spec, fx.h100)
-	fx.rules(port.deny) == {"port.production-stack", "port.isolation", "port.pinning", "port.arch-dependencies"} with input as inp
+	discipline := {"port.production-stack", "port.isolation", "port.pinning", "port.arch-dependencies"}
+	fx.rules(port.deny) == discipline with input as inp
 	standing := engines.standing with input as inp
 	count(port.deny) == 0 with input as inp
 		with engines.standing as object.union(standing, {"port_discipline": false})
@@ -171,7 +173,11 @@ test_port_discipline_rules_quiet_without_the_port_discipline if {
 test_port_pin_drift_fires_per_drifted_pin if {
 	pins := {"toolkit": "12.6", "driver": "550.54.15", "compiler": "gcc-12.3.0"}
 	warned := port.warn with input as _h100_trial({"port": {"pinned": pins}})
-	fx.paths(warned, "port.pin-drift") == {"spec.port.pinned.toolkit", "spec.port.pinned.driver", "spec.port.pinned.compiler"}
+	fx.paths(warned, "port.pin-drift") == {
+		"spec.port.pinned.toolkit",
+		"spec.port.pinned.driver",
+		"spec.port.pinned.compiler",
+	}
 	some found in warned
 	found.path == "spec.port.pinned.compiler"
 	found.message == concat(" ", [
@@ -183,7 +189,8 @@ test_port_pin_drift_fires_per_drifted_pin if {
 test_port_pin_drift_quiet_on_the_forms_of_the_pool_version if {
 	pins := {"toolkit": "CUDA 12.8.0", "driver": "570.86.15", "compiler": "GCC_13.2"}
 	hardware := object.union(fx.h100, {"compiler": {"version": "13.2.0.0"}})
-	not "port.pin-drift" in fx.rules(port.warn) with input as fx.deployment_input(fx.with_spec({"port": {"pinned": pins}}), hardware)
+	inp := fx.deployment_input(fx.with_spec({"port": {"pinned": pins}}), hardware)
+	not "port.pin-drift" in fx.rules(port.warn) with input as inp
 	not "port.pin-drift" in fx.rules(port.warn) with input as _h100_trial({})
 }
 
@@ -193,7 +200,8 @@ test_port_pin_drift_quiet_on_listed_configuration if {
 
 test_port_pin_drift_quiet_when_the_pool_states_no_version if {
 	hardware := json.remove(fx.h100, ["driver", "compiler"])
-	not "port.pin-drift" in fx.rules(port.warn) with input as fx.deployment_input(fx.with_spec({"port": {"pinned": {"driver": "1"}}}), hardware)
+	inp := fx.deployment_input(fx.with_spec({"port": {"pinned": {"driver": "1"}}}), hardware)
+	not "port.pin-drift" in fx.rules(port.warn) with input as inp
 }
 
 # --- when the port rules cannot judge ---------------------------------------------------------

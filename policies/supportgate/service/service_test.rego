@@ -39,7 +39,9 @@ test_service_kv_cache_quiet_when_external_and_persistent if {
 
 test_service_kv_cache_fires_when_not_persistent if {
 	kv_cache := {"source": "external", "provider": "lmcache", "persistent": false}
-	denied := service.deny with input as _online({"service": {"kv_cache": kv_cache}}) with data.matrix as fx.providing_matrix
+	denied := service.deny
+		with input as _online({"service": {"kv_cache": kv_cache}})
+		with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.kv_cache"}
 	fx.paths(denied, "service.kv_cache") == {"spec.service.kv_cache.persistent"}
 	some found in denied
@@ -225,7 +227,9 @@ test_service_recipe_scope_compares_the_provider_as_an_identity if {
 
 test_service_recipe_scope_quiet_for_other_providers if {
 	change := {"service": {"load_balancing": {"source": "external", "provider": "deepseek-recipes"}}}
-	not "service.recipe-scope" in fx.rules(service.deny) with input as _online(change) with data.matrix as fx.providing_matrix
+	not "service.recipe-scope" in fx.rules(service.deny)
+		with input as _online(change)
+		with data.matrix as fx.providing_matrix
 }
 
 test_service_recipe_scope_quiet_for_api_compatibility if {

@@ -13,7 +13,8 @@ test_topology_capacity_fires_beyond_the_pool if {
 
 test_topology_capacity_counts_every_replica if {
 	spec := fx.with_spec({"topology": {"replicas": 3, "prefill_gpus": 4, "decode_gpus": 32}})
-	[denied] := [found | some found in topology.deny; found.rule == "topology.capacity"] with input as fx.deployment_input(spec, fx.b200)
+	inp := fx.deployment_input(spec, fx.b200)
+	[denied] := [found | some found in topology.deny; found.rule == "topology.capacity"] with input as inp
 	denied.message == concat(" ", [
 		"the topology plans 108 GPUs (3 replicas of 4 prefill + 32 decode), more than the 72 the",
 		"hardware has (9 nodes x 8 per node) (hardware pool-a)",

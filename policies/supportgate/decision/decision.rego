@@ -52,8 +52,8 @@ batch := [item_result |
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - host.deny, port.deny, service, topology and manifest.deny are read only when the package's
-#   `applies` holds, a condition every rule of those sets requires (see each package).
+# - host.deny, port.deny, service, topology, evidence.warn and manifest.deny are read only when
+#   the package's `applies` holds, a condition every rule of those sets requires (see each package).
 # - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
@@ -72,7 +72,7 @@ warns := union({
 	data.supportgate.support.warn,
 	data.supportgate.port.warn,
 	data.supportgate.claims.warn,
-	data.supportgate.evidence.warn,
+	{found | data.supportgate.evidence.applies; some found in data.supportgate.evidence.warn},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
 	{found | some org in data.supportgate.org; some found in org.warn},

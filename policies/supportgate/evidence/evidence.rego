@@ -5,9 +5,14 @@
 package supportgate.evidence
 
 import data.supportgate.lib.evidence.flaws
+import data.supportgate.lib.evidence.unproven
 
 # The evidence concern has no deny rules; the empty set keeps the concern interface uniform.
 deny := set()
+
+# applies: some item says passed but proves nothing. Every warn here requires it, and the
+# decision reads evidence.warn only when it holds.
+applies if unproven
 
 # METADATA
 # title: Unreferenced evidence

@@ -29,13 +29,48 @@ performance_figures := ["prefill_latency_ms", "decode_latency_ms", "concurrency"
 # How far ahead of the evaluation time an item may be dated: clocks of CI runners disagree.
 clock_skew_ns := (5 * 60) * 1000000000
 
-# proof: the evidence items that prove something.
-proof := {item | some item, _ in _passed} - {flaw.item | some flaw in flaws}
+# proof: the evidence items that prove something: each condition of CONTRACT 10.1 in turn.
+proof contains item if {
+	some item, record in _passed
+	at := time.parse_rfc3339_ns(record.at)
+	at <= _latest_ns
+	at >= _oldest_ns
+	_stated(object.get(record, "ref", null))
+	not item in _incomplete
+}
+
+# _latest_ns: the latest time evidence may have at evaluated_at.
+_latest_ns := evaluated_at_ns + clock_skew_ns
+
+# _oldest_ns: the oldest time evidence may have at evaluated_at; without a numeric
+# evidence_max_age_days, a time before any the policies read (nothing is stale).
+_oldest_ns := evaluated_at_ns - (max_age_days * day_ns) if {
+	max_age_days := data.matrix.evidence_max_age_days
+	is_number(max_age_days)
+} else := -1e19
+
+# _incomplete: the items that say passed without what their claim rests on.
+_incomplete contains "numerical_parity" if {
+	record := _passed.numerical_parity
+	not _stated(object.get(record, "reference_runtime", null))
+}
+
+_incomplete contains "performance" if count(_missing_figures) > 0
+
+# _missing_figures: the figures a performance item that says passed lacks, in order.
+_missing_figures := array.concat(
+	[figure | some figure in performance_figures; not object.get(record, figure, 0) > 0],
+	[figure | figure := "recovery_s"; not object.get(record, figure, -1) >= 0],
+) if {
+	record := _passed.performance
+}
 
 # flaws: why an item that says passed proves nothing, one entry per reason, each with the
 # evidence.* rule that reports it, a short `why` (for the messages of the rules that want
-# proof) and the rule's message.
+# proof) and the rule's message. Worked out only when `unproven` holds (each reason costs
+# regorus a pass over the items).
 flaws contains {"rule": "evidence.unreferenced", "item": item, "why": why, "message": message} if {
+	unproven
 	some item, record in _passed
 	missing := [field | some field in ["at", "ref"]; not _stated(object.get(record, field, null))]
 	count(missing) > 0
@@ -47,9 +82,9 @@ flaws contains {"rule": "evidence.unreferenced", "item": item, "why": why, "mess
 }
 
 flaws contains {"rule": "evidence.future", "item": item, "why": why, "message": message} if {
-	latest := evaluated_at_ns + clock_skew_ns
+	unproven
 	some item, record in _passed
-	time.parse_rfc3339_ns(record.at) > latest
+	time.parse_rfc3339_ns(record.at) > _latest_ns
 	why := sprintf("is dated %v, after the evaluation time", [record.at])
 	message := sprintf(
 		"%v says passed but %v (more than 5 minutes ahead): a result not yet obtained proves nothing",
@@ -60,6 +95,7 @@ flaws contains {"rule": "evidence.future", "item": item, "why": why, "message": 
 flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": message} if {
 	# What every item is judged against, worked out before the items are (a `data.` reference
 	# costs regorus a search of every module, each time it is read).
+	unproven
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
 	max_age_ns := max_age_days * day_ns
@@ -78,8 +114,7 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 }
 
 flaws contains {"rule": "evidence.incomplete", "item": "numerical_parity", "why": why, "message": message} if {
-	record := _passed.numerical_parity
-	not _stated(object.get(record, "reference_runtime", null))
+	"numerical_parity" in _incomplete
 	why := "names no reference_runtime"
 	message := sprintf(
 		"numerical_parity says passed but %v: parity is a comparison, and it names nothing it was compared with",
@@ -88,13 +123,8 @@ flaws contains {"rule": "evidence.incomplete", "item": "numerical_parity", "why"
 }
 
 flaws contains {"rule": "evidence.incomplete", "item": "performance", "why": why, "message": message} if {
-	record := _passed.performance
-	missing := array.concat(
-		[figure | some figure in performance_figures; not object.get(record, figure, 0) > 0],
-		[figure | figure := "recovery_s"; not object.get(record, figure, -1) >= 0],
-	)
-	count(missing) > 0
-	why := sprintf("lacks %v", [concat(", ", missing)])
+	"performance" in _incomplete
+	why := sprintf("lacks %v", [concat(", ", _missing_figures)])
 	message := sprintf(
 		concat(" ", [
 			"performance says passed but %v: latency, concurrency, memory and recovery are what",
@@ -118,17 +148,14 @@ not_proof[item] := sprintf("passed, but %v", [concat("; ", whys)]) if {
 	count(whys) > 0
 }
 
-# not_proof_text: the items of `wanted` that are not proof, each with why, for messages.
-not_proof_text(wanted) := concat(", ", [sprintf("%v (%v)", [item, why]) |
-	some item in wanted
-	why := not_proof[item]
-])
-
 # status: an item's status; a missing evidence item counts as absent. (The records are a rule
 # of this package: under regorus a function reading an imported name reads nothing.)
 status(name) := object.get(_records, [name, "status"], "absent")
 
 _records := object.get(input.manifest.spec, "evidence", {})
+
+# unproven: some item that says passed is no proof (so `flaws` has members).
+unproven if count(proof) < count(_passed)
 
 _passed[item] := record if {
 	some item, record in _records

@@ -198,6 +198,7 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 	some what, pool in _pool_stack
 	pin := pinned[what]
 	is_string(pin)
+	not pin in pool.forms # as written: the usual case, without the regexes below
 	not _version_form(identity(pin)) in {_version_form(identity(form)) | some form in pool.forms}
 	message := hardware_message(sprintf(
 		"port.pinned.%v is %v, but the pool has %v %v: the port was tested with another version than it runs on",

@@ -149,6 +149,7 @@ deny contains {"rule": "service.recipe-scope", "path": path, "message": message}
 	path := sprintf("spec.service.%v.provider", [name])
 	name != "api_compatibility"
 	is_string(component.provider)
+	contains(lower(component.provider), "recipe") # what identity leaves of it, before its regex
 	identity(component.provider) == "deepseek-recipe"
 	message := sprintf(
 		concat(" ", [

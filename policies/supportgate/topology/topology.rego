@@ -1,10 +1,10 @@
 # The planned GPU topology of a deployment against its hardware pool and the engine's
 # reference topology (CONTRACT 10.4, docs/domain.md "Topology per replica").
 #
-# A topology is `replicas` copies (default 1) of one group of prefill_gpus + decode_gpus.
-# Quiet when the hardware is unresolved (manifest.hardware-ref rejects). A missing
-# prefill_gpus / decode_gpus counts as 0 (Python requires decode_gpus >= 1); a pool without
-# numeric nodes and per_node has no capacity to compare against.
+# A topology is `replicas` copies (default 1) of one group of prefill_gpus + decode_gpus
+# (Python validates them: decode_gpus >= 1, prefill_gpus >= 0, replicas >= 1). Quiet when the
+# hardware is unresolved (manifest.hardware-ref rejects); a pool without numeric nodes and
+# per_node has no capacity to compare against.
 #
 # topology.scale-up-domain judges only officially supported combinations: the reference
 # topology is a measurement on the listed platforms, not a capacity estimate for others (on
@@ -41,6 +41,7 @@ deny contains {"rule": "topology.capacity", "path": "spec.topology", "message": 
 	is_number(per_node)
 	planned := _planned
 	planned.total > nodes * per_node
+	replicas_text := sprintf("%v replica%v", [planned.replicas, {true: "", false: "s"}[planned.replicas == 1]])
 	message := hardware_message(sprintf(
 		concat(" ", [
 			"the topology plans %v GPUs (%v of %v prefill + %v decode), more than the %v the",
@@ -48,7 +49,7 @@ deny contains {"rule": "topology.capacity", "path": "spec.topology", "message": 
 		]),
 		[
 			planned.total,
-			planned.replicas_text,
+			replicas_text,
 			planned.prefill_gpus,
 			planned.decode_gpus,
 			nodes * per_node,
@@ -75,26 +76,20 @@ warn contains {"rule": "topology.scale-up-domain", "path": finding.path, "messag
 	some finding in _scale_up_findings
 }
 
-# _planned: the topology, read once: the GPUs of one replica per role (a missing or
-# non-numeric count is 0), the replicas (default 1), and the GPUs of one replica and of all.
+# _planned: the topology, read once: the GPUs of one replica per role, the replicas (Python
+# omits the default, 1), and the GPUs of one replica and of all.
 _planned := {
 	"prefill_gpus": prefill,
 	"decode_gpus": decode,
-	"replicas_text": replicas_text,
+	"replicas": replicas,
 	"per_replica": prefill + decode,
 	"total": replicas * (prefill + decode),
 } if {
-	topology := object.get(input.manifest.spec, "topology", {})
-	prefill := _number(topology, "prefill_gpus", 0)
-	decode := _number(topology, "decode_gpus", 0)
-	replicas := _number(topology, "replicas", 1)
-	replicas_text := sprintf("%v replica%v", [replicas, {true: "", false: "s"}[replicas == 1]])
+	topology := input.manifest.spec.topology
+	prefill := topology.prefill_gpus
+	decode := topology.decode_gpus
+	replicas := object.get(topology, "replicas", 1)
 }
-
-_number(doc, key, default_value) := value if {
-	value := doc[key]
-	is_number(value)
-} else := default_value
 
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.

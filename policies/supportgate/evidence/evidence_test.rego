@@ -162,3 +162,10 @@ test_evidence_stale_with_a_large_max_age if {
 	not "evidence.stale" in fx.rules(evidence.warn) with input as fx.deployment_input(spec, fx.b200)
 		with data.matrix.evidence_max_age_days as 200000
 }
+
+test_evidence_stale_quiet_without_a_maximum_age if {
+	spec := fx.with_spec({"evidence": {"build": {"at": "1700-01-01T00:00:00Z"}}})
+	inp := fx.deployment_input(spec, fx.b200)
+	not "evidence.stale" in fx.rules(evidence.warn) with input as inp with data.matrix.evidence_max_age_days as null
+	"build" in lib.proof with input as inp with data.matrix.evidence_max_age_days as null
+}

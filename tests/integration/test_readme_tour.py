@@ -11,8 +11,10 @@ found it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,10 +24,12 @@ from ..server import clean_env
 from ..services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+GIT = shutil.which("git") or "git"
+BASH = shutil.which("bash") or "bash"
 TOUR_LIMIT_S = 300.0
 """A safety net for a hung tour, never a timing expectation: it takes about 20 s."""
 
-PROMISES_DATA = r'''
+PROMISES_DATA = r"""
 import json, sys
 
 body = sys.stdin.read()
@@ -42,7 +46,7 @@ else:
         answered = document not in ({}, []) and items != []
 if not answered:
     sys.exit(f"the tour's query {url} answered no data: {body[:300]!r}")
-'''
+"""
 
 PRELUDE = """set -euo pipefail
 curl() {
@@ -57,13 +61,14 @@ curl() {
 def tour_blocks(readme: str) -> list[str]:
     _, opened, rest = readme.partition("<!-- tour -->")
     tour, closed, _ = rest.partition("<!-- /tour -->")
-    assert opened and closed, "README.md marks no tour (<!-- tour --> ... <!-- /tour -->)"
+    assert opened, "README.md marks no tour's start (<!-- tour -->)"
+    assert closed, "README.md marks no tour's end (<!-- /tour -->)"
     return re.findall(r"^```sh\n(.*?)^```$", tour, re.DOTALL | re.MULTILINE)
 
 
 def git_status() -> str | None:
     done = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
+        [GIT, "status", "--porcelain", "--untracked-files=all"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -99,7 +104,7 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     before = git_status()
 
     tour = subprocess.Popen(
-        ["bash", str(script)],
+        [BASH, str(script)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -111,10 +116,8 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
         output, _ = tour.communicate(timeout=TOUR_LIMIT_S)
     finally:
         # The server the tour started, if it stopped before its `kill "$SERVER"`.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(tour.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         tour.wait()
 
     logs = "\n".join(

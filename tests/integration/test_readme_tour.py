@@ -124,6 +124,8 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
         f"--- {log}\n{log.read_text(errors='replace')[-3000:]}"
         for log in scratch.glob("*/serve.log")
     )
-    assert tour.returncode == 0, f"the tour failed (exit {tour.returncode}):\n{output}\n{logs}"
+    assert tour.returncode == 0, (
+        f"the tour failed (exit {tour.returncode}); its output ends:\n{output[-4000:]}\n{logs}"
+    )
     assert "holds" in output  # verify-receipt's last word: the tour went to its end
     assert git_status() == before, "the tour changed the checkout"

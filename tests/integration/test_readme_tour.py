@@ -68,7 +68,7 @@ def tour_blocks(readme: str) -> list[str]:
 
 def git_status() -> str | None:
     done = subprocess.run(
-        [GIT, "status", "--porcelain", "--untracked-files=all"],
+        [GIT, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -23,7 +23,7 @@ from .bundle import PolicyBundle
 from .bundle_server import BundleServer
 from .catalog import RuleInfo, read_catalog
 from .engine import PolicyEngine
-from .org import PolicyRefused, refuse_problems
+from .org_check import PolicyRefused, refuse_problems
 
 log = get_logger(__name__)
 
@@ -70,7 +70,7 @@ class LivePolicies:
             if fresh.revision in {self._bundle.revision, self._refused}:
                 return False
             try:
-                refuse_problems(fresh.builtin_modules, fresh.bundles)
+                refuse_problems(fresh)
             except PolicyRefused as exc:
                 self._refused = fresh.revision
                 log.error(  # noqa: TRY400 - a refusal to report, not a crash

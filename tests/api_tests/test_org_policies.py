@@ -6,6 +6,7 @@ good bundle swept with cause `policy`."""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import tarfile
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from supportgate.policy.opa_bundle import BundleSigner, build_bundle
 from ..api import Api, running_api
 from ..clock import FakeClock
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
+from ..receiver import running_receiver
 from ..waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -233,13 +235,69 @@ def test_a_bad_bundle_is_refused_on_reload_and_the_last_good_revision_kept(
     rules_file = bundle / "acme.rego"
     rules_file.write_text(rules_file.read_text().replace("decode < 2 * domain", "decode < 2 *"))
     api.runtime.sweeps.tick()
-    assert policy(api) == before
+    assert {**policy(api), "last_error": None} == before
     assert api.runtime.engine.policy_revision == before["revision"]
     post(api, "hw-b200-pool.yaml")
     decision = post(api, "dep-b200-offline.yaml")  # still decided, by the last good rules
     assert rules(decision) == {"org.acme.decode-replicas"}
     assert decision["policy_revision"] == before["revision"]
     assert policy_sweeps(api) == []
+
+
+def reload_failures(api: Api) -> float:
+    [line] = [
+        line
+        for line in api.client.get("/metrics").text.splitlines()
+        if line.startswith("supportgate_policy_reload_failures_total ")
+    ]
+    return float(line.split()[1])
+
+
+def test_a_refused_reload_is_shown_counted_and_told_once(reloading: tuple[Api, Path]) -> None:
+    api, bundle = reloading
+    kept = policy(api)["revision"]
+    assert policy(api)["last_error"] is None
+    with running_receiver() as receiver:
+        subscribe = api.client.post(
+            "/v1/webhooks", json={"url": receiver.url}, headers=api.headers("admin")
+        )
+        assert subscribe.status_code == 201, subscribe.text
+        rules_file = bundle / "acme.rego"
+        rules_file.write_text(rules_file.read_text().replace('"path": "spec.stage", ', ""))
+        api.runtime.sweeps.tick()
+        api.runtime.sweeps.tick()  # the same refused revision: told once
+        error = policy(api)["last_error"]
+        assert error["kept"] == kept
+        assert error["revision"] != kept
+        [problem] = error["problems"]
+        assert problem.startswith(f"{rules_file}:")
+        assert "a finding is {rule, message, path}" in problem
+        assert reload_failures(api) == 1
+        [told] = wait_until(receiver.received, "the policy.reload_failed delivery")
+        event = json.loads(told.body)
+        assert event["type"] == "policy.reload_failed"
+        assert event["data"]["problems"] == error["problems"]
+        assert event["data"]["kept"] == kept
+    post(api, "hw-b200-pool.yaml")  # evaluation goes on under the last good revision
+    assert post(api, "dep-b200-offline.yaml")["policy_revision"] == kept
+
+
+def test_a_module_joining_the_decision_is_refused_on_reload(
+    reloading: tuple[Api, Path],
+) -> None:
+    """The reproduced attack: a module of package supportgate.decision (its package line
+    indented) adds entries to the waiver table, and every built-in deny reads as waived."""
+    api, bundle = reloading
+    (bundle / "waivers.rego").write_text(
+        '  package supportgate.decision\n\n_waiver_ids[rule] := "forged" if {\n'
+        '\tsome rule in {"support.unknown", "port.production", "manifest.hardware-ref"}\n}\n'
+    )
+    api.runtime.sweeps.tick()
+    [problem] = policy(api)["last_error"]["problems"]
+    assert problem.startswith(f"{bundle}/waivers.rego:1: package supportgate.decision is not")
+    decision = post(api, "dep-h100-pool-b.yaml")  # names a pool nobody tracks
+    assert decision["verdict"] == "rejected"
+    assert all(violation["severity"] != "waived" for violation in decision["violations"])
 
 
 def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(

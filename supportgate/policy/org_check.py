@@ -5,8 +5,9 @@ each `deny`/`warn` rule is `deny contains {"rule": "<id>", "message": ..., "path
 `rule` is a constant equal to the METADATA `custom.id` above it (a rule written as several
 bodies, an OR, repeats that id; the other bodies may leave the METADATA out); no call reaches
 the network, OPA's runtime, the clock or randomness. Then every module compiles beside the
-built-in ones, and the bundle is evaluated on the shipped examples (org_examples.py). Each
-problem names its file and line, and what to write instead.
+built-in ones (and, where an `opa` is on PATH, OPA's compiler accepts them: opa_check.py), and
+the bundle is evaluated on the shipped examples (org_examples.py). Each problem names its file
+and line, and what to write instead.
 """
 
 from __future__ import annotations
@@ -85,11 +86,12 @@ def check_policies(policies: PolicyBundle) -> list[Problem]:
     if problems:
         return problems
     problems += _compile_problems(policies.builtin_modules, bundles, where)
-    if problems:
-        return problems
-    from .org_examples import example_problems  # noqa: PLC0415 - the manifests' decoders
+    # Both import this module (its Problem); the examples also the manifests' decoders.
+    from .opa_check import opa_problems  # noqa: PLC0415
+    from .org_examples import example_problems  # noqa: PLC0415
 
-    return example_problems(policies, parsed, where)
+    problems = problems or opa_problems(policies.modules, where)
+    return problems or example_problems(policies, parsed, where)
 
 
 def refuse_problems(policies: PolicyBundle, *, field: str | None = BUNDLES_SETTING) -> None:

@@ -235,3 +235,32 @@ def test_a_refusal_names_the_fix_and_no_option(
     assert code == 2
     assert err.startswith("supportgate: error: organisation policies refused:")
     assert "emit that rule's custom.id" in err
+
+
+@pytest.mark.opa
+def test_a_bundle_opa_refuses_is_refused_where_opa_is_installed(
+    opa_binary: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """regorus evaluates the body only when it is reached (never, on the examples); OPA's
+    type checker refuses `count(1)` when it compiles the bundle, so under OPA it would never
+    activate."""
+    text = (
+        "package supportgate.org.typed\n\n"
+        + metadata("org.typed.count")
+        + 'deny contains {"rule": "org.typed.count", "message": "m", "path": "spec"} if {\n'
+        + '\tinput.manifest.kind == "NoSuchKind"\n\tcount(1) > 0\n}\n'
+    )
+    bundle = write_bundle(tmp_path, text, name="typed")
+    code, err = check(capsys, bundle)
+    assert code == 2
+    assert f"{bundle}/typed.rego:11: OPA refuses it: count: invalid argument(s)" in err
+
+
+@pytest.mark.opa
+def test_opas_capabilities_leave_out_the_forbidden_builtins(opa_binary: str) -> None:
+    from supportgate.policy.opa_check import capabilities
+
+    names = {builtin["name"] for builtin in capabilities(opa_binary)["builtins"]}
+    assert "sprintf" in names
+    assert not names & {"http.send", "opa.runtime", "time.now_ns", "trace", "rand.intn"}
+    assert not any(name.startswith(("net.", "uuid.")) for name in names)

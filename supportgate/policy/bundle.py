@@ -42,7 +42,11 @@ class PolicyBundle:
 
     @classmethod
     def read(
-        cls, directory: Path, bundle_paths: Sequence[Path] = (), *, field: str | None = BUNDLES_SETTING
+        cls,
+        directory: Path,
+        bundle_paths: Sequence[Path] = (),
+        *,
+        field: str | None = BUNDLES_SETTING,
     ) -> PolicyBundle:
         """The policies as the files are now, unchecked: to compare revisions before paying
         for a check."""

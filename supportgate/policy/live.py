@@ -102,7 +102,10 @@ class LivePolicies:
         self.last_error = PolicyReloadFailed(
             revision=revision, kept=self._bundle.revision, problems=problems, at=self._clock.now()
         )
-        log.error(  # noqa: TRY400 - a refusal to report, not a crash
-            "policy_reload_refused", revision=revision, problems=problems, kept=self._bundle.revision
+        log.error(
+            "policy_reload_refused",
+            revision=revision,
+            problems=problems,
+            kept=self._bundle.revision,
         )
         self._events.publish([self.last_error])

@@ -50,8 +50,15 @@ def opa_problems(modules: Sequence[tuple[str, str]], where: Mapping[str, str]) -
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         done = subprocess.run(
-            [opa, "check", "--format", "json", "--capabilities", str(root / "capabilities.json"),
-             str(root / "policies")],
+            [
+                opa,
+                "check",
+                "--format",
+                "json",
+                "--capabilities",
+                str(root / "capabilities.json"),
+                str(root / "policies"),
+            ],
             capture_output=True,
             text=True,
             check=False,

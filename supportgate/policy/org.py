@@ -51,7 +51,9 @@ class OrgBundle:
         return f"{self.source}/{module.removeprefix(f'{MODULE_PREFIX}{self.name}/')}"
 
 
-def read_bundles(paths: Iterable[Path], *, field: str | None = BUNDLES_SETTING) -> tuple[OrgBundle, ...]:
+def read_bundles(
+    paths: Iterable[Path], *, field: str | None = BUNDLES_SETTING
+) -> tuple[OrgBundle, ...]:
     bundles = tuple(read_bundle(path, field=field) for path in paths)
     names = [bundle.name for bundle in bundles]
     for bundle in bundles:

@@ -23,7 +23,14 @@ from supportgate.errors import UsageError
 
 from .catalog import read_catalog
 from .org import BUNDLES_SETTING, OrgBundle
-from .rego_parse import FINDING_SETS, ParsedModule, RegoSyntaxError, parse_module, syntax_error
+from .rego_parse import (
+    FINDING_SETS,
+    ParsedModule,
+    RegoSyntaxError,
+    Rule,
+    parse_module,
+    syntax_error,
+)
 
 if TYPE_CHECKING:
     from .bundle import PolicyBundle
@@ -37,7 +44,8 @@ _ORG_PACKAGE = re.compile(r"supportgate\.org\.[a-z_][a-z0-9_]*")
 # a person (or a line-based tool) a line the parser never sees.
 _OTHER_BREAK = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _SHAPE = (
-    '{set} contains {{"rule": "<its METADATA custom.id>", "message": ..., "path": ...}} if {{ ... }}'
+    '{set} contains {{"rule": "<its METADATA custom.id>", "message": ..., "path": ...}}'
+    " if {{ ... }}"
 )
 
 
@@ -80,7 +88,9 @@ def check_policies(policies: PolicyBundle) -> list[Problem]:
             try:
                 parsed[module] = parse_module(module, text)
             except RegoSyntaxError as exc:
-                problems.append(Problem(where[module], exc.line, f"does not compile: {exc.message}"))
+                problems.append(
+                    Problem(where[module], exc.line, f"does not compile: {exc.message}")
+                )
                 continue
             problems += _module_problems(where[module], module, text, parsed[module], declared)
     if problems:
@@ -131,7 +141,7 @@ def _module_problems(
         for call in parsed.calls
         if call.name in FORBIDDEN_CALLS or call.name.startswith(FORBIDDEN_FAMILIES)
     ]
-    findings = [rule for rule in parsed.rules if rule.name.split(".")[0].split("[")[0] in FINDING_SETS]
+    findings = [rule for rule in parsed.rules if _head_set(rule.name) in FINDING_SETS]
     # The ids this module declares, so that another body of a rule (an OR) may emit one.
     ids = {
         (rule.name, str((rule.metadata or {}).get("custom", {}).get("id")))
@@ -146,9 +156,9 @@ def _module_problems(
 
 
 def _finding_problems(
-    rule: Any, ids: set[tuple[str, str]], module: str, where: str, declared: dict[str, _Declared]
+    rule: Rule, ids: set[tuple[str, str]], module: str, where: str, declared: dict[str, _Declared]
 ) -> list[str]:
-    head_set = rule.name.split(".")[0].split("[")[0]
+    head_set = _head_set(rule.name)
     shape = _SHAPE.format(set=head_set)
     if rule.name not in FINDING_SETS or not rule.is_set or rule.fields is None:
         return [f"{rule.name} must be written `{shape}`"]
@@ -178,6 +188,11 @@ def _finding_problems(
             "above it: a rule speaks only for its own id, make them equal"
         )
     return found
+
+
+def _head_set(name: str) -> str:
+    """The first part of a rule head's reference (`deny` of `deny.extra` or `deny["x"]`)."""
+    return name.split(".", 1)[0].split("[", 1)[0]
 
 
 def _metadata_problems(

@@ -56,10 +56,14 @@ def example_problems(
         pools = {m.metadata.name: m for m in manifests if isinstance(m, HardwareManifest)}
         for manifest in manifests:
             document = build_input(
-                msgspec.to_builtins(manifest), evaluated_at=at, hardware=hardware_spec(manifest, pools.get)
+                msgspec.to_builtins(manifest),
+                evaluated_at=at,
+                hardware=hardware_spec(manifest, pools.get),
             )
             engine.set_input_json(document.canonical.decode())
-            problems = _evaluation_problems(engine, sets, where, f"{example} ({manifest.metadata.name})")
+            problems = _evaluation_problems(
+                engine, sets, where, f"{example} ({manifest.metadata.name})"
+            )
             if problems:
                 return problems
     return []

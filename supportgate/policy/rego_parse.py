@@ -103,7 +103,8 @@ def _rule(rule: dict[str, Any], source: bytes, ends: list[int]) -> Rule:
     fields = None
     if kind == "Set" and "Object" in (detail.get("key") or {}):
         fields = {
-            _string(name) or "": _string(value) for _, name, value in detail["key"]["Object"]["fields"]
+            _string(name) or "": _string(value)
+            for _, name, value in detail["key"]["Object"]["fields"]
         }
     before = max((end for end in ends if end <= span["start"]), default=0)
     return Rule(

@@ -21,6 +21,7 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
 from supportgate.policy.inputs import format_time
 from supportgate.policy.opa_bundle import BundleSigner, build_bundle
+from supportgate.policy.org_check import PolicyRefused
 
 from ..api import Api, running_api
 from ..clock import FakeClock
@@ -298,6 +299,21 @@ def test_a_module_joining_the_decision_is_refused_on_reload(
     decision = post(api, "dep-h100-pool-b.yaml")  # names a pool nobody tracks
     assert decision["verdict"] == "rejected"
     assert all(violation["severity"] != "waived" for violation in decision["violations"])
+
+
+def test_a_bad_bundle_refuses_the_start_naming_file_and_line(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    bad = tmp_path / "spoof"
+    bad.mkdir()
+    (bad / "spoof.rego").write_text(
+        '  package supportgate.decision\n\n_waiver_ids["support.unknown"] := "forged"\n'
+    )
+    with pytest.raises(PolicyRefused) as refused:  # noqa: PT012 - entering the service is the act
+        with running_api(migrated_db_url, policy_bundles=(bad,)):
+            pass
+    assert refused.value.field == "SUPPORTGATE_POLICY_BUNDLES"
+    assert f"{bad}/spoof.rego:1: package supportgate.decision is not" in str(refused.value)
 
 
 def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(

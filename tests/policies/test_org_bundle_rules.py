@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from supportgate.policy.opa_check import capabilities
+from tests.examples import EXAMPLES
 from tests.policies.test_org_policy_cli import run
 
 METADATA = """# METADATA
@@ -195,6 +196,23 @@ def test_a_rule_without_an_input_condition_is_checked_not_crashed_on(
     )
     code, err = check(capsys, write_bundle(tmp_path, text, name="always"))
     assert (code, err) == (0, "")
+
+
+def test_check_runs_a_bundle_with_a_rule_without_an_input_condition(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`supportgate check` loads the bundle as the service does: this one crashed it."""
+    text = (
+        "package supportgate.org.always\n\n"
+        + metadata("org.always.set", "warn")
+        + 'warn contains {"rule": "org.always.set", "message": "set it", "path": "metadata"} if {\n'
+        + "\ttrue\n}\n"
+    )
+    monkeypatch.setenv("SUPPORTGATE_POLICY_BUNDLES", str(write_bundle(tmp_path, text, name="a")))
+    code, out, err = run(capsys, "check", str(EXAMPLES / "hw-b200-pool.yaml"))
+    assert "Traceback" not in err
+    assert code == 0, err
+    assert "org.always.set" in out
 
 
 def test_a_rule_of_several_bodies_is_accepted(

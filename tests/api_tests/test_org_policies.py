@@ -309,9 +309,11 @@ def test_a_bad_bundle_refuses_the_start_naming_file_and_line(
     (bad / "spoof.rego").write_text(
         '  package supportgate.decision\n\n_waiver_ids["support.unknown"] := "forged"\n'
     )
-    with pytest.raises(PolicyRefused) as refused:  # noqa: PT012 - entering the service is the act
-        with running_api(migrated_db_url, policy_bundles=(bad,)):
-            pass
+    with (
+        pytest.raises(PolicyRefused) as refused,
+        running_api(migrated_db_url, policy_bundles=(bad,)),
+    ):
+        pass
     assert refused.value.field == "SUPPORTGATE_POLICY_BUNDLES"
     assert f"{bad}/spoof.rego:1: package supportgate.decision is not" in str(refused.value)
 

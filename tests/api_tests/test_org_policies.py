@@ -301,6 +301,33 @@ def test_a_module_joining_the_decision_is_refused_on_reload(
     assert all(violation["severity"] != "waived" for violation in decision["violations"])
 
 
+ALWAYS = """package supportgate.org.always
+
+# METADATA
+# title: Always
+# description: A warning on every manifest, with no condition on the input.
+# custom:
+#   id: org.always.named
+#   severity: warn
+warn contains {"rule": "org.always.named", "message": "always", "path": "metadata"} if {
+	true
+}
+"""
+
+
+def test_a_rule_without_an_input_condition_reloads(reloading: tuple[Api, Path]) -> None:
+    """It crashed the reload's check (a TypeError at every tick of the scheduler)."""
+    api, bundle = reloading
+    before = policy(api)["revision"]
+    (bundle / "always.rego").write_text(ALWAYS)
+    api.runtime.sweeps.tick()
+    after = policy(api)
+    assert after["revision"] != before
+    assert after["last_error"] is None
+    post(api, "hw-b200-pool.yaml")
+    assert "org.always.named" in rules(post(api, "dep-b200-offline.yaml"))
+
+
 def test_a_bad_bundle_refuses_the_start_naming_file_and_line(
     migrated_db_url: str, tmp_path: Path
 ) -> None:

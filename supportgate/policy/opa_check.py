@@ -42,6 +42,16 @@ def opa_problems(modules: Sequence[tuple[str, str]], where: Mapping[str, str]) -
     opa = shutil.which("opa")
     if opa is None:
         return []
+    try:
+        return _opa_check(opa, modules, where)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        first = next(iter(where.values()), "the policies")
+        return [Problem(first, 1, f"{opa} check could not run ({exc}): fix or remove that opa")]
+
+
+def _opa_check(
+    opa: str, modules: Sequence[tuple[str, str]], where: Mapping[str, str]
+) -> list[Problem]:
     with tempfile.TemporaryDirectory(prefix="supportgate-opa-check-") as scratch:
         root = Path(scratch)
         (root / "capabilities.json").write_text(json.dumps(capabilities(opa)))

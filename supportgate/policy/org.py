@@ -66,7 +66,7 @@ def read_bundle(path: Path, *, field: str | None = BUNDLES_SETTING) -> OrgBundle
     """The bundle's `.rego` files (a UsageError naming `field` when it cannot be read)."""
     if path.is_dir():
         name = path.resolve().name
-        files = _directory_files(path)
+        files = _directory_files(path, field=field)
     elif path.name.endswith(ARCHIVE_SUFFIX) and path.is_file():
         name = path.name.removesuffix(ARCHIVE_SUFFIX)
         files = _archive_files(path, field=field)
@@ -92,12 +92,15 @@ def read_bundle(path: Path, *, field: str | None = BUNDLES_SETTING) -> OrgBundle
     return OrgBundle(name=name, source=path, modules=modules, tests=tests)
 
 
-def _directory_files(directory: Path) -> list[tuple[str, str]]:
-    return [
-        (file.relative_to(directory).as_posix(), file.read_text(encoding="utf-8"))
-        for file in sorted(directory.rglob("*.rego"))
-        if file.is_file()
-    ]
+def _directory_files(directory: Path, *, field: str | None) -> list[tuple[str, str]]:
+    files = []
+    for file in sorted(directory.rglob("*.rego")):
+        try:
+            if file.is_file():
+                files.append((file.relative_to(directory).as_posix(), file.read_text("utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{file}: cannot be read as UTF-8 text ({exc})", field=field) from exc
+    return files
 
 
 def _archive_files(path: Path, *, field: str | None) -> list[tuple[str, str]]:

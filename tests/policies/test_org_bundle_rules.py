@@ -284,3 +284,14 @@ def test_opas_capabilities_leave_out_the_forbidden_builtins(opa_binary: str) -> 
     assert "sprintf" in names
     assert not names & {"http.send", "opa.runtime", "time.now_ns", "trace", "rand.intn"}
     assert not any(name.startswith(("net.", "uuid.")) for name in names)
+
+
+def test_a_module_that_is_no_utf8_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "binary"
+    bundle.mkdir()
+    (bundle / "binary.rego").write_bytes(b"package supportgate.org.binary\n# \xff\n")
+    code, err = check(capsys, bundle)
+    assert code == 2
+    assert f"{bundle}/binary.rego: cannot be read as UTF-8 text" in err

@@ -179,6 +179,58 @@ def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
         assert (decision["policy_revision"], decision["verdict"]) == (revision, "supported")
 
 
+TYPE_ERROR = """package supportgate.org.typed
+
+# METADATA
+# title: Typed
+# description: regorus reaches count(1) only on a manifest of no kind; OPA's type checker
+#   refuses it when it compiles the bundle.
+# custom:
+#   id: org.typed.count
+#   severity: deny
+deny contains {"rule": "org.typed.count", "message": "m", "path": "kind"} if {
+	input.manifest.kind == "NoSuchKind"
+	count(1) > 0
+}
+"""
+
+
+@pytest.mark.opa
+def test_on_opa_a_bundle_opa_refuses_never_takes_effect(opa_binary: str, tmp_path: Path) -> None:
+    """It used to be served: OPA refused it and kept the old revision, the service expected
+    the new one, and every decision was 503. With an `opa` beside the service, OPA's compiler
+    judges the bundle before it is served: it is refused and decisions go on."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    credentials = shared_credentials()
+    running: dict[str, Api] = {}
+
+    def served() -> bytes:
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(credentials, served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=FakeClock(), opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        kept = policy(api)["revision"]
+        (copy / "typed.rego").write_text(TYPE_ERROR)
+        api.runtime.sweeps.tick()
+        [problem] = policy(api)["last_error"]["problems"]
+        assert problem.startswith(f"{copy}/typed.rego:12: OPA refuses it: count")
+        response = api.post_manifest(EXAMPLES / "dep-b200-offline.yaml")
+        assert response.status_code == 201, response.text
+        assert response.json()["policy_revision"] == kept
+
+
 def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
     tmp_path: Path,
 ) -> None:

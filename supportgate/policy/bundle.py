@@ -15,6 +15,7 @@ from pathlib import Path
 from supportgate.errors import UsageError
 
 from .org import BUNDLES_SETTING, OrgBundle, read_bundles
+from .org_check import refuse_problems
 
 DEFAULT_MATRIX_FILE = Path("matrix") / "data.yaml"
 
@@ -35,8 +36,6 @@ class PolicyBundle:
         line of each problem)."""
         bundle = cls.read(directory, bundle_paths)
         if bundle.bundles:
-            from .org_check import refuse_problems  # noqa: PLC0415 - it imports this module's users
-
             refuse_problems(bundle)
         return bundle
 

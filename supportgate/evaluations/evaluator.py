@@ -81,7 +81,7 @@ class Evaluator:
         return build_input(
             to_builtins(subject.manifest),
             evaluated_at=evaluated_at,
-            hardware=_hardware_spec(subject.manifest, hardware),
+            hardware=hardware_spec(subject.manifest, hardware),
             waivers=subject.waivers,
         )
 
@@ -111,7 +111,7 @@ class Evaluator:
         return Evaluation(decision=decision, policy_input=policy_input)
 
 
-def _hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
+def hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
     """The spec a deployment runs on: inline, or the tracked pool its ref names (None if none)."""
     if not isinstance(manifest, DeploymentManifest):
         return None

@@ -547,7 +547,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="OWNER",
-        help="a metadata.owner the key may post for (repeat for more; none: every owner)",
+        help="a metadata.owner the key may post for (repeat for more; none: every owner); "
+        "ci and procurement keys only",
     )
     create_cmd.add_argument(
         "--expires-in",

@@ -249,10 +249,9 @@ def submission_write(
     principal: Principal | None,
     idempotency: IdempotentAnswer | None = None,
 ) -> DecisionWrite:
-    """The write of a submitted manifest's decision: it becomes the tracked content, for the
-    owners `principal` acts for (None: every owner, with an admin's right to change one)."""
+    """The write of a submitted manifest's decision: it becomes the tracked content; an
+    admin's key (or none: the service itself) may change its owner."""
     content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
-    owners = principal.owners if principal is not None else ()
     return DecisionWrite(
         decision=evaluation.decision,
         policy_input=evaluation.policy_input.canonical.decode(),
@@ -261,7 +260,6 @@ def submission_write(
             content_digest=canonical_digest(_canonical.encode(content)),
             owner=manifest.metadata.owner,
             hardware_ref=_hardware_ref(manifest),
-            acts_for=list(owners) if owners else None,
             changes_owner=principal is None or principal.role == "admin",
         ),
         idempotency=idempotency,

@@ -117,6 +117,17 @@ def open_notes(
     return held, unreadable
 
 
+def fork(held: Sequence[HeldCheckpoint]) -> tuple[HeldCheckpoint, HeldCheckpoint] | None:
+    """The first two checkpoints of one size with different roots: a log has one tree of
+    each size, so its key signed two histories (a split view), whatever the database says."""
+    first_of_size: dict[int, HeldCheckpoint] = {}
+    for found in held:
+        first = first_of_size.setdefault(found.size, found)
+        if first.checkpoint.root_hash != found.checkpoint.root_hash:
+            return first, found
+    return None
+
+
 def _open(note: str, verifier: NoteVerifier | None) -> Checkpoint:
     if verifier is not None:
         return open_checkpoint(note, verifier)

@@ -53,6 +53,12 @@ class Evaluator:
         hardware: HardwareLookup = no_tracked_hardware,
     ) -> Evaluation:
         policy_input = self.policy_input(subject, evaluated_at=evaluated_at, hardware=hardware)
+        return self.decide(subject, policy_input, evaluated_at)
+
+    def decide(
+        self, subject: Subject, policy_input: PolicyInput, evaluated_at: datetime
+    ) -> Evaluation:
+        """The evaluation of an input made by policy_input(): the engine's part alone."""
         result = self.engine.evaluate(self.matrix, policy_input)
         return self._evaluation(subject, policy_input, result, evaluated_at)
 

@@ -34,6 +34,7 @@ from supportgate.events import (
     Events,
     HardwareRecorded,
     MatrixPublished,
+    PolicyReloadFailed,
     SweepEnded,
     WaiverChanged,
 )
@@ -101,10 +102,16 @@ class Runtime:
         bundles = BundleServer.from_settings(settings, bundle, default_matrix.document)
         served = bundles.bundle.revision if bundles.bundle else None
         engine = build_engine(bundle, settings, served)
-        policies = LivePolicies(
-            settings, bundle, engine=engine, server=bundles, default_matrix=default_matrix.document
-        )
         events = Events()
+        policies = LivePolicies(
+            settings,
+            bundle,
+            engine=engine,
+            server=bundles,
+            default_matrix=default_matrix.document,
+            events=events,
+            clock=clock,
+        )
         ledger = _ledger(settings, sessions, events, clock)
         matrices = MatrixService(sessions, ledger=ledger, clock=clock)
         waivers = WaiverService(
@@ -232,6 +239,8 @@ def react(runtime: Runtime) -> None:
     on(WaiverChanged, lambda _changed: runtime.sweeps.tick())
     # A sweep's decisions are signed together, at its end (not only at the next interval).
     on(SweepEnded, lambda _ended: runtime.checkpointer.after_sweep())
+    on(PolicyReloadFailed, runtime.metrics.count_policy_reload_failure)
+    on(PolicyReloadFailed, runtime.webhooks.policy_reload_failed)
 
 
 def _ledger(

@@ -182,7 +182,9 @@ def evidence_items(name: str) -> st.SearchStrategy[Doc]:
     """An evidence item: any status, with or without each field (a time now and then up to
     60 days after NOW: evidence.future), figures 0 now and then (evidence.incomplete)."""
     optional: dict[str, st.SearchStrategy[Any]] = {
-        "at": times(days_after=60),
+        # any time, and now and then one past the default matrix's 90 days or well ahead
+        "at": times(days_after=60)
+        | st.sampled_from(("2026-06-15T08:00:00Z", "2027-03-01T00:00:00Z")),
         "ref": st.sampled_from(("ci://builds/812", "https://ci.example/runs/9", "")),
         "reference_runtime": st.sampled_from(("vllm", "sglang")),
     }

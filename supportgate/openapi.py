@@ -179,12 +179,33 @@ class RawBody(Operation):
             self.request_body = self.body()
 
 
+_SIZES: Final = {"minItems": 1, "maxItems": 100}  # supportgate.evaluations.dry_run.MAX_MANIFESTS
+
+
 class ManifestBody(RawBody):
     """The body is one manifest, JSON or YAML: a HardwareManifest or a DeploymentManifest."""
 
     def body(self) -> RequestBody:
         schema = {"oneOf": [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]}
         return _request_body(schema, "One manifest (docs/manifests.md), as JSON or YAML")
+
+
+class ManifestsBody(RawBody):
+    """The body is one manifest, a YAML stream of them, or `{"manifests": [...]}`."""
+
+    def body(self) -> RequestBody:
+        one = [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]
+        several = {
+            "type": "object",
+            "properties": {"manifests": {"type": "array", "items": {"oneOf": one}, **_SIZES}},
+            "required": ["manifests"],
+            "additionalProperties": False,
+        }
+        return _request_body(
+            {"oneOf": [*one, several]},
+            'One manifest (docs/manifests.md), `{"manifests": [...]}`, or as YAML also a'
+            " stream of manifests (`---` between them)",
+        )
 
 
 class MatrixBody(RawBody):

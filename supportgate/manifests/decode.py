@@ -23,7 +23,7 @@ import msgspec
 
 from supportgate.errors import ManifestError, UnsupportedMediaType
 from supportgate.manifests._convert import convert, with_named_field
-from supportgate.manifests._raw import MAX_DEPTH, Raw, parse_json
+from supportgate.manifests._raw import MAX_DEPTH, Raw, RawMapping, parse_json
 from supportgate.manifests._yaml import parse_yaml
 from supportgate.manifests.deployment import DeploymentManifest
 from supportgate.manifests.hardware import HardwareManifest
@@ -37,6 +37,7 @@ __all__ = [
     "Manifest",
     "decode_json",
     "decode_manifest",
+    "decode_manifest_request",
     "decode_manifests",
     "decode_matrix",
     "format_of",
@@ -181,6 +182,50 @@ def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> 
         except ManifestError as exc:
             where = f"document {number}" if source is None else f"{source}, document {number}"
             raise exc.with_source(where) if len(docs) > 1 else _sourced(exc, source) from None
+    return manifests
+
+
+class _ManifestList(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """`{"manifests": [...]}`: the body that carries several manifests in one JSON document."""
+
+    manifests: list[Manifest]
+
+
+def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Manifest]:
+    """The manifests of a request body: one manifest, a YAML stream of them (errors name the
+    document, counted from 1), or `{"manifests": [...]}` (paths `$.manifests[i]...`); 1 to
+    `limit` of them, none repeating another's kind and name."""
+    docs = _documents(data, fmt)
+    numbers_as_text = fmt == "yaml"
+    wrapped = (
+        len(docs) == 1
+        and isinstance(docs[0], RawMapping)
+        and [key for key, _ in docs[0].pairs] == ["manifests"]
+    )
+    if wrapped:
+        found = convert(docs[0], _ManifestList, numbers_as_text=numbers_as_text)
+        manifests: list[Manifest] = cast(_ManifestList, found).manifests
+    else:
+        manifests = []
+        for number, doc in enumerate(docs, start=1):
+            try:
+                manifests.append(
+                    cast(Manifest, convert(doc, Manifest, numbers_as_text=numbers_as_text))
+                )
+            except ManifestError as exc:
+                raise exc.with_source(f"document {number}") if len(docs) > 1 else exc from None
+    if not 1 <= len(manifests) <= limit:
+        field = "$.manifests" if wrapped else "$"
+        raise ManifestError(f"give 1 to {limit} manifests, not {len(manifests)}", path=field)
+    seen: set[tuple[str, str]] = set()
+    for index, manifest in enumerate(manifests):
+        key = (manifest.kind, manifest.metadata.name)
+        if key in seen:
+            message = f"{key[0]} {key[1]!r} is given twice (a manifest is its kind and name)"
+            if wrapped:
+                raise ManifestError(message, path=f"$.manifests[{index}].metadata.name")
+            raise ManifestError(message, path="$.metadata.name", source=f"document {index + 1}")
+        seen.add(key)
     return manifests
 
 

@@ -381,6 +381,7 @@ def _check(args: argparse.Namespace) -> int:
         at=args.at,
         server=args.server,
         token=args.token,
+        record=args.record,
         output=args.output,
         sarif_root=args.sarif_root,
     )
@@ -497,7 +498,16 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluation time (RFC 3339), for replaying a decision; default now",
     )
     check_cmd.add_argument(
-        "--server", metavar="URL", help="evaluate on this supportgate server (records and tracks)"
+        "--server",
+        metavar="URL",
+        help="judge on this supportgate server, under its matrix and tracked pools (a dry run:"
+        " nothing is recorded)",
+    )
+    check_cmd.add_argument(
+        "--record",
+        action="store_true",
+        help="with --server: post each manifest to be recorded and tracked (a push to the"
+        " default branch)",
     )
     check_cmd.add_argument(
         "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"

@@ -81,6 +81,7 @@ class CheckOptions:
     at: str | None = None
     server: str | None = None
     token: str | None = None
+    record: bool = False
     output: str | None = None
     sarif_root: str | None = None
 
@@ -317,7 +318,9 @@ def _evaluate(
             environ,
             in_process_only={"--matrix": options.matrix, "--at": options.at},
         )
-        return check_remote(items, server) if items else []
+        return check_remote(items, server, record=options.record) if items else []
+    if options.record:
+        raise UsageError("records on a server only: give --server too", field="--record")
 
     matrix_path = Path(options.matrix) if options.matrix else bundle.default_matrix_path
     try:

@@ -17,16 +17,18 @@ with a message to quote it. Numbers and booleans are never read from strings.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final, Literal, TypeVar, cast
 
 import msgspec
 
-from supportgate.errors import ManifestError, UnsupportedMediaType
-from supportgate.manifests._convert import convert, with_named_field
+from supportgate.errors import FieldProblem, ManifestError, UnsupportedMediaType
+from supportgate.manifests._convert import MAX_PROBLEMS, convert, with_named_field
 from supportgate.manifests._raw import MAX_DEPTH, Raw, RawMapping, parse_json
 from supportgate.manifests._yaml import parse_yaml
 from supportgate.manifests.deployment import DeploymentManifest
 from supportgate.manifests.hardware import HardwareManifest
+from supportgate.manifests.locate import locate_mark
 from supportgate.manifests.matrix import Matrix
 
 __all__ = [
@@ -97,12 +99,54 @@ def _text(data: bytes) -> str:
         raise ManifestError(f"the document is not UTF-8 (bad byte at offset {exc.start})") from None
 
 
-def _documents(data: bytes, fmt: Format) -> list[Raw]:
-    """The non-empty documents of a YAML stream, or the one JSON document."""
-    text = _text(data)
+def _documents(text: str, fmt: Format) -> list[tuple[int, Raw]]:
+    """The non-empty documents of a YAML stream, or the one JSON document, each with its
+    index in the stream (empty documents count)."""
     if fmt == "json":
-        return [parse_json(text)]
-    return [doc for doc in parse_yaml(text) if doc is not None]
+        return [(0, parse_json(text))]
+    return [(index, doc) for index, doc in enumerate(parse_yaml(text)) if doc is not None]
+
+
+def _located(error: ManifestError, text: str, document_index: int) -> ManifestError:
+    """`error` with the line and column of each problem's field in the text (where it shows
+    them); after the first, the problems in the order they are written."""
+    problems = [_at(problem, text, document_index) for problem in error.problems]
+    first, *rest = problems
+    rest.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
+    return error.with_problems((first, *rest))
+
+
+def _at(problem: FieldProblem, text: str, document_index: int) -> FieldProblem:
+    found = None if problem.line is not None else locate_mark(text, problem.field, document_index)
+    return problem if found is None else replace(problem, line=found[0], column=found[1])
+
+
+def _convert_each(
+    text: str,
+    docs: list[tuple[int, Raw]],
+    target: Any,
+    *,
+    numbers_as_text: bool,
+    source: str | None,
+) -> list[Any]:
+    """Each document as `target`; the problems of every document that fails, together (a
+    stream of several names each problem's document, counted from 1)."""
+    values: list[Any] = []
+    failed: list[ManifestError] = []
+    for number, (index, doc) in enumerate(docs, start=1):
+        try:
+            values.append(convert(doc, target, numbers_as_text=numbers_as_text))
+        except ManifestError as exc:
+            located = _located(exc, text, index)
+            if len(docs) > 1:
+                where = f"document {number}" if source is None else f"{source}, document {number}"
+                failed.append(located.with_source(where))
+            else:
+                failed.append(_sourced(located, source))
+    if failed:
+        problems = [problem for error in failed for problem in error.problems]
+        raise failed[0].with_problems(tuple(problems[:MAX_PROBLEMS]))
+    return values
 
 
 _manifest_json: Final = msgspec.json.Decoder(Manifest)
@@ -140,7 +184,7 @@ def _repeats_no_key(data: bytes) -> bool:
     return msgspec.json.format(data, indent=-1) == msgspec.json.encode(msgspec.json.decode(data))
 
 
-def _single(docs: list[Raw], what: str) -> Raw:
+def _single(docs: list[T], what: str) -> T:
     if len(docs) != 1:
         raise ManifestError(f"expected one {what}, found {len(docs)} documents")
     return docs[0]
@@ -157,10 +201,12 @@ def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> M
         if fast is not None:
             return fast
     try:
-        doc = _single(_documents(data, fmt), "manifest")
-        return cast(Manifest, convert(doc, Manifest, numbers_as_text=fmt == "yaml"))
+        text = _text(data)
+        docs = [_single(_documents(text, fmt), "manifest")]
     except ManifestError as exc:
         raise _sourced(exc, source) from None
+    [manifest] = _convert_each(text, docs, Manifest, numbers_as_text=fmt == "yaml", source=source)
+    return cast(Manifest, manifest)
 
 
 def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
@@ -168,21 +214,15 @@ def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> 
     a JSON document that is one manifest or an array of manifests (paths then start `$[i]`).
     """
     try:
-        docs = _documents(data, fmt)
-        if fmt == "json":
-            target = list[Manifest] if isinstance(docs[0], list) else Manifest
-            found = convert(docs[0], target, numbers_as_text=False)
-            return cast(list[Manifest], found if isinstance(found, list) else [found])
+        text = _text(data)
+        docs = _documents(text, fmt)
     except ManifestError as exc:
         raise _sourced(exc, source) from None
-    manifests: list[Manifest] = []
-    for number, doc in enumerate(docs, start=1):
-        try:
-            manifests.append(cast(Manifest, convert(doc, Manifest, numbers_as_text=True)))
-        except ManifestError as exc:
-            where = f"document {number}" if source is None else f"{source}, document {number}"
-            raise exc.with_source(where) if len(docs) > 1 else _sourced(exc, source) from None
-    return manifests
+    if fmt == "json":
+        target = list[Manifest] if isinstance(docs[0][1], list) else Manifest
+        [found] = _convert_each(text, docs, target, numbers_as_text=False, source=source)
+        return cast(list[Manifest], found if isinstance(found, list) else [found])
+    return _convert_each(text, docs, Manifest, numbers_as_text=True, source=source)
 
 
 class _ManifestList(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -195,25 +235,16 @@ def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Man
     """The manifests of a request body: one manifest, a YAML stream of them (errors name the
     document, counted from 1), or `{"manifests": [...]}` (paths `$.manifests[i]...`); 1 to
     `limit` of them, none repeating another's kind and name."""
-    docs = _documents(data, fmt)
-    numbers_as_text = fmt == "yaml"
+    text = _text(data)
+    docs = _documents(text, fmt)
     wrapped = (
         len(docs) == 1
-        and isinstance(docs[0], RawMapping)
-        and [key for key, _ in docs[0].pairs] == ["manifests"]
+        and isinstance(docs[0][1], RawMapping)
+        and [key for key, _ in docs[0][1].pairs] == ["manifests"]
     )
-    if wrapped:
-        found = convert(docs[0], _ManifestList, numbers_as_text=numbers_as_text)
-        manifests: list[Manifest] = cast(_ManifestList, found).manifests
-    else:
-        manifests = []
-        for number, doc in enumerate(docs, start=1):
-            try:
-                manifests.append(
-                    cast(Manifest, convert(doc, Manifest, numbers_as_text=numbers_as_text))
-                )
-            except ManifestError as exc:
-                raise exc.with_source(f"document {number}") if len(docs) > 1 else exc from None
+    target = _ManifestList if wrapped else Manifest
+    found = _convert_each(text, docs, target, numbers_as_text=fmt == "yaml", source=None)
+    manifests: list[Manifest] = found[0].manifests if wrapped else found
     if not 1 <= len(manifests) <= limit:
         field = "$.manifests" if wrapped else "$"
         raise ManifestError(f"give 1 to {limit} manifests, not {len(manifests)}", path=field)
@@ -238,10 +269,12 @@ def decode_json(data: bytes, target: type[T]) -> T:
 def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:
     """One support matrix."""
     try:
-        doc = _single(_documents(data, fmt), "matrix")
-        return cast(Matrix, convert(doc, Matrix, numbers_as_text=fmt == "yaml"))
+        text = _text(data)
+        docs = [_single(_documents(text, fmt), "matrix")]
     except ManifestError as exc:
         raise _sourced(exc, source) from None
+    [matrix] = _convert_each(text, docs, Matrix, numbers_as_text=fmt == "yaml", source=source)
+    return cast(Matrix, matrix)
 
 
 def to_builtins(struct: msgspec.Struct) -> dict[str, Any]:

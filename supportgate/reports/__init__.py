@@ -17,7 +17,7 @@ from supportgate.errors import UsageError
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.junit import render_junit
-from supportgate.reports.locate import locate
+from supportgate.manifests.locate import locate
 from supportgate.reports.model import (
     EXIT_CODES,
     FAIL_ON,

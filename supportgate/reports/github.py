@@ -11,7 +11,7 @@ summarises the gate.
 from __future__ import annotations
 
 from supportgate.manifests.decision import Severity
-from supportgate.reports.locate import locate
+from supportgate.manifests.locate import locate
 from supportgate.reports.model import (
     Report,
     ordered_violations,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from supportgate.manifests.decision import Decision, Severity, Violation
-from supportgate.reports.locate import locate
+from supportgate.manifests.locate import locate
 
 FailOn = Literal["rejected", "experimental"]
 FAIL_ON: tuple[FailOn, ...] = ("rejected", "experimental")

@@ -67,12 +67,24 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
 }
 
 
+class FieldProblem(msgspec.Struct, kw_only=True):
+    """One problem of a document that does not decode or validate (CONTRACT 10.8)."""
+
+    field: str
+    message: str
+    line: int | None
+    """1-based; null where the text does not show it."""
+    column: int | None
+
+
 class ErrorBody(msgspec.Struct, kw_only=True):
     """The body of every 4xx and 5xx answer (supportgate.http_errors, and Litestar's own)."""
 
     status_code: int
     detail: str
     field: str | None = None
+    errors: list[FieldProblem] | None = None
+    """A document's problems, all of them (at most 50), the first being `field`'s."""
     extra: Any = None
 
 

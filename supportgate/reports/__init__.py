@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from supportgate.errors import UsageError
+from supportgate.manifests.locate import locate
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.junit import render_junit
-from supportgate.manifests.locate import locate
 from supportgate.reports.model import (
     EXIT_CODES,
     FAIL_ON,

@@ -33,8 +33,8 @@ from urllib.parse import quote
 
 from supportgate import __version__
 from supportgate.manifests.decision import Severity, Violation
-from supportgate.policy.catalog import RuleInfo
 from supportgate.manifests.locate import locate
+from supportgate.policy.catalog import RuleInfo
 from supportgate.reports.model import (
     CheckedManifest,
     Problem,

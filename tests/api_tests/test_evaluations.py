@@ -226,3 +226,26 @@ def test_a_deployment_may_carry_its_hardware_inline(api: Api) -> None:
 def _h100() -> dict[str, Any]:
     accelerator: dict[str, Any] = example("hw-h100-pool-a.yaml")["spec"]["accelerator"]
     return accelerator
+
+
+def test_a_manifest_with_several_problems_gets_all_of_them_in_the_400(api: Api) -> None:
+    """CONTRACT 10.8: `errors` lists every problem, with line and column for YAML, and
+    `field` is the first one's."""
+    text = (EXAMPLES / "hw-h100-pool-a.yaml").read_text()
+    broken = text.replace("nodes: 8", "nodes: -1").replace("per_node: 8", "per_node: 0")
+    broken += "colour: blue\n"
+    assert broken.count("\n") > text.count("\n")
+    before = rows(api)
+    response = post(api, broken.encode(), content_type="application/yaml")
+    assert response.status_code == 400, response.text
+    body = response.json()
+    errors = body["errors"]
+    assert body["field"] == errors[0]["field"]
+    fields = {error["field"] for error in errors}
+    assert {"$.spec.nodes", "$.spec.accelerator.per_node", "$.colour"} <= fields
+    lines = broken.splitlines()
+    for error in errors:
+        assert set(error) == {"field", "message", "line", "column"}
+        key = error["field"].rsplit(".", 1)[-1]
+        assert key in lines[error["line"] - 1][error["column"] - 1 :], error
+    assert rows(api) == before

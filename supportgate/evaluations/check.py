@@ -99,11 +99,18 @@ def read_manifest_files(paths: Sequence[str]) -> ManifestFiles:
         text = data.decode("utf-8", errors="replace")
         try:
             manifests = decode_manifests(data, fmt=format_of(source), source=source)
-        except ManifestError as exc:
-            # the error names "<file>, document N" for a stream of several documents: its
-            # field's line is then in a document this side does not know
-            document = 0 if exc.source == source else None
-            problems.append(Problem(str(exc), source, exc.field, text, document))
+        except ManifestError as exc:  # every problem, each where the decoder found it
+            problems += [
+                Problem(
+                    found.describe(),
+                    source,
+                    found.field,
+                    text,
+                    line=found.line,
+                    column=found.column,
+                )
+                for found in exc.problems
+            ]
             continue
         if not manifests:
             problems.append(

@@ -49,6 +49,7 @@ def render_github(report: Report) -> str:
             problem.message,
             file=None if problem.source is None else printable(_file(problem.source)),
             line=problem_line(problem),
+            col=problem.column,
             title="supportgate: input error",
         )
         for problem in report.problems

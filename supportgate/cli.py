@@ -382,6 +382,8 @@ def _check(args: argparse.Namespace) -> int:
         server=args.server,
         token=args.token,
         record=args.record,
+        supportgate_only=args.supportgate_only,
+        find_hardware=args.find_hardware,
         output=args.output,
         sarif_root=args.sarif_root,
     )
@@ -511,6 +513,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     check_cmd.add_argument(
         "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
+    )
+    check_cmd.add_argument(
+        "--supportgate-only",
+        action="store_true",
+        help="judge only documents whose apiVersion is supportgate/v1; pass over (and list as"
+        " skipped) the rest, e.g. Kubernetes or Helm YAML",
+    )
+    check_cmd.add_argument(
+        "--find-hardware",
+        action="store_true",
+        help="find a hardware.ref the files do not define among the repository's"
+        " HardwareManifests (git ls-files); one found nowhere is an input error (exit 2)",
     )
     check_cmd.add_argument(
         "--output", metavar="FILE", help="write the report to FILE instead of stdout"

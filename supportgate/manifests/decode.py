@@ -128,17 +128,21 @@ def _convert_each(
     *,
     numbers_as_text: bool,
     source: str | None,
+    numbers: list[int] | None = None,
 ) -> list[Any]:
     """Each document as `target`; the problems of every document that fails, together (a
-    stream of several names each problem's document, counted from 1)."""
+    stream of several names each problem's document by its number in `numbers`, else by its
+    place in `docs`, counted from 1)."""
     values: list[Any] = []
     failed: list[ManifestError] = []
-    for number, (index, doc) in enumerate(docs, start=1):
+    several = len(docs) > 1 or numbers is not None
+    for position, (index, doc) in enumerate(docs):
+        number = position + 1 if numbers is None else numbers[position]
         try:
             values.append(convert(doc, target, numbers_as_text=numbers_as_text))
         except ManifestError as exc:
             located = _located(exc, text, index)
-            if len(docs) > 1:
+            if several:
                 where = f"document {number}" if source is None else f"{source}, document {number}"
                 failed.append(located.with_source(where))
             else:
@@ -223,6 +227,45 @@ def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> 
         [found] = _convert_each(text, docs, target, numbers_as_text=False, source=source)
         return cast(list[Manifest], found if isinstance(found, list) else [found])
     return _convert_each(text, docs, Manifest, numbers_as_text=True, source=source)
+
+
+SUPPORTGATE_API_VERSION: Final = "supportgate/v1"
+
+
+def decode_supportgate_documents(
+    data: bytes, *, fmt: Format, source: str | None = None
+) -> tuple[list[tuple[int, Manifest]], list[int]]:
+    """The manifests among a file's documents, each with its document's index in the stream
+    (from 0, empty documents counted), and the numbers (from 1) of the documents passed
+    over: those whose `apiVersion` is not supportgate/v1 (Kubernetes, Helm values...).
+    A file that never says `supportgate/v1` is passed over unread (`[1]`): a Helm template
+    is not even YAML."""
+    if SUPPORTGATE_API_VERSION.encode() not in data:
+        return [], [1]
+    try:
+        text = _text(data)
+        docs = _documents(text, fmt)
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+    ours = [
+        (number, doc)
+        for number, doc in enumerate(docs, start=1)
+        if not isinstance(doc[1], RawMapping)
+        or any(
+            key == "apiVersion" and value == SUPPORTGATE_API_VERSION for key, value in doc[1].pairs
+        )
+    ]
+    skipped = sorted(set(range(1, len(docs) + 1)) - {number for number, _ in ours})
+    numbers = [number for number, _ in ours] if len(docs) > 1 else None
+    manifests = _convert_each(
+        text,
+        [doc for _, doc in ours],
+        Manifest,
+        numbers_as_text=fmt == "yaml",
+        source=source,
+        numbers=numbers,
+    )
+    return [(doc[0], m) for (_, doc), m in zip(ours, manifests, strict=True)], skipped
 
 
 class _ManifestList(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

@@ -63,6 +63,7 @@ def render(
     fail_on: FailOn,
     problems: Sequence[Problem] = (),
     sarif: SarifOptions | None = None,
+    skipped: Sequence[str] = (),
 ) -> str:
     """`results` and `problems` in format `fmt` (one of `FORMATS`); the gate fails on
     `fail_on` and worse. `sarif` (the rule catalogue, the root for paths, the docs URL)
@@ -75,7 +76,7 @@ def render(
         raise UsageError(
             f"unknown value {fail_on!r}; choose one of {', '.join(FAIL_ON)}", field="--fail-on"
         )
-    report = Report(results=results, problems=problems, fail_on=fail_on)
+    report = Report(results=results, problems=problems, fail_on=fail_on, skipped=skipped)
     if fmt == "sarif":
         return render_sarif(report, sarif)
     return _RENDERERS[fmt](report)

@@ -78,6 +78,8 @@ class Report:
     results: Sequence[CheckedManifest]
     problems: Sequence[Problem] = ()
     fail_on: FailOn = "rejected"
+    skipped: Sequence[str] = ()
+    """Files (or `<file>, document N`) passed over: documents of another apiVersion."""
 
     @property
     def status(self) -> GateStatus:

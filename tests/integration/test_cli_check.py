@@ -14,7 +14,7 @@ import pytest
 
 from supportgate.cli import main
 from supportgate.policy.inputs import format_time
-from tests.examples import expected, report_problems
+from tests.examples import EXAMPLES, expected, report_problems
 from tests.report_schemas import github_problems, junit_schema_errors, sarif_schema_errors
 
 AT = "2026-11-30T00:00:00Z"
@@ -543,3 +543,63 @@ def test_a_yaml_syntax_error_is_placed_where_its_message_says_in_every_format(
     assert reports["github"].startswith(f"::error file=syntax.yaml,line={line},col={column},")
     assert f"line {line}, column {column}" in reports["text"]
     assert f"line {line}, column {column}" in reports["junit"]
+
+
+KUBERNETES = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+HELM_TEMPLATE = "replicas: {{ .Values.replicas }}\n"  # not even YAML
+
+
+def test_supportgate_only_passes_over_other_documents_and_lists_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "k8s.yaml", KUBERNETES)
+    write(tmp_path, "chart.yaml", HELM_TEMPLATE)
+    write(tmp_path, "mixed.yaml", KUBERNETES + "---\n" + H100)
+    names = ["k8s.yaml", "chart.yaml", "mixed.yaml"]
+    code, out, err = run(capsys, "--supportgate-only", *names)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:3] == [
+        "SKIP  k8s.yaml: not a supportgate/v1 document",
+        "SKIP  chart.yaml: not a supportgate/v1 document",
+        "SKIP  mixed.yaml, document 1: not a supportgate/v1 document",
+    ]
+    assert "mixed.yaml  HardwareManifest/h100-pool-a  verdict=experimental" in out
+    assert run(capsys, *names)[0] == 2  # without the flag, they are input errors
+
+
+def _repository(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        write(root / Path(name).parent, Path(name).name, text)
+    subprocess.run(["git", "init", "--quiet"], cwd=root, check=True)  # noqa: S607 - git from PATH
+    subprocess.run(["git", "add", "--all"], cwd=root, check=True)  # noqa: S607
+
+
+def test_find_hardware_uses_the_repositorys_pools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deployment = (EXAMPLES / "dep-h100-port-trial.yaml").read_text()
+    _repository(
+        tmp_path, {"infra/pools.yaml": KUBERNETES + "---\n" + H100, "deploy/trial.yaml": deployment}
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--format", "json", "--find-hardware", "deploy/trial.yaml")
+    assert code == 0, err
+    [result] = json.loads(out)["results"]  # the pool judged the deployment, not reported
+    rules = {violation["rule"] for violation in result["decision"]["violations"]}
+    assert "manifest.hardware-ref" not in rules
+
+
+def test_find_hardware_makes_a_ref_found_nowhere_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deployment = (EXAMPLES / "dep-h100-port-trial.yaml").read_text()
+    _repository(tmp_path, {"deploy/trial.yaml": deployment, "k8s.yaml": KUBERNETES})
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "--format", "json", "--find-hardware", "deploy/trial.yaml")
+    assert code == 2
+    [error] = json.loads(out)["errors"]
+    assert error["field"] == "$.spec.hardware.ref"
+    assert "'h100-pool-a'" in error["message"]
+    assert f"the 2 YAML and JSON files git tracks under {tmp_path}" in error["message"]
+    assert json.loads(out)["results"] == []

@@ -372,6 +372,15 @@ def _audit_replay(args: argparse.Namespace) -> int:
     return EXIT_ERROR if skipped and args.decisions else EXIT_OK
 
 
+def _report_option(value: str) -> tuple[str, str]:
+    fmt, equals, path = value.partition("=")
+    if not equals or not path or fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}, got {value!r}"
+        )
+    return fmt, path
+
+
 def _check(args: argparse.Namespace) -> int:
     options = CheckOptions(
         files=args.files,
@@ -385,6 +394,7 @@ def _check(args: argparse.Namespace) -> int:
         supportgate_only=args.supportgate_only,
         find_hardware=args.find_hardware,
         output=args.output,
+        reports=args.reports,
         sarif_root=args.sarif_root,
     )
     return run_check(options, os.environ, stdout=sys.stdout, stderr=sys.stderr)
@@ -528,6 +538,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     check_cmd.add_argument(
         "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    check_cmd.add_argument(
+        "--report",
+        dest="reports",
+        action="append",
+        default=[],
+        type=_report_option,
+        metavar="FORMAT=FILE",
+        help="also write the report in FORMAT to FILE (repeatable), e.g."
+        " markdown=$GITHUB_STEP_SUMMARY sarif=supportgate.sarif",
     )
     check_cmd.add_argument(
         "--sarif-root",

@@ -88,6 +88,8 @@ class CheckOptions:
     supportgate_only: bool = False
     find_hardware: bool = False
     output: str | None = None
+    reports: Sequence[tuple[str, str]] = ()
+    """`--report FORMAT=FILE`: more copies of the report, each in its format and file."""
     sarif_root: str | None = None
 
 
@@ -250,11 +252,32 @@ def run_check(
             problems.append(Problem(str(exc), field=exc.field))
         except PolicyEngineError as exc:
             problems.append(Problem(str(exc)))
-    sarif = sarif_options(bundle if options.fmt == "sarif" else None, environ, options.sarif_root)
+    formats = {options.fmt, *(fmt for fmt, _ in options.reports)}
+    sarif = sarif_options(bundle if "sarif" in formats else None, environ, options.sarif_root)
     report = Report(
         results=results, problems=problems, fail_on=options.fail_on, skipped=files.skipped
     )
+    for fmt, path in options.reports:
+        report = _write_copy(report, fmt, path, sarif)
     return write_report(report, options.fmt, options.output, sarif, stdout=stdout, stderr=stderr)
+
+
+def _write_copy(report: Report, fmt: str, path: str, sarif: SarifOptions) -> Report:
+    """Write the report in `fmt` to `path`; the report, with a problem more if it cannot."""
+    text = render(
+        report.results,
+        fmt,
+        fail_on=report.fail_on,
+        problems=report.problems,
+        sarif=sarif,
+        skipped=report.skipped,
+    )
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        unwritten = Problem(f"--report: cannot write {path}: {exc.strerror}", field="--report")
+        return replace(report, problems=[*report.problems, unwritten])
+    return report
 
 
 def write_report(

@@ -1,4 +1,5 @@
-"""Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit or GitHub.
+"""Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit, GitHub
+workflow commands or Markdown.
 
     render(results, "sarif", fail_on="rejected", problems=problems, sarif=SarifOptions(...))
 
@@ -18,6 +19,7 @@ from supportgate.manifests.locate import locate
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.junit import render_junit
+from supportgate.reports.markdown import render_markdown
 from supportgate.reports.model import (
     EXIT_CODES,
     FAIL_ON,
@@ -52,6 +54,7 @@ _RENDERERS: dict[str, Callable[[Report], str]] = {
     "sarif": render_sarif,
     "junit": render_junit,
     "github": render_github,
+    "markdown": render_markdown,
 }
 FORMATS: tuple[str, ...] = tuple(_RENDERERS)
 

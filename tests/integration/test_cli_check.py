@@ -603,3 +603,44 @@ def test_find_hardware_makes_a_ref_found_nowhere_an_input_error(
     assert "'h100-pool-a'" in error["message"]
     assert f"the 2 YAML and JSON files git tracks under {tmp_path}" in error["message"]
     assert json.loads(out)["results"] == []
+
+
+def test_reports_are_written_beside_the_main_one_and_the_summary_explains_each_finding(
+    examples_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary, sarif = tmp_path / "summary.md", tmp_path / "report.sarif"
+    files = [str(path) for path in expected().files]
+    code, out, _ = run(
+        capsys,
+        "--format",
+        "json",
+        "--report",
+        f"markdown={summary}",
+        "--report",
+        f"sarif={sarif}",
+        *files,
+    )
+    assert code == 1
+    assert sarif_schema_errors(json.loads(sarif.read_text())) == []
+    markdown = summary.read_text()
+    assert markdown.startswith("## ❌ supportgate: gate failed\n")
+    for result in json.loads(out)["results"]:
+        decision = result["decision"]
+        manifest = f"{decision['manifest']['kind']}/{decision['manifest']['name']}"
+        assert f"| {decision['verdict']} | `{manifest}` |" in markdown
+        for violation in decision["violations"]:
+            message = " ".join(violation["message"].split()).replace("|", "\\|")
+            severity, rule, path = violation["severity"], violation["rule"], violation["path"]
+            assert f"| {severity} | `{rule}` | {message} | `{path}` |" in markdown
+
+
+def test_a_report_that_cannot_be_written_is_an_input_error(
+    examples_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nowhere = tmp_path / "missing" / "summary.md"
+    code, _out, err = run(
+        capsys, "--report", f"markdown={nowhere}", str(examples_dir / "hw-b200-pool.yaml")
+    )
+    assert code == 2
+    assert f"--report: cannot write {nowhere}" in err
+    assert run_cli(capsys, "check", "--report", "pdf=x", "a.yaml")[0] == 2

@@ -198,7 +198,7 @@ def test_gate_failed(verdict: Verdict, fail_on: Any, failed: bool) -> None:
 
 
 def test_render_refuses_unknown_format_and_fail_on() -> None:
-    assert FORMATS == ("text", "json", "sarif", "junit", "github")
+    assert FORMATS == ("text", "json", "sarif", "junit", "github", "markdown")
     with pytest.raises(UsageError, match="xml"):
         render(RESULTS, "xml", fail_on="rejected")
     with pytest.raises(UsageError, match="supported"):

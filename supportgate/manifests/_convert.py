@@ -5,9 +5,13 @@ into builtins: it refuses duplicate keys, gives a number found where the type wa
 string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it),
 and reads an integral float where the type wants an integer as that integer (`nodes: 8.0`
 is 8, as JSON Schema's `integer` has it; `8.5` is still refused).
-`validate` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
+`convert` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
 a ValidationError into a ManifestError whose path names the failing field, dict keys included
 (msgspec itself writes `$.engines[...]`).
+
+All the problems at once (CONTRACT 10.8): `plain` notes each problem and leaves the entry
+out, and when msgspec, which stops at the first, finds one, the Struct is walked field by
+field (`_validation_problems`); the error raised carries them all, msgspec's own first.
 
 Every string, keys included, must be storable text: a NUL character (JSON `\u0000`, YAML
 `"\0"`; PostgreSQL's text and jsonb refuse it) or an unpaired surrogate (JSON `"\ud800"`; not
@@ -282,14 +286,6 @@ def _struct_for(target: Any, tree: object) -> type[msgspec.Struct] | None:
     if tagged and isinstance(tree, dict):
         structs = [m for m in tagged if tree.get(str(m.tag_field)) == m.tag]
     return structs[0].cls if len(structs) == 1 else None
-
-
-def validate(tree: object, target: Any) -> Any:
-    """`tree` (builtins) converted to `target`; a failure is a ManifestError with its path."""
-    try:
-        return msgspec.convert(tree, target)
-    except msgspec.ValidationError as exc:
-        raise _translate(exc, tree, target) from None
 
 
 def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:

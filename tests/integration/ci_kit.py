@@ -26,6 +26,8 @@ spec:
   compiler: {{name: gcc, version: "13.3.0"}}
   python: "3.12.7"
 """
+
+
 def deployment(name: str, *, decode_gpus: int) -> str:
     """An offline production deployment on the B200 pool; more than 72 GPUs in all (9 nodes
     of 8) is rejected by `topology.capacity`."""

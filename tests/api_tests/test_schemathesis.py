@@ -99,13 +99,14 @@ def _give_what_no_schema_says(case: schemathesis.Case[Any]) -> None:
     if case.path.startswith("/v1/audit/"):
         _within_the_log(case)
     if case.path == "/v1/evaluations/dry-run" and isinstance(case.body, dict):
-        _without_repeats(case.body.get("manifests") or [])
+        manifests = case.body.get("manifests")
+        _without_repeats(manifests if isinstance(manifests, list) else [])
     if isinstance(case.query, dict) and "as_of" in case.query:
         case.query["as_of"] = (datetime.now(UTC) - timedelta(days=1)).isoformat()
 
 
 def _without_repeats(manifests: list[Any]) -> None:
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[Any, Any]] = set()
     for number, manifest in enumerate(manifests):
         metadata = manifest.get("metadata") if isinstance(manifest, dict) else None
         if not isinstance(metadata, dict):

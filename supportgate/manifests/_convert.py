@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
+import types
+import typing
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -274,9 +276,28 @@ def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestE
                 found += _validation_problems(tree[name], field.type, here)
             elif field.required:
                 found.append(ManifestError(f"Object missing required field `{name}`", path=here))
+    else:
+        for key, value, kind in _entries(target, tree):
+            found += _validation_problems(value, kind, join(path, key))
     if not found:
         found.append(_translate(error, tree, target, path))
     return found
+
+
+def _entries(target: Any, tree: object) -> list[tuple[str | int, object, Any]]:
+    """The items of a list or the values of a dict `tree`, each with the type `target` (a
+    list, tuple or dict type, maybe optional or annotated) wants for it; else none."""
+    origin, args = typing.get_origin(target), typing.get_args(target)
+    if origin is typing.Annotated:
+        return _entries(args[0], tree)
+    if origin in (types.UnionType, typing.Union):
+        members = [arg for arg in args if arg is not type(None)]
+        return _entries(members[0], tree) if len(members) == 1 else []
+    if origin in (list, tuple, set, frozenset) and isinstance(tree, list) and args:
+        return [(index, value, args[0]) for index, value in enumerate(tree)]
+    if origin is dict and isinstance(tree, dict) and len(args) == 2:  # noqa: PLR2004 - key, value
+        return [(str(key), value, args[1]) for key, value in tree.items()]
+    return []
 
 
 def _struct_for(target: Any, tree: object) -> type[msgspec.Struct] | None:

@@ -98,3 +98,16 @@ def _valid() -> dict[str, object]:
             "toolkit": {"name": "cuda", "version": "12.8"},
         },
     }
+
+
+def test_every_manifest_of_a_list_is_walked() -> None:
+    first, second = _valid(), _valid()
+    first["spec"]["nodes"] = 0  # type: ignore[index]
+    second["metadata"] = {"name": "Second", "labels": {"team": 5}}
+    found = problems(json.dumps([first, second], indent=1).encode(), "json")
+    assert {field for field, _, _ in found} == {
+        "$[0].spec.nodes",
+        "$[1].metadata.name",
+        "$[1].metadata.labels.team",
+    }
+    assert all(line is not None for _, line, _ in found)

@@ -379,6 +379,15 @@ def _audit_replay(args: argparse.Namespace) -> int:
     return EXIT_ERROR if skipped and args.decisions else EXIT_OK
 
 
+def _report_option(value: str) -> tuple[str, str]:
+    fmt, equals, path = value.partition("=")
+    if not equals or not path or fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}, got {value!r}"
+        )
+    return fmt, path
+
+
 def _check(args: argparse.Namespace) -> int:
     options = CheckOptions(
         files=args.files,
@@ -388,7 +397,11 @@ def _check(args: argparse.Namespace) -> int:
         at=args.at,
         server=args.server,
         token=args.token,
+        record=args.record,
+        supportgate_only=args.supportgate_only,
+        find_hardware=args.find_hardware,
         output=args.output,
+        reports=args.reports,
         sarif_root=args.sarif_root,
     )
     return run_check(options, os.environ, stdout=sys.stdout, stderr=sys.stderr)
@@ -504,13 +517,44 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluation time (RFC 3339), for replaying a decision; default now",
     )
     check_cmd.add_argument(
-        "--server", metavar="URL", help="evaluate on this supportgate server (records and tracks)"
+        "--server",
+        metavar="URL",
+        help="judge on this supportgate server, under its matrix and tracked pools (a dry run:"
+        " nothing is recorded)",
+    )
+    check_cmd.add_argument(
+        "--record",
+        action="store_true",
+        help="with --server: post each manifest to be recorded and tracked (a push to the"
+        " default branch)",
     )
     check_cmd.add_argument(
         "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
     )
     check_cmd.add_argument(
+        "--supportgate-only",
+        action="store_true",
+        help="judge only documents whose apiVersion is supportgate/v1; pass over (and list as"
+        " skipped) the rest, e.g. Kubernetes or Helm YAML",
+    )
+    check_cmd.add_argument(
+        "--find-hardware",
+        action="store_true",
+        help="find a hardware.ref the files do not define among the repository's"
+        " HardwareManifests (git ls-files); one found nowhere is an input error (exit 2)",
+    )
+    check_cmd.add_argument(
         "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    check_cmd.add_argument(
+        "--report",
+        dest="reports",
+        action="append",
+        default=[],
+        type=_report_option,
+        metavar="FORMAT=FILE",
+        help="also write the report in FORMAT to FILE (repeatable), e.g."
+        " markdown=$GITHUB_STEP_SUMMARY sarif=supportgate.sarif",
     )
     check_cmd.add_argument(
         "--sarif-root",

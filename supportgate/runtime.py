@@ -26,6 +26,7 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import ensure_current, upgrade
+from supportgate.evaluations.dry_run import DryRunService
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
 from supportgate.events import (
@@ -76,6 +77,7 @@ class Runtime:
     events: Events
     ledger: LedgerWriter
     evaluations: EvaluationService
+    dry_runs: DryRunService
     tracking: TrackingService
     fleet: FleetService
     audit: AuditService
@@ -153,6 +155,9 @@ class Runtime:
                 ledger=ledger,
                 waivers=waivers,
                 clock=clock,
+            ),
+            dry_runs=DryRunService(
+                sessions=sessions, engine=engine, matrices=matrices, waivers=waivers, clock=clock
             ),
             tracking=tracking,
             fleet=fleet,

@@ -260,3 +260,26 @@ def test_health_live_answers_while_an_evaluation_runs(
         submitting.join(timeout=60)
     assert order == ["live 200", "evaluation done"]
     assert answers[0].status_code == 201, answers[0].text
+
+
+def test_a_manifest_with_several_problems_gets_all_of_them_in_the_400(api: Api) -> None:
+    """CONTRACT 10.8: `errors` lists every problem, with line and column for YAML, and
+    `field` is the first one's."""
+    text = (EXAMPLES / "hw-h100-pool-a.yaml").read_text()
+    broken = text.replace("nodes: 8", "nodes: -1").replace("per_node: 8", "per_node: 0")
+    broken += "colour: blue\n"
+    assert broken.count("\n") > text.count("\n")
+    before = rows(api)
+    response = post(api, broken.encode(), content_type="application/yaml")
+    assert response.status_code == 400, response.text
+    body = response.json()
+    errors = body["errors"]
+    assert body["field"] == errors[0]["field"]
+    fields = {error["field"] for error in errors}
+    assert {"$.spec.nodes", "$.spec.accelerator.per_node", "$.colour"} <= fields
+    lines = broken.splitlines()
+    for error in errors:
+        assert set(error) == {"field", "message", "line", "column"}
+        key = error["field"].rsplit(".", 1)[-1]
+        assert key in lines[error["line"] - 1][error["column"] - 1 :], error
+    assert rows(api) == before

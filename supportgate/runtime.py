@@ -135,6 +135,7 @@ class Runtime:
             settings, sessions=sessions, db=db, matrices=matrices, events=events, clock=clock
         )
         fleet = FleetService(sessions, clock=clock)
+        metrics = Metrics(sessions, matrix_source=matrix_source)
         runtime = cls(
             settings=settings,
             db=db,
@@ -163,7 +164,7 @@ class Runtime:
             fleet=fleet,
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
-            metrics=Metrics(sessions, matrix_source=matrix_source),
+            metrics=metrics,
             webhooks=WebhookService(
                 sessions, clock=clock, allow=AllowList.parse(settings.webhook_allow)
             ),
@@ -184,6 +185,7 @@ class Runtime:
                 policies=policies,
                 matrix_source=matrix_source,
                 clock=clock,
+                failed=metrics.job_failed,
             ),
             clock=clock,
             checkpointer=checkpointer,

@@ -48,6 +48,7 @@ from supportgate.logging import get_logger
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.matrix.services import MatrixService
 from supportgate.matrix_sources.services import MatrixSourceService
+from supportgate.observability.health import Readiness
 from supportgate.observability.metrics import Metrics
 from supportgate.oscal.services import OscalReports
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
@@ -83,6 +84,7 @@ class Runtime:
     audit: AuditService
     alerts: AlertService
     metrics: Metrics
+    readiness: Readiness
     webhooks: WebhookService
     waivers: WaiverService
     impact: ImpactAnalysis
@@ -165,6 +167,9 @@ class Runtime:
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
             metrics=metrics,
+            readiness=Readiness(
+                db=db, engine=engine, ledger=ledger, matrices=matrices, clock=clock
+            ),
             webhooks=WebhookService(
                 sessions, clock=clock, allow=AllowList.parse(settings.webhook_allow)
             ),

@@ -30,7 +30,7 @@ from supportgate.config import ServerLimits
 from supportgate.logging import get_logger
 
 log = get_logger(__name__)
-SHUTDOWN_GRACE_S = 10.0
+SHUTDOWN_GRACE_S = 10
 """After SIGTERM, how long requests under way may finish before they are cancelled; then the
 service stops its parts (the ledger's writer writes what it holds) and exits."""
 

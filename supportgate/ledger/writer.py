@@ -50,6 +50,8 @@ from .log import TreeEdge, touch_head
 from .write import apply_batch
 
 MAX_BATCH = 256
+FAILURE_HOLD_S = 30.0
+"""After a failed write, how long readiness says so unless a write succeeds (check_ready)."""
 log = get_logger(__name__)
 
 Position = int | None
@@ -184,8 +186,8 @@ class LedgerWriter:
         self._max_batch = max_batch
         self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self._failure: str | None = None
-        """Why the last write failed, until one succeeds (or a probe write does)."""
+        self._failure: tuple[float, str] | None = None
+        """When (monotonic) and why the last write failed, until one succeeds."""
 
     def start(self) -> None:
         if self._thread is None:
@@ -204,20 +206,26 @@ class LedgerWriter:
         return self._thread is not None and self._thread.is_alive()
 
     def check_ready(self) -> None:
-        """Raise LedgerWriteFailed when this writer cannot record: it is not running, or its
-        last write failed and the database still refuses a write (one that changes nothing:
-        the way back to ready needs no request to risk a failure)."""
+        """Raise LedgerWriteFailed when this writer cannot record: it is not running, or a
+        write failed in the last FAILURE_HOLD_S and none succeeded since, or one failed
+        earlier and the database still refuses a write that changes nothing (log.touch_head).
+        The hold because a small write may pass where a decision's does not (a disk nearly
+        full); the probe so that ready comes back without a request risking a failure."""
         if not self.running:
             raise _not_running()
         failure = self._failure
         if failure is None:
             return
+        failed_at, cause = failure
+        if self._clock.monotonic() - failed_at < FAILURE_HOLD_S:
+            raise LedgerWriteFailed(f"the database refused the last write: {cause}")
         try:
-            with transaction(self._sessions, write=True) as session:
+            with transaction(self._sessions) as session:
                 touch_head(session)
         except Exception as exc:  # whatever refuses the write, readiness names it
             raise LedgerWriteFailed(f"the database refuses writes: {_cause(exc)}") from exc
-        self._failure = None
+        if self._failure is failure:
+            self._failure = None
 
     def _note(self, outcomes: Iterable[object]) -> None:
         """Remember why writes fail (readiness), forget it once one succeeds."""
@@ -226,7 +234,7 @@ class LedgerWriter:
                 self._failure = None
                 return
             if not isinstance(outcome, IdempotencyConflict):
-                self._failure = _cause(outcome)
+                self._failure = (self._clock.monotonic(), _cause(outcome))
 
     def submit(self, write: DecisionWrite) -> Future[Position]:
         """Hand a decision over (from a thread); the future resolves once it is committed."""

@@ -18,8 +18,9 @@
 
 Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
 jobs only call tick() at the right moments. Each part of a tick, and the matrix source's poll,
-is a job that fails alone (JOBS): its failure is logged with its name (`scheduler_job_failed`),
-counted (`failed(job)`: /metrics) and tried again at the next tick.
+is a job that fails alone (named where tick() attempts it): its failure is logged with its
+name (`scheduler_job_failed`), counted (`failed(job)`: /metrics) and tried again at the next
+tick.
 """
 
 from __future__ import annotations
@@ -44,16 +45,6 @@ from .services import POLL_SECONDS, ReevaluationService
 log = get_logger(__name__)
 MISFIRE_GRACE_S = 3600
 WAIVER_JOB = "waiver-expiry"
-JOBS = (
-    "policy-reload",
-    "scheduled-sweep",
-    "matrix-wakeups",
-    WAIVER_JOB,
-    "matrix-activation",
-    "sweeper-wake",
-    "matrix-source",
-)
-"""The scheduler's jobs, as logs and /metrics name them."""
 
 
 class WaiverExpiry(Protocol):

@@ -29,12 +29,13 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs of TMPFS_SIZE mounted for the test, unmounted after it."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
+    mount, umount = shutil.which("mount"), shutil.which("umount")
+    if os.geteuid() != 0 or mount is None or umount is None:
+        pytest.skip("mounting a tmpfs needs root and mount(8) (CI runs as root)")
     mountpoint = tmp_path / "disk"
     mountpoint.mkdir()
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mountpoint)],
+        [mount, "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mountpoint)],
         capture_output=True,
         check=False,
     )
@@ -43,7 +44,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mountpoint
     finally:
-        subprocess.run(["umount", "-l", str(mountpoint)], check=False)
+        subprocess.run([umount, "-l", str(mountpoint)], check=False)
 
 
 def fill(disk: Path) -> Path:

@@ -11,9 +11,11 @@ import errno
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 from supportgate.audit.verify import verify_log
+from supportgate.db.engine import database_url
 from supportgate.errors import PolicyEvaluationError
 from supportgate.ledger import writer as ledger_writer
 from supportgate.ledger.batches import DecisionWrite
@@ -22,8 +24,10 @@ from supportgate.observability.health import CANARY_SECONDS
 
 from ..api import Api, running_api
 from ..api_tests.support import hardware, post
+from ..api_tests.test_database_limits import _driver_url
 from ..api_tests.test_writer_process import _record
 from ..clock import FakeClock
+from ..services import temporary_database
 
 NO_SPACE = OSError(errno.ENOSPC, "No space left on device")
 ANSWER_LIMIT_S = 60.0  # a safety net against a hang, not a timing expectation
@@ -183,3 +187,35 @@ def test_a_failing_canary_evaluation_is_not_ready_for_a_while(
 
 def _write(api: Api, name: str) -> DecisionWrite:
     return _record(api, name)
+
+
+@pytest.mark.postgres
+def test_a_read_only_postgres_is_503_and_not_ready_until_it_takes_writes(
+    postgres_url: str, postgres_template: str
+) -> None:
+    """The database refuses writes (a read-only server, as a replica promoted the wrong way
+    round would be): 503 naming it and not ready; writable again: ready after the hold (by
+    the probe write) with nothing lost."""
+    clock = FakeClock()
+    with (
+        temporary_database(postgres_url, template=postgres_template) as url,
+        running_api(url, clock=clock) as api,
+        psycopg.connect(_driver_url(url), autocommit=True) as admin,
+    ):
+        name = database_url(url).database
+        assert post(api, hardware("before")).status_code == 201
+        admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+        api.runtime.db.dispose()  # new connections take the setting
+        refused = post(api, hardware("during"))
+        assert refused.status_code == 503, refused.text
+        assert "read-only transaction" in refused.json()["detail"]
+        clock.advance(FAILURE_HOLD_S)
+        status, checks = _ready(api)
+        assert status == 503
+        assert "read-only transaction" in checks["ledger"]  # the probe is refused too
+
+        admin.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+        api.runtime.db.dispose()
+        assert _ready(api)[0] == 200
+        assert post(api, hardware("after")).status_code == 201
+        assert _intact(api)

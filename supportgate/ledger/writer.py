@@ -41,7 +41,8 @@ from sqlmodel import Session
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
-from supportgate.errors import DatabaseError, SupportgateError
+from supportgate.db.engine import busy_error
+from supportgate.errors import DatabaseBusy, DatabaseError, SupportgateError
 from supportgate.events import Event, Events
 from supportgate.logging import get_logger
 
@@ -71,6 +72,15 @@ class LedgerWriteFailed(DatabaseError):
 def _cause(exc: BaseException) -> str:
     reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     return f"{type(exc).__name__}: {reason[0]}" if reason else type(exc).__name__
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a failed write says the database refuses writes (readiness)."""
+    if isinstance(exc, IntegrityError | DatabaseBusy):
+        return False
+    if isinstance(exc, DBAPIError):
+        return busy_error(exc) is None
+    return isinstance(exc, DatabaseError)
 
 
 def apply_alone(
@@ -228,12 +238,13 @@ class LedgerWriter:
             self._failure = None
 
     def _note(self, outcomes: Iterable[object]) -> None:
-        """Remember why writes fail (readiness), forget it once one succeeds."""
+        """Remember why writes fail (readiness), forget it once one succeeds. A conflict (a
+        key or version stored first) or a lock timeout is the request's lot, not a refusal."""
         for outcome in outcomes:
             if not isinstance(outcome, BaseException):
                 self._failure = None
                 return
-            if not isinstance(outcome, IdempotencyConflict):
+            if _refused(outcome):
                 self._failure = (self._clock.monotonic(), _cause(outcome))
 
     def submit(self, write: DecisionWrite) -> Future[Position]:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.runtime import Runtime
 
 from ..api import Api
@@ -160,3 +161,31 @@ def test_a_version_that_took_effect_while_stopped_is_applied_at_start(
         assert alert_causes(restarted, POOL[1], "supported") == ["matrix"]
     finally:
         restarted.stop()
+
+
+def test_a_failing_matrix_source_poll_is_counted_and_stops_nothing(clocked_api: Api) -> None:
+    """The source's poll is a job of its own (at start, then every interval)."""
+
+    class Unreachable:
+        configured = True
+        poll_seconds = 3600.0
+
+        def poll(self, *, requested: bool = False) -> object:
+            raise OSError(f"the source cannot be reached (requested={requested})")
+
+    runtime = clocked_api.runtime
+    failed: list[str] = []
+    scheduler = SweepScheduler(
+        runtime.reevaluation,
+        runtime.matrices,
+        cron="0 3 * * *",
+        matrix_source=Unreachable(),
+        failed=failed.append,
+    )
+    scheduler.start()
+    try:
+        wait_until(lambda: "matrix-source" in failed, "the failed poll counted")
+        scheduler.tick()  # the other jobs run
+    finally:
+        scheduler.stop()
+    assert set(failed) == {"matrix-source"}

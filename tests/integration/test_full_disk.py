@@ -23,6 +23,7 @@ from ..services import temporary_database
 TMPFS_SIZE = "16m"
 REQUEST_LIMIT_S = 30.0  # a safety net against a hang, not a timing expectation
 
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs of TMPFS_SIZE mounted for the test, unmounted after it."""

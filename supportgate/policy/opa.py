@@ -96,7 +96,7 @@ class OpaEngine:
 
     def check_ready(self) -> None:
         """OPA answers, and holds the bundle revision the service serves."""
-        held = self._held_revision()
+        held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
 
@@ -108,7 +108,7 @@ class OpaEngine:
         if "result" in response:
             return response["result"]
         # Undefined: OPA lacks the expected revision, or the policies decided nothing.
-        held = self._held_revision()
+        held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
         return None  # convert_result says the policy left the decision undefined
@@ -128,7 +128,8 @@ class OpaEngine:
             + b"}}"
         )
 
-    def _held_revision(self) -> Any:
+    def held_revision(self) -> Any:
+        """The revision of the bundle OPA has activated (None: none)."""
         return self._call("GET", REVISION_PATH).get("result")
 
     def _mismatch(self, held: Any) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
-from supportgate.errors import PolicyEngineUnavailable, UsageError
+from supportgate.errors import PolicyEngineError, UsageError
 from supportgate.events import Events, PolicyReloadFailed
 from supportgate.logging import get_logger
 
@@ -151,7 +151,7 @@ class LivePolicies:
     def _opa_holds(self, served: str) -> bool:
         try:
             return isinstance(self._engine, OpaEngine) and self._engine.held_revision() == served
-        except PolicyEngineUnavailable:
+        except PolicyEngineError:
             return False
 
     def _take(self, fresh: PolicyBundle, served: str | None) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import requests
+import yaml
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
@@ -27,6 +28,7 @@ from supportgate.policy.org_check import PolicyRefused
 
 from ..api import Api, running_api
 from ..clock import FakeClock
+from ..integration.test_org_misbehaving import FRAGILE, POOL
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
 from ..receiver import running_receiver
 from ..waiting import wait_until
@@ -505,3 +507,26 @@ def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(
     assert decision["policy_revision"] == after["revision"]
     assert decision["verdict"] == "supported"
     assert rules(decision) == set()
+
+
+def test_a_rule_that_misbehaves_on_one_manifest_never_fails_its_post(
+    reloading: tuple[Api, Path], tmp_path: Path
+) -> None:
+    """Both used to be 503 (the malformed finding, the failing helper), for every manifest
+    since the decision reads every org rule; now each is decided on the built-in rules with a
+    warn in the org rule's place."""
+    api, bundle = reloading
+    (bundle / "fragile.rego").write_text(FRAGILE)
+    api.runtime.sweeps.tick()
+    assert policy(api)["last_error"] is None
+    assert any(rule["id"] == "org.fragile.helper" for rule in policy(api)["rules"])
+    for name, rule in (("fragile-message", "org.fragile.message"), ("fragile-helper", "org")):
+        document = yaml.safe_load(POOL.read_text())
+        document["metadata"]["name"] = name
+        document["spec"]["nodes"] = 50
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(document))
+        response = api.post_manifest(tmp_path / f"{name}.yaml")
+        assert response.status_code == 201, response.text
+        decision = response.json()
+        assert decision["verdict"] == "experimental"  # the built-in verdict of a 50-node H100 pool
+        assert [v["severity"] for v in decision["violations"] if v["rule"] == rule] == ["warn"]

@@ -20,10 +20,9 @@ import regorus
 import yaml
 
 from supportgate.errors import InputError
-from supportgate.evaluations.evaluator import hardware_spec
 from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
 
-from .inputs import build_input
+from .inputs import build_input, hardware_spec
 from .org_check import FINDING_FIELDS, Problem
 from .prepared import prepared_document
 from .rego_parse import FINDING_SETS, ParsedModule, syntax_error

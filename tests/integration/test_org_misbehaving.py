@@ -17,6 +17,8 @@ from supportgate.evaluations.evaluator import Subject, no_tracked_hardware
 from supportgate.manifests import decode_manifest
 from supportgate.manifests.decision import PolicyResult
 from supportgate.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
+from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.inputs import PolicyInput
 from supportgate.policy.opa_bundle import BundleSigner, build_bundle
 
 from ..engines import EXAMPLE_TIME, make_evaluator, opa_engine
@@ -90,17 +92,21 @@ def engines(opa_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         on_opa.close()
 
 
-def decide(engines: Engines, which: str, name: str) -> PolicyResult:
+def policy_input(engines: Engines, which: str, name: str) -> tuple[LoadedMatrix, PolicyInput]:
     engine, policies = engines[which]
     document = yaml.safe_load(POOL.read_text())
     document["metadata"]["name"] = name
     document["spec"]["nodes"] = 50
     manifest = decode_manifest(yaml.safe_dump(document).encode(), fmt="yaml")
     evaluator = make_evaluator(engine, policies)
-    policy_input = evaluator.policy_input(
+    built = evaluator.policy_input(
         Subject(manifest), evaluated_at=EXAMPLE_TIME, hardware=no_tracked_hardware
     )
-    return engine.evaluate(evaluator.matrix, policy_input)
+    return evaluator.matrix, built
+
+
+def decide(engines: Engines, which: str, name: str) -> PolicyResult:
+    return engines[which][0].evaluate(*policy_input(engines, which, name))
 
 
 @pytest.mark.parametrize(
@@ -124,3 +130,14 @@ def test_a_misbehaving_org_rule_leaves_the_built_in_verdict_and_a_warn(
     assert says in warn.message
     others = [violation for violation in embedded.violations if violation.rule != rule]
     assert others == list(builtin.violations)
+
+
+@pytest.mark.parametrize("which", ["embedded", "opa"])
+def test_a_batch_holding_such_manifests_is_decided_item_by_item(
+    engines: Engines, which: str
+) -> None:
+    """A sweep evaluates in batches: one misbehaving manifest costs no other its org rules."""
+    names = ["fragile-message", "fragile-helper", "sturdy"]
+    inputs = [policy_input(engines, which, name) for name in names]
+    batch = engines[which][0].evaluate_batch(inputs[0][0], [item for _, item in inputs])
+    assert batch == [decide(engines, which, name) for name in names]

@@ -166,6 +166,7 @@ class LivePolicies:
         return True
 
     def _refuse(self, revision: str | None, problems: list[str]) -> None:
+        self._opa_refused = None  # _settle sets it again for a refusal of OPA's
         if self.last_error and (self.last_error.revision, self.last_error.problems) == (
             revision,
             problems,

@@ -311,6 +311,64 @@ def test_without_opa_beside_the_service_a_bundle_opa_refuses_is_withdrawn(
         assert policy(api)["last_error"] == error
 
 
+@pytest.mark.opa
+def test_a_bundle_withdrawn_while_opa_was_away_is_taken_once_opa_holds_it(
+    opa_binary: str, tmp_path: Path
+) -> None:
+    """Two replicas, one OPA that stops polling during a reload: this replica withdraws the
+    new bundle at its bound, the other (here the loopback server, once "OPA is back") serves
+    it and OPA activates it. This replica then follows OPA instead of answering 503."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    credentials = shared_credentials()
+    running: dict[str, Api] = {}
+    other_replica: list[bytes] = []  # what OPA gets instead, once it is back
+
+    def served() -> bytes:
+        if other_replica:
+            return other_replica[0]
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    clock = FakeClock()
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(credentials, served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=clock, opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        kept = policy(api)["revision"]
+        good = api.runtime.bundles.bundle
+        assert good is not None
+        other_replica.append(good.archive)  # OPA "away": it keeps getting the old bundle
+        rules_file = copy / "acme.rego"
+        rules_file.write_text(
+            rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
+        )
+        assert not api.runtime.policies.reload()
+        clock.advance(OPA_ACTIVATION_BOUND)
+        assert not api.runtime.policies.reload()
+        refused = policy(api)["last_error"]["revision"]
+        policies = PolicyBundle.load(DEFAULT_POLICY_DIR, (copy,))
+        assert refused == policies.revision
+        signer = BundleSigner.from_file(credentials.signing_key)
+        other_replica[0] = build_bundle(policies, default_matrix_document(policies), signer).archive
+        wait_until(
+            lambda: policy(api)["revision"] != kept or api.runtime.policies.reload(),
+            "this replica to take what OPA holds",
+        )
+        assert policy(api)["revision"] == refused
+        assert policy(api)["last_error"] is None
+        decision = post(api, "dep-b200-offline.yaml")
+        assert (decision["policy_revision"], decision["verdict"]) == (refused, "supported")
+
+
 def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
     tmp_path: Path,
 ) -> None:

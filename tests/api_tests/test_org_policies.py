@@ -296,8 +296,10 @@ def test_without_opa_beside_the_service_a_bundle_opa_refuses_is_withdrawn(
         )
         assert not api.runtime.policies.reload()  # not held, and within the bound
         assert post(api, "dep-b200-offline.yaml")["policy_revision"] == kept
+        failures = reload_failures(api)
         clock.advance(OPA_ACTIVATION_BOUND)
         assert not api.runtime.policies.reload()
+        assert reload_failures(api) == failures + 1
         again = api.runtime.bundles.bundle
         assert again is not None
         assert again.revision == good.revision

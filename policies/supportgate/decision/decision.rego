@@ -64,7 +64,7 @@ denies := union({
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
 	{found | data.supportgate.manifest.applies; some found in data.supportgate.manifest.deny},
-	{found | some org in data.supportgate.org; some found in org.deny}, # organisation bundles
+	{found | some found in _org_found("deny"); _well_formed(found)}, # organisation bundles
 })
 
 warns := union({
@@ -73,8 +73,55 @@ warns := union({
 	data.supportgate.claims.warn,
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
-	{found | some org in data.supportgate.org; some found in org.warn},
+	{found | some found in _org_found("warn"); _well_formed(found)},
+	_org_misbehaved,
 })
+
+# --- organisation bundles ------------------------------------------------------------------
+#
+# An organisation rule never costs the built-in verdict (docs/organisation-policies.md, "When
+# an organisation rule misbehaves"). A finding that is not {rule, message, path} strings is
+# left out, and a warn names its rule instead. An organisation rule that fails to evaluate
+# fails the whole query on either engine (Rego has no catch): the engine then asks again with
+# input.organisation_failed, which leaves every organisation rule unread and says so.
+_org_found(kind) := {found |
+	not input.organisation_failed
+	some org in data.supportgate.org
+	some found in org[kind]
+}
+
+_well_formed(found) if {
+	count(found) == 3
+	is_string(found.rule)
+	is_string(found.message)
+	is_string(found.path)
+}
+
+_org_misbehaved contains {
+	"rule": rule,
+	"message": sprintf(
+		"organisation rule %v emitted a malformed %v finding (not {rule, message, path} strings): %v",
+		[rule, kind, "it is left out of the decision"],
+	),
+	"path": "",
+} if {
+	some kind in ["deny", "warn"]
+	some found in _org_found(kind)
+	not _well_formed(found)
+	rule := _org_rule(found)
+}
+
+_org_misbehaved contains {
+	"rule": "org",
+	"message": "an organisation rule failed to evaluate on this manifest: the decision is the built-in policies' alone",
+	"path": "",
+} if {
+	input.organisation_failed
+}
+
+_org_rule(found) := found.rule if is_string(found.rule)
+
+else := "org"
 
 # Each violation is the concern's {rule, path, message} plus its severity (object.union is a
 # single builtin call; the waiver of every rule is looked up in one object).

@@ -60,6 +60,7 @@ batch := [item_result |
 denies := union({
 	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
 	data.supportgate.support.deny,
+	data.supportgate.hardware.deny,
 	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
@@ -171,7 +172,25 @@ recommendations contains sprintf(
 	]),
 	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
 ) if {
-	standing.unlisted
+	standing.port_discipline
+}
+
+recommendations contains sprintf(
+	concat(" ", [
+		"%v %v on %v is not a combination %v lists: %v %v there would make it officially",
+		"supported; until then it is judged as an experimental port",
+	]),
+	[
+		hardware.toolkit.name,
+		hardware.toolkit.version,
+		subject.accelerator_text,
+		engine_name,
+		required.name,
+		required.range,
+	],
+) if {
+	standing.toolkit_unlisted
+	required := standing.platform_toolkits[0]
 }
 
 recommendations contains sprintf(

@@ -13,8 +13,8 @@ test_engine_name_from_matrix_default_engine if {
 }
 
 test_engine_name_of_deployment if {
-	sglang := fx.with_spec({"engine": {"name": "sglang"}})
-	engines.engine_name == "sglang" with input as fx.deployment_input(sglang, fx.b200)
+	other := fx.with_spec({"engine": {"name": "other-engine"}})
+	engines.engine_name == "other-engine" with input as fx.deployment_input(other, fx.b200)
 }
 
 test_officially_supported_listed_hardware if {
@@ -36,8 +36,8 @@ test_unlisted_platform_or_model if {
 }
 
 test_unlisted_undecided_for_unknown_engine if {
-	sglang := fx.with_spec({"engine": {"name": "sglang"}})
-	not engines.standing.unlisted with input as fx.deployment_input(sglang, fx.h100)
+	other := fx.with_spec({"engine": {"name": "other-engine"}})
+	not engines.standing.unlisted with input as fx.deployment_input(other, fx.h100)
 }
 
 test_unlisted_undecided_for_unresolved_hardware if {

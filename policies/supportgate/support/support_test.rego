@@ -7,7 +7,7 @@ import data.supportgate.support
 # --- support.engine -------------------------------------------------------------------
 
 test_support_engine_fires_on_engine_outside_matrix if {
-	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.h100)
+	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "other-engine"}}), fx.h100)
 	fx.rules(denied) == {"support.engine"}
 	fx.paths(denied, "support.engine") == {"spec.engine.name"}
 }
@@ -21,7 +21,7 @@ test_support_engine_quiet_for_hardware_manifest if {
 }
 
 test_support_engine_keeps_platform_rules_quiet if {
-	warned := support.warn with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.h100)
+	warned := support.warn with input as fx.deployment_input(fx.with_spec({"engine": {"name": "other-engine"}}), fx.h100)
 	count(warned) == 0
 }
 
@@ -67,38 +67,38 @@ test_support_platform_quiet_when_hardware_unresolved if {
 # --- support.toolkit ---------------------------------------------------------------------
 
 test_support_toolkit_fires_below_min if {
-	denied := support.deny with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "12.8"}}))
+	denied := support.warn with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "12.8"}}))
 	fx.paths(denied, "support.toolkit") == {"spec.toolkit.version"}
 }
 
 test_support_toolkit_fires_at_below_bound if {
-	"support.toolkit" in fx.rules(support.deny)
+	"support.toolkit" in fx.rules(support.warn)
 		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "14"}}))
 }
 
 test_support_toolkit_fires_on_other_toolkit if {
-	denied := support.deny
+	denied := support.warn
 		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"name": "rocm", "version": "13.0"}}))
 	fx.paths(denied, "support.toolkit") == {"spec.toolkit.name"}
 }
 
 test_support_toolkit_fires_when_toolkit_missing if {
-	"support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(json.remove(fx.b200, ["toolkit"]))
+	"support.toolkit" in fx.rules(support.warn) with input as fx.hardware_input(json.remove(fx.b200, ["toolkit"]))
 }
 
 test_support_toolkit_fires_on_ascend_outside_range if {
-	"support.toolkit" in fx.rules(support.deny)
+	"support.toolkit" in fx.rules(support.warn)
 		with input as fx.hardware_input(object.union(fx.ascend950, {"toolkit": {"version": "9.3"}}))
 }
 
 test_support_toolkit_quiet_in_range if {
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.b200)
-	not "support.toolkit" in fx.rules(support.deny)
+	not "support.toolkit" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200)
+	not "support.toolkit" in fx.rules(support.warn)
 		with input as fx.hardware_input(object.union(fx.b200, {"toolkit": {"version": "13"}}))
 }
 
 test_support_toolkit_quiet_on_unlisted_platform if {
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(fx.h100)
+	not "support.toolkit" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100)
 }
 
 test_support_toolkit_quiet_when_any_listed_entry_accepts if {
@@ -109,7 +109,7 @@ test_support_toolkit_quiet_when_any_listed_entry_accepts if {
 	sm100 := data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm100
 	toolkits := array.concat(sm100, [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8"}])
 	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
-	not "support.toolkit" in fx.rules(support.deny) with input as fx.hardware_input(hardware)
+	not "support.toolkit" in fx.rules(support.warn) with input as fx.hardware_input(hardware)
 		with data.matrix as matrix
 		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm100 as toolkits
 }

@@ -236,6 +236,7 @@ recommendations contains sprintf("engine %v is not in the support matrix; the ma
 ]) if {
 	subject.deployment
 	not standing.engine_known
+	not standing.alternative
 }
 
 recommendations contains sprintf(

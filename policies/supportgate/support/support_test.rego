@@ -128,3 +128,72 @@ test_support_model_quiet_on_listed_model if {
 test_support_model_quiet_for_hardware_manifest if {
 	not "support.model" in fx.rules(support.warn) with input as fx.hardware_input(fx.b200)
 }
+
+test_support_engine_suggests_a_close_name if {
+	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "deep-infr"}}), fx.b200)
+	some finding in denied
+	finding.rule == "support.engine"
+	endswith(finding.message, "(did you mean deepinfer?)")
+}
+
+test_support_engine_quiet_for_differently_written_engine if {
+	spelled := fx.with_spec({"engine": {"name": "DeepInfer"}})
+	count(support.deny) == 0 with input as fx.deployment_input(spelled, fx.b200)
+}
+
+test_support_engine_fires_on_alternative_off_its_platforms if {
+	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "vllm"}}), fx.b200)
+	fx.rules(denied) == {"support.engine"}
+}
+
+test_support_engine_quiet_on_alternative_on_its_platform if {
+	vllm := fx.with_spec({"engine": {"name": "vllm"}})
+	count(support.deny) == 0 with input as fx.deployment_input(vllm, fx.h100)
+}
+
+# --- support.alternative -------------------------------------------------------------------
+
+test_support_alternative_fires_on_documented_platform if {
+	warned := support.warn with input as fx.deployment_input(fx.with_spec({"engine": {"name": "vLLM"}}), fx.h100)
+	fx.rules(warned) == {"support.alternative"}
+	fx.paths(warned, "support.alternative") == {"spec.engine.name"}
+}
+
+test_support_alternative_quiet_on_engines_and_elsewhere if {
+	not "support.alternative" in fx.rules(support.warn) with input as fx.deployment_input(fx.deployment, fx.h100)
+	vllm := fx.with_spec({"engine": {"name": "vllm"}})
+	not "support.alternative" in fx.rules(support.warn) with input as fx.deployment_input(vllm, fx.b200)
+	not "support.alternative" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100)
+}
+
+# --- support.platform at tier preview ---------------------------------------------------------
+
+test_support_platform_fires_on_preview_platform if {
+	preview := [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8", "tier": "preview"}]
+	warned := support.warn with input as fx.hardware_input(fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview
+	fx.paths(warned, "support.platform") == {"spec.accelerator"}
+	some finding in warned
+	contains(finding.message, "tier preview")
+}
+
+test_support_platform_quiet_on_official_tier if {
+	official := [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8", "tier": "official"}]
+	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as official
+}
+
+# --- names -----------------------------------------------------------------------------------
+
+test_support_model_suggests_a_close_name if {
+	close := fx.with_spec({"model": {"name": "DeepSeek-V4-Flash"}})
+	warned := support.warn with input as fx.deployment_input(close, fx.b200)
+	some finding in warned
+	finding.rule == "support.model"
+	endswith(finding.message, "(did you mean DeepSeek-V4.1-Flash?)")
+}
+
+test_support_model_quiet_for_differently_written_model if {
+	lower := fx.with_spec({"model": {"name": "deepseek-v4.1-flash"}})
+	count(support.warn) == 0 with input as fx.deployment_input(lower, fx.b200)
+}

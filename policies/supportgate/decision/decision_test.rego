@@ -89,7 +89,7 @@ test_verdict_rejected_on_rtx_workstation if {
 }
 
 test_verdict_rejected_on_unknown_engine_alone if {
-	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "other-engine"}}), fx.h100)
+	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.h100)
 	result.verdict == "rejected"
 	fx.rules(result.violations) == {"support.engine", "topology.capacity"}
 }
@@ -268,7 +268,7 @@ test_recommendations_consumer_card if {
 }
 
 test_recommendations_consumer_card_on_an_engine_outside_the_matrix if {
-	spec := fx.with_spec({"engine": {"name": "other-engine"}})
+	spec := fx.with_spec({"engine": {"name": "ollama"}})
 	result := decision.result with input as fx.inline_input(spec, fx.rtx4090)
 	_has_recommendation(result, "no cheap replacement for the engine's reference topology")
 }
@@ -285,8 +285,8 @@ test_recommendations_missing_components_online if {
 }
 
 test_recommendations_unknown_engine if {
-	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "other-engine"}}), fx.b200)
-	_has_recommendation(result, "engine other-engine is not in the support matrix")
+	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.b200)
+	_has_recommendation(result, "engine ollama is not in the support matrix")
 }
 
 test_recommendations_unresolved_ref if {

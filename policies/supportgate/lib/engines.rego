@@ -88,10 +88,7 @@ standing := {
 	"model_unlisted": model_unlisted,
 	"unlisted": unlisted,
 	"port_discipline": [unlisted, preview] == [true, false],
-	"officially_supported": true in [
-		[platform_listed, toolkit_unlisted, preview, model_unlisted] == [true, false, false, false],
-		[on_alternative, model_listed] == [true, true],
-	],
+	"officially_supported": true in [[platform_listed, unlisted] == [true, false], listed_alternative],
 	"unlisted_text": concat(" and ", array.concat(
 		[sprintf("model %v", [input.manifest.spec.model.name]) | model_unlisted],
 		[_hardware_text(platform_unlisted, toolkit_unlisted) | true in [platform_unlisted, toolkit_unlisted, preview]],
@@ -99,15 +96,8 @@ standing := {
 } if {
 	engine_known := [1 | data.supportgate.prepared.engines[engine_name]] != []
 	on_alternative := [1 | alternative] != []
-	toolkits := [toolkit |
-		accelerator := hardware.accelerator
-		some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
-	]
-	tiers := [object.get(toolkit, "tier", "official") |
-		some toolkit in toolkits
-		hardware.toolkit.name == toolkit.name
-		in_range(hardware.toolkit.version, toolkit)
-	]
+	toolkits := _platform_toolkits
+	tiers := _accepting_tiers
 	platform_listed := toolkits != []
 	platform_unlisted := [engine_known, subject.hardware_known, platform_listed] == [true, true, false]
 	toolkit_unlisted := [platform_listed, tiers] == [true, []]
@@ -115,7 +105,23 @@ standing := {
 	model_listed := [1 | prepared.models[identity(input.manifest.spec.model.name)]] != []
 	model_unlisted := [subject.deployment, engine_known, model_listed] == [true, true, false]
 	unlisted := true in [platform_unlisted, toolkit_unlisted, preview, model_unlisted]
+	listed_alternative := [on_alternative, model_listed] == [true, true]
 }
+
+# _platform_toolkits: the engine's matrix entries for the hardware's (vendor, arch), in matrix
+# order; empty when it lists none or the hardware is unresolved.
+_platform_toolkits := [toolkit |
+	accelerator := hardware.accelerator
+	some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
+]
+
+# _accepting_tiers: the tier of each of those entries that accepts the hardware's toolkit (its
+# name, and its range holds the version).
+_accepting_tiers := [object.get(toolkit, "tier", "official") |
+	some toolkit in _platform_toolkits
+	hardware.toolkit.name == toolkit.name
+	in_range(hardware.toolkit.version, toolkit)
+]
 
 # _hardware_text: how unlisted_text names the hardware when it is what is not listed.
 _hardware_text(true, _) := sprintf("platform %v", [subject.accelerator_text])

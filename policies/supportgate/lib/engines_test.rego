@@ -13,8 +13,8 @@ test_engine_name_from_matrix_default_engine if {
 }
 
 test_engine_name_of_deployment if {
-	other := fx.with_spec({"engine": {"name": "other-engine"}})
-	engines.engine_name == "other-engine" with input as fx.deployment_input(other, fx.b200)
+	other := fx.with_spec({"engine": {"name": "ollama"}})
+	engines.engine_name == "ollama" with input as fx.deployment_input(other, fx.b200)
 }
 
 test_officially_supported_listed_hardware if {
@@ -36,7 +36,7 @@ test_unlisted_platform_or_model if {
 }
 
 test_unlisted_undecided_for_unknown_engine if {
-	other := fx.with_spec({"engine": {"name": "other-engine"}})
+	other := fx.with_spec({"engine": {"name": "ollama"}})
 	not engines.standing.unlisted with input as fx.deployment_input(other, fx.h100)
 }
 

@@ -7,7 +7,7 @@ import data.supportgate.support
 # --- support.engine -------------------------------------------------------------------
 
 test_support_engine_fires_on_engine_outside_matrix if {
-	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "other-engine"}}), fx.h100)
+	denied := support.deny with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.h100)
 	fx.rules(denied) == {"support.engine"}
 	fx.paths(denied, "support.engine") == {"spec.engine.name"}
 }
@@ -21,7 +21,7 @@ test_support_engine_quiet_for_hardware_manifest if {
 }
 
 test_support_engine_keeps_platform_rules_quiet if {
-	warned := support.warn with input as fx.deployment_input(fx.with_spec({"engine": {"name": "other-engine"}}), fx.h100)
+	warned := support.warn with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.h100)
 	count(warned) == 0
 }
 

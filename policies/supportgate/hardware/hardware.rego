@@ -27,14 +27,18 @@ import data.supportgate.lib.subject.subject
 deny contains {"rule": "hardware.accelerator-arch", "path": hardware_path("accelerator.arch"), "message": message} if {
 	archs := subject.catalogued_archs
 	count(archs) > 0
-	not hardware.accelerator.arch in archs
-	message := hardware_message(sprintf("accelerator %v %v is declared arch %v, but the hardware catalogue gives it %v", [
-		hardware.accelerator.vendor,
+	not _base_arch(hardware.accelerator.arch) in archs
+	message := hardware_message(sprintf("accelerator %v (%v) is declared arch %v, but the hardware catalogue gives it %v", [
 		hardware.accelerator.model,
+		hardware.accelerator.vendor,
 		hardware.accelerator.arch,
 		list_text(sort(archs)),
 	]))
 }
+
+# _base_arch: NVIDIA's arch-specific and family-specific compile targets (sm90a, sm100f) name
+# the hardware of their base arch (sm90, sm100); other archs are their own base.
+_base_arch(arch) := regex.replace(arch, `^(sm[0-9]+)[af]$`, "$1")
 
 # The hardware concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()

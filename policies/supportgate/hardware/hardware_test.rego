@@ -45,3 +45,10 @@ test_accelerator_arch_quiet_without_catalogue if {
 test_accelerator_arch_quiet_when_hardware_unresolved if {
 	count(hardware.deny) == 0 with input as fx.unresolved_input(fx.deployment)
 }
+
+test_accelerator_arch_quiet_on_arch_specific_target if {
+	h100 := object.union(fx.h100, {"accelerator": {"arch": "sm90a"}})
+	count(hardware.deny) == 0 with input as fx.hardware_input(h100)
+	h100f := object.union(fx.h100, {"accelerator": {"arch": "sm100f"}})
+	count(hardware.deny) == 1 with input as fx.hardware_input(h100f)
+}

@@ -14,6 +14,7 @@ partially filled service/port/evidence, and evidence times within the 200 days b
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -276,9 +277,10 @@ def _platform(draw: st.DrawFn) -> Doc:
 
 
 def _host() -> st.SearchStrategy[Doc]:
-    python = st.sampled_from(({"min": "3.12", "below": "3.13"}, {"min": "3.10"}, {"below": "4"}))
+    ranges = ({"min": "3.12", "below": "3.13"}, {"min": "3.10"}, {"below": "4"})
+    python = st.sampled_from(ranges).map(dict)  # a new dict each (no YAML anchors)
     return st.fixed_dictionaries(
-        {"os": st.just(["linux"])},
+        {"os": st.just("linux").map(lambda name: [name])},  # a new list each (no YAML anchors)
         optional={
             "compiler": st.fixed_dictionaries(
                 {"name": st.just("gcc"), "min": st.sampled_from(("13", "12.2"))}
@@ -352,6 +354,8 @@ def matrices(draw: st.DrawFn) -> Doc:
     if draw(st.booleans()):
         matrix["alternatives"] = draw(st.lists(alternatives, min_size=1, max_size=3))
     if draw(st.booleans()):
-        catalogue = st.lists(st.sampled_from(CATALOGUE), min_size=1, unique_by=str)
+        catalogue = st.lists(
+            st.sampled_from(CATALOGUE).map(copy.deepcopy), min_size=1, unique_by=str
+        )
         matrix["accelerators"] = draw(catalogue)
     return matrix

@@ -148,7 +148,7 @@ ModelPattern = Annotated[
 ]
 
 
-class Accelerator(Contract, frozen=True, kw_only=True):
+class AcceleratorFamily(Contract, frozen=True, kw_only=True):
     """A family of accelerators: the models it is sold and reported under, as shell-style
     patterns matched without regard to case, and the arch every one of them has."""
 
@@ -161,9 +161,9 @@ class Accelerator(Contract, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         check_arch(self.vendor, self.arch)
-        for index, model in enumerate(self.models):
+        for model in self.models:
             if re.search(r"[^\[]-\]", model):  # the policies' glob reads "-]" as an open range
-                raise FieldError(f"models[{index}]", f"{model!r}: write \"-\" first in a class")
+                raise FieldError("models", f"{model!r}: write \"-\" first in a [...] class")
 
 
 class Matrix(Contract, frozen=True, kw_only=True):
@@ -175,7 +175,7 @@ class Matrix(Contract, frozen=True, kw_only=True):
     default_engine: Text | None = None
     engines: dict[Text, EngineSupport]
     alternatives: tuple[Alternative, ...] = ()
-    accelerators: tuple[Accelerator, ...] = ()
+    accelerators: tuple[AcceleratorFamily, ...] = ()
 
     def __post_init__(self) -> None:
         set_utc(self, "effective_from")

@@ -14,7 +14,8 @@ organisation policies read (CONTRACT section 8).
      "engine_names": {identity: engine},
      "alternative_runtimes": {identity: {"index": i, "name": ..., "documents": {vendor: {arch: true}},
                                          "models": ..., "judges_service": bool, ...}},
-     "accelerators": {vendor: [{"arch": ..., "consumer": bool, "patterns": [...]}]}}
+     "accelerators": {vendor: [{"arch": ..., "consumer": bool, "patterns": [...], "glob": ...,
+                               "literal": ...}]}}
 
 `bounds` holds `min` and `below` as keys where the range states them; `python` and `compiler`
 where the engine states them. `platforms[vendor][arch]` lists the toolkit each matrix entry
@@ -22,7 +23,8 @@ of that (vendor, arch) requires, in matrix order, with its bounds, range text an
 Names are keyed by their identity (lib/names.rego, CONTRACT 10.5) and map to the matrix's
 spelling. An alternative runtime carries the engine's keys for the host it states (`python`,
 `compiler`, `texts`); `judges_service` says whether the matrix states what it provides.
-The accelerator patterns are lower-cased: the policies lower-case the model they match.
+The accelerator patterns are lower-cased (the policies lower-case the model they match) and
+joined into one glob, `{p1,p2}` (one glob is one compilation, the cost that counts).
 """
 
 from __future__ import annotations
@@ -124,14 +126,26 @@ def _toolkit(toolkit: Mapping[str, Any], tier: str) -> dict[str, Any]:
 def _accelerators(catalogue: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     by_vendor: dict[str, list[dict[str, Any]]] = {}
     for entry in catalogue:
+        patterns = [pattern.lower() for pattern in entry["models"]]
         by_vendor.setdefault(entry["vendor"], []).append(
             {
                 "arch": entry["arch"],
                 "consumer": entry.get("consumer", False),
-                "patterns": [pattern.lower() for pattern in entry["models"]],
+                "patterns": patterns,
+                "glob": patterns[0] if len(patterns) == 1 else "{" + ",".join(patterns) + "}",
+                "literal": _common_literal(patterns),
             }
         )
     return by_vendor
+
+
+def _common_literal(patterns: list[str]) -> str:
+    """The longest text every pattern matches only where the name contains it ("h100" for
+    "*h100" and "*h100[- ]*"), or "": the policies test it with a cheap `contains` before
+    they match the patterns themselves (a glob costs the engines far more)."""
+    runs = [set(re.split(r"\*|\?|\[[^\]]*\]", pattern)) - {""} for pattern in patterns]
+    common = set.intersection(*runs) if runs else set()
+    return max(sorted(common), key=len, default="")
 
 
 def _texts(engine: Mapping[str, Any]) -> dict[str, str]:

@@ -28,7 +28,7 @@ deny contains {"rule": "hardware.accelerator-arch", "path": hardware_path("accel
 	archs := subject.catalogued_archs
 	count(archs) > 0
 	not _base_arch(hardware.accelerator.arch) in archs
-	message := hardware_message(sprintf("accelerator %v (%v) is declared arch %v, but the hardware catalogue gives it %v", [
+	message := hardware_message(sprintf("accelerator %v (%v) is declared arch %v, but the catalogue gives it %v", [
 		hardware.accelerator.model,
 		hardware.accelerator.vendor,
 		hardware.accelerator.arch,

@@ -9,23 +9,24 @@ import data.supportgate.lib.versions.in_range
 # HardwareManifests are judged against the matrix's default engine (deepinfer when it names
 # none), deployments against their own engine: the matrix's spelling of it when the matrix
 # lists it under another (names are identities, CONTRACT 10.5), the alternative runtime's
-# when it is one on this platform, else as written.
-engine_name := name if {
-	subject.deployment
+# when it is one on this platform, else as written. (Each test is tried only when the one
+# before fails: a name written as the matrix writes it costs one lookup.)
+engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
+	not subject.deployment
+} else := input.manifest.spec.engine.name if {
+	data.supportgate.prepared.engines[input.manifest.spec.engine.name]
+} else := name if {
 	name := data.supportgate.prepared.engine_names[_identity]
 } else := alternative.name if {
 	alternative
-} else := input.manifest.spec.engine.name if {
-	subject.deployment
-} else := name if {
-	name := data.matrix.default_engine
-} else := "deepinfer"
+} else := input.manifest.spec.engine.name
 
 # alternative: for a deployment whose engine is not among the matrix's engines but is one of
 # its alternatives documenting the hardware's (vendor, arch), that alternative as
 # supportgate/policy/prepared.py prepares it (CONTRACT 10.6). Undefined otherwise.
 alternative := runtime if {
 	subject.deployment
+	not data.supportgate.prepared.engines[input.manifest.spec.engine.name]
 	not data.supportgate.prepared.engine_names[_identity]
 	runtime := data.supportgate.prepared.alternative_runtimes[_identity]
 	accelerator := hardware.accelerator
@@ -35,16 +36,16 @@ alternative := runtime if {
 # engine: the matrix entry the manifest is judged against: the engine's, or the alternative's
 # (host and service rules read its host and provides); undefined when the matrix lists
 # neither.
-engine := data.matrix.alternatives[alternative.index] if {
-	alternative
-} else := data.matrix.engines[engine_name]
+engine := listed if {
+	listed := data.matrix.engines[engine_name]
+} else := data.matrix.alternatives[alternative.index]
 
 # prepared: what Python derived from that matrix entry (supportgate/policy/prepared.py): its
 # version ranges as keys, its platforms by (vendor, arch), its models by identity and the
 # texts messages quote. Undefined when the matrix lists neither.
-prepared := alternative if {
-	alternative
-} else := data.supportgate.prepared.engines[engine_name]
+prepared := listed if {
+	listed := data.supportgate.prepared.engines[engine_name]
+} else := alternative
 
 # known_engines_text: the matrix's engines, for messages.
 known_engines_text := data.supportgate.prepared.known_engines_text

@@ -31,6 +31,9 @@ hardware := input.manifest.spec if {
 #   catalogue marks its family consumer.
 # - catalogued_archs: the archs of the catalogue families the accelerator's model belongs to
 #   (lib/accelerators.rego); empty when it names none.
+# - arch_catalogued: the declared arch is among them as written; when not, and the model is
+#   catalogued, hardware.accelerator-arch judges it (the decision reads hardware.deny only
+#   then).
 subject := {
 	"deployment": input.manifest.kind == "DeploymentManifest",
 	"online": object.get(spec, "mode", null) == "online",
@@ -38,12 +41,14 @@ subject := {
 	"hardware_ref": object.get(spec, ["hardware", "ref"], null),
 	"accelerator_text": concat("", texts),
 	"consumer_card": consumer_cards != [],
-	"catalogued_archs": {entry.arch | some entry in families},
+	"catalogued_archs": archs,
+	"arch_catalogued": [1 | some accelerator in accelerators; accelerator.arch in archs] != [],
 } if {
 	spec := input.manifest.spec
 	accelerators := [accelerator | accelerator := hardware.accelerator]
 	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in accelerators]
 	families := [entry | some accelerator in accelerators; some entry in catalogued(accelerator)]
+	archs := {entry.arch | some entry in families}
 	consumer_cards := [1 |
 		some accelerator in accelerators
 		true in [

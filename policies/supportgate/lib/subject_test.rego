@@ -57,7 +57,7 @@ test_online_only_for_online_deployments if {
 test_consumer_card_by_catalogue if {
 	# a consumer family whatever its arch and model say
 	card := object.union(fx.b200, {"accelerator": {"model": "GeForce 4090", "arch": "sm100"}})
-	consumer := [{"arch": "sm100", "consumer": true, "patterns": ["*4090*"]}]
+	consumer := [{"arch": "sm100", "consumer": true, "patterns": ["*4090*"], "glob": "*4090*", "literal": "4090"}]
 	subject.subject.consumer_card with input as fx.hardware_input(card)
 		with data.supportgate.prepared.accelerators.nvidia as consumer
 	not subject.subject.consumer_card with input as fx.hardware_input(card)

@@ -105,24 +105,12 @@ warn contains {"rule": "support.toolkit", "path": finding.path, "message": findi
 #     the engine lists as official; the recommendations name runtimes that document this
 #     platform.
 warn contains {"rule": "support.platform", "path": hardware_path("accelerator"), "message": message} if {
-	standing.platform_unlisted
-	message := hardware_message(sprintf("platform %v (%v) is not among the platforms %v lists (%v)", [
+	true in [standing.platform_unlisted, standing.preview]
+	message := hardware_message(sprintf("platform %v (%v) %v", [
 		subject.accelerator_text,
 		text(hardware.accelerator, ["model"]),
-		engine_name,
-		prepared.texts.platforms,
+		_platform_text(standing.preview),
 	]))
-}
-
-warn contains {"rule": "support.platform", "path": hardware_path("accelerator"), "message": message} if {
-	standing.preview
-	message := hardware_message(sprintf(
-		concat(" ", [
-			"platform %v (%v) is listed by %v at tier preview: the vendor ships it without",
-			"standing behind it, so it is not officially supported",
-		]),
-		[subject.accelerator_text, text(hardware.accelerator, ["model"]), engine_name],
-	))
 }
 
 # METADATA
@@ -168,6 +156,14 @@ _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} 
 		required.range,
 	]))
 }
+
+# _platform_text: why the platform is not officially supported, by whether it is a preview.
+_platform_text(false) := sprintf("is not among the platforms %v lists (%v)", [engine_name, prepared.texts.platforms])
+
+_platform_text(true) := sprintf(
+	"is listed by %v at tier preview: the vendor ships it without standing behind it, so it is not officially supported",
+	[engine_name],
+)
 
 # Every engine and alternative runtime the matrix names, by identity, for "did you mean".
 _engine_spellings := object.union(

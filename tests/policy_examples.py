@@ -25,7 +25,14 @@ from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
 from supportgate.manifests.decision import Decision
 
 CONCERNS: Final = (
-    "manifest", "claims", "port", "topology", "service", "support", "host", "hardware"
+    "manifest",
+    "claims",
+    "port",
+    "topology",
+    "service",
+    "support",
+    "host",
+    "hardware",
 )
 SUITE_FILE: Final = "suite.yaml.example"
 SUFFIX: Final = ".yaml.example"

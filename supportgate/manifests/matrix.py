@@ -12,7 +12,6 @@ range is `min <= v < below`; either bound may be left out.
 from __future__ import annotations
 
 import re
-
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -163,7 +162,7 @@ class AcceleratorFamily(Contract, frozen=True, kw_only=True):
         check_arch(self.vendor, self.arch)
         for model in self.models:
             if re.search(r"[^\[]-\]", model):  # the policies' glob reads "-]" as an open range
-                raise FieldError("models", f"{model!r}: write \"-\" first in a [...] class")
+                raise FieldError("models", f'{model!r}: write "-" first in a [...] class')
 
 
 class Matrix(Contract, frozen=True, kw_only=True):

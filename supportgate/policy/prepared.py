@@ -12,8 +12,9 @@ organisation policies read (CONTRACT section 8).
                         "models": {identity: model}, "texts": {...}}},
      "known_engines_text": "...", "alternatives": {vendor: {arch: "vllm, sglang"}},
      "engine_names": {identity: engine},
-     "alternative_runtimes": {identity: {"index": i, "name": ..., "documents": {vendor: {arch: true}},
-                                         "models": ..., "judges_service": bool, ...}},
+     "alternative_runtimes": {identity: {"index": i, "name": ..., "models": ...,
+                                         "documents": {vendor: {arch: true}},
+                                         "judges_service": bool, ...}},
      "accelerators": {vendor: [{"arch": ..., "consumer": bool, "patterns": [...], "glob": ...,
                                "literal": ...}]}}
 

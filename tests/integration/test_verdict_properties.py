@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +126,28 @@ def test_verdicts_ignore_how_names_are_written(
         assert {(v.rule, v.path) for v in one.violations} == {
             (v.rule, v.path) for v in other.violations
         }
+
+
+def test_a_preview_platform_is_not_officially_supported_and_no_port(
+    engines: Engines, examples_dir: Path
+) -> None:
+    """CONTRACT 10.6 on the examples, both engines: the default matrix with H100 (sm90) added
+    at tier preview. The H100 trial with no port record is experimental without port.* denies;
+    the H100 production rollout without the evidence stays rejected by port.production."""
+    document = msgspec.json.decode(msgspec.json.encode(engines.default.document))
+    preview = {"vendor": "nvidia", "arch": "sm90", "toolkit": {"name": "cuda", "min": "12.4"}}
+    document["engines"]["deepinfer"]["platforms"].append(preview | {"tier": "preview"})
+    matrix = prepare(decode_matrix(msgspec.json.encode(document), fmt="json"))
+    trial = yaml.safe_load((examples_dir / "dep-h100-port-trial.yaml").read_text())
+    trial["spec"].pop("port", None)
+    production = yaml.safe_load((examples_dir / "dep-h100-production.yaml").read_text())
+    trial_result, _ = _decisions(engines, matrix, trial)
+    production_result, _ = _decisions(engines, matrix, production)
+    assert trial_result.verdict == "experimental"
+    assert trial_result.checklist.official_support is False
+    rules = {violation.rule for violation in trial_result.violations}
+    assert "support.platform" in rules
+    assert not {rule for rule in rules if rule.startswith("port.")}
+    assert any("tier preview" in v.message for v in trial_result.violations)
+    assert production_result.verdict == "rejected"
+    assert "port.production" in {violation.rule for violation in production_result.violations}

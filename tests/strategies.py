@@ -29,7 +29,7 @@ WAIVED_RULES: Final = (
     "host.os",
     "host.compiler",
     "host.python",
-    "support.toolkit",
+    "hardware.accelerator-arch",
     "support.engine",
     "port.production",
     "port.pinning",

@@ -24,7 +24,16 @@ from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
 from supportgate.manifests.decision import Decision
 
-CONCERNS: Final = ("manifest", "claims", "port", "topology", "service", "support", "host")
+CONCERNS: Final = (
+    "manifest",
+    "claims",
+    "port",
+    "topology",
+    "service",
+    "support",
+    "host",
+    "hardware",
+)
 SUITE_FILE: Final = "suite.yaml.example"
 SUFFIX: Final = ".yaml.example"
 """Every file of an examples/ directory ends so: OPA reads .json, .yaml and .yml files under

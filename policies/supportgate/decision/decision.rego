@@ -52,7 +52,9 @@ batch := [item_result |
 # for sets that can have members:
 #
 # - host.deny, port.deny, service, topology and manifest.deny are read only when the package's
-#   `applies` holds, a condition every rule of those sets requires (see each package).
+#   `applies` holds, a condition every rule of those sets requires (see each package);
+#   hardware.deny only when the model is catalogued and its declared arch is not among the
+#   catalogue's archs as written (lib/subject.rego).
 # - host.warn, claims.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
@@ -60,6 +62,7 @@ batch := [item_result |
 denies := union({
 	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
 	data.supportgate.support.deny,
+	{found | subject.catalogued_archs != set(); not subject.arch_catalogued; some found in data.supportgate.hardware.deny},
 	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
@@ -218,7 +221,25 @@ recommendations contains sprintf(
 	]),
 	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
 ) if {
-	standing.unlisted
+	standing.port_discipline
+}
+
+recommendations contains sprintf(
+	concat(" ", [
+		"%v %v on %v is not a combination %v lists: %v %v there would make it officially",
+		"supported; until then it is judged as an experimental port",
+	]),
+	[
+		hardware.toolkit.name,
+		hardware.toolkit.version,
+		subject.accelerator_text,
+		engine_name,
+		required.name,
+		required.range,
+	],
+) if {
+	standing.toolkit_unlisted
+	required := standing.platform_toolkits[0]
 }
 
 recommendations contains sprintf(
@@ -264,6 +285,7 @@ recommendations contains sprintf("engine %v is not in the support matrix; the ma
 ]) if {
 	subject.deployment
 	not standing.engine_known
+	not standing.alternative
 }
 
 recommendations contains sprintf(

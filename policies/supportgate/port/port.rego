@@ -57,6 +57,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 #     port.production_stack_unchanged: true.
 deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
+	standing.port_discipline
 	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(
 		concat(" ", [
@@ -81,6 +82,7 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 #     port.isolated_branch: true.
 deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "message": message} if {
 	applies
+	standing.port_discipline
 	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
 		standing.unlisted_text,
@@ -101,6 +103,7 @@ deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "m
 #     compiler and model (a digest such as sha256:...).
 deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [pin]), "message": message} if {
 	applies
+	standing.port_discipline
 	some pin in pins
 	not pin in _pinned
 	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
@@ -124,6 +127,7 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
 deny contains {"rule": "port.arch-dependencies", "path": path, "message": message} if {
 	applies
+	standing.port_discipline
 	some dependency in engine.arch_dependencies
 	not dependency in _inventoried
 	path := sprintf("spec.port.arch_dependencies.%v", [dependency])

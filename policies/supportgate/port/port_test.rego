@@ -119,7 +119,7 @@ test_port_arch_dependencies_quiet_on_listed_configuration if {
 # --- when the port rules cannot judge ---------------------------------------------------------
 
 test_port_rules_quiet_when_engine_unknown if {
-	spec := object.union(json.remove(fx.deployment, ["port"]), {"engine": {"name": "sglang"}})
+	spec := object.union(json.remove(fx.deployment, ["port"]), {"engine": {"name": "ollama"}})
 	count(port.deny) == 0 with input as fx.deployment_input(spec, fx.h100)
 }
 
@@ -160,7 +160,7 @@ test_port_consumer_card_fires_on_deployment_hardware if {
 
 test_port_consumer_card_fires_whatever_the_engine if {
 	"port.consumer-card" in fx.rules(port.warn)
-		with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.rtx4090)
+		with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.rtx4090)
 }
 
 test_port_consumer_card_quiet_on_datacenter_cards if {

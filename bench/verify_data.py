@@ -47,7 +47,7 @@ from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.inputs import canonical_digest
 
 NAMES = 400
-"""Names per example: 15 examples, 6,000 tracked manifests."""
+"""Names per example: 18 examples, 7,200 tracked manifests."""
 WAIVER_EVERY = 100_000
 BATCH = 20_000
 """Rows per executemany."""

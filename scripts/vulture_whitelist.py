@@ -44,12 +44,14 @@ _.option_string
 
 # msgspec Structs of the contract and of the API's answers: every field is on the wire
 # (manifests, the matrix, decisions, views), read by the policies, clients or templates.
+_.accelerators
 _.api_version
 _.api_compatibility
 _.arch_dependencies
 _.authentication
 _.builds
 _.compiler
+_.consumer
 _.correct
 _.current_version
 _.decode_gpus

@@ -20,7 +20,6 @@ from sqlalchemy.exc import DBAPIError
 from supportgate.db.engine import busy_error
 from supportgate.errors import (
     ConflictError,
-    DatabaseBusy,
     DatabaseError,
     Forbidden,
     InputError,
@@ -112,7 +111,13 @@ def handle_unavailable(
     what = "policy engine" if isinstance(exc, PolicyEngineError) else "database"
     busy = busy_error(exc) if isinstance(exc, DBAPIError) else exc
     log.error("dependency_unavailable", dependency=what, error=str(busy or exc).splitlines()[0])
-    reason = str(busy) if isinstance(busy, DatabaseBusy) else f"the {what} cannot answer right now"
+    if isinstance(exc, PolicyEngineError):
+        reason = "the policy engine cannot answer right now"
+    elif isinstance(busy, DatabaseError):  # its message is the cause (the ledger's included)
+        reason = str(busy)
+    else:  # a driver's error: its first line is the cause ("database or disk is full")
+        cause = (str(getattr(exc, "orig", "")).strip() or type(exc).__name__).splitlines()[0]
+        reason = f"the database cannot answer right now: {cause}"
     return Response(
         _body(503, f"{reason}; no decision was made or recorded"),
         status_code=503,

@@ -27,8 +27,11 @@ class _LineWriter:
 
     def msg(self, message: str) -> None:
         with _LINE_LOCK:
-            self._file.write(message + "\n")
-            self._file.flush()
+            try:
+                self._file.write(message + "\n")
+                self._file.flush()
+            except (OSError, ValueError):  # a full disk or a closed stdout: the line is lost,
+                return  # never the caller's work (the ledger's writer logs as it answers)
 
     log = debug = info = warn = warning = error = critical = exception = fatal = msg
 

@@ -48,6 +48,7 @@ from supportgate.logging import get_logger
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.matrix.services import MatrixService
 from supportgate.matrix_sources.services import MatrixSourceService
+from supportgate.observability.health import Readiness
 from supportgate.observability.metrics import Metrics
 from supportgate.oscal.services import OscalReports
 from supportgate.policy import PolicyBundle, PolicyEngine, build_engine
@@ -83,6 +84,7 @@ class Runtime:
     audit: AuditService
     alerts: AlertService
     metrics: Metrics
+    readiness: Readiness
     webhooks: WebhookService
     waivers: WaiverService
     impact: ImpactAnalysis
@@ -135,6 +137,7 @@ class Runtime:
             settings, sessions=sessions, db=db, matrices=matrices, events=events, clock=clock
         )
         fleet = FleetService(sessions, clock=clock)
+        metrics = Metrics(sessions, matrix_source=matrix_source)
         runtime = cls(
             settings=settings,
             db=db,
@@ -163,7 +166,10 @@ class Runtime:
             fleet=fleet,
             audit=AuditService(sessions),
             alerts=AlertService(sessions),
-            metrics=Metrics(sessions, matrix_source=matrix_source),
+            metrics=metrics,
+            readiness=Readiness(
+                db=db, engine=engine, ledger=ledger, matrices=matrices, clock=clock
+            ),
             webhooks=WebhookService(
                 sessions, clock=clock, allow=AllowList.parse(settings.webhook_allow)
             ),
@@ -184,6 +190,7 @@ class Runtime:
                 policies=policies,
                 matrix_source=matrix_source,
                 clock=clock,
+                failed=metrics.job_failed,
             ),
             clock=clock,
             checkpointer=checkpointer,

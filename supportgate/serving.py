@@ -30,6 +30,9 @@ from supportgate.config import ServerLimits
 from supportgate.logging import get_logger
 
 log = get_logger(__name__)
+SHUTDOWN_GRACE_S = 10
+"""After SIGTERM, how long requests under way may finish before they are cancelled; then the
+service stops its parts (the ledger's writer writes what it holds) and exits."""
 
 
 def run(app: Any, *, host: str, port: int, limits: ServerLimits) -> None:
@@ -40,6 +43,7 @@ def run(app: Any, *, host: str, port: int, limits: ServerLimits) -> None:
         port=port,
         http=guarded_protocol(limits),
         timeout_keep_alive=limits.keep_alive_timeout,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         log_config=None,
         access_log=False,
     )

@@ -33,6 +33,7 @@ CONCERNS: Final = (
     "service",
     "support",
     "host",
+    "hardware",
 )
 SUITE_FILE: Final = "suite.yaml.example"
 SUFFIX: Final = ".yaml.example"

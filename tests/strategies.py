@@ -16,6 +16,7 @@ replicas.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -30,7 +31,7 @@ WAIVED_RULES: Final = (
     "host.os",
     "host.compiler",
     "host.python",
-    "support.toolkit",
+    "hardware.accelerator-arch",
     "support.engine",
     "port.production",
     "port.pinning",
@@ -61,6 +62,7 @@ ACCELERATORS: Final = (
     ("ascend", "910b", "Ascend 910B", 64, "cann"),
     ("ascend", "950", "Ascend 950", 128, "cann"),
     ("amd", "gfx942", "Instinct MI300X", 192, "rocm"),
+    ("nvidia", "sm100", "NVIDIA H100 80GB HBM3", 80, "cuda"),  # an arch the catalogue refutes
 )
 TOOLKIT_VERSIONS: Final = {
     "cuda": ("12.4", "12.6", "12.8", "13.0", "13.0.1", "13.1"),
@@ -277,17 +279,21 @@ def _platform(draw: st.DrawFn) -> Doc:
     vendor, arch, _model, _memory, toolkit = draw(st.sampled_from(ACCELERATORS))
     low, below = draw(st.sampled_from(TOOLKIT_RANGES[toolkit]))
     bounds = {"min": low, "below": below}
-    return {
+    platform = {
         "vendor": vendor,
         "arch": arch,
         "toolkit": {"name": toolkit} | {k: v for k, v in bounds.items() if v is not None},
     }
+    if draw(st.integers(0, 3)) == 0:
+        platform["tier"] = "preview"
+    return platform
 
 
-def _engine_support() -> st.SearchStrategy[Doc]:
-    python = st.sampled_from(({"min": "3.12", "below": "3.13"}, {"min": "3.10"}, {"below": "4"}))
-    host = st.fixed_dictionaries(
-        {"os": st.just(["linux"])},
+def _host() -> st.SearchStrategy[Doc]:
+    ranges = ({"min": "3.12", "below": "3.13"}, {"min": "3.10"}, {"below": "4"})
+    python = st.sampled_from(ranges).map(dict)  # a new dict each (no YAML anchors)
+    return st.fixed_dictionaries(
+        {"os": st.just("linux").map(lambda name: [name])},  # a new list each (no YAML anchors)
         optional={
             "compiler": st.fixed_dictionaries(
                 {"name": st.just("gcc"), "min": st.sampled_from(("13", "12.2"))}
@@ -295,11 +301,25 @@ def _engine_support() -> st.SearchStrategy[Doc]:
             "python": python,
         },
     )
+
+
+# The hardware catalogue (CONTRACT 10.3): right and wrong archs for the models drawn above.
+CATALOGUE: Final = (
+    {"vendor": "nvidia", "models": ["*H100*", "*H200*"], "arch": "sm90"},
+    {"vendor": "nvidia", "models": ["B200*", "*[- ]B200*"], "arch": "sm100"},
+    {"vendor": "nvidia", "models": ["*RTX*4090*"], "arch": "sm89", "consumer": True},
+    {"vendor": "nvidia", "models": ["*RTX*5090*"], "arch": "sm100", "consumer": True},
+    {"vendor": "ascend", "models": ["*950*"], "arch": "950"},
+    {"vendor": "amd", "models": ["*MI300X*"], "arch": "gfx942"},
+)
+
+
+def _engine_support() -> st.SearchStrategy[Doc]:
     return st.fixed_dictionaries(
         {
             "models": st.lists(st.sampled_from(MODELS), max_size=3, unique=True),
             "platforms": st.lists(_platform(), min_size=1, max_size=4),
-            "host": host,
+            "host": _host(),
         },
         optional={
             "provides": st.lists(st.sampled_from(COMPONENTS), min_size=1, unique=True),
@@ -337,8 +357,18 @@ def matrices(draw: st.DrawFn) -> Doc:
                 min_size=1,
                 max_size=3,
             ),
-        }
+        },
+        optional={
+            "models": st.lists(st.sampled_from(MODELS), min_size=1, max_size=2, unique=True),
+            "host": _host(),
+            "provides": st.lists(st.sampled_from(COMPONENTS), unique=True),
+        },
     )
     if draw(st.booleans()):
         matrix["alternatives"] = draw(st.lists(alternatives, min_size=1, max_size=3))
+    if draw(st.booleans()):
+        catalogue = st.lists(
+            st.sampled_from(CATALOGUE).map(copy.deepcopy), min_size=1, unique_by=str
+        )
+        matrix["accelerators"] = draw(catalogue)
     return matrix

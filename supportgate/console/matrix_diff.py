@@ -2,8 +2,9 @@
 named by where it is (`engines.deepinfer.platforms[nvidia/sm100].toolkit.min`).
 
 Lists of names (models, host.os, provides, arch_dependencies) are compared as sets; lists of
-platforms and alternatives are matched on their identity (vendor/arch, name), so a platform
-whose toolkit range moved is one change, not a removal and an addition.
+platforms, alternatives and accelerator families are matched on their identity (vendor/arch,
+name, vendor/patterns), so a platform whose toolkit range moved is one change, not a removal
+and an addition.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ Change = Literal["added", "removed", "changed"]
 _IDENTITY: dict[str, tuple[str, ...]] = {
     "platforms": ("vendor", "arch"),
     "alternatives": ("name",),
+    "accelerators": ("vendor", "models"),
 }
 
 
@@ -80,7 +82,8 @@ def _diff_list(section: str, path: str, old: list[Any], new: list[Any], found: l
 
 
 def _identity(item: Mapping[str, Any], fields: tuple[str, ...]) -> str:
-    return "/".join(str(item.get(field, "?")) for field in fields)
+    values = (item.get(field, "?") for field in fields)
+    return "/".join(",".join(map(str, v)) if isinstance(v, list) else str(v) for v in values)
 
 
 def _keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

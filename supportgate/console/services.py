@@ -7,6 +7,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 import msgspec
@@ -14,7 +15,7 @@ import yaml
 
 from supportgate.alerts.views import AlertView
 from supportgate.audit.filters import AuditFilter
-from supportgate.errors import InputError, UsageError
+from supportgate.errors import InputError, PolicyEngineUnavailable, UsageError
 from supportgate.evaluations.views import TrackedManifest
 from supportgate.fleet.compare import FleetChange, verdict_changes
 from supportgate.fleet.query import FleetAt
@@ -23,6 +24,7 @@ from supportgate.http_errors import input_status
 from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, VERDICTS, Decision
 from supportgate.manifests.reasons import Reason, verdict_reason
+from supportgate.matrix.services import MatrixService
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from supportgate.policy.views import PolicyView, policy_view
@@ -129,6 +131,8 @@ class MatrixPage:
     old: str | None
     new: str | None
     changes: tuple[MatrixChange, ...] = field(default=())
+    current: Mapping[str, Any] | None = None
+    """The document in effect: its hardware catalogue, platform tiers and alternatives."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,20 +288,21 @@ class ConsoleService:
     def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
         matrices = self._runtime.matrices
         versions = matrices.version_list().items
+        current = _document_in_effect(matrices)
         old, new = given(old), given(new)
         if old is None and new is None and len(versions) >= 2:  # noqa: PLR2004 - a pair
             new, old = versions[0].version, versions[1].version
         if old is None or new is None:
             if old is not None or new is not None:
                 raise UsageError("choose two versions", field=("old" if old is None else "new"))
-            return MatrixPage(versions, None, None)
+            return MatrixPage(versions, None, None, current=current)
         documents = []
         for param, version in (("old", old), ("new", new)):
             view = matrices.version_view(version)
             if view is None:
                 raise UsageError(f"no matrix version {version!r} is published", field=param)
             documents.append(view.document)
-        return MatrixPage(versions, old, new, diff_matrices(*documents))
+        return MatrixPage(versions, old, new, diff_matrices(*documents), current)
 
     def impact_form(self) -> ImpactPage:
         """The form, filled with the current matrix to edit."""
@@ -423,3 +428,11 @@ def _day_end(day: date, now: datetime) -> datetime:
 
 def _format(moment: datetime) -> str:
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _document_in_effect(matrices: MatrixService) -> Mapping[str, Any] | None:
+    """The matrix document in effect now; None before any version takes effect."""
+    try:
+        return matrices.current_view().document
+    except PolicyEngineUnavailable:
+        return None

@@ -115,6 +115,16 @@ def read_head(session: Session) -> Head:
     return Head(0, EMPTY_ROOT) if row is None else Head(int(row.size), bytes(row.root))
 
 
+def touch_head(session: Session) -> None:
+    """Rewrite the head row as it is: a write that changes nothing, to learn whether the
+    database takes writes (the ledger writer's readiness, after a failed write). On SQLite
+    the WAL is checkpointed into the database and emptied first: a write that small would
+    otherwise fit in the room the WAL kept, on a disk too full for a decision's."""
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
+    session.execute(update(_head).values(size=_head.c.size))
+
+
 def lock_head(session: Session) -> Head:
     """The head, locked until the transaction ends and freshly read; made (empty) when a
     database was created without the migrations."""

@@ -150,6 +150,12 @@ class ProcessLedgerWriter(LedgerWriter):
             self._receiver.join()
             self._receiver = None
 
+    def check_ready(self) -> None:
+        child = self._child
+        if self.running and (child is None or child.exitcode is not None):
+            raise WriterProcessEnded("the ledger's writer process is not running")
+        super().check_ready()
+
     async def append(self, write: DecisionWrite) -> Position:
         """As LedgerWriter.append, but queued at the end of this turn of the event loop with
         the other decisions handed over in it. Queued one at a time, each woke the sender,
@@ -231,11 +237,13 @@ class ProcessLedgerWriter(LedgerWriter):
 
     def _receive_from(self, child: _Child) -> None:
         def receive() -> None:
-            for commit in child.commits():
-                self._events.publish(commit.events)
-                self._resolve(commit.replies)
-            child.close()
-            self._child_ended(child)
+            try:
+                for commit in child.commits():
+                    self._events.publish(commit.events)
+                    self._resolve(commit.replies)
+            finally:  # whatever ended it: what waits fails, and a new child takes over
+                child.close()
+                self._child_ended(child)
 
         self._receiver = threading.Thread(target=receive, name="ledger-receiver", daemon=True)
         self._receiver.start()
@@ -244,6 +252,7 @@ class ProcessLedgerWriter(LedgerWriter):
         with self._waiting_lock:
             decisions = [(reply, self._waiting.pop(reply.token, None)) for reply in replies]
             batches = [(reply, self._batches.pop(reply.token, None)) for reply in replies]
+        self._note(_outcome(reply) for reply in replies)
         for reply, batch in batches:
             if batch is not None:
                 failure = _failure(reply)
@@ -275,6 +284,8 @@ class ProcessLedgerWriter(LedgerWriter):
             failed = [self._waiting.pop(token) for token in tokens if token in self._waiting]
             batches = [self._batches.pop(token) for token in tokens if token in self._batches]
         ended = "the ledger's writer process ended; nothing was recorded"
+        if failed or batches:
+            self._note([WriterProcessEnded(ended)])
         settle((pending, WriterProcessEnded(ended)) for pending in failed)
         for batch in batches:
             batch.set_exception(WriterProcessEnded(ended))

@@ -2,14 +2,19 @@
 
 Required: `version`, `evidence_max_age_days` and `engines`; per engine `models`, `platforms`
 and `host.os`. Optional, and omitted from the canonical form when absent or empty:
-`effective_from`, `default_engine` (the policies then use `deepinfer`), `alternatives`, and
-per engine `host.compiler`, `host.python`, `provides`, `arch_dependencies` and
-`reference_topology`. A range is `min <= v < below`; either bound may be left out.
+`effective_from`, `default_engine` (the policies then use `deepinfer`), `alternatives`,
+`accelerators` (the hardware catalogue, CONTRACT 10.3), per platform `tier` (official), per
+engine `host.compiler`, `host.python`, `provides`, `arch_dependencies` and
+`reference_topology`, and per alternative `models`, `host` and `provides` (CONTRACT 10.6). A
+range is `min <= v < below`; either bound may be left out.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+import re
+from typing import Annotated, Any, ClassVar, Literal
+
+import msgspec
 
 from supportgate.manifests.common import (
     NVIDIA_ARCH_RULE,
@@ -58,12 +63,15 @@ class ToolkitRange(Contract, frozen=True):
         check_range(self.min, self.below)
 
 
-class Platform(Contract, frozen=True):
-    """A `(vendor, arch)` an engine supports, with the toolkit it needs there."""
+class Platform(Contract, frozen=True, kw_only=True):
+    """A `(vendor, arch)` an engine supports, with the toolkit it needs there. A `preview`
+    platform is one the vendor ships without standing behind it: not officially supported,
+    but no experimental port either (CONTRACT 10.6)."""
 
     vendor: Vendor
     arch: Arch
     toolkit: ToolkitRange
+    tier: Literal["official", "preview"] = "official"
 
     json_schema_rules: ClassVar[dict[str, Any]] = NVIDIA_ARCH_RULE
 
@@ -118,10 +126,43 @@ class AlternativePlatform(Contract, frozen=True):
 
 
 class Alternative(Contract, frozen=True):
-    """A runtime that documents platforms an engine lacks (used in recommendations)."""
+    """A runtime that documents platforms an engine lacks. A deployment on one of them is
+    judged against it (CONTRACT 10.6): supported for its `models`, on its `host` where stated,
+    and on the service components it `provides` where stated (an empty list states "none")."""
 
     name: Text
     platforms: tuple[AlternativePlatform, ...]
+    models: tuple[Text, ...] = ()
+    host: Host | None = None
+    provides: tuple[Component, ...] | None = None
+
+
+ModelPattern = Annotated[
+    str,
+    pattern(
+        r"^([A-Za-z0-9 ._/+*?-]|\[[A-Za-z0-9 ._/+-]+\])+$",
+        "a shell-style pattern of letters, digits, space, . _ / + -, * and ? and [...] classes"
+        ' ("H100*", "*RTX*5090*"; "-" first in a class)',
+    ),
+]
+
+
+class AcceleratorFamily(Contract, frozen=True, kw_only=True):
+    """A family of accelerators: the models it is sold and reported under, as shell-style
+    patterns matched without regard to case, and the arch every one of them has."""
+
+    vendor: Vendor
+    models: Annotated[tuple[ModelPattern, ...], msgspec.Meta(min_length=1)]
+    arch: Arch
+    consumer: bool = False
+
+    json_schema_rules: ClassVar[dict[str, Any]] = NVIDIA_ARCH_RULE
+
+    def __post_init__(self) -> None:
+        check_arch(self.vendor, self.arch)
+        for model in self.models:
+            if re.search(r"[^\[]-\]", model):  # the policies' glob reads "-]" as an open range
+                raise FieldError("models", f'{model!r}: write "-" first in a [...] class')
 
 
 class Matrix(Contract, frozen=True, kw_only=True):
@@ -133,6 +174,7 @@ class Matrix(Contract, frozen=True, kw_only=True):
     default_engine: Text | None = None
     engines: dict[Text, EngineSupport]
     alternatives: tuple[Alternative, ...] = ()
+    accelerators: tuple[AcceleratorFamily, ...] = ()
 
     def __post_init__(self) -> None:
         set_utc(self, "effective_from")

@@ -1,26 +1,117 @@
-"""/health/live and /health/ready (database and policy engine), open to everyone.
+"""/health/live and /health/ready, open to everyone.
 
-The database is ready when it answers and holds every table of the schema."""
+Ready means each of these holds (`checks` names the one that does not, HTTP 503):
+- database: it answers and holds every table of the schema;
+- ledger: its writer is running, and after a failed write the database takes one again
+  (LedgerWriter.check_ready);
+- policy_engine: the engine is reachable (PolicyEngine.check_ready) and answers a canary
+  evaluation (a small HardwareManifest under the
+  current matrix) with a decision document; its result is kept CANARY_SECONDS on the clock,
+  so a probe every second costs one evaluation every few seconds.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import anyio.to_thread
+import msgspec
 from litestar import Response, get
 from litestar.openapi.datastructures import ResponseSpec
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
+from supportgate.clock import Clock
 from supportgate.db import ping
 from supportgate.db.migrate import check_schema
 from supportgate.dependencies import Part
-from supportgate.errors import SupportgateError
+from supportgate.errors import DatabaseError, PolicyEngineError, SupportgateError
+from supportgate.evaluations.evaluator import Evaluator, Subject
+from supportgate.ledger.writer import LedgerWriter
+from supportgate.manifests import HardwareManifest
+from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
+from supportgate.policy.engine import LoadedMatrix
+
+CANARY_SECONDS = 5.0
+CANARY = msgspec.convert(
+    {
+        "apiVersion": "supportgate/v1",
+        "kind": "HardwareManifest",
+        "metadata": {"name": "readiness-canary"},
+        "spec": {
+            "accelerator": {"vendor": "nvidia", "model": "B200", "arch": "sm100", "per_node": 8},
+            "nodes": 1,
+            "toolkit": {"name": "cuda", "version": "13.0"},
+            "os": {"name": "linux"},
+            "compiler": {"name": "gcc", "version": "13.2.0"},
+            "python": "3.12.3",
+        },
+    },
+    HardwareManifest,
+)
 
 
-def _database_ready(db: Engine) -> None:
-    ping(db)
-    check_schema(db)
+class Readiness:
+    def __init__(
+        self,
+        *,
+        db: Engine,
+        engine: PolicyEngine,
+        ledger: LedgerWriter,
+        matrices: MatrixService,
+        clock: Clock,
+    ) -> None:
+        self._db = db
+        self._engine = engine
+        self._ledger = ledger
+        self._matrices = matrices
+        self._clock = clock
+        self._canary: tuple[float, str | None] | None = None
+        """When the canary last ran (monotonic) and why it failed (None: it passed)."""
+
+    def checks(self) -> dict[str, str]:
+        """Each check: "ok" or why not (blocking: run it off the event loop)."""
+        checks: dict[str, str] = {}
+        for name, check in (
+            ("database", self._database),
+            ("ledger", self._ledger.check_ready),
+            ("policy_engine", self._policy_engine),
+        ):
+            try:
+                check()
+                checks[name] = "ok"
+            except SupportgateError as exc:
+                checks[name] = str(exc)
+        return checks
+
+    def _database(self) -> None:
+        ping(self._db)
+        check_schema(self._db)
+
+    def _policy_engine(self) -> None:
+        self._engine.check_ready()
+        now = self._clock.monotonic()
+        if self._canary is None or now - self._canary[0] >= CANARY_SECONDS:
+            try:
+                matrix = self._matrices.current().loaded
+            except (DBAPIError, DatabaseError):
+                return  # the database check says so; the engine is not to blame
+            self._canary = (now, self._run_canary(matrix))
+        failure = self._canary[1]
+        if failure is not None:
+            raise PolicyEngineError(failure)
+
+    def _run_canary(self, matrix: LoadedMatrix) -> str | None:
+        try:
+            Evaluator(self._engine, matrix).evaluate(
+                Subject(CANARY), evaluated_at=self._clock.now()
+            )
+        except SupportgateError as exc:
+            return str(exc)
+        except Exception as exc:  # whatever the policies did, they cannot serve
+            return f"the policy engine failed a canary evaluation: {type(exc).__name__}: {exc}"
+        return None
 
 
 @get("/health/live", opt={"public": True}, tags=["health"], summary="The process is up")
@@ -32,26 +123,18 @@ async def live() -> dict[str, str]:
     "/health/ready",
     opt={"public": True},
     tags=["health"],
-    summary="The database and the policy engine can serve",
+    summary="The database, the ledger's writer and the policy engine can serve",
     responses={
         503: ResponseSpec(
             data_container=dict[str, Any],
-            description="The database or the policy engine cannot serve; `checks` says which",
+            description="The database, the ledger's writer or the policy engine cannot "
+            "serve; `checks` says which, and why",
             generate_examples=False,
         )
     },
 )
-async def ready(db: Part[Engine], engine: Part[PolicyEngine]) -> Response[dict[str, Any]]:
-    checks: dict[str, str] = {}
-    for name, check in (
-        ("database", lambda: _database_ready(db)),
-        ("policy_engine", engine.check_ready),
-    ):
-        try:
-            await anyio.to_thread.run_sync(check)
-            checks[name] = "ok"
-        except SupportgateError as exc:
-            checks[name] = str(exc)
+async def ready(readiness: Part[Readiness]) -> Response[dict[str, Any]]:
+    checks = await anyio.to_thread.run_sync(readiness.checks)
     healthy = all(value == "ok" for value in checks.values())
     return Response(
         {"status": "ok" if healthy else "unavailable", "checks": checks},

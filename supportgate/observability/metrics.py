@@ -6,6 +6,8 @@
 - supportgate_decisions_total{verdict,cause}: decisions recorded by this process
 - supportgate_policy_reload_failures_total: changed policy files this process refused (each
   refused revision once; the last good one stays in force, GET /v1/policy's last_error)
+- supportgate_scheduler_job_failures_total{job}: runs of a scheduler job that failed in this
+  process (supportgate/reevaluation/schedule.py; each is tried again at its next run)
 - supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
   database when scraped (so every replica reports the same, current numbers); left out of a
   scrape while the database cannot answer, so the others are still served
@@ -191,6 +193,12 @@ class Metrics:
             "Changed policy files refused (the last good revision kept)",
             registry=self.registry,
         )
+        self.job_failures = Counter(
+            "supportgate_scheduler_job_failures",
+            "Runs of a scheduler job that failed (it is tried again at its next run)",
+            ["job"],
+            registry=self.registry,
+        )
         self.registry.register(_TrackedManifests(sessions))
         self.registry.register(_PendingWebhookDeliveries(sessions))
         self.registry.register(_LastSweep(sessions))
@@ -202,6 +210,9 @@ class Metrics:
 
     def count_policy_reload_failure(self, _failed: PolicyReloadFailed) -> None:
         self.policy_reload_failures.inc()
+
+    def job_failed(self, job: str) -> None:
+        self.job_failures.labels(job).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -21,7 +21,7 @@ from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
-from .engine import RESULT_RULE, LoadedMatrix, decode_result
+from .engine import RESULT_RULE, LoadedMatrix, decode_result, sparing_org
 from .inputs import PolicyInput
 
 MAX_CACHED_ENGINES = 8
@@ -89,12 +89,15 @@ class EmbeddedEngine:
 
 
 def _evaluate_one(engine: Any, policy_input: PolicyInput) -> PolicyResult:
-    try:
-        engine.set_input_json(policy_input.canonical.decode())
-        raw = engine.eval_rule_as_json(RESULT_RULE)
-    except RuntimeError as exc:
-        raise PolicyEvaluationError(f"policy evaluation failed: {_first_line(exc)}") from exc
-    return decode_result(raw)
+    def evaluate(item: PolicyInput) -> PolicyResult:
+        try:
+            engine.set_input_json(item.canonical.decode())
+            raw = engine.eval_rule_as_json(RESULT_RULE)
+        except RuntimeError as exc:
+            raise PolicyEvaluationError(f"policy evaluation failed: {_first_line(exc)}") from exc
+        return decode_result(raw)
+
+    return sparing_org(evaluate, policy_input)
 
 
 def _first_line(exc: BaseException) -> str:

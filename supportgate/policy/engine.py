@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
 from supportgate.errors import PolicyEvaluationError
+from supportgate.logging import get_logger
 from supportgate.manifests.decision import PolicyResult
 
 from .inputs import PolicyInput
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from .bundle import PolicyBundle
 
 RESULT_RULE = "data.supportgate.decision.result"
+
+log = get_logger(__name__)
 
 _matrix_encoder = msgspec.json.Encoder(order="sorted")
 _result_decoder = msgspec.json.Decoder(PolicyResult)
@@ -101,3 +104,16 @@ def convert_result(value: object) -> PolicyResult:
         return msgspec.convert(value, PolicyResult).normalised()
     except msgspec.ValidationError as exc:
         raise PolicyEvaluationError(f"the policy answered no decision document: {exc}") from exc
+
+
+def sparing_org(
+    evaluate: Callable[[PolicyInput], PolicyResult], policy_input: PolicyInput
+) -> PolicyResult:
+    """evaluate(policy_input), and when the evaluation fails, once more with the organisation
+    rules unread: an organisation rule that fails (Rego has no catch) must not cost the
+    built-in verdict. The decision then carries a warn of rule `org` saying so."""
+    try:
+        return evaluate(policy_input)
+    except PolicyEvaluationError as exc:
+        log.warning("organisation_rules_failed", error=str(exc), input=policy_input.digest)
+        return evaluate(policy_input.without_organisation())

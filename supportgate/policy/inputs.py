@@ -42,6 +42,11 @@ class PolicyInput:
             timeless_key=canonical_digest(_without_time(canonical, document["evaluated_at"])),
         )
 
+    def without_organisation(self) -> PolicyInput:
+        """This input, asking the decision to leave every organisation rule unread (one failed
+        on it: decision.rego, docs/organisation-policies.md)."""
+        return PolicyInput.from_document({**self.document, "organisation_failed": True})
+
 
 def _without_time(canonical: bytes, evaluated_at: str) -> bytes:
     """The canonical JSON less its `evaluated_at` member: keys are sorted, so it is the first

@@ -9,17 +9,25 @@ GET /v1/policy and told once per revision as a PolicyReloadFailed event (counted
 sent to webhook subscribers as `policy.reload_failed`). One that passes replaces them in the
 engine and in the OPA bundle the service serves, and reload() says so, so that the scheduler
 starts the sweep with cause `policy`.
+
+Under OPA the new bundle is published first and taken only once OPA holds it: each tick asks
+OPA which revision it holds (the service keeps expecting, and deciding on, the last good one
+meanwhile). OPA refuses a bundle its compiler rejects and keeps its old one; when OPA does not
+hold the new revision OPA_ACTIVATION_BOUND after its publication, the service serves the last
+good bundle again and refuses the new one as above (docs/opa.md, "A bundle OPA refuses").
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
-from supportgate.errors import UsageError
+from supportgate.errors import PolicyEngineError, UsageError
 from supportgate.events import Events, PolicyReloadFailed
 from supportgate.logging import get_logger
 
@@ -27,9 +35,22 @@ from .bundle import PolicyBundle
 from .bundle_server import BundleServer
 from .catalog import RuleInfo, read_catalog
 from .engine import PolicyEngine
+from .opa import OpaEngine
 from .org_check import PolicyRefused, refuse_problems
 
 log = get_logger(__name__)
+
+OPA_ACTIVATION_BOUND = timedelta(seconds=60)
+"""Four times the longest poll delay of opa/config.yaml (15 s): OPA has polled several times."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Published:
+    """Policies served to OPA and not yet taken: `served` is their OPA bundle revision."""
+
+    bundle: PolicyBundle
+    served: str
+    since: datetime
 
 
 class LivePolicies:
@@ -56,6 +77,9 @@ class LivePolicies:
         self.last_error: PolicyReloadFailed | None = None
         """The last refusal, until new policies come into force: each is checked and told
         once, not at every tick."""
+        self._published: _Published | None = None
+        self._opa_refused: str | None = None
+        """The OPA bundle revision of the last refusal when OPA made it (see _settle)."""
 
     @property
     def bundle(self) -> PolicyBundle:
@@ -69,31 +93,80 @@ class LivePolicies:
     def reload(self) -> bool:
         """Whether new policies are now in force (see the module's docstring)."""
         with self._lock:
-            try:
-                fresh = PolicyBundle.read(self._settings.policy_dir, self._settings.policy_bundles)
-            except (UsageError, OSError, UnicodeDecodeError) as exc:
-                self._refuse(None, [str(exc)])
-                return False
-            refused = self.last_error.revision if self.last_error else None
-            if fresh.revision in {self._bundle.revision, refused}:
-                return False
-            try:
-                refuse_problems(fresh)
-            except PolicyRefused as exc:
-                self._refuse(fresh.revision, [str(problem) for problem in exc.problems])
+            if self._published is not None:
+                return self._settle(self._published)
+            fresh = self._changed()
+            if fresh is None:
                 return False
             served = self._server.publish(fresh, self._default_matrix)
-            self._engine.use(fresh, served)
-            self._bundle, self._catalog = fresh, read_catalog(fresh.modules)
-            self.last_error = None
-            log.info(
-                "policy_reloaded",
-                revision=fresh.revision,
-                bundles={bundle.name: bundle.revision for bundle in fresh.bundles},
-            )
-            return True
+            if isinstance(self._engine, OpaEngine) and served is not None:
+                self._published = _Published(fresh, served, self._clock.now())
+                log.info("policy_published", revision=fresh.revision, bundle_revision=served)
+                return self._settle(self._published)
+            return self._take(fresh, served)
+
+    def _changed(self) -> PolicyBundle | None:
+        """The policy files, when they changed and pass the check; None otherwise."""
+        try:
+            fresh = PolicyBundle.read(self._settings.policy_dir, self._settings.policy_bundles)
+        except (UsageError, OSError, UnicodeDecodeError) as exc:
+            self._refuse(None, [str(exc)])
+            return None
+        refused = self.last_error.revision if self.last_error else None
+        if fresh.revision == refused and self._opa_refused is not None:
+            # OPA holds it after all (another replica served it to an OPA that polled late):
+            # follow OPA rather than fight it.
+            return fresh if self._opa_holds(self._opa_refused) else None
+        if fresh.revision in {self._bundle.revision, refused}:
+            return None
+        try:
+            refuse_problems(fresh)
+        except PolicyRefused as exc:
+            self._refuse(fresh.revision, [str(problem) for problem in exc.problems])
+            return None
+        return fresh
+
+    def _settle(self, published: _Published) -> bool:
+        """Take the published policies once OPA holds them; after OPA_ACTIVATION_BOUND without,
+        serve the last good ones again and refuse these."""
+        if self._opa_holds(published.served):
+            self._published = None
+            return self._take(published.bundle, published.served)
+        if self._clock.now() - published.since < OPA_ACTIVATION_BOUND:
+            return False
+        self._published = None
+        self._server.publish(self._bundle, self._default_matrix)
+        seconds = OPA_ACTIVATION_BOUND.total_seconds()
+        self._refuse(
+            published.bundle.revision,
+            [
+                f"OPA did not activate bundle revision {published.served} within {seconds:g} s: "
+                "it refused it (OPA's log names the module; run `supportgate policy check` "
+                "with `opa` on PATH) or did not poll; the last good bundle is served again"
+            ],
+        )
+        self._opa_refused = published.served
+        return False
+
+    def _opa_holds(self, served: str) -> bool:
+        try:
+            return isinstance(self._engine, OpaEngine) and self._engine.held_revision() == served
+        except PolicyEngineError:
+            return False
+
+    def _take(self, fresh: PolicyBundle, served: str | None) -> bool:
+        self._engine.use(fresh, served)
+        self._bundle, self._catalog = fresh, read_catalog(fresh.modules)
+        self.last_error = self._opa_refused = None
+        log.info(
+            "policy_reloaded",
+            revision=fresh.revision,
+            bundles={bundle.name: bundle.revision for bundle in fresh.bundles},
+        )
+        return True
 
     def _refuse(self, revision: str | None, problems: list[str]) -> None:
+        self._opa_refused = None  # _settle sets it again for a refusal of OPA's
         if self.last_error and (self.last_error.revision, self.last_error.problems) == (
             revision,
             problems,

@@ -24,11 +24,11 @@ import httpx
 import msgspec
 
 from supportgate.config import DEFAULT_OPA_TIMEOUT_SECONDS
-from supportgate.errors import PolicyEngineUnavailable, UsageError
+from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError, UsageError
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
-from .engine import LoadedMatrix, convert_result
+from .engine import LoadedMatrix, convert_result, sparing_org
 from .inputs import PolicyInput
 from .opa_bundle import BUNDLE_NAME
 from .opa_bundle import KEY_SETTING as KEY_FIELD
@@ -73,8 +73,10 @@ class OpaEngine:
         return self._policies.revision
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
-        answer = self._gate("result", matrix, b'"item":' + policy_input.canonical)
-        return convert_result(answer)
+        def evaluate(item: PolicyInput) -> PolicyResult:
+            return convert_result(self._gate("result", matrix, b'"item":' + item.canonical))
+
+        return sparing_org(evaluate, policy_input)
 
     def evaluate_batch(
         self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
@@ -82,7 +84,10 @@ class OpaEngine:
         if not inputs:
             return []
         items = b",".join(item.canonical for item in inputs)
-        answer = self._gate("batch", matrix, b'"items":[' + items + b"]")
+        try:
+            answer = self._gate("batch", matrix, b'"items":[' + items + b"]")
+        except PolicyEvaluationError:  # one by one: only the items that fail lose org rules
+            return [self.evaluate(matrix, item) for item in inputs]
         if not isinstance(answer, list) or len(answer) != len(inputs):
             raise PolicyEngineUnavailable("OPA answered a batch of the wrong shape")
         return [convert_result(item) for item in answer]
@@ -96,7 +101,7 @@ class OpaEngine:
 
     def check_ready(self) -> None:
         """OPA answers, and holds the bundle revision the service serves."""
-        held = self._held_revision()
+        held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
 
@@ -108,7 +113,7 @@ class OpaEngine:
         if "result" in response:
             return response["result"]
         # Undefined: OPA lacks the expected revision, or the policies decided nothing.
-        held = self._held_revision()
+        held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
         return None  # convert_result says the policy left the decision undefined
@@ -128,7 +133,8 @@ class OpaEngine:
             + b"}}"
         )
 
-    def _held_revision(self) -> Any:
+    def held_revision(self) -> Any:
+        """The revision of the bundle OPA has activated (None: none)."""
         return self._call("GET", REVISION_PATH).get("result")
 
     def _mismatch(self, held: Any) -> str:
@@ -159,6 +165,10 @@ class OpaEngine:
         if response.status_code == httpx.codes.UNAUTHORIZED:
             raise PolicyEngineUnavailable(
                 f"OPA at {self.url} refused the service's token (SUPPORTGATE_OPA_TOKEN)"
+            )
+        if response.status_code == httpx.codes.INTERNAL_SERVER_ERROR:  # the policies failed
+            raise PolicyEvaluationError(
+                f"OPA at {self.url} could not evaluate: {b''.join(chunks)[:500]!r}"
             )
         if response.status_code != httpx.codes.OK:
             raise PolicyEngineUnavailable(

@@ -8,16 +8,29 @@ texts the messages quote. The policies find the result at `data.supportgate.prep
 organisation policies read (CONTRACT section 8).
 
     {"engines": {name: {"python": bounds, "compiler": bounds,
-                        "platforms": {vendor: {arch: [toolkit, ...]}}, "texts": {...}}},
-     "known_engines_text": "...", "alternatives": {vendor: {arch: "vllm, sglang"}}}
+                        "platforms": {vendor: {arch: [toolkit, ...]}},
+                        "models": {identity: model}, "texts": {...}}},
+     "known_engines_text": "...", "alternatives": {vendor: {arch: "vllm, sglang"}},
+     "engine_names": {identity: engine},
+     "alternative_runtimes": {identity: {"index": i, "name": ..., "models": ...,
+                                         "documents": {vendor: {arch: true}},
+                                         "judges_service": bool, ...}},
+     "accelerators": {vendor: [{"arch": ..., "consumer": bool, "patterns": [...], "glob": ...,
+                               "literal": ...}]}}
 
 `bounds` holds `min` and `below` as keys where the range states them; `python` and `compiler`
 where the engine states them. `platforms[vendor][arch]` lists the toolkit each matrix entry
-of that (vendor, arch) requires, in matrix order, with its bounds and range text.
+of that (vendor, arch) requires, in matrix order, with its bounds, range text and tier.
+Names are keyed by their identity (lib/names.rego, CONTRACT 10.5) and map to the matrix's
+spelling. An alternative runtime carries the engine's keys for the host it states (`python`,
+`compiler`, `texts`); `judges_service` says whether the matrix states what it provides.
+The accelerator patterns are lower-cased (the policies lower-case the model they match) and
+joined into one glob, `{p1,p2}` (one glob is one compilation, the cost that counts).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,7 +41,19 @@ def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
         "engines": {name: _engine(engine) for name, engine in engines.items()},
         "known_engines_text": list_text(sorted(engines)),  # as Rego orders object keys
         "alternatives": _alternatives(matrix.get("alternatives", ())),
+        "engine_names": {identity(name): name for name in engines},
+        "alternative_runtimes": {
+            identity(alternative["name"]): _alternative(index, alternative)
+            for index, alternative in reversed(list(enumerate(matrix.get("alternatives", ()))))
+        },
+        "accelerators": _accelerators(matrix.get("accelerators", ())),
     }
+
+
+def identity(name: str) -> str:
+    """As lib/names.rego identity: lower case, each run of "-", "_" and spaces one "-", none
+    at either end."""
+    return re.sub(r"[-_ ]+", "-", name.lower()).strip("-")
 
 
 def version_key(version: str) -> list[list[Any]]:
@@ -60,20 +85,68 @@ def range_text(version_range: Mapping[str, Any]) -> str:
 
 
 def _engine(engine: Mapping[str, Any]) -> dict[str, Any]:
-    host = engine.get("host", {})
     platforms: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    prepared: dict[str, Any] = {"platforms": platforms, **_runtime(engine)}
     for platform in engine.get("platforms", ()):
         by_arch = platforms.setdefault(platform["vendor"], {})
-        by_arch.setdefault(platform["arch"], []).append(_toolkit(platform["toolkit"]))
-    prepared: dict[str, Any] = {"platforms": platforms, "texts": _texts(engine)}
+        toolkit = _toolkit(platform["toolkit"], platform.get("tier", "official"))
+        by_arch.setdefault(platform["arch"], []).append(toolkit)
+    return prepared
+
+
+def _alternative(index: int, alternative: Mapping[str, Any]) -> dict[str, Any]:
+    documents: dict[str, dict[str, bool]] = {}
+    for platform in alternative["platforms"]:
+        documents.setdefault(platform["vendor"], {})[platform["arch"]] = True
+    return {
+        "index": index,
+        "name": alternative["name"],
+        "documents": documents,
+        "judges_service": "provides" in alternative,
+        **_runtime(alternative),
+    }
+
+
+def _runtime(runtime: Mapping[str, Any]) -> dict[str, Any]:
+    """What engines and alternatives share: their models by identity, host bounds and texts."""
+    host = runtime.get("host", {})
+    prepared: dict[str, Any] = {
+        "models": {identity(model): model for model in reversed(runtime.get("models", ()))},
+        "texts": _texts(runtime),
+    }
     for part in ("python", "compiler"):
         if part in host:
             prepared[part] = _bounds(host[part])
     return prepared
 
 
-def _toolkit(toolkit: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": toolkit["name"], "range": range_text(toolkit), **_bounds(toolkit)}
+def _toolkit(toolkit: Mapping[str, Any], tier: str) -> dict[str, Any]:
+    return {"name": toolkit["name"], "range": range_text(toolkit), "tier": tier, **_bounds(toolkit)}
+
+
+def _accelerators(catalogue: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    by_vendor: dict[str, list[dict[str, Any]]] = {}
+    for entry in catalogue:
+        patterns = [pattern.lower() for pattern in entry["models"]]
+        by_vendor.setdefault(entry["vendor"], []).append(
+            {
+                "arch": entry["arch"],
+                "consumer": entry.get("consumer", False),
+                "patterns": patterns,
+                "glob": patterns[0] if len(patterns) == 1 else "{" + ",".join(patterns) + "}",
+                "literal": _common_literal(patterns),
+            }
+        )
+    return by_vendor
+
+
+def _common_literal(patterns: list[str]) -> str:
+    """The longest text every pattern matches only where the name contains it ("h100" for
+    "*h100" and "*h100[- ]*"), or "": the policies test it with a cheap `contains` before
+    they match the patterns themselves (a glob costs the engines far more)."""
+    runs = [set(re.split(r"\*|\?|\[[^\]]*\]", pattern)) - {""} for pattern in patterns]
+    common = set.intersection(*runs) if runs else set()
+    return max(sorted(common), key=len, default="")
 
 
 def _texts(engine: Mapping[str, Any]) -> dict[str, str]:

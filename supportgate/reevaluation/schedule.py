@@ -4,8 +4,10 @@
   the minute it fired for, so replicas firing together start one sweep;
 - a matrix version's `effective_from`: at that moment, the sweep for the version (cause
   `matrix`);
-- the next waiver expiry (`WaiverService.next_expiry`, when the waivers domain is wired):
-  at that moment a sweep with cause `waiver`;
+- a waiver's expiry (when the waivers domain is wired): a sweep with cause `waiver` of the
+  manifests last judged before their waiver expired (`WaiverService.expired_unjudged`), so an
+  expiry that passed while the service was down is applied at its first tick; a wake-up at
+  the next one (`WaiverService.next_expiry`);
 - every POLL_SECONDS: reload the policies when their files changed (a changed organisation
   bundle that passes its check: a sweep with cause `policy`; policy/live.py), look again
   (versions or waivers another replica published, a current version no sweep judged under
@@ -15,12 +17,16 @@
   and about one poll an interval between them).
 
 Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
-jobs only call tick() at the right moments.
+jobs only call tick() at the right moments. Each part of a tick, and the matrix source's poll,
+is a job that fails alone (named where tick() attempts it): its failure is logged with its
+name (`scheduler_job_failed`), counted (`failed(job)`: /metrics) and tried again at the next
+tick.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -43,6 +49,8 @@ WAIVER_JOB = "waiver-expiry"
 
 class WaiverExpiry(Protocol):
     def next_expiry(self, after: datetime) -> datetime | None: ...
+
+    def expired_unjudged(self, now: datetime) -> tuple[datetime, list[tuple[str, str]]] | None: ...
 
 
 class PolicyReload(Protocol):
@@ -86,7 +94,10 @@ class SweepScheduler:
         policies: PolicyReload | None = None,
         matrix_source: MatrixSourcePoll | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        failed: Callable[[str], None] = lambda _job: None,
     ) -> None:
+        """`failed(job)`: told of each job's failure (Metrics.job_failed counts them)."""
+        self._failed = failed
         self._reevaluation = reevaluation
         self._matrix_source = matrix_source
         self._matrices = matrices
@@ -95,9 +106,11 @@ class SweepScheduler:
         self._policies = policies
         self._clock = clock
         self._scheduler = BackgroundScheduler(timezone=UTC)
-        self._lock = threading.Lock()  # ticks come from the scheduler and from waiver changes
+        # Ticks come from the scheduler and from waiver changes: one at a time past the reload,
+        # so that a tick returns with what it found due asked for.
+        self._lock = threading.Lock()
         self._cron_due: datetime | None = None
-        self._waiver_at: datetime | None = None
+        self._waiver_at: datetime | None = None  # the wake-up scheduled for the next expiry
 
     def start(self) -> None:
         with self._lock:
@@ -116,9 +129,12 @@ class SweepScheduler:
         )
         source = self._matrix_source
         if source is not None and source.configured:
-            jobs.add_job(lambda: source.poll(requested=True), id="matrix-source-start")
             jobs.add_job(
-                source.poll,
+                lambda: self._attempt("matrix-source", lambda: source.poll(requested=True)),
+                id="matrix-source-start",
+            )
+            jobs.add_job(
+                lambda: self._attempt("matrix-source", source.poll),
                 IntervalTrigger(seconds=source.poll_seconds, timezone=UTC),
                 id="matrix-source",
                 coalesce=True,
@@ -132,23 +148,31 @@ class SweepScheduler:
 
     def tick(self) -> None:
         """Start what is due (the cron's sweep, a waiver expiry's), wake up for what is coming
-        (pending matrix versions, the next waiver expiry), and look at the current version."""
-        try:
-            if self._policies is not None and self._policies.reload():
-                self._reevaluation.policies_changed()
-            with self._lock:
-                now = self._clock.now()
-                self._run_due_cron(now)
-                self._schedule_matrix_versions(now)
-                self._schedule_waiver_expiry(now)
-            self._reevaluation.check_matrix()
-        except Exception:  # the next tick tries again
-            log.exception("sweep_schedule_error")
-        self._reevaluation.wake()
+        (pending matrix versions, the next waiver expiry), and look at the current version:
+        each a job of its own, which fails alone."""
+        self._attempt("policy-reload", self._reload_policies)
+        with self._lock:
+            self._attempt("scheduled-sweep", self._run_due_cron)
+            self._attempt("matrix-wakeups", self._schedule_matrix_versions)
+            self._attempt(WAIVER_JOB, self._expire_waivers)
+            self._attempt("matrix-activation", self._reevaluation.check_matrix)
+        self._attempt("sweeper-wake", self._reevaluation.wake)
 
-    def _run_due_cron(self, now: datetime) -> None:
+    def _attempt(self, job: str, run: Callable[[], object]) -> None:
+        try:
+            run()
+        except Exception:  # the other jobs still run; this one is tried again next time
+            log.exception("scheduler_job_failed", job=job)
+            self._failed(job)
+
+    def _reload_policies(self) -> None:
+        if self._policies is not None and self._policies.reload():
+            self._reevaluation.policies_changed()
+
+    def _run_due_cron(self) -> None:
         """The sweep of the latest cron instant that has come: instants missed meanwhile (a
         suspended process) coalesce into it, as APScheduler's `coalesce` would."""
+        now = self._clock.now()
         due = self._cron_due
         if due is None or due > now:
             return
@@ -158,7 +182,8 @@ class SweepScheduler:
         self._reevaluation.start_sweep("schedule", trigger=f"schedule:{_text(due)}")
         self._cron_due = following
 
-    def _schedule_matrix_versions(self, now: datetime) -> None:
+    def _schedule_matrix_versions(self) -> None:
+        now = self._clock.now()
         for version in self._matrices.versions():
             job_id = f"matrix:{version.version}"
             if version.effective_at > now and self._scheduler.get_job(job_id) is None:
@@ -169,27 +194,31 @@ class SweepScheduler:
                     misfire_grace_time=MISFIRE_GRACE_S,
                 )
 
-    def _schedule_waiver_expiry(self, now: datetime) -> None:
+    def _expire_waivers(self) -> None:
         if self.waivers is None:
             return
-        expired = self._waiver_at
-        if expired is not None and expired <= now:
-            self._reevaluation.start_sweep("waiver", trigger=f"waiver:{_text(expired)}")
+        now = self._clock.now()
+        expired = self.waivers.expired_unjudged(now)
+        if expired is not None:
+            latest, manifests = expired
+            self._reevaluation.start_sweep(
+                "waiver", trigger=f"waiver:{_text(latest)}", only=manifests
+            )
         moment = self.waivers.next_expiry(now)
         if moment == self._waiver_at:
             return
-        self._waiver_at = moment
         if moment is None:
             if self._scheduler.get_job(WAIVER_JOB) is not None:
                 self._scheduler.remove_job(WAIVER_JOB)
-            return
-        self._scheduler.add_job(
-            self.tick,
-            DateTrigger(moment + timedelta(seconds=1), timezone=UTC),
-            id=WAIVER_JOB,
-            replace_existing=True,
-            misfire_grace_time=MISFIRE_GRACE_S,
-        )
+        else:
+            self._scheduler.add_job(
+                self.tick,
+                DateTrigger(moment + timedelta(seconds=1), timezone=UTC),
+                id=WAIVER_JOB,
+                replace_existing=True,
+                misfire_grace_time=MISFIRE_GRACE_S,
+            )
+        self._waiver_at = moment
 
 
 def _text(moment: datetime) -> str:

@@ -8,10 +8,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from supportgate.db import Waiver
+from supportgate.db import Manifest, Waiver
 from supportgate.db.keys import one_of
 
 _waivers = Waiver.__table__  # type: ignore[attr-defined]
+_manifests = Manifest.__table__  # type: ignore[attr-defined]
 
 
 def by_id(session: Session, waiver_id: str) -> Waiver | None:
@@ -36,6 +37,21 @@ def next_expiry(session: Session, after: datetime) -> datetime | None:
     )
     found: datetime | None = session.execute(statement).scalar_one_or_none()
     return found
+
+
+def expired_unjudged(session: Session, now: datetime) -> list[tuple[str, str, datetime]]:
+    """(kind, name, expires_at) of the waivers not deleted that expired by `now` on a tracked
+    manifest last judged before the expiry: a judgement that may still hold the waiver."""
+    judged = _manifests.c.last_evaluated_at
+    statement = select(_waivers.c.kind, _waivers.c.name, _waivers.c.expires_at).join(
+        _manifests, (_manifests.c.kind == _waivers.c.kind) & (_manifests.c.name == _waivers.c.name)
+    )
+    statement = statement.where(
+        _waivers.c.deleted_at.is_(None),
+        _waivers.c.expires_at <= now,
+        judged.is_(None) | (judged < _waivers.c.expires_at),
+    )
+    return [(kind, name, at) for kind, name, at in session.execute(statement)]
 
 
 def page(

@@ -3,7 +3,7 @@
 Every evaluation asks for the waivers of its manifest, so the active waivers are held in
 memory: reloaded after this process creates or deletes one, and every RELOAD_SECONDS (another
 replica may have), the way the matrix versions are. A submission adds no query while the
-cache is fresh. Sweeps read the database (`active_by_manifest`, `next_expiry`).
+cache is fresh. Sweeps read the database (`active_by_manifest`, `next_expiry`, `expired_unjudged`).
 
 A waiver leaves the policy input once `expires_at` is not after the evaluation time (the
 policies check that too, so a replayed decision keeps its waiver). Creating and deleting one
@@ -206,6 +206,16 @@ class WaiverService:
         time a sweep must flip its manifest back."""
         with transaction(self._sessions) as session:
             return repository.next_expiry(session, after)
+
+    def expired_unjudged(self, now: datetime) -> tuple[datetime, list[ManifestKey]] | None:
+        """The latest expiry by `now` whose manifests were last judged before their waiver
+        expired (one that passed while the service was down included), and those manifests;
+        None when every expiry is judged."""
+        with transaction(self._sessions) as session:
+            found = repository.expired_unjudged(session, now)
+        if not found:
+            return None
+        return max(at for _, _, at in found), sorted({(kind, name) for kind, name, _ in found})
 
     def _refresh(self) -> None:
         """Reload a stale cache; while another thread reloads it, answer from the one held

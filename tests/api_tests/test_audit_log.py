@@ -68,7 +68,7 @@ def test_every_example_decision_is_proven_in_the_signed_checkpoint(api: Api) -> 
     assert signed.tree_size == head_size(api)
     assert verifier(api).encoded() == api.runtime.checkpointer.verifier().encoded()
     items = get(api, "/v1/audit", limit=500).json()["items"]
-    assert len(items) == 15
+    assert len(items) == 18
     for item in items:
         entry = get(api, f"/v1/audit/entries/{item['leaf_index']}").json()
         assert (entry["leaf_index"], entry["type"]) == (item["leaf_index"], "decision")
@@ -91,14 +91,14 @@ def test_a_later_checkpoint_is_consistent_with_an_earlier_one(api: Api) -> None:
     post_examples(api)
     api.runtime.checkpointer.sign_now()
     second = checkpoint(api)
-    assert (first.tree_size, second.tree_size) == (1, 16)
+    assert (first.tree_size, second.tree_size) == (1, 19)
     proof = get(
         api, "/v1/audit/proof/consistency", first=first.tree_size, second=second.tree_size
     ).json()
-    assert (proof["first"], proof["second"]) == (1, 16)
+    assert (proof["first"], proof["second"]) == (1, 19)
     hashes = [b64(digest) for digest in proof["hashes"]]
-    verify_consistency(1, 16, hashes, first.root_hash, second.root_hash)
-    assert get(api, "/v1/audit/proof/consistency", first=16, second=16).json()["hashes"] == []
+    verify_consistency(1, 19, hashes, first.root_hash, second.root_hash)
+    assert get(api, "/v1/audit/proof/consistency", first=19, second=19).json()["hashes"] == []
 
 
 def test_the_entry_is_the_exact_text_of_the_leaf(api: Api) -> None:
@@ -165,7 +165,7 @@ def test_every_decision_read_back_carries_its_leaf_index(api: Api) -> None:
     with api.runtime.db.connect() as connection:
         rows = connection.exec_driver_sql("SELECT id, leaf_index FROM decisions").all()
     leaves = {str(id_): int(leaf) for id_, leaf in rows}
-    assert sorted(leaves.values()) == list(range(1, 16))
+    assert sorted(leaves.values()) == list(range(1, 19))
     for item in get(api, "/v1/audit", limit=500).json()["items"]:
         assert item["leaf_index"] == leaves[item["id"]]
     kind, name = "HardwareManifest", "h100-pool-a"

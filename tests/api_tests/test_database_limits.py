@@ -70,11 +70,11 @@ def _ready(api: Api) -> tuple[int, dict[str, str]]:
 def test_readiness_names_a_table_renamed_away_and_recovers(postgres_db: str) -> None:
     with running_api(postgres_db) as api, psycopg.connect(_driver_url(postgres_db)) as admin:
         admin.autocommit = True
-        assert _ready(api) == (200, {"database": "ok", "policy_engine": "ok"})
+        assert _ready(api) == (200, {"database": "ok", "ledger": "ok", "policy_engine": "ok"})
         admin.execute("ALTER TABLE decisions RENAME TO decisions_away")
         status, checks = _ready(api)
         assert status == 503
         assert "decisions" in checks["database"]
         assert checks["policy_engine"] == "ok"
         admin.execute("ALTER TABLE decisions_away RENAME TO decisions")
-        assert _ready(api) == (200, {"database": "ok", "policy_engine": "ok"})
+        assert _ready(api) == (200, {"database": "ok", "ledger": "ok", "policy_engine": "ok"})

@@ -115,9 +115,12 @@ def test_a_stricter_matrix_lists_what_it_adds(api: Api) -> None:
     stricter = matrix("2026.12.2")
     stricter["engines"]["deepinfer"]["host"]["python"] = {"min": "3.13", "below": "3.14"}
     body = report(api, stricter)
-    # Every pool runs Python 3.12; the RTX workstation and two deployments were rejected anyway.
+    # Every pool runs Python 3.12; the RTX workstation, the H100 declared sm100 and three
+    # deployments were rejected anyway, and vLLM is judged on no host the matrix states.
     assert changes(body) == {
         ("DeploymentManifest", "v41-flash-b200-batch"): ("supported", "rejected"),
+        ("DeploymentManifest", "v41-flash-b200-trial"): ("supported", "rejected"),
+        ("HardwareManifest", "b200-pool-cuda12"): ("experimental", "rejected"),
         ("DeploymentManifest", "v41-flash-h100-trial"): ("experimental", "rejected"),
         ("HardwareManifest", "ascend950-pool"): ("supported", "rejected"),
         ("HardwareManifest", "b200-pool"): ("supported", "rejected"),
@@ -215,3 +218,20 @@ def test_on_opa_the_proposal_never_reaches_the_server(opa_url: str, tmp_path: Pa
         assert held == "2026.11.1"
         # Submissions right after still judge under the current matrix.
         assert created(api, example("hw-h100-pool-a.yaml"))["verdict"] == "experimental"
+
+
+def test_the_catalogue_and_the_alternatives_models_weigh_in_the_analysis(api: Api) -> None:
+    """CONTRACT 10.3 and 10.6 through the analysis: without the hardware catalogue the H100
+    declared sm100 passes as a listed SM100 pool; once vLLM's entry lists the model, vLLM on
+    H100 is supported."""
+    track_examples(api)
+    proposed = matrix("2026.12.3")
+    proposed.pop("accelerators")
+    proposed["alternatives"][0]["models"] = ["deepseek-v4.1-flash"]  # an identity, as written
+    body = report(api, proposed)
+    assert changes(body) == {
+        ("DeploymentManifest", "v41-flash-h100-vllm"): ("experimental", "supported"),
+        ("HardwareManifest", "h100-pool-retyped"): ("rejected", "supported"),
+    }
+    retyped = next(c for c in body["changed"] if c["manifest"]["name"] == "h100-pool-retyped")
+    assert retyped["rules_removed"] == ["hardware.accelerator-arch"]

@@ -177,13 +177,12 @@ def test_a_client_that_hangs_up_mid_body_is_no_unexpected_error(sqlite_api: Api)
 
 
 def test_readiness_names_each_check(api: Api) -> None:
-    """The readiness handler takes the database and the engine as parts of the runtime (the
-    engine's type is a Protocol, which Litestar checks each value against)."""
+    """The database, the ledger's writer and the policy engine, each by name."""
     response = api.client.get("/health/ready")
     assert response.status_code == 200, response.text
     assert response.json() == {
         "status": "ok",
-        "checks": {"database": "ok", "policy_engine": "ok"},
+        "checks": {"database": "ok", "ledger": "ok", "policy_engine": "ok"},
     }
 
 

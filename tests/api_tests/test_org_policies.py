@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import tarfile
 from collections.abc import Iterator
@@ -16,15 +17,18 @@ from typing import Any
 
 import pytest
 import requests
+import yaml
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
 from supportgate.policy.inputs import format_time
+from supportgate.policy.live import OPA_ACTIVATION_BOUND
 from supportgate.policy.opa_bundle import BundleSigner, build_bundle
 from supportgate.policy.org_check import PolicyRefused
 
 from ..api import Api, running_api
 from ..clock import FakeClock
+from ..integration.test_org_misbehaving import FRAGILE, POOL
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
 from ..receiver import running_receiver
 from ..waiting import wait_until
@@ -140,8 +144,8 @@ def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
     opa_binary: str, tmp_path: Path
 ) -> None:
     """OPA pulls the service's current bundle (here through a loopback server that hands out
-    what the service serves): after a reload the service expects the new revision, and the
-    new rules decide as soon as OPA holds it."""
+    what the service serves): after a reload the service publishes the new revision, and takes
+    it (the new rules decide) at the first tick that finds OPA holding it."""
     copy = tmp_path / "acme"
     shutil.copytree(ACME, copy)
     credentials = shared_credentials()
@@ -172,10 +176,16 @@ def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
         rules_file = copy / "acme.rego"
         text = rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
         rules_file.write_text(text)
-        api.runtime.sweeps.tick()
-        revision = policy(api)["revision"]
+        kept = policy(api)["revision"]
+
+        def taken() -> str | None:
+            api.runtime.sweeps.tick()
+            revision: str = policy(api)["revision"]
+            return revision if revision != kept else None
+
+        revision = wait_until(taken, "OPA to pull the new revision")
         assert api.runtime.engine.policy_revision == revision
-        decision = wait_until(decided, "OPA to pull the new revision")
+        decision = wait_until(decided, "a decision under it")
         assert (decision["policy_revision"], decision["verdict"]) == (revision, "supported")
 
 
@@ -229,6 +239,136 @@ def test_on_opa_a_bundle_opa_refuses_never_takes_effect(opa_binary: str, tmp_pat
         response = api.post_manifest(EXAMPLES / "dep-b200-offline.yaml")
         assert response.status_code == 201, response.text
         assert response.json()["policy_revision"] == kept
+
+
+@pytest.mark.opa
+def test_without_opa_beside_the_service_a_bundle_opa_refuses_is_withdrawn(
+    opa_binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No `opa` on the service's PATH (the Docker image has none), so only OPA judges the
+    bundle. It used to be served and expected: OPA kept its old revision and every decision
+    was 503. Now it is taken only once OPA holds it; OPA never does, and after
+    OPA_ACTIVATION_BOUND the service serves the last good bundle again and refuses it."""
+    path = [entry for entry in os.environ["PATH"].split(os.pathsep) if entry]
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join(entry for entry in path if not (Path(entry) / "opa").exists())
+    )
+    assert shutil.which("opa") is None
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    running: dict[str, Api] = {}
+    served_revisions: list[str] = []
+
+    def served() -> bytes:
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        served_revisions.append(bundle.revision)
+        return bundle.archive
+
+    clock = FakeClock()
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(shared_credentials(), served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=clock, opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        kept = policy(api)["revision"]
+        good = api.runtime.bundles.bundle
+        assert good is not None
+        (copy / "typed.rego").write_text(TYPE_ERROR)
+        assert not api.runtime.policies.reload()
+        published = api.runtime.bundles.bundle
+        assert published is not None
+        assert published.revision != good.revision
+        # OPA fetched the new bundle, and fetched again after it had refused it.
+        wait_until(
+            lambda: (
+                served_revisions[served_revisions.index(published.revision) + 1 :]
+                if published.revision in served_revisions
+                else None
+            ),
+            "OPA to fetch the new bundle twice",
+        )
+        assert not api.runtime.policies.reload()  # not held, and within the bound
+        assert post(api, "dep-b200-offline.yaml")["policy_revision"] == kept
+        failures = reload_failures(api)
+        clock.advance(OPA_ACTIVATION_BOUND)
+        assert not api.runtime.policies.reload()
+        assert reload_failures(api) == failures + 1
+        again = api.runtime.bundles.bundle
+        assert again is not None
+        assert again.revision == good.revision
+        error = policy(api)["last_error"]
+        assert error["kept"] == kept
+        [problem] = error["problems"]
+        assert f"OPA did not activate bundle revision {published.revision}" in problem
+        assert policy(api)["revision"] == kept
+        assert post(api, "dep-b200-offline.yaml")["policy_revision"] == kept
+        assert not api.runtime.policies.reload()  # told once, not retried
+        assert policy(api)["last_error"] == error
+
+
+@pytest.mark.opa
+def test_a_bundle_withdrawn_while_opa_was_away_is_taken_once_opa_holds_it(
+    opa_binary: str, tmp_path: Path
+) -> None:
+    """Two replicas, one OPA that stops polling during a reload: this replica withdraws the
+    new bundle at its bound, the other (here the loopback server, once "OPA is back") serves
+    it and OPA activates it. This replica then follows OPA instead of answering 503."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    credentials = shared_credentials()
+    running: dict[str, Api] = {}
+    other_replica: list[bytes] = []  # what OPA gets instead, once it is back
+
+    def served() -> bytes:
+        if other_replica:
+            return other_replica[0]
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    clock = FakeClock()
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(credentials, served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=clock, opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        kept = policy(api)["revision"]
+        good = api.runtime.bundles.bundle
+        assert good is not None
+        other_replica.append(good.archive)  # OPA "away": it keeps getting the old bundle
+        rules_file = copy / "acme.rego"
+        rules_file.write_text(
+            rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
+        )
+        assert not api.runtime.policies.reload()
+        clock.advance(OPA_ACTIVATION_BOUND)
+        assert not api.runtime.policies.reload()
+        refused = policy(api)["last_error"]["revision"]
+        policies = PolicyBundle.load(DEFAULT_POLICY_DIR, (copy,))
+        assert refused == policies.revision
+        signer = BundleSigner.from_file(credentials.signing_key)
+        other_replica[0] = build_bundle(policies, default_matrix_document(policies), signer).archive
+        wait_until(
+            lambda: policy(api)["revision"] != kept or api.runtime.policies.reload(),
+            "this replica to take what OPA holds",
+        )
+        assert policy(api)["revision"] == refused
+        assert policy(api)["last_error"] is None
+        decision = post(api, "dep-b200-offline.yaml")
+        assert (decision["policy_revision"], decision["verdict"]) == (refused, "supported")
 
 
 def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
@@ -427,3 +567,26 @@ def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(
     assert decision["policy_revision"] == after["revision"]
     assert decision["verdict"] == "supported"
     assert rules(decision) == set()
+
+
+def test_a_rule_that_misbehaves_on_one_manifest_never_fails_its_post(
+    reloading: tuple[Api, Path], tmp_path: Path
+) -> None:
+    """Both used to be 503 (the malformed finding, the failing helper), for every manifest
+    since the decision reads every org rule; now each is decided on the built-in rules with a
+    warn in the org rule's place."""
+    api, bundle = reloading
+    (bundle / "fragile.rego").write_text(FRAGILE)
+    api.runtime.sweeps.tick()
+    assert policy(api)["last_error"] is None
+    assert any(rule["id"] == "org.fragile.helper" for rule in policy(api)["rules"])
+    for name, rule in (("fragile-message", "org.fragile.message"), ("fragile-helper", "org")):
+        document = yaml.safe_load(POOL.read_text())
+        document["metadata"]["name"] = name
+        document["spec"]["nodes"] = 50
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(document))
+        response = api.post_manifest(tmp_path / f"{name}.yaml")
+        assert response.status_code == 201, response.text
+        decision = response.json()
+        assert decision["verdict"] == "experimental"  # the built-in verdict of a 50-node H100 pool
+        assert [v["severity"] for v in decision["violations"] if v["rule"] == rule] == ["warn"]

@@ -109,6 +109,7 @@ def test_impact_shows_the_messages_of_the_rules_each_change_gains_or_loses(
         "- vendor: ascend",
         "- vendor: nvidia\n      arch: sm90\n"
         "      toolkit: {name: cuda, min: '12.4'}\n    - vendor: ascend",
+        1,  # the engine's platform, not the catalogue's Ascend families further down
     )
     response = api.client.post("/ui/impact", data={"matrix": proposal, CSRF_FIELD: token})
     assert response.status_code == 200, response.text

@@ -185,6 +185,10 @@ def test_the_matrix_page_diffs_two_versions_structurally(sqlite_api: Api) -> Non
     page = api.client.get("/ui/matrix")
     assert page.status_code == 200
     assert 'id="matrix-diff"' not in page.text  # one version: nothing to compare
+    # the version in effect: its platforms with their tier, alternatives and catalogue
+    assert "<td>nvidia sm100</td><td>cuda 13.0 &lt; 14</td><td>official</td>" in page.text
+    assert "<tr><td>vllm</td><td>nvidia sm90</td><td>—</td><td>not stated</td>" in page.text
+    assert "<td><code>*RTX*4090*</code></td><td>sm89</td><td>yes</td>" in page.text
     old = api_get(api, "/v1/matrix")["version"]
     publish_with_sm90(api)
     page = api.client.get("/ui/matrix")  # the two newest by default
@@ -223,6 +227,7 @@ def test_impact_analysis_of_a_pasted_matrix_records_nothing(sqlite_api: Api) -> 
         "- vendor: ascend",
         "- vendor: nvidia\n      arch: sm90\n"
         "      toolkit: {name: cuda, min: '12.4'}\n    - vendor: ascend",
+        1,  # the engine's platform, not the catalogue's Ascend families further down
     )
     before = rows(api)
     response = api.client.post("/ui/impact", data={"matrix": proposal, CSRF_FIELD: token})

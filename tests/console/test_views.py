@@ -133,6 +133,7 @@ def test_the_matrix_diff_is_structural() -> None:
             "old-engine": {"models": [], "platforms": [], "host": {"os": ["linux"]}},
         },
         "alternatives": [{"name": "vllm", "platforms": [{"vendor": "nvidia", "arch": "sm90"}]}],
+        "accelerators": [{"vendor": "nvidia", "models": ["*H100*"], "arch": "sm90"}],
     }
     new = {
         "version": "2",
@@ -156,6 +157,7 @@ def test_the_matrix_diff_is_structural() -> None:
             {"name": "vllm", "platforms": [{"vendor": "nvidia", "arch": "sm90"}]},
             {"name": "sglang", "platforms": []},
         ],
+        "accelerators": [{"vendor": "nvidia", "models": ["*H100*"], "arch": "sm90a"}],
     }
     found = {(c.change, c.section, c.path, c.before, c.after) for c in diff_matrices(old, new)}
     assert found == {
@@ -179,5 +181,6 @@ def test_the_matrix_diff_is_structural() -> None:
             None,
         ),
         ("added", "alternatives", "[sglang]", None, '{"name":"sglang","platforms":[]}'),
+        ("changed", "accelerators", "[nvidia/*H100*].arch", "sm90", "sm90a"),
     }
     assert diff_matrices(old, old) == ()

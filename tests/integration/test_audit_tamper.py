@@ -132,7 +132,7 @@ def test_the_untouched_history_is_intact(
 
 
 def test_an_edited_entry(history: History, capsys: pytest.CaptureFixture[str]) -> None:
-    leaf = deployment(history, "v41-flash-h100-vllm")["leaf_index"]
+    leaf = deployment(history, "v41-flash-b200-typo")["leaf_index"]
     run_sql(
         history.url,
         'UPDATE ledger_entries SET entry = replace(entry, \'"verdict":"rejected"\', '
@@ -228,20 +228,20 @@ def test_an_edited_tracked_manifest(history: History, capsys: pytest.CaptureFixt
     run_sql(
         history.url,
         "UPDATE manifests SET latest_verdict = 'supported' "
-        "WHERE kind = 'DeploymentManifest' AND name = 'v41-flash-h100-vllm';",
+        "WHERE kind = 'DeploymentManifest' AND name = 'v41-flash-b200-typo';",
     )
     code, out = verify_with_witness(history, capsys)
     assert (code, out) == (
         1,
         "audit log broken: the tracked-manifest table disagrees with the log at "
-        "DeploymentManifest/v41-flash-h100-vllm: its latest_verdict is 'supported', the log "
+        "DeploymentManifest/v41-flash-b200-typo: its latest_verdict is 'supported', the log "
         "says 'rejected'",
     )
     assert main(["audit", "rebuild-tracking"]) == 0
     assert (
         capsys.readouterr()
         .out.strip()
-        .endswith("restored 1: DeploymentManifest/v41-flash-h100-vllm (latest_verdict)")
+        .endswith("restored 1: DeploymentManifest/v41-flash-b200-typo (latest_verdict)")
     )
     assert verify_with_witness(history, capsys)[0] == 0
 
@@ -251,7 +251,7 @@ def test_an_edited_tracked_manifest(history: History, capsys: pytest.CaptureFixt
 
 def edit_and_recompute(history: History) -> None:
     """A rejected deployment made supported in its entry, its row and the tracked table."""
-    found = deployment(history, "v41-flash-h100-vllm")
+    found = deployment(history, "v41-flash-b200-typo")
     run_sql(
         history.url,
         f"""
@@ -322,7 +322,7 @@ DELETE FROM ledger_entries WHERE leaf_index = {leaf};
 
 def insert_in_the_middle(history: History) -> None:
     """A forged `supported` decision for a rejected deployment, before the waivers."""
-    like = deployment(history, "v41-flash-h100-vllm")
+    like = deployment(history, "v41-flash-b200-typo")
     leaf = int(scalar(history.url, "SELECT min(leaf_index) FROM waivers"))
     recorded_at = recorded_at_of(history, leaf) - timedelta(microseconds=1)  # in sequence
     run_sql(
@@ -405,7 +405,7 @@ def test_the_stored_checkpoints_catch_what_they_cover(
 
 
 def insert_at_the_end(history: History, recorded_at: datetime) -> int:
-    like = deployment(history, "v41-flash-h100-vllm")
+    like = deployment(history, "v41-flash-b200-typo")
     leaf = history.checkpoints[1]
     run_sql(
         history.url,

@@ -79,6 +79,32 @@ def test_publish_yaml_then_json(
         assert matrices.current().version == "2026.12.1"
 
 
+def test_publish_keeps_the_catalogue_tiers_and_alternatives(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CONTRACT 10.3 and 10.6: what a matrix says about hardware and alternatives is published
+    as written, and the policies get it prepared."""
+    document = yaml.safe_load(DEFAULT_MATRIX.read_text())
+    document["engines"]["deepinfer"]["platforms"][0]["tier"] = "preview"
+    vllm = {"models": ["DeepSeek-V4.1-Flash"], "host": {"os": ["linux"]}, "provides": []}
+    alternatives = [{**document["alternatives"][0], **vllm}, *document["alternatives"][1:]]
+    path = matrix_file(
+        tmp_path / "matrix.yaml",
+        "2026.12.1",
+        engines=document["engines"],
+        alternatives=alternatives,
+    )
+    assert run(capsys, "publish", str(path))[0] == 0
+    with stored(database) as matrices:
+        loaded = matrices.current().loaded
+    assert loaded.document["accelerators"] == document["accelerators"]
+    assert loaded.document["alternatives"][0] == {**document["alternatives"][0], **vllm}
+    prepared = json.loads(loaded.prepared)
+    assert prepared["engines"]["deepinfer"]["platforms"]["nvidia"]["sm100"][0]["tier"] == "preview"
+    assert prepared["alternative_runtimes"]["vllm"]["judges_service"] is True
+    assert prepared["accelerators"]["nvidia"][1]["patterns"] == ["*h100", "*h100[- ]*"]
+
+
 def test_duplicate_version_is_exit_2(
     database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -100,6 +126,14 @@ def test_duplicate_version_is_exit_2(
     [
         ({"evidence_max_age_days": "ninety"}, "$.evidence_max_age_days"),
         ({"engines": {"deepinfer": {"models": [], "platforms": [], "host": {}}}}, "$.engines"),
+        (
+            {"accelerators": [{"vendor": "nvidia", "arch": "sm90", "models": ["*[ -]H20"]}]},
+            "$.accelerators[0].models",
+        ),
+        (
+            {"alternatives": [{"name": "vllm", "platforms": [], "provides": ["kv"]}]},
+            "$.alternatives[0].provides[0]",
+        ),
     ],
 )
 def test_bad_file_is_exit_2_naming_file_and_field(

@@ -32,7 +32,7 @@ def test_replay_reports_each_decision_that_differs(
 ) -> None:
     assert replay(capsys) == (
         0,
-        ["replayed 15: 15 reproduced, 0 differ, 0 cannot be replayed here"],
+        ["replayed 18: 18 reproduced, 0 differ, 0 cannot be replayed here"],
     )
     first, second = examples[0], examples[1]
     edited = "rejected" if first["verdict"] != "rejected" else "supported"
@@ -50,7 +50,7 @@ def test_replay_reports_each_decision_that_differs(
     assert lines == [
         f"decision {first['id']} differs: verdict {edited} -> {first['verdict']}",
         f"decision {second['id']} differs: its stored policy input does not match its input_digest",
-        "replayed 15: 13 reproduced, 2 differ, 0 cannot be replayed here",
+        "replayed 18: 16 reproduced, 2 differ, 0 cannot be replayed here",
     ]
     code, lines = replay(capsys, str(first["id"]))
     assert (code, lines[-1]) == (1, "replayed 1: 0 reproduced, 1 differ, 0 cannot be replayed here")

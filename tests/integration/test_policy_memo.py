@@ -126,9 +126,9 @@ def test_a_kept_answer_is_not_given_once_evidence_turns_stale_or_a_waiver_lapses
     deployment = _manifest(examples_dir, "dep-b200-offline.yaml")  # build evidence at 11-20 10:00
     built = datetime(2026, 11, 20, 10, tzinfo=UTC)
     last_fresh = built + timedelta(days=90)  # evidence_max_age_days: stale once older than 90
-    pool = _manifest(examples_dir, "hw-b200-pool-cuda12.yaml")  # support.toolkit: rejected
+    pool = _manifest(examples_dir, "hw-h100-declared-sm100.yaml")  # rejected: a wrong arch
     lapses = EXAMPLE_TIME + timedelta(days=3)
-    waiver = {"id": "w-1", "rule": "support.toolkit", "expires_at": format_time(lapses)}
+    waiver = {"id": "w-1", "rule": "hardware.accelerator-arch", "expires_at": format_time(lapses)}
 
     def rules(subject: Subject, at: datetime) -> set[str]:
         return evaluator.evaluate(subject, evaluated_at=at, hardware=pools.get).decision.rules()
@@ -137,7 +137,7 @@ def test_a_kept_answer_is_not_given_once_evidence_turns_stale_or_a_waiver_lapses
     assert "evidence.stale" not in rules(Subject(deployment), last_fresh)
     assert "evidence.stale" in rules(Subject(deployment), last_fresh + timedelta(microseconds=1))
     waived = Subject(pool, waivers=[waiver])
-    assert "support.toolkit" in rules(waived, EXAMPLE_TIME)
+    assert "hardware.accelerator-arch" in rules(waived, EXAMPLE_TIME)
     severities = {
         at: evaluator.evaluate(waived, evaluated_at=at).decision.violations
         for at in (lapses - timedelta(microseconds=1), lapses)
@@ -191,7 +191,12 @@ def test_matrices_and_batches_keep_answers_apart_and_in_order(
     assert counting.asked == len(subjects) + 2
 
 
-_DENY_RULES = ("support.toolkit", "port.production", "topology.capacity", "manifest.hardware-ref")
+_DENY_RULES = (
+    "hardware.accelerator-arch",
+    "port.production",
+    "topology.capacity",
+    "manifest.hardware-ref",
+)
 _MICROSECOND = timedelta(microseconds=1)
 
 

@@ -31,7 +31,10 @@ def test_serve_on_a_fresh_directory_uses_a_sqlite_file_there(tmp_path: Path) -> 
         assert (tmp_path / "supportgate.db").is_file()
         ready = httpx.get(f"{server.url}/health/ready", timeout=10)
         assert ready.status_code == 200
-        assert ready.json() == {"status": "ok", "checks": {"database": "ok", "policy_engine": "ok"}}
+        assert ready.json() == {
+            "status": "ok",
+            "checks": {"database": "ok", "ledger": "ok", "policy_engine": "ok"},
+        }
 
         # A key made by the CLI in the same directory works: both use the same database.
         made = run_cli(["keys", "create", "--role", "ci", "--name", "ci"], env=env, cwd=tmp_path)

@@ -18,8 +18,8 @@ CONTRACT_DENY = {
     "host.os",
     "host.compiler",
     "host.python",
-    "support.toolkit",
     "support.engine",
+    "hardware.accelerator-arch",
     "port.production",
     "port.production-stack",
     "port.isolation",
@@ -38,7 +38,9 @@ CONTRACT_DENY = {
 }
 CONTRACT_WARN = {
     "support.platform",
+    "support.toolkit",
     "support.model",
+    "support.alternative",
     "claims.correctness",
     "claims.performance",
     "service.external",

@@ -140,3 +140,35 @@ def test_the_schedulers_routine_runs_are_not_logged_but_its_failures_are(
         logging.getLogger("apscheduler").setLevel(saved)
     (line,) = captured.getvalue().splitlines()
     assert json.loads(line)["event"] == 'Job "SweepScheduler.tick" raised an exception'
+
+
+class FullDisk(io.StringIO):
+    """stdout on a full file system: every write fails with ENOSPC until space comes back."""
+
+    full = True
+
+    def write(self, text: str) -> int:
+        if self.full:
+            raise OSError(28, "No space left on device")
+        return super().write(text)
+
+
+def test_a_line_that_cannot_be_written_is_lost_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger's writer logs as it answers a failed write: a log on the same full disk must
+    not stop it (it did: the writer thread died and every later POST hung)."""
+    stream = FullDisk()
+    monkeypatch.setattr(sys, "stdout", stream)
+    root = logging.getLogger()
+    saved = (root.handlers, root.level)
+    configure_logging(json=True)
+    try:
+        get_logger("test").error("lost_line")
+        logging.getLogger("test.stdlib").error("lost record")
+        stream.full = False
+        get_logger("test").info("written_line")
+    finally:
+        root.handlers, root.level = saved
+        structlog.reset_defaults()
+    assert [json.loads(line)["event"] for line in stream.getvalue().splitlines()] == [
+        "written_line"
+    ]

@@ -25,6 +25,8 @@ from supportgate.manifests import (
 )
 from supportgate.manifests.common import Component, version_key
 from supportgate.manifests.deployment import EvidenceItem
+from supportgate.matrix import prepare
+from supportgate.policy.engine import LoadedMatrix
 from tests.examples import expected
 from tests.strategies import manifests, matrices
 
@@ -108,6 +110,39 @@ def test_the_contract_matrix_decodes() -> None:
     assert matrix.engines["deepinfer"].provides == ()
     assert matrix.default_engine is None
     assert [a.name for a in matrix.alternatives] == ["vllm"]
+
+
+def test_a_matrix_published_before_section_10_keeps_its_form_and_meaning() -> None:
+    """No catalogue, no tiers, alternatives without models, host or provides: the same
+    canonical document (so the same digest) as when it was published, an empty catalogue,
+    official platforms, and alternatives judged on nothing but their platforms."""
+    document = yaml.safe_load(MATRIX)
+    document["engines"]["deepinfer"].pop("provides")  # the canonical form omits empty lists
+    old = decode_matrix(MATRIX.encode(), fmt="yaml")
+    assert to_builtins(old) == document
+    assert prepare(old).key == LoadedMatrix.from_document(document).key
+    prepared = json.loads(prepare(old).prepared)
+    assert prepared["accelerators"] == {}
+    assert {
+        toolkit["tier"]
+        for toolkit in prepared["engines"]["deepinfer"]["platforms"]["nvidia"]["sm100"]
+    } == {"official"}
+    assert prepared["alternative_runtimes"]["vllm"]["models"] == {}
+    assert prepared["alternative_runtimes"]["vllm"]["judges_service"] is False
+
+
+def test_matrix_accelerator_patterns_the_policies_cannot_read_name_the_field() -> None:
+    for pattern, message in (
+        ("*[ -]H20", 'write "-" first'),
+        ("{H20,H200}", "shell-style pattern"),
+    ):
+        text = (
+            MATRIX + f'accelerators:\n  - {{vendor: nvidia, arch: sm90, models: ["{pattern}"]}}\n'
+        )
+        with pytest.raises(ManifestError) as caught:
+            decode_matrix(text.encode(), fmt="yaml")
+        assert caught.value.path.startswith("$.accelerators[0].models"), pattern
+        assert message in str(caught.value), pattern
 
 
 def test_canonical_form_omits_absent_fields_and_writes_utc() -> None:

@@ -53,7 +53,9 @@ batch := [item_result |
 # for sets that can have members:
 #
 # - host.deny, port.deny, service, topology, evidence.warn and manifest.deny are read only when
-#   the package's `applies` holds, a condition every rule of those sets requires (see each package).
+#   the package's `applies` holds, a condition every rule of those sets requires (see each
+#   package); hardware.deny only when the model is catalogued and its declared arch is not
+#   among the catalogue's archs as written (lib/subject.rego).
 # - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
@@ -61,11 +63,12 @@ batch := [item_result |
 denies := union({
 	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
 	data.supportgate.support.deny,
+	{found | subject.catalogued_archs != set(); not subject.arch_catalogued; some found in data.supportgate.hardware.deny},
 	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
 	{found | data.supportgate.manifest.applies; some found in data.supportgate.manifest.deny},
-	{found | some org in data.supportgate.org; some found in org.deny}, # organisation bundles
+	{found | some found in _org_found("deny"); _well_formed(found)}, # organisation bundles
 })
 
 warns := union({
@@ -75,8 +78,55 @@ warns := union({
 	{found | data.supportgate.evidence.applies; some found in data.supportgate.evidence.warn},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
-	{found | some org in data.supportgate.org; some found in org.warn},
+	{found | some found in _org_found("warn"); _well_formed(found)},
+	_org_misbehaved,
 })
+
+# --- organisation bundles ------------------------------------------------------------------
+#
+# An organisation rule never costs the built-in verdict (docs/organisation-policies.md, "When
+# an organisation rule misbehaves"). A finding that is not {rule, message, path} strings is
+# left out, and a warn names its rule instead. An organisation rule that fails to evaluate
+# fails the whole query on either engine (Rego has no catch): the engine then asks again with
+# input.organisation_failed, which leaves every organisation rule unread and says so.
+_org_found(kind) := {found |
+	not input.organisation_failed
+	some org in data.supportgate.org
+	some found in org[kind]
+}
+
+_well_formed(found) if {
+	count(found) == 3
+	is_string(found.rule)
+	is_string(found.message)
+	is_string(found.path)
+}
+
+_org_misbehaved contains {
+	"rule": rule,
+	"message": sprintf(
+		"organisation rule %v emitted a malformed %v finding (not {rule, message, path} strings): %v",
+		[rule, kind, "it is left out of the decision"],
+	),
+	"path": "",
+} if {
+	some kind in ["deny", "warn"]
+	some found in _org_found(kind)
+	not _well_formed(found)
+	rule := _org_rule(found)
+}
+
+_org_misbehaved contains {
+	"rule": "org",
+	"message": "an organisation rule failed to evaluate on this manifest: the decision is the built-in policies' alone",
+	"path": "",
+} if {
+	input.organisation_failed
+}
+
+_org_rule(found) := found.rule if is_string(found.rule)
+
+else := "org"
 
 # Each violation is the concern's {rule, path, message} plus its severity (object.union is a
 # single builtin call; the waiver of every rule is looked up in one object).
@@ -173,7 +223,25 @@ recommendations contains sprintf(
 	]),
 	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
 ) if {
-	standing.unlisted
+	standing.port_discipline
+}
+
+recommendations contains sprintf(
+	concat(" ", [
+		"%v %v on %v is not a combination %v lists: %v %v there would make it officially",
+		"supported; until then it is judged as an experimental port",
+	]),
+	[
+		hardware.toolkit.name,
+		hardware.toolkit.version,
+		subject.accelerator_text,
+		engine_name,
+		required.name,
+		required.range,
+	],
+) if {
+	standing.toolkit_unlisted
+	required := standing.platform_toolkits[0]
 }
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
@@ -233,6 +301,7 @@ recommendations contains sprintf("engine %v is not in the support matrix; the ma
 ]) if {
 	subject.deployment
 	not standing.engine_known
+	not standing.alternative
 }
 
 recommendations contains sprintf(

@@ -91,7 +91,7 @@ test_verdict_rejected_on_rtx_workstation if {
 }
 
 test_verdict_rejected_on_unknown_engine_alone if {
-	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.h100)
+	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.h100)
 	result.verdict == "rejected"
 	fx.rules(result.violations) == {"support.engine", "topology.capacity"}
 }
@@ -270,7 +270,7 @@ test_recommendations_consumer_card if {
 }
 
 test_recommendations_consumer_card_on_an_engine_outside_the_matrix if {
-	spec := fx.with_spec({"engine": {"name": "sglang"}})
+	spec := fx.with_spec({"engine": {"name": "ollama"}})
 	result := decision.result with input as fx.inline_input(spec, fx.rtx4090)
 	_has_recommendation(result, "no cheap replacement for the engine's reference topology")
 }
@@ -287,8 +287,8 @@ test_recommendations_missing_components_online if {
 }
 
 test_recommendations_unknown_engine if {
-	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.b200)
-	_has_recommendation(result, "engine sglang is not in the support matrix")
+	result := decision.result with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.b200)
+	_has_recommendation(result, "engine ollama is not in the support matrix")
 }
 
 test_recommendations_unresolved_ref if {
@@ -338,3 +338,60 @@ test_recommendation_reference_topology_absent_on_listed_platform if {
 		not contains(line, "not a capacity estimate")
 	}
 }
+
+# --- section 10: support as a combination, hardware identity, alternatives, preview --------------
+
+test_verdict_experimental_on_listed_platform_with_old_toolkit if {
+	old := object.union(fx.b200, {"toolkit": {"version": "12.9"}})
+	result := decision.result with input as fx.hardware_input(old)
+	result.verdict == "experimental"
+	result.checklist.official_support == false
+	fx.rules(result.violations) == {"support.toolkit"}
+	_has_recommendation(result, "cuda >= 13.0, < 14 there would make it officially supported")
+}
+
+test_verdict_rejected_on_declared_arch_the_catalogue_contradicts if {
+	h100 := object.union(fx.h100, {"accelerator": {"arch": "sm100"}, "toolkit": {"version": "13.0"}})
+	result := decision.result with input as fx.hardware_input(h100)
+	result.verdict == "rejected"
+	fx.rules(result.violations) == {"hardware.accelerator-arch"}
+}
+
+test_verdict_experimental_on_alternative_runtime if {
+	vllm := fx.with_spec({"engine": {"name": "vllm"}, "stage": "evaluation", "port": {}, "topology": _small})
+	result := decision.result with input as fx.deployment_input(vllm, fx.h100)
+	result.verdict == "experimental"
+	result.checklist.official_support == false
+	fx.rules(result.violations) == {"support.alternative"}
+	not _has_recommendation(result, "experimental port")
+}
+
+test_verdict_supported_on_alternative_listing_the_model if {
+	vllm := fx.with_spec({"engine": {"name": "vllm"}, "topology": _small})
+	result := decision.result with input as fx.deployment_input(vllm, fx.h100)
+		with data.supportgate.prepared.alternative_runtimes.vllm.models as {"deepseek-v4.1-flash": "DeepSeek-V4.1-Flash"}
+	result.verdict == "supported"
+	result.checklist.official_support == true
+}
+
+test_verdict_experimental_on_preview_platform_without_port_rules if {
+	preview := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "range": ">= 12.8", "tier": "preview"}]
+	spec := fx.with_spec({"stage": "evaluation", "port": {}, "topology": _small})
+	result := decision.result with input as fx.deployment_input(spec, fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview
+	result.verdict == "experimental"
+	result.checklist.official_support == false
+	"support.platform" in fx.rules(result.violations)
+	not "port.isolation" in fx.rules(result.violations)
+	not "port.pinning" in fx.rules(result.violations)
+}
+
+test_preview_platform_keeps_port_production if {
+	preview := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "range": ">= 12.8", "tier": "preview"}]
+	spec := object.union(json.remove(fx.deployment, ["evidence"]), {"topology": _small})
+	result := decision.result with input as fx.deployment_input(spec, fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview
+	"port.production" in fx.rules(result.violations)
+}
+
+_small := {"prefill_gpus": 2, "decode_gpus": 4}

@@ -31,7 +31,7 @@ test_host_os_fires_against_the_deployment_engine if {
 }
 
 test_host_os_quiet_when_engine_unknown if {
-	spec := fx.with_spec({"engine": {"name": "sglang"}})
+	spec := fx.with_spec({"engine": {"name": "ollama"}})
 	count(host.deny) == 0 with input as fx.deployment_input(spec, object.union(fx.b200, {"os": {"name": "windows"}}))
 }
 

@@ -1,69 +1,136 @@
 # The engine a manifest is judged against, and whether the matrix supports it there.
 package supportgate.lib.engines
 
+import data.supportgate.lib.names.identity
 import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.subject
+import data.supportgate.lib.versions.in_range
 
 # HardwareManifests are judged against the matrix's default engine (deepinfer when it names
-# none), deployments against their own engine.
-engine_name := input.manifest.spec.engine.name if {
-	subject.deployment
+# none), deployments against their own engine: the matrix's spelling of it when the matrix
+# lists it under another (names are identities, CONTRACT 10.5), the alternative runtime's
+# when it is one on this platform, else as written. (Each test is tried only when the one
+# before fails: a name written as the matrix writes it costs one lookup.)
+engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
+	not subject.deployment
+} else := input.manifest.spec.engine.name if {
+	data.supportgate.prepared.engines[input.manifest.spec.engine.name]
 } else := name if {
-	name := data.matrix.default_engine
-} else := "deepinfer"
+	name := data.supportgate.prepared.engine_names[_identity]
+} else := alternative.name if {
+	alternative
+} else := input.manifest.spec.engine.name
 
-# engine: the matrix entry of engine_name; undefined when the matrix does not list it.
-engine := data.matrix.engines[engine_name]
+# alternative: for a deployment whose engine is not among the matrix's engines but is one of
+# its alternatives documenting the hardware's (vendor, arch), that alternative as
+# supportgate/policy/prepared.py prepares it (CONTRACT 10.6). Undefined otherwise.
+alternative := runtime if {
+	subject.deployment
+	not data.supportgate.prepared.engines[input.manifest.spec.engine.name]
+	not data.supportgate.prepared.engine_names[_identity]
+	runtime := data.supportgate.prepared.alternative_runtimes[_identity]
+	accelerator := hardware.accelerator
+	runtime.documents[accelerator.vendor][accelerator.arch]
+}
 
-# prepared: what Python derived from the engine's matrix entry (supportgate/policy/prepared.py):
-# its version ranges as keys, its platforms by (vendor, arch) and the texts messages quote.
-# Undefined when the matrix does not list the engine.
-prepared := data.supportgate.prepared.engines[engine_name]
+# engine: the matrix entry the manifest is judged against: the engine's, or the alternative's
+# (host and service rules read its host and provides); undefined when the matrix lists
+# neither.
+engine := listed if {
+	listed := data.matrix.engines[engine_name]
+} else := data.matrix.alternatives[alternative.index]
+
+# prepared: what Python derived from that matrix entry (supportgate/policy/prepared.py): its
+# version ranges as keys, its platforms by (vendor, arch), its models by identity and the
+# texts messages quote. Undefined when the matrix lists neither.
+prepared := listed if {
+	listed := data.supportgate.prepared.engines[engine_name]
+} else := alternative
 
 # known_engines_text: the matrix's engines, for messages.
 known_engines_text := data.supportgate.prepared.known_engines_text
 
+_identity := identity(input.manifest.spec.engine.name)
+
 # standing: how the matrix judges the manifest, worked out in one rule; every fact is true or
 # false. (`[1 | x] != []` reads "x holds": false, not undefined, when x is undefined.)
 #
-# - engine_known: the matrix lists the engine.
+# - engine_known: the matrix lists the engine among its engines.
+# - alternative: the deployment runs an alternative runtime on a platform it documents.
 # - platform_toolkits: the toolkit each of the engine's matrix entries for the hardware's
 #   (vendor, arch) requires, in matrix order; empty when it lists none.
 # - platform_listed: the engine lists the hardware's (vendor, arch).
 # - platform_unlisted: the engine is known, the hardware resolved, and its (vendor, arch) is
 #   not listed; false when either is unknown (nothing to judge against).
+# - toolkit_unlisted: the (vendor, arch) is listed, but no entry of it accepts the toolkit:
+#   an unlisted combination, judged as an unlisted platform is (CONTRACT 10.2).
+# - preview: the entries that accept the toolkit are all of tier preview (CONTRACT 10.6).
 # - model_unlisted: a deployment whose known engine does not list its model.
 # - unlisted: provably not officially supported against a known engine. Unlike
 #   `not officially_supported` it is false when the engine is unknown, or when the platform
 #   cannot be judged (unresolved hardware) and the model is listed, so the experimental-port
-#   rules do not fire on facts nobody knows.
+#   rules do not fire on facts nobody knows. False for an alternative runtime: it is no
+#   port of the engine.
 # - port_discipline: unlisted, and the experimental-port discipline (port.isolation,
 #   port.pinning, port.arch-dependencies, port.production-stack) applies: not on a preview
-#   platform (CONTRACT 10.6).
-# - officially_supported: the platform is listed and, for deployments, the model too.
-# - unlisted_text: what is unlisted, for messages: "model X", "platform Y" or both.
+#   platform, where only port.production does.
+# - officially_supported: the platform, its toolkit and, for deployments, the model are
+#   listed (an alternative runtime: its own models list the model).
+# - unlisted_text: what is unlisted, for messages: "model X", "platform Y", "toolkit T on Y",
+#   "preview platform Y", joined by "and".
 standing := {
 	"engine_known": engine_known,
+	"alternative": on_alternative,
 	"platform_toolkits": toolkits,
 	"platform_listed": platform_listed,
 	"platform_unlisted": platform_unlisted,
+	"toolkit_unlisted": toolkit_unlisted,
+	"preview": preview,
 	"model_unlisted": model_unlisted,
 	"unlisted": unlisted,
-	"port_discipline": unlisted,
-	"officially_supported": [platform_listed, model_unlisted] == [true, false],
+	"port_discipline": [unlisted, preview] == [true, false],
+	"officially_supported": true in [[platform_listed, unlisted] == [true, false], listed_alternative],
 	"unlisted_text": concat(" and ", array.concat(
 		[sprintf("model %v", [input.manifest.spec.model.name]) | model_unlisted],
-		[sprintf("platform %v", [subject.accelerator_text]) | platform_unlisted],
+		[_hardware_text(platform_unlisted, toolkit_unlisted) | true in [platform_unlisted, toolkit_unlisted, preview]],
 	)),
 } if {
-	engine_known := [1 | prepared] != []
-	toolkits := [toolkit |
-		accelerator := hardware.accelerator
-		some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
-	]
+	engine_known := [1 | data.supportgate.prepared.engines[engine_name]] != []
+	on_alternative := [1 | alternative] != []
+	toolkits := _platform_toolkits
+	tiers := _accepting_tiers
 	platform_listed := toolkits != []
 	platform_unlisted := [engine_known, subject.hardware_known, platform_listed] == [true, true, false]
-	model_listed := [1 | input.manifest.spec.model.name in engine.models] != []
+	toolkit_unlisted := [platform_listed, tiers] == [true, []]
+	preview := [tiers != [], "official" in tiers] == [true, false]
+	model_listed := [1 | prepared.models[identity(input.manifest.spec.model.name)]] != []
 	model_unlisted := [subject.deployment, engine_known, model_listed] == [true, true, false]
-	unlisted := true in [platform_unlisted, model_unlisted]
+	unlisted := true in [platform_unlisted, toolkit_unlisted, preview, model_unlisted]
+	listed_alternative := [on_alternative, model_listed] == [true, true]
 }
+
+# _platform_toolkits: the engine's matrix entries for the hardware's (vendor, arch), in matrix
+# order; empty when it lists none or the hardware is unresolved.
+_platform_toolkits := [toolkit |
+	accelerator := hardware.accelerator
+	some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
+]
+
+# _accepting_tiers: the tier of each of those entries that accepts the hardware's toolkit (its
+# name, and its range holds the version).
+_accepting_tiers := [object.get(toolkit, "tier", "official") |
+	some toolkit in _platform_toolkits
+	hardware.toolkit.name == toolkit.name
+	in_range(hardware.toolkit.version, toolkit)
+]
+
+# _hardware_text: how unlisted_text names the hardware when it is what is not listed.
+_hardware_text(true, _) := sprintf("platform %v", [subject.accelerator_text])
+
+_hardware_text(false, true) := sprintf("toolkit %v %v on %v", [
+	hardware.toolkit.name,
+	hardware.toolkit.version,
+	subject.accelerator_text,
+])
+
+_hardware_text(false, false) := sprintf("preview platform %v", [subject.accelerator_text])

@@ -13,8 +13,8 @@ test_engine_name_from_matrix_default_engine if {
 }
 
 test_engine_name_of_deployment if {
-	sglang := fx.with_spec({"engine": {"name": "sglang"}})
-	engines.engine_name == "sglang" with input as fx.deployment_input(sglang, fx.b200)
+	other := fx.with_spec({"engine": {"name": "ollama"}})
+	engines.engine_name == "ollama" with input as fx.deployment_input(other, fx.b200)
 }
 
 test_officially_supported_listed_hardware if {
@@ -36,8 +36,8 @@ test_unlisted_platform_or_model if {
 }
 
 test_unlisted_undecided_for_unknown_engine if {
-	sglang := fx.with_spec({"engine": {"name": "sglang"}})
-	not engines.standing.unlisted with input as fx.deployment_input(sglang, fx.h100)
+	other := fx.with_spec({"engine": {"name": "ollama"}})
+	not engines.standing.unlisted with input as fx.deployment_input(other, fx.h100)
 }
 
 test_unlisted_undecided_for_unresolved_hardware if {
@@ -51,3 +51,64 @@ test_unlisted_text_names_model_and_platform if {
 	text == "model Llama and platform nvidia sm90"
 	engines.standing.unlisted_text == "platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
 }
+
+test_names_are_identities if {
+	spelled := fx.with_spec({"engine": {"name": "DeepInfer"}, "model": {"name": "deepseek_v4.1 flash"}})
+	engines.engine_name == "deepinfer" with input as fx.deployment_input(spelled, fx.b200)
+	engines.standing.officially_supported with input as fx.deployment_input(spelled, fx.b200)
+}
+
+test_toolkit_outside_range_is_an_unlisted_combination if {
+	old := object.union(fx.b200, {"toolkit": {"version": "12.9"}})
+	standing := engines.standing with input as fx.deployment_input(fx.deployment, old)
+	standing.toolkit_unlisted
+	standing.unlisted
+	standing.port_discipline
+	not standing.officially_supported
+	standing.unlisted_text == "toolkit cuda 12.9 on nvidia sm100"
+	not engines.standing.toolkit_unlisted with input as fx.deployment_input(fx.deployment, fx.b200)
+}
+
+test_preview_platform_is_unlisted_without_port_discipline if {
+	standing := engines.standing with input as fx.deployment_input(fx.deployment, fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview_toolkits
+	standing.preview
+	standing.unlisted
+	not standing.port_discipline
+	not standing.officially_supported
+	standing.unlisted_text == "preview platform nvidia sm90"
+}
+
+test_preview_entry_yields_to_an_official_one if {
+	toolkits := array.concat(preview_toolkits, [object.union(preview_toolkits[0], {"tier": "official"})])
+	standing := engines.standing with input as fx.deployment_input(fx.deployment, fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as toolkits
+	not standing.preview
+	standing.officially_supported
+}
+
+test_alternative_on_a_documented_platform if {
+	vllm := fx.with_spec({"engine": {"name": "vLLM"}})
+	standing := engines.standing with input as fx.deployment_input(vllm, fx.h100)
+	standing.alternative
+	not standing.engine_known
+	not standing.unlisted
+	not standing.port_discipline
+	not standing.officially_supported
+	engines.engine_name == "vllm" with input as fx.deployment_input(vllm, fx.h100)
+	engines.engine.name == "vllm" with input as fx.deployment_input(vllm, fx.h100)
+}
+
+test_alternative_listing_the_model_is_officially_supported if {
+	vllm := fx.with_spec({"engine": {"name": "vllm"}})
+	engines.standing.officially_supported with input as fx.deployment_input(vllm, fx.h100)
+		with data.supportgate.prepared.alternative_runtimes.vllm.models as {"deepseek-v4.1-flash": "DeepSeek-V4.1-Flash"}
+}
+
+test_alternative_not_on_an_undocumented_platform if {
+	vllm := fx.with_spec({"engine": {"name": "vllm"}})
+	not engines.standing.alternative with input as fx.deployment_input(vllm, fx.b200)
+	not engines.alternative with input as fx.deployment_input(vllm, fx.b200)
+}
+
+preview_toolkits := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "range": ">= 12.8", "tier": "preview"}]

@@ -6,3 +6,58 @@ package supportgate.lib.names
 # spaces one "-", none at either end ("DeepSeek Recipe", "deepseek_recipe" and
 # "deepseek-recipe" are one identity).
 identity(name) := trim(regex.replace(lower(name), `[-_ ]+`, "-"), "-")
+
+# suggestion is " (did you mean X?)" naming each spelling in candidates (an object of
+# identity: name as the matrix writes it) whose identity is within two edits of name's, or ""
+# when none is (CONTRACT 10.5).
+suggestion(name, candidates) := sprintf(" (did you mean %v?)", [concat(" or ", close)]) if {
+	own := identity(name)
+	close := sort([spelled | some key, spelled in candidates; within_two_edits(own, key)])
+	close != []
+} else := ""
+
+# within_two_edits: a and b differ, by a Levenshtein distance of at most 2. Neither OPA nor
+# regorus has an edit-distance builtin, so it is decided exactly without one:
+#
+# - Removing the common prefix, then the common suffix of what remains, keeps the distance.
+#   The remainders x and y then differ in their first and in their last character (or one
+#   is empty).
+# - An optimal edit script therefore starts with an operation on x's and y's first
+#   characters and ends with one on their last: substitute (1, 1), delete from x (1, 0) or
+#   insert from y (0, 1). If that is one operation, x and y have at most one character each.
+#   If they are two and the distance is 2, nothing lies between them but equal text.
+within_two_edits(a, b) if {
+	a != b
+	prefix := _common_prefix_length(a, b)
+	a_rest := substring(a, prefix, count(a) - prefix)
+	b_rest := substring(b, prefix, count(b) - prefix)
+	suffix := _common_prefix_length(strings.reverse(a_rest), strings.reverse(b_rest))
+	_edits_at_ends(
+		substring(a_rest, 0, count(a_rest) - suffix),
+		substring(b_rest, 0, count(b_rest) - suffix),
+	)
+}
+
+# One operation at most.
+_edits_at_ends(x, y) if {
+	count(x) <= 1
+	count(y) <= 1
+}
+
+# One at the start (i characters of x, k of y) and one at the end (j of x, l of y).
+_edits_at_ends(x, y) if {
+	some [i, k] in _operations
+	some [j, l] in _operations
+	count(x) >= i + j
+	count(y) >= k + l
+	substring(x, i, (count(x) - i) - j) == substring(y, k, (count(y) - k) - l)
+}
+
+_operations := [[1, 1], [1, 0], [0, 1]]
+
+# _common_prefix_length: the length of the longest common prefix (every shorter prefix is
+# common too, and the empty one always is).
+_common_prefix_length(a, b) := count([length |
+	some length in numbers.range(0, min([count(a), count(b)]))
+	substring(a, 0, length) == substring(b, 0, length)
+]) - 1

@@ -6,6 +6,8 @@
 # anything else.
 package supportgate.lib.subject
 
+import data.supportgate.lib.accelerators.catalogued
+
 # hardware is the HardwareManifest spec the decision is about: the manifest's own spec, or
 # for a deployment input.hardware (resolved by Python from spec.hardware.ref, or the inline
 # spec.hardware.spec). Undefined when a deployment's ref names no tracked HardwareManifest:
@@ -25,7 +27,13 @@ hardware := input.manifest.spec if {
 # - hardware_known: `hardware` is defined (a validated hardware spec has an accelerator).
 # - hardware_ref: the pool a deployment references (spec.hardware.ref), or null.
 # - accelerator_text: "vendor arch" of the hardware's accelerator; empty when unresolved.
-# - consumer_card: the accelerator's arch is sm89 or sm120, or its model contains RTX.
+# - consumer_card: the accelerator's arch is sm89 or sm120, its model contains RTX, or the
+#   catalogue marks its family consumer.
+# - catalogued_archs: the archs of the catalogue families the accelerator's model belongs to
+#   (lib/accelerators.rego); empty when it names none.
+# - arch_catalogued: the declared arch is among them as written; when not, and the model is
+#   catalogued, hardware.accelerator-arch judges it (the decision reads hardware.deny only
+#   then).
 subject := {
 	"deployment": input.manifest.kind == "DeploymentManifest",
 	"online": object.get(spec, "mode", null) == "online",
@@ -33,13 +41,21 @@ subject := {
 	"hardware_ref": object.get(spec, ["hardware", "ref"], null),
 	"accelerator_text": concat("", texts),
 	"consumer_card": consumer_cards != [],
+	"catalogued_archs": archs,
+	"arch_catalogued": [1 | some accelerator in accelerators; accelerator.arch in archs] != [],
 } if {
 	spec := input.manifest.spec
 	accelerators := [accelerator | accelerator := hardware.accelerator]
 	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in accelerators]
+	families := [entry | some accelerator in accelerators; some entry in catalogued(accelerator)]
+	archs := {entry.arch | some entry in families}
 	consumer_cards := [1 |
 		some accelerator in accelerators
-		true in [accelerator.arch in {"sm89", "sm120"}, contains(upper(accelerator.model), "RTX")]
+		true in [
+			accelerator.arch in {"sm89", "sm120"},
+			contains(upper(accelerator.model), "RTX"),
+			true in [entry.consumer | some entry in families],
+		]
 	]
 }
 

@@ -58,3 +58,17 @@ test_online_only_for_online_deployments if {
 	not subject.subject.online with input as fx.deployment_input(fx.with_spec({"mode": "offline"}), fx.b200)
 	not subject.subject.online with input as fx.hardware_input(fx.b200)
 }
+
+test_consumer_card_by_catalogue if {
+	# a consumer family whatever its arch and model say
+	card := object.union(fx.b200, {"accelerator": {"model": "GeForce 4090", "arch": "sm100"}})
+	consumer := [{"arch": "sm100", "consumer": true, "patterns": ["*4090*"], "glob": "*4090*", "literal": "4090"}]
+	subject.subject.consumer_card with input as fx.hardware_input(card)
+		with data.supportgate.prepared.accelerators.nvidia as consumer
+	not subject.subject.consumer_card with input as fx.hardware_input(card)
+}
+
+test_catalogued_archs if {
+	subject.subject.catalogued_archs == {"sm90"} with input as fx.hardware_input(fx.h100)
+	subject.subject.catalogued_archs == set() with input as fx.unresolved_input(fx.deployment)
+}

@@ -207,7 +207,7 @@ test_port_pin_drift_quiet_when_the_pool_states_no_version if {
 # --- when the port rules cannot judge ---------------------------------------------------------
 
 test_port_rules_quiet_when_engine_unknown if {
-	spec := object.union(json.remove(fx.deployment, ["port"]), {"engine": {"name": "sglang"}})
+	spec := object.union(json.remove(fx.deployment, ["port"]), {"engine": {"name": "ollama"}})
 	count(port.deny) == 0 with input as fx.deployment_input(spec, fx.h100)
 }
 
@@ -248,7 +248,7 @@ test_port_consumer_card_fires_on_deployment_hardware if {
 
 test_port_consumer_card_fires_whatever_the_engine if {
 	"port.consumer-card" in fx.rules(port.warn)
-		with input as fx.deployment_input(fx.with_spec({"engine": {"name": "sglang"}}), fx.rtx4090)
+		with input as fx.deployment_input(fx.with_spec({"engine": {"name": "ollama"}}), fx.rtx4090)
 }
 
 test_port_consumer_card_quiet_on_datacenter_cards if {

@@ -8,6 +8,7 @@
 # mode; service.not-provided is quiet when the engine is not in the matrix.
 package supportgate.service
 
+import data.supportgate.lib.engines.alternative
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.names.identity
@@ -182,13 +183,20 @@ warn contains {"rule": "service.external", "path": sprintf("spec.service.%v", [n
 
 # applies: an online deployment, or one that declares service components. Every rule here
 # requires it (the component rules ask for online, the others iterate _components), and the
-# decision reads service.deny and service.warn only when it holds.
-applies if subject.online
+# decision reads service.deny and service.warn only when it holds. An alternative runtime is
+# judged on its service only where the matrix states what it provides (CONTRACT 10.6).
+applies if {
+	subject.online
+	not _unstated_alternative
+}
 
 applies if {
 	subject.deployment
 	count(_components) > 0
+	not _unstated_alternative
 }
+
+_unstated_alternative if alternative.judges_service == false
 
 # _components: the declared service components (undefined without a service section).
 _components := input.manifest.spec.service if subject.deployment

@@ -204,7 +204,7 @@ test_service_not_provided_quiet_when_engine_provides if {
 }
 
 test_service_not_provided_quiet_when_engine_unknown if {
-	spec := fx.with_spec({"engine": {"name": "sglang"}, "service": {"load_balancing": {"source": "builtin"}}})
+	spec := fx.with_spec({"engine": {"name": "ollama"}, "service": {"load_balancing": {"source": "builtin"}}})
 	not "service.not-provided" in fx.rules(service.deny) with input as fx.deployment_input(spec, fx.b200)
 }
 

@@ -1,75 +1,115 @@
 # Official support: is the engine in the matrix, and does it list the platform, the
-# platform's toolkit and the model?
+# platform's toolkit and the model? Support is the combination (CONTRACT 10.2): a listed
+# platform with a toolkit outside its range is an unlisted combination, as a preview
+# platform is not officially supported either (10.6).
 #
 # support.platform and support.toolkit apply to HardwareManifests (default engine) and to
-# the hardware a deployment runs on; support.engine and support.model to deployments.
-# With an engine outside the matrix only support.engine fires; with unresolved hardware
-# the platform rules stay quiet (manifest.hardware-ref rejects instead).
+# the hardware a deployment runs on; support.engine, support.model and support.alternative
+# to deployments. With an engine outside the matrix only support.engine fires, and with an
+# alternative runtime on a platform it documents only support.alternative; with unresolved
+# hardware the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
+import data.supportgate.lib.engines.alternative
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.standing
+import data.supportgate.lib.names.identity
+import data.supportgate.lib.names.suggestion
 import data.supportgate.lib.report.text
 import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.hardware_message
 import data.supportgate.lib.subject.hardware_path
 import data.supportgate.lib.subject.subject
-import data.supportgate.lib.versions.in_range
 
 # METADATA
 # title: Engine in the matrix
-# description: A deployment's engine must be one of the support matrix's engines.
+# description: >-
+#   A deployment's engine must be one of the support matrix's engines, or an alternative
+#   runtime the matrix documents on the deployment's platform.
 # custom:
 #   id: support.engine
 #   severity: deny
 #   remediation: >-
-#     Use an engine the support matrix lists, or ask the matrix owners to add this engine in a
-#     new matrix version.
+#     Use an engine the support matrix lists (or an alternative it documents on this
+#     platform), correct the engine name if it is misspelt, or ask the matrix owners to add
+#     this engine in a new matrix version.
 deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": message} if {
 	subject.deployment
 	not standing.engine_known
-	message := sprintf("engine %v is not in the support matrix (known engines: %v)", [
-		text(input.manifest.spec, ["engine", "name"]),
+	not standing.alternative
+	name := text(input.manifest.spec, ["engine", "name"])
+	message := sprintf("engine %v is not in the support matrix%v (known engines: %v)%v", [
+		name,
+		_undocumented_alternative_text,
 		known_engines_text,
+		suggestion(name, _engine_spellings),
 	])
+}
+
+# METADATA
+# title: Alternative runtime
+# description: >-
+#   The deployment's engine is an alternative runtime the matrix documents on its platform:
+#   not the engine the matrix supports, and not a port of it either.
+# custom:
+#   id: support.alternative
+#   severity: warn
+#   remediation: >-
+#     Judge the runtime on your own workload: test your checkpoint, quantisation, API needs
+#     and topology on it rather than relying on the engine's published figures.
+warn contains {"rule": "support.alternative", "path": "spec.engine.name", "message": message} if {
+	standing.alternative
+	message := sprintf(
+		concat(" ", [
+			"%v is an alternative runtime the matrix documents on %v%v: judge its checkpoint,",
+			"quantisation, API needs and topology on your own workload, not on the engine's",
+			"published figures",
+		]),
+		[
+			text(input.manifest.spec, ["engine", "name"]),
+			subject.accelerator_text,
+			_alternative_models_text,
+		],
+	)
 }
 
 # METADATA
 # title: Toolkit of a listed platform
 # description: >-
-#   On a listed platform the toolkit must have the platform's toolkit name and a version
-#   in its range (min <= v < below).
+#   On a listed platform a toolkit of another name or outside the platform's range (min <=
+#   v < below) makes an unlisted combination: an experimental port, not officially supported.
 # custom:
 #   id: support.toolkit
-#   severity: deny
+#   severity: warn
 #   remediation: >-
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
-#     <= v < below) and record it in toolkit.
-deny contains {"rule": "support.toolkit", "path": finding.path, "message": finding.message} if {
-	standing.platform_listed
+#     <= v < below) and record it in toolkit, or treat the deployment as an experimental port.
+warn contains {"rule": "support.toolkit", "path": finding.path, "message": finding.message} if {
+	standing.toolkit_unlisted
 	finding := _toolkit_finding
 }
 
 # METADATA
 # title: Platform listed
 # description: >-
-#   The accelerator's (vendor, arch) is not on the engine's platforms: the deployment is an
-#   experimental port, not officially supported.
+#   The accelerator's (vendor, arch) is not on the engine's platforms, and the deployment is
+#   an experimental port; or it is listed as a preview only, which the vendor ships without
+#   standing behind it: not officially supported either.
 # custom:
 #   id: support.platform
 #   severity: warn
 #   remediation: >-
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
-#     the engine lists; the recommendations name runtimes that document this platform.
+#     the engine lists as official; the recommendations name runtimes that document this
+#     platform.
 warn contains {"rule": "support.platform", "path": hardware_path("accelerator"), "message": message} if {
-	standing.platform_unlisted
-	message := hardware_message(sprintf("platform %v (%v) is not among the platforms %v lists (%v)", [
+	true in [standing.platform_unlisted, standing.preview]
+	message := hardware_message(sprintf("platform %v (%v) %v", [
 		subject.accelerator_text,
 		text(hardware.accelerator, ["model"]),
-		engine_name,
-		prepared.texts.platforms,
+		_platform_text(standing.preview),
 	]))
 }
 
@@ -84,25 +124,18 @@ warn contains {"rule": "support.platform", "path": hardware_path("accelerator"),
 #     its evidence.
 warn contains {"rule": "support.model", "path": "spec.model.name", "message": message} if {
 	standing.model_unlisted
-	message := sprintf("model %v is not among the models %v lists (%v)", [
-		text(input.manifest.spec, ["model", "name"]),
+	name := text(input.manifest.spec, ["model", "name"])
+	message := sprintf("model %v is not among the models %v lists (%v)%v", [
+		name,
 		engine_name,
 		prepared.texts.models,
+		suggestion(name, prepared.models),
 	])
 }
 
-# The platform may be listed more than once; the toolkit is fine if any entry accepts it:
-# its name matches and its range holds the version.
-_toolkit_accepted if {
-	some required in standing.platform_toolkits
-	hardware.toolkit.name == required.name
-	in_range(hardware.toolkit.version, required)
-}
-
-# _toolkit_finding: findings describe the first entry: the wrong name, or else (right name)
-# the version out of range.
+# _toolkit_finding: findings describe the platform's first entry: the wrong name, or else
+# (right name) the version out of range.
 _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} if {
-	not _toolkit_accepted
 	required := standing.platform_toolkits[0]
 	not hardware.toolkit.name == required.name
 	message := hardware_message(sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
@@ -114,7 +147,6 @@ _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} 
 		required.range,
 	]))
 } else := {"path": hardware_path("toolkit.version"), "message": message} if {
-	not _toolkit_accepted
 	required := standing.platform_toolkits[0]
 	message := hardware_message(sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
 		text(hardware, ["toolkit", "name"]),
@@ -124,3 +156,33 @@ _toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} 
 		required.range,
 	]))
 }
+
+# _platform_text: why the platform is not officially supported, by whether it is a preview.
+_platform_text(false) := sprintf("is not among the platforms %v lists (%v)", [engine_name, prepared.texts.platforms])
+
+_platform_text(true) := sprintf(
+	"is listed by %v at tier preview: the vendor ships it without standing behind it, so it is not officially supported",
+	[engine_name],
+)
+
+# Every engine and alternative runtime the matrix names, by identity, for "did you mean".
+_engine_spellings := object.union(
+	data.supportgate.prepared.engine_names,
+	{key: runtime.name | some key, runtime in data.supportgate.prepared.alternative_runtimes},
+)
+
+# For an alternative runtime on a platform it does not document: which ones it documents.
+_undocumented_alternative_text := sprintf(" (%v is an alternative runtime it documents on %v only)", [
+	runtime.name,
+	runtime.texts.platforms,
+]) if {
+	runtime := data.supportgate.prepared.alternative_runtimes[identity(input.manifest.spec.engine.name)]
+} else := ""
+
+_alternative_models_text := sprintf(", not for model %v (it lists %v)", [
+	text(input.manifest.spec, ["model", "name"]),
+	alternative.texts.models,
+]) if {
+	alternative.texts.models != ""
+	not standing.officially_supported
+} else := ""

@@ -97,7 +97,7 @@ test_topology_scale_up_domain_quiet_without_single_domain_reference if {
 }
 
 test_topology_scale_up_domain_quiet_when_engine_unknown if {
-	spec := fx.with_spec({"engine": {"name": "sglang"}})
+	spec := fx.with_spec({"engine": {"name": "ollama"}})
 	not "topology.scale-up-domain" in fx.rules(topology.warn) with input as fx.deployment_input(spec, fx.h100)
 }
 

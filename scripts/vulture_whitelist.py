@@ -90,6 +90,7 @@ _.quantization
 _.recovery_s
 _.reference_runtime
 _.reference_topology
+_.replicas
 _.rules_added
 _.rules_removed
 _.service

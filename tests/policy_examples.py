@@ -27,6 +27,7 @@ from supportgate.manifests.decision import Decision
 CONCERNS: Final = (
     "manifest",
     "claims",
+    "evidence",
     "port",
     "topology",
     "service",

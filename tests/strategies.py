@@ -4,7 +4,9 @@ Each strategy draws a dict in the canonical form `supportgate.manifests.to_built
 (absent optional fields omitted, times in UTC with `Z`, versions as strings), so that
 `to_builtins(decode(dump(d))) == d`. The mix is realistic: NVIDIA, Ascend and AMD pools
 with their toolkits, deployments by reference to a small set of pool names or inline,
-partially filled service/port/evidence, and evidence times within the 200 days before NOW.
+partially filled service/port/evidence, evidence times within the 200 days before NOW and
+now and then after it, pins that match the pools or drift from them, and topologies in
+replicas.
 
     hardware_manifests()    HardwareManifest dicts
     deployment_manifests()  DeploymentManifest dicts (hardware by ref or inline spec)
@@ -103,9 +105,10 @@ texts = st.text(
 
 
 @st.composite
-def times(draw: st.DrawFn) -> str:
-    """An RFC 3339 time in UTC within the 200 days before NOW, as the canonical form has it."""
-    seconds = draw(st.integers(0, 200 * 24 * 3600))
+def times(draw: st.DrawFn, days_after: int = 0) -> str:
+    """An RFC 3339 time in UTC from 200 days before NOW to `days_after` days after it, as the
+    canonical form has it."""
+    seconds = draw(st.integers(-days_after * 24 * 3600, 200 * 24 * 3600))
     return (NOW - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -174,15 +177,22 @@ def hardware_manifests() -> st.SearchStrategy[Doc]:
     )
 
 
-def _evidence_item(name: str) -> st.SearchStrategy[Doc]:
+PERFORMANCE_FIGURES: Final = ("prefill_latency_ms", "decode_latency_ms", "memory_gib", "recovery_s")
+
+
+def evidence_items(name: str) -> st.SearchStrategy[Doc]:
+    """An evidence item: any status, with or without each field (a time now and then up to
+    60 days after NOW: evidence.future), figures 0 now and then (evidence.incomplete)."""
     optional: dict[str, st.SearchStrategy[Any]] = {
-        "at": times(),
-        "ref": st.sampled_from(("ci://builds/812", "https://ci.example/runs/9")),
+        # any time, and now and then one past the default matrix's 90 days or well ahead
+        "at": times(days_after=60)
+        | st.sampled_from(("2026-06-15T08:00:00Z", "2027-03-01T00:00:00Z")),
+        "ref": st.sampled_from(("ci://builds/812", "https://ci.example/runs/9", "")),
         "reference_runtime": st.sampled_from(("vllm", "sglang")),
     }
     if name == "performance":
         numbers = st.integers(0, 5000) | st.floats(0, 1e5, allow_nan=False, allow_infinity=False)
-        for figure in ("prefill_latency_ms", "decode_latency_ms", "memory_gib", "recovery_s"):
+        for figure in PERFORMANCE_FIGURES:
             optional[figure] = numbers
         optional["concurrency"] = st.integers(0, 4096)
     status = st.sampled_from(("passed", "failed", "absent"))
@@ -200,11 +210,11 @@ def _component() -> st.SearchStrategy[Doc]:
 
 
 def _port() -> st.SearchStrategy[Doc]:
-    pins = _some(
+    pins = _some(  # matching the example pools, or drifting from them (port.pin-drift)
         engine=st.just("1.0.0"),
-        toolkit=st.sampled_from(("12.8", "9.2")),
-        driver=st.just("570.86.15"),
-        compiler=st.just("gcc-13.2.0"),
+        toolkit=st.sampled_from(("12.8", "9.2", "cuda-12.8.0", "12.6")),
+        driver=st.sampled_from(("570.86.15", "550.54.15")),
+        compiler=st.sampled_from(("gcc-13.2.0", "GCC 13.2", "gcc-12.3.0")),
         model=st.just("sha256:5be1c0"),
     )
     statuses = st.sampled_from(("ported", "unported", "unknown"))
@@ -228,7 +238,10 @@ def deployment_specs() -> st.SearchStrategy[Doc]:
         {"name": st.sampled_from(MODELS)},
         optional={"quantization": st.sampled_from(("fp8", "bf16", "int4"))},
     )
-    gpus = st.integers(0, 128)
+    topology = st.fixed_dictionaries(
+        {"prefill_gpus": st.integers(0, 128), "decode_gpus": st.integers(1, 128)},
+        optional={"replicas": st.integers(2, 8)},  # 1 is the default: omitted
+    )
     return st.fixed_dictionaries(
         {
             "hardware": hardware,
@@ -236,12 +249,12 @@ def deployment_specs() -> st.SearchStrategy[Doc]:
             "model": model,
             "stage": st.sampled_from(("evaluation", "experimental", "production")),
             "mode": st.sampled_from(("offline", "online")),
-            "topology": st.fixed_dictionaries({"prefill_gpus": gpus, "decode_gpus": gpus}),
+            "topology": topology,
         },
         optional={
             "service": _some(**{name: _component() for name in COMPONENTS}),
             "port": _port(),
-            "evidence": _some(**{name: _evidence_item(name) for name in EVIDENCE}),
+            "evidence": _some(**{name: evidence_items(name) for name in EVIDENCE}),
         },
     )
 

@@ -17,6 +17,7 @@ from supportgate.manifests.common import (
     Metadata,
     NonNegativeInt,
     NonNegativeNumber,
+    PositiveInt,
     Text,
     UtcDateTime,
     Version,
@@ -65,10 +66,11 @@ class Model(Contract, frozen=True):
 
 
 class Topology(Contract, frozen=True):
-    """Accelerators given to prefill and to decode."""
+    """`replicas` copies of one group: accelerators given to prefill and to decode."""
 
     prefill_gpus: NonNegativeInt
-    decode_gpus: NonNegativeInt
+    decode_gpus: PositiveInt
+    replicas: PositiveInt = 1
 
 
 class ServiceComponent(Contract, frozen=True):

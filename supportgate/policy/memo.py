@@ -1,16 +1,16 @@
 """Decisions reused while the evaluation time cannot change them.
 
 CI posts the same manifests again and again. A decision depends on the policies, the matrix,
-the input without its time (`PolicyInput.timeless_key`) and, of the time, only on which side
-of each of the input's time thresholds it falls (evidence turning stale, waivers lapsing:
-supportgate.policy.time_thresholds). So the answer for one (policy revision, matrix, timeless
-key, sides) is the answer for all of them: a repeated post of a deployment with fresh evidence
-or a waiver reuses it, and a post after a threshold has passed has other sides, so another
-key. Inputs whose decision may differ at every time (stale evidence, whose message names the
-time, or a time Python cannot read as the policies do) are always evaluated, and so is every
-input under policies with an organisation module that names `evaluated_at` or the clock: an
-organisation's rules may compare the time in ways time_thresholds does not know. The cache
-is bounded (least recently used out) and shared by threads.
+the input without its time (`PolicyInput.timeless_key`) and, of the time, only on which side of
+each of the input's time thresholds it falls (evidence coming due or turning stale, waivers
+lapsing: supportgate.policy.time_thresholds). So the answer for one (policy revision, matrix,
+timeless key, sides) is the answer for all of them: a repeated post of a deployment with fresh
+evidence or a waiver reuses it, and a post after a threshold has passed has other sides, so
+another key. Inputs whose decision may differ at every time (stale evidence, whose message
+names the time, or a time Python cannot read as the policies do) are always evaluated, and so
+is every input under policies with an organisation module that names `evaluated_at` or the
+clock: an organisation's rules may compare the time in ways time_thresholds does not know. The
+cache is bounded (least recently used out) and shared by threads.
 """
 
 from __future__ import annotations

@@ -1,12 +1,17 @@
 """Where the evaluation time enters a decision: the policies' time comparisons, in Python.
 
-The policies compare `input.evaluated_at` with input times in two places, and nowhere else
+The policies compare `input.evaluated_at` with input times in these places, and nowhere else
 (tests/policies/test_time_thresholds.py fails when they start comparing another):
 
-- `evidence.stale` (the `warn` rule of that id in policies/supportgate/claims/): an evidence
-  item is stale when `evaluated_at - at > evidence_max_age_days` days, so from one
-  nanosecond after `at + evidence_max_age_days` on. Its message names the item's age in
-  days and `evaluated_at`, so a stale item's decision differs at every time.
+- the `at` of an evidence item that says passed (`flaws` in policies/supportgate/lib/
+  evidence.rego), twice:
+  - `evidence.future`: the item is dated after `evaluated_at` plus 5 minutes, so it is no
+    proof until `at - 5 minutes`, and proof (if nothing else is wrong) from then on;
+  - `evidence.stale`: `evaluated_at - at > evidence_max_age_days` days, so from one
+    nanosecond after `at + evidence_max_age_days` on it is no proof again. Its message names
+    the item's age in days and `evaluated_at`, so a stale item's decision differs at every
+    time.
+  An item that does not say passed is never proof, whenever it is evaluated.
 - waiver expiry (`_active_waivers` in policies/supportgate/decision/): a waiver applies
   while `expires_at > evaluated_at`, so it lapses at `expires_at`.
 
@@ -32,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
+CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence.rego clock_skew_ns
 
 # The RFC 3339 times the previous policy tree's timestamp_ns admitted (its pattern and year
 # range: nanoseconds since 1970 fit in int64); the policies now read validated times with
@@ -53,10 +59,10 @@ class UnknownTime(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    kind: Literal["evidence", "waiver"]
+    kind: Literal["future", "stale", "waiver"]
     flips_at_ns: int
     """The first evaluation time (ns since 1970) from which the comparison answers the other
-    way: evidence turns stale, a waiver lapses."""
+    way: evidence is no longer ahead of the time, evidence turns stale, a waiver lapses."""
 
     def passed(self, now_ns: int) -> bool:
         return now_ns >= self.flips_at_ns
@@ -86,7 +92,7 @@ def sides(document: Mapping[str, Any], max_age_days: Any) -> tuple[bool, ...] | 
         return None
     passed = tuple(threshold.passed(now) for threshold in found)
     stale = any(
-        side for side, threshold in zip(passed, found, strict=True) if threshold.kind == "evidence"
+        side for side, threshold in zip(passed, found, strict=True) if threshold.kind == "stale"
     )
     return None if stale else passed
 
@@ -104,12 +110,16 @@ def thresholds(
             # decision.rego _active_waivers: time.parse_rfc3339_ns(expires_at) > evaluated_at_ns
             found.append(Threshold("waiver", moment))
             continue
+        # lib/evidence.rego evidence.future:
+        #   parse_rfc3339_ns(at) > evaluated_at_ns + clock_skew_ns
+        found.append(Threshold("future", moment - CLOCK_SKEW_NS))
         if max_age_days is None:
-            continue  # claims.rego evidence.stale: is_number(max_age_days) fails, never stale
+            continue  # lib/evidence.rego evidence.stale: is_number(max_age_days) fails, never stale
         if not isinstance(max_age_days, int) or isinstance(max_age_days, bool):
             raise UnknownTime(f"evidence_max_age_days {max_age_days!r}")
-        # claims.rego evidence.stale: evaluated_at_ns - parse_rfc3339_ns(at) > max_age_days * day_ns
-        found.append(Threshold("evidence", moment + max_age_days * NS_PER_DAY + 1))
+        # lib/evidence.rego evidence.stale:
+        #   evaluated_at_ns - parse_rfc3339_ns(at) > max_age_days * day_ns
+        found.append(Threshold("stale", moment + max_age_days * NS_PER_DAY + 1))
     return found
 
 
@@ -117,9 +127,9 @@ def time_compared(
     manifest: Mapping[str, Any], waivers: Sequence[Any]
 ) -> Iterator[tuple[Literal["evidence", "waiver"], Any]]:
     """Every value of an input that the policies compare with the evaluation time, and where
-    it is: each waiver's `expires_at`, and each evidence item's `at` (an evidence part that
-    is not an object is given whole: the policies judge it, and thresholds calls it
-    unknown)."""
+    it is: each waiver's `expires_at`, and the `at` of each evidence item that says passed
+    (an evidence part that is not an object is given whole: the policies judge it, and
+    thresholds calls it unknown)."""
     for waiver in waivers:
         yield "waiver", waiver.get("expires_at") if isinstance(waiver, Mapping) else waiver
     spec = manifest.get("spec")
@@ -132,7 +142,7 @@ def time_compared(
     for item in evidence.values():
         if not isinstance(item, Mapping):
             yield "evidence", item
-        elif "at" in item:
+        elif "at" in item and item.get("status") == "passed":
             yield "evidence", item["at"]
 
 

@@ -2,8 +2,9 @@
 
 A decision is a function of its policy input (the manifest, the hardware it runs on, the
 waivers), the matrix and the policies, and of the evaluation time. Per
-docs/policy-interface.md the time is only compared with evidence times (`evidence.stale`:
-an `at` older than `evidence_max_age_days`) and with waiver expiry (the thresholds of
+docs/policy-interface.md the time is only compared with evidence times (`evidence.future`,
+`evidence.stale`: an `at` ahead of the time or older than `evidence_max_age_days`) and with
+waiver expiry (the thresholds of
 supportgate.policy.time_thresholds). So a sweep stores, per
 manifest, `key` = the digest of everything but the time (content, referenced pool,
 matrix, policy revision, waivers, and the latest decision id: a submission in between

@@ -95,7 +95,7 @@ def test_a_waiver_turns_its_deny_into_waived_for_that_manifest_only(api: Api) ->
     assert waived["severity"] == "waived"
     assert waived["waiver_id"] == body["id"]
     # Warnings are not waivable and stay warnings.
-    assert violation(decision, "topology.scale-up-domain")["severity"] == "warn"
+    assert violation(decision, "support.platform")["severity"] == "warn"
     # The same rule on another manifest still rejects.
     assert created(api, other)["verdict"] == "rejected"
 

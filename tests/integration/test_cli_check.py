@@ -392,7 +392,7 @@ def test_rule_levels_are_the_same_in_runs_with_different_results(
     assert rules[0] == rules[1]
     levels = dict(rules[0])
     assert (levels["host.python"], levels["support.platform"]) == ("error", "warning")
-    assert len(levels) == 30 + 1  # every rule of the catalogue, and check.input-error
+    assert len(levels) == 34 + 1  # every rule of the catalogue, and check.input-error
 
 
 def test_sarif_and_junit_meet_their_schemas(

@@ -47,6 +47,11 @@ CONTRACT_WARN = {
     "evidence.stale",
     "port.consumer-card",
     "topology.scale-up-domain",
+    # CONTRACT section 10.1 and 10.7
+    "evidence.unreferenced",
+    "evidence.future",
+    "evidence.incomplete",
+    "port.pin-drift",
 }
 
 

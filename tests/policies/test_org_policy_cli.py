@@ -190,7 +190,7 @@ def test_test_passes_without_opa_skipping_what_only_opa_runs(
     code, out, _ = run(capsys, "policy", "test", str(ACME))
     assert out.startswith("engine: regorus (no opa on PATH)")
     assert (
-        "data.supportgate.claims_test.test_evidence_stale_quiet_with_odd_at: SKIP (only OPA "
+        "data.supportgate.evidence_test.test_evidence_stale_quiet_with_odd_at: SKIP (only OPA "
         "runs it: OPA makes a builtin's error"
     ) in out
     assert "(1 skipped: only OPA runs them, `opa test`)" in out

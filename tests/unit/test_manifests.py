@@ -255,6 +255,19 @@ BAD_DEPLOYMENT = [
         "$.spec.evidence.performance.prefill_latency_ms",
     ),
     ("negative gpus", "decode_gpus: 4", "decode_gpus: -4", "$.spec.topology.decode_gpus"),
+    ("no decode gpus", "decode_gpus: 4", "decode_gpus: 0", "$.spec.topology.decode_gpus"),
+    (
+        "no replicas",
+        "decode_gpus: 4}",
+        "decode_gpus: 4, replicas: 0}",
+        "$.spec.topology.replicas",
+    ),
+    (
+        "fractional replicas",
+        "decode_gpus: 4}",
+        "decode_gpus: 4, replicas: 1.5}",
+        "$.spec.topology.replicas",
+    ),
     (
         "both ref and spec",
         "hardware: {ref: h100-pool-a}",

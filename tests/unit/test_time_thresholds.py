@@ -10,6 +10,7 @@ import pytest
 
 from supportgate.policy.inputs import build_input
 from supportgate.policy.time_thresholds import (
+    CLOCK_SKEW_NS,
     NS_PER_DAY,
     Threshold,
     UnknownTime,
@@ -35,8 +36,10 @@ def _manifest(evidence: Any = None) -> dict[str, Any]:
     ("manifest", "waivers", "expected"),
     [
         (_manifest(), [], []),
-        (_manifest({"smoke": {"passed": True}}), [], []),
-        (_manifest({"smoke": {"passed": True, "at": AT}}), [], [("evidence", AT)]),
+        (_manifest({"build": {"status": "passed"}}), [], []),
+        (_manifest({"build": {"status": "passed", "at": AT}}), [], [("evidence", AT)]),
+        # only an item that says passed can be proof: the time of any other is never compared
+        (_manifest({"build": {"status": "failed", "at": AT}}), [], []),
         (_manifest({"smoke": "not an object"}), [], [("evidence", "not an object")]),
         (_manifest(["not", "a", "map"]), [], [("evidence", ["not", "a", "map"])]),
         (_manifest(), [WAIVER], [("waiver", WAIVER["expires_at"])]),
@@ -82,15 +85,21 @@ def test_anything_else_is_unknown_not_guessed(value: Any) -> None:
         timestamp_ns(value)
 
 
-def test_evidence_turns_stale_a_nanosecond_after_its_age_and_a_waiver_lapses_at_expiry() -> None:
-    manifest = _manifest({"build": {"at": AT}})
+PASSED = {"status": "passed", "at": AT}
+
+
+def test_evidence_comes_due_5_minutes_before_its_time_and_turns_stale_after_its_age() -> None:
+    manifest = _manifest({"build": PASSED})
     found = thresholds(manifest, [WAIVER], 90)
     assert found == [
         Threshold("waiver", timestamp_ns(WAIVER["expires_at"])),
-        Threshold("evidence", AT_NS + 90 * NS_PER_DAY + 1),
+        Threshold("future", AT_NS - CLOCK_SKEW_NS),
+        Threshold("stale", AT_NS + 90 * NS_PER_DAY + 1),
     ]
-    assert found[1].flips_at == datetime(2026, 12, 30, tzinfo=UTC)  # rounded down to the µs
-    assert thresholds(manifest, [], None) == []  # no maximum age: evidence is never stale
+    assert found[1].flips_at == datetime(2026, 9, 30, 23, 55, tzinfo=UTC)
+    assert found[2].flips_at == datetime(2026, 12, 30, tzinfo=UTC)  # rounded down to the µs
+    # no maximum age: evidence is never stale, but may still lie ahead
+    assert thresholds(manifest, [], None) == [Threshold("future", AT_NS - CLOCK_SKEW_NS)]
     with pytest.raises(UnknownTime):
         thresholds(manifest, [], 90.5)
 
@@ -98,21 +107,24 @@ def test_evidence_turns_stale_a_nanosecond_after_its_age_and_a_waiver_lapses_at_
 def test_a_threshold_past_the_last_datetime_is_the_last_datetime() -> None:
     """A matrix may allow evidence 2**53 - 1 days old: the threshold lies far beyond what a
     datetime holds, and the policies, which compare times up to 2261, never see it pass."""
-    (found,) = thresholds(_manifest({"build": {"at": AT}}), [], 2**53 - 1)
+    (_, found) = thresholds(_manifest({"build": PASSED}), [], 2**53 - 1)
     assert found.flips_at == datetime.max.replace(tzinfo=UTC)
     assert not found.passed(timestamp_ns("2261-12-31T23:59:59Z"))
 
 
 def _sides(at: datetime, evidence_at: str = AT, waivers: Any = ()) -> tuple[bool, ...] | None:
-    manifest = _manifest({"build": {"at": evidence_at}})
+    manifest = _manifest({"build": {"status": "passed", "at": evidence_at}})
     policy_input = build_input(manifest, evaluated_at=at, waivers=list(waivers))
     return sides(policy_input.document, 90)
 
 
 def test_the_sides_of_an_evaluation_time() -> None:
     last_fresh = datetime(2026, 12, 30, tzinfo=UTC)
-    assert _sides(last_fresh - timedelta(days=30), waivers=[WAIVER]) == (False, False)
-    assert _sides(last_fresh, waivers=[WAIVER]) == (False, False)
+    ahead = datetime(2026, 9, 30, 23, 55, tzinfo=UTC) - timedelta(microseconds=1)
+    assert _sides(ahead, waivers=[WAIVER]) == (False, False, False)
+    assert _sides(ahead + timedelta(microseconds=1), waivers=[WAIVER]) == (False, True, False)
+    assert _sides(last_fresh - timedelta(days=30), waivers=[WAIVER]) == (False, True, False)
+    assert _sides(last_fresh, waivers=[WAIVER]) == (False, True, False)
     # stale evidence: the decision's message names the time, so no sides (evaluate each time)
     assert _sides(last_fresh + timedelta(microseconds=1)) is None
     waiver_only = {"manifest": _manifest(), "waivers": [WAIVER]}

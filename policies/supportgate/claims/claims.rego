@@ -1,100 +1,75 @@
 # The three claims kept apart (docs/domain.md): a build proves only that the code compiles;
-# correctness and performance on an unlisted platform need their own evidence. Also the
-# freshness of every evidence item.
+# correctness and performance need their own evidence, and only proof counts
+# (lib/evidence.rego: passed, dated, referenced, fresh and complete).
 #
-# claims.* fire only for deployments on an unlisted *platform* (an unlisted model on a
-# listed platform is support.model's business), one warning per evidence item that has
-# not passed. A missing evidence item counts as absent. evidence.stale judges every
-# evidence item with an `at` against input.evaluated_at, one warning per stale item.
+# claims.* fire for deployments on an unlisted *platform* (an unlisted model on a listed
+# platform is support.model's business) and for every deployment at stage production (the
+# pre-migration checklist's points 2 and 3 hold for every production rollout, CONTRACT
+# 10.1): one warning per evidence item that is not proof. A missing evidence item counts as
+# absent. Why an item that says passed is no proof is reported by the evidence concern.
 package supportgate.claims
 
 import data.supportgate.lib.engines.standing
 import data.supportgate.lib.evidence.correctness_items
-import data.supportgate.lib.evidence.passed as passed_items
-import data.supportgate.lib.evidence.status as evidence_status
+import data.supportgate.lib.evidence.not_proof
+import data.supportgate.lib.evidence.proof
 import data.supportgate.lib.subject.subject
-import data.supportgate.lib.times.day_ns
-import data.supportgate.lib.times.evaluated_at_ns
 
 # The claims concern has no deny rules; the empty set keeps the concern interface uniform.
 deny := set()
 
 # METADATA
-# title: Correctness evidence on an unlisted platform
+# title: Correctness evidence
 # description: >-
-#   A deployment on an unlisted platform lacks a passed numerical_parity,
-#   structured_output, long_context or distributed_stability (one warning per item).
+#   A deployment on an unlisted platform or at stage production lacks proof of
+#   numerical_parity, structured_output, long_context or distributed_stability (one warning
+#   per item that is not proof).
 # custom:
 #   id: claims.correctness
 #   severity: warn
 #   remediation: >-
 #     Run the missing correctness checks (numerical_parity against a reference runtime,
 #     structured_output, long_context, distributed_stability) on this platform and record each
-#     as evidence with status passed, a time and a ref.
+#     as evidence with status passed, its time (`at`) and a `ref`; name the reference_runtime
+#     of numerical_parity.
 warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
-	subject.deployment
-	standing.platform_unlisted
-	passed := passed_items
+	scope := _scope
+	proven := proof
 	some item in correctness_items
-	not item in passed
+	not item in proven
 	message := sprintf(
-		concat(" ", [
-			"%v on unlisted platform %v is %v, not passed: a build proves only that the code",
-			"compiles, not that results are correct",
-		]),
-		[item, subject.accelerator_text, evidence_status(item)],
+		"%v %v is not proof (%v): a build proves only that the code compiles, not that results are correct",
+		[item, scope, not_proof[item]],
 	)
 }
 
 # METADATA
-# title: Performance evidence on an unlisted platform
-# description: A deployment on an unlisted platform lacks a passed performance item.
+# title: Performance evidence
+# description: >-
+#   A deployment on an unlisted platform or at stage production lacks proof of its
+#   performance.
 # custom:
 #   id: claims.performance
 #   severity: warn
 #   remediation: >-
 #     Benchmark the deployment on this platform and record evidence.performance with status
-#     passed and its measured latencies, concurrency, memory and recovery time.
+#     passed, its `at` and `ref`, and the measured prefill_latency_ms, decode_latency_ms,
+#     concurrency, memory_gib and recovery_s.
 warn contains {"rule": "claims.performance", "path": "spec.evidence.performance", "message": message} if {
-	subject.deployment
-	standing.platform_unlisted
-	not "performance" in passed_items
+	scope := _scope
+	not "performance" in proof
 	message := sprintf(
-		concat(" ", [
-			"performance on unlisted platform %v is %v, not passed: latency, concurrency,",
-			"memory and recovery are unmeasured",
-		]),
-		[subject.accelerator_text, evidence_status("performance")],
+		"performance %v is not proof (%v): its latency, concurrency, memory and recovery are not shown",
+		[scope, not_proof.performance],
 	)
 }
 
-# METADATA
-# title: Stale evidence
-# description: >-
-#   An evidence item's `at` is older than the matrix's evidence_max_age_days at
-#   evaluation time (input.evaluated_at). One warning per stale item.
-# custom:
-#   id: evidence.stale
-#   severity: warn
-#   remediation: >-
-#     Re-run the stale check and record the new result with a fresh `at` time, or replace the
-#     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
-warn contains {"rule": "evidence.stale", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
-	# What every item is judged against, worked out before the items are (a `data.` reference
-	# costs regorus a search of every module, each time it is read).
-	max_age_days := data.matrix.evidence_max_age_days
-	is_number(max_age_days)
-	max_age_ns := max_age_days * day_ns
-	now := evaluated_at_ns
-	some item, record in input.manifest.spec.evidence
-	recorded := time.parse_rfc3339_ns(record.at)
-	age := now - recorded
-	age > max_age_ns
-	message := sprintf("%v evidence from %v is %v days old at %v, older than the %v days the matrix allows", [
-		item,
-		record.at,
-		floor(age / day_ns),
-		input.evaluated_at,
-		max_age_days,
-	])
+# _scope: why the deployment needs the claims proven, for messages; undefined when it does
+# not (a deployment on a listed platform before production, or a HardwareManifest).
+_scope := sprintf("on unlisted platform %v", [subject.accelerator_text]) if {
+	subject.deployment
+	standing.platform_unlisted
+} else := "at stage production" if {
+	subject.deployment
+	input.manifest.spec.stage == "production"
 }

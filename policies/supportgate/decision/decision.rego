@@ -5,12 +5,13 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
+import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
 import data.supportgate.lib.engines.known_engines_text
 import data.supportgate.lib.engines.prepared
 import data.supportgate.lib.engines.standing
 import data.supportgate.lib.evidence.correctness_items
-import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.proof
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.text
 import data.supportgate.lib.services.components as service_components
@@ -51,11 +52,11 @@ batch := [item_result |
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - host.deny, port.deny, service, topology and manifest.deny are read only when the package's
-#   `applies` holds, a condition every rule of those sets requires (see each package);
-#   hardware.deny only when the model is catalogued and its declared arch is not among the
-#   catalogue's archs as written (lib/subject.rego).
-# - host.warn, claims.deny and manifest.warn are empty by design and not read.
+# - host.deny, port.deny, service, topology, evidence.warn and manifest.deny are read only when
+#   the package's `applies` holds, a condition every rule of those sets requires (see each
+#   package); hardware.deny only when the model is catalogued and its declared arch is not
+#   among the catalogue's archs as written (lib/subject.rego).
+# - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
 #
 # A rule added to a concern must keep to this (the parity suite fails on a rule id that no
 # decision reports).
@@ -74,6 +75,7 @@ warns := union({
 	data.supportgate.support.warn,
 	data.supportgate.port.warn,
 	data.supportgate.claims.warn,
+	{found | data.supportgate.evidence.applies; some found in data.supportgate.evidence.warn},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
 	{found | some found in _org_found("warn"); _well_formed(found)},
@@ -174,12 +176,12 @@ checklist := result.checklist
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
 	not subject.deployment
-} else := {"builds": proof[builds], "correct": proof[correct], "performant": proof[performant]} if {
-	proof := {true: "proven", false: "unproven"}
-	passed := passed_items
-	builds := "build" in passed
-	correct := count([item | some item in correctness_items; not item in passed]) == 0
-	performant := "performance" in passed
+} else := {"builds": word[builds], "correct": word[correct], "performant": word[performant]} if {
+	word := {true: "proven", false: "unproven"}
+	proven := proof
+	builds := "build" in proven
+	correct := count([item | some item in correctness_items; not item in proven]) == 0
+	performant := "performance" in proven
 }
 
 # Offline deployments and HardwareManifests have no service to complete.
@@ -240,6 +242,20 @@ recommendations contains sprintf(
 ) if {
 	standing.toolkit_unlisted
 	required := standing.platform_toolkits[0]
+}
+
+# On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
+# topology says nothing about the capacity there.
+recommendations contains sprintf(
+	concat(" ", [
+		"%v is a measurement on %v's listed platforms (%v), not a capacity estimate for %v:",
+		"plan the topology from your own measurements on it",
+	]),
+	[prepared.texts.reference_topology, engine_name, prepared.texts.platforms, subject.accelerator_text],
+) if {
+	subject.deployment
+	standing.platform_unlisted
+	engine.reference_topology
 }
 
 recommendations contains sprintf(

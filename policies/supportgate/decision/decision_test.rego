@@ -68,7 +68,9 @@ test_verdict_experimental_on_unlisted_hardware if {
 }
 
 test_verdict_experimental_on_unlisted_model if {
-	result := decision.result with input as fx.deployment_input(fx.with_spec({"model": {"name": "Llama-4"}}), fx.b200)
+	b200_pins := {"toolkit": "13.0.1", "driver": "580.65.06", "compiler": "gcc-13.3.0"}
+	spec := fx.with_spec({"model": {"name": "Llama-4"}, "port": {"pinned": b200_pins}})
+	result := decision.result with input as fx.deployment_input(spec, fx.b200)
 	result.verdict == "experimental"
 	fx.rules(result.violations) == {"support.model"}
 }
@@ -97,7 +99,7 @@ test_verdict_rejected_on_unknown_engine_alone if {
 test_verdict_rejected_on_unresolved_ref_alone if {
 	result := decision.result with input as fx.unresolved_input(_only_build)
 	result.verdict == "rejected"
-	fx.rules(result.violations) == {"manifest.hardware-ref"}
+	fx.rules(result.violations) == {"manifest.hardware-ref", "claims.correctness", "claims.performance"}
 	result.checklist.official_support == false
 }
 
@@ -316,6 +318,25 @@ test_batch_evaluates_every_item if {
 
 test_batch_empty_without_items if {
 	decision.batch == [] with input as {"items": []}
+}
+
+# --- the reference topology on an unlisted platform (CONTRACT 10.4) --------------------------
+
+test_recommendation_reference_topology_is_no_estimate_on_unlisted_platform if {
+	result := decision.result with input as _h100_production
+	concat(" ", [
+		"the reference topology of 4 prefill and 64 decode GPUs is a measurement on deepinfer's",
+		"listed platforms (nvidia sm100, ascend 950), not a capacity estimate for nvidia sm90:",
+		"plan the topology from your own measurements on it",
+	]) in result.recommendations
+	not "topology.scale-up-domain" in fx.rules(result.violations)
+}
+
+test_recommendation_reference_topology_absent_on_listed_platform if {
+	result := decision.result with input as fx.deployment_input(fx.deployment, fx.b200)
+	every line in result.recommendations {
+		not contains(line, "not a capacity estimate")
+	}
 }
 
 # --- section 10: support as a combination, hardware identity, alternatives, preview --------------

@@ -1,21 +1,25 @@
 # The experimental-port discipline (docs/domain.md): a deployment on an unlisted platform or
 # model keeps the production stack unchanged, works on an isolated branch with pinned
 # versions, inventories the architecture-dependent dependencies and reaches production
-# only with every evidence item passed.
+# only with every evidence item proof (lib/evidence.rego).
 #
-# These rules apply to deployments that are provably unlisted (engines.unlisted): quiet when
-# the engine is not in the matrix (support.engine rejects) and, unless the model alone
-# is unlisted, when the hardware is unresolved (manifest.hardware-ref rejects).
-# port.consumer-card is the exception: it judges the accelerator alone, for
-# HardwareManifests and deployments, whatever the engine.
+# The deny rules apply to deployments that are provably unlisted (engines.unlisted): quiet
+# when the engine is not in the matrix (support.engine rejects) and, unless the model alone
+# is unlisted, when the hardware is unresolved (manifest.hardware-ref rejects). The
+# discipline of the port itself (isolation, pinning, arch-dependencies, production-stack)
+# applies only where standing.port_discipline holds (not on a preview platform, CONTRACT
+# 10.6); port.production and port.pin-drift (the pins against the pool) apply to every
+# unlisted deployment. port.consumer-card is the exception: it judges the accelerator alone,
+# for HardwareManifests and deployments, whatever the engine.
 # Missing port fields count as not true / not pinned / not inventoried.
 package supportgate.port
 
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.standing
 import data.supportgate.lib.evidence.items as evidence_items
-import data.supportgate.lib.evidence.passed as passed_items
+import data.supportgate.lib.evidence.not_proof
 import data.supportgate.lib.evidence.pins
+import data.supportgate.lib.names.identity
 import data.supportgate.lib.report.text
 import data.supportgate.lib.subject.hardware
 import data.supportgate.lib.subject.hardware_message
@@ -25,30 +29,34 @@ import data.supportgate.lib.subject.subject
 # METADATA
 # title: Production on an unlisted configuration
 # description: >-
-#   Stage production on an unlisted platform or model needs every evidence item passed
+#   Stage production on an unlisted platform or model needs every evidence item to be proof
 #   (build, numerical_parity, structured_output, long_context, distributed_stability,
-#   performance, workload_improvement).
+#   performance, workload_improvement: passed, dated, referenced, fresh and complete).
 # custom:
 #   id: port.production
 #   severity: deny
 #   remediation: >-
-#     Keep the deployment at stage experimental or evaluation until every evidence item has
-#     passed, or move it to an officially supported platform and model.
+#     Keep the deployment at stage experimental or evaluation until every evidence item is
+#     proof (the message names each item that is not, and why), or move it to an officially
+#     supported platform and model.
 deny contains {"rule": "port.production", "path": "spec.stage", "message": message} if {
 	applies
 	input.manifest.spec.stage == "production"
-	passed := passed_items
-	not_passed := [item | some item in evidence_items; not item in passed]
-	count(not_passed) > 0
-	message := sprintf("stage production on unlisted %v needs every evidence item passed; not passed: %v", [
+	missing := not_proof
+	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence_items; why := missing[item]]
+	count(reasons) > 0
+	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
 		standing.unlisted_text,
-		concat(", ", not_passed),
+		concat(", ", reasons),
 	])
 }
 
 # METADATA
 # title: Production stack unchanged
-# description: An unlisted deployment must declare port.production_stack_unchanged true.
+# description: >-
+#   An unlisted deployment at stage evaluation or experimental must declare
+#   port.production_stack_unchanged true (at stage production, the rollout that step 6
+#   allows once the evidence is proof, the stack changes on purpose).
 # custom:
 #   id: port.production-stack
 #   severity: deny
@@ -58,6 +66,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
 	standing.port_discipline
+	input.manifest.spec.stage in {"evaluation", "experimental"}
 	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(
 		concat(" ", [
@@ -169,8 +178,51 @@ warn contains {"rule": "port.consumer-card", "path": hardware_path("accelerator"
 	))
 }
 
-# applies: a deployment that is provably unlisted, so the port discipline applies. Every
-# deny rule here starts with it, and the decision reads port.deny only when it holds.
+# METADATA
+# title: Pin differs from the pool
+# description: >-
+#   A pinned toolkit, driver or compiler (port.pinned) of an unlisted deployment differs from
+#   the version the deployment's pool has: the port was tested with one stack and runs on another. A pin
+#   matches when, compared without regard to case and with "-", "_" and spaces alike, it is
+#   the pool's version or its name and version ("12.8" or "cuda-12.8"; "gcc-13.2.0" for
+#   compiler {name: gcc, version: 13.2.0}), trailing ".0" parts ignored ("13.0" is "13").
+# custom:
+#   id: port.pin-drift
+#   severity: warn
+#   remediation: >-
+#     Re-run the port's checks on the pool's versions and pin those, or bring the pool to the
+#     pinned versions.
+warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", [what]), "message": message} if {
+	applies
+	pinned := input.manifest.spec.port.pinned
+	some what, pool in _pool_stack
+	pin := pinned[what]
+	is_string(pin)
+	not pin in pool.forms # as written: the usual case, without the regexes below
+	not _version_form(identity(pin)) in {_version_form(identity(form)) | some form in pool.forms}
+	message := hardware_message(sprintf(
+		"port.pinned.%v is %v, but the pool has %v %v: the port was tested with another version than it runs on",
+		[what, pin, what, pool.text],
+	))
+}
+
+# _pool_stack: the pool's toolkit, driver and compiler, each with the forms a matching pin may
+# take and its text for messages (a part the pool does not state is not compared).
+_pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
+	some what in ["toolkit", "compiler"]
+	name := hardware[what].name
+	version := hardware[what].version
+	named := sprintf("%v-%v", [name, version])
+}
+
+_pool_stack["driver"] := {"forms": [hardware.driver], "text": hardware.driver}
+
+# _version_form drops trailing ".0" parts: version 13.0 is version 13.
+_version_form(text) := regex.replace(text, `(\.0+)+$`, "")
+
+# applies: a deployment that is provably unlisted, so the port rules apply. Every deny rule
+# here starts with it (and port.pin-drift), and the decision reads port.deny only when it
+# holds.
 applies if {
 	subject.deployment
 	standing.unlisted

@@ -11,6 +11,7 @@ package supportgate.service
 import data.supportgate.lib.engines.alternative
 import data.supportgate.lib.engines.engine
 import data.supportgate.lib.engines.engine_name
+import data.supportgate.lib.names.identity
 import data.supportgate.lib.report.list_text
 import data.supportgate.lib.report.text
 import data.supportgate.lib.services.sources as component_sources
@@ -18,15 +19,31 @@ import data.supportgate.lib.subject.subject
 
 # METADATA
 # title: KV cache source
-# description: An online deployment needs a kv_cache source (builtin or external).
+# description: >-
+#   An online deployment needs a persistent KV cache: a kv_cache source (builtin or
+#   external) that is `persistent: true`.
 # custom:
 #   id: service.kv_cache
 #   severity: deny
 #   remediation: >-
-#     Name a KV cache for online serving in service.kv_cache, builtin if the engine provides
-#     one or external with its provider.
+#     Name a persistent KV cache for online serving in service.kv_cache (builtin if the engine
+#     provides one, or external with its provider) and declare it with persistent: true.
 deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache", "message": message} if {
 	message := _missing_online.kv_cache
+}
+
+deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache.persistent", "message": message} if {
+	subject.online
+	kv_cache := _components.kv_cache
+	kv_cache.source != "missing"
+	not kv_cache.persistent == true
+	message := sprintf(
+		concat(" ", [
+			"online serving needs a persistent KV cache; service.kv_cache (%v) is not",
+			"persistent: true (persistent is %v)",
+		]),
+		[kv_cache.source, text(kv_cache, ["persistent"])],
+	)
 }
 
 # METADATA
@@ -120,7 +137,8 @@ deny contains {"rule": "service.not-provided", "path": path, "message": message}
 # title: deepseek-recipe scope
 # description: >-
 #   deepseek-recipe translates API formats; it may only provide api_compatibility (it runs
-#   no inference and is no production service).
+#   no inference and is no production service). The provider is compared as an identity:
+#   "DeepSeek Recipe" and "deepseek_recipe" are deepseek-recipe.
 # custom:
 #   id: service.recipe-scope
 #   severity: deny
@@ -132,13 +150,14 @@ deny contains {"rule": "service.recipe-scope", "path": path, "message": message}
 	path := sprintf("spec.service.%v.provider", [name])
 	name != "api_compatibility"
 	is_string(component.provider)
-	lower(component.provider) == "deepseek-recipe"
+	contains(lower(component.provider), "recipe") # what identity leaves of it, before its regex
+	identity(component.provider) == "deepseek-recipe"
 	message := sprintf(
 		concat(" ", [
-			"deepseek-recipe is named as provider of %v; it only translates API formats",
+			"%v (deepseek-recipe) is named as provider of %v; it only translates API formats",
 			"(api_compatibility), runs no inference and is no production service",
 		]),
-		[name],
+		[component.provider, name],
 	)
 }
 

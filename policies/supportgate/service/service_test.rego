@@ -32,9 +32,31 @@ test_service_kv_cache_fires_when_entry_absent if {
 	"service.kv_cache" in fx.rules(service.deny) with input as _online_without_service
 }
 
-test_service_kv_cache_quiet_when_external if {
+test_service_kv_cache_quiet_when_external_and_persistent if {
 	not "service.kv_cache" in fx.rules(service.deny)
-		with input as _online({"service": {"kv_cache": {"source": "external", "provider": "x"}}})
+		with input as _online({"service": {"kv_cache": {"source": "external", "provider": "x", "persistent": true}}})
+}
+
+test_service_kv_cache_fires_when_not_persistent if {
+	kv_cache := {"source": "external", "provider": "lmcache", "persistent": false}
+	denied := service.deny
+		with input as _online({"service": {"kv_cache": kv_cache}})
+		with data.matrix as fx.providing_matrix
+	fx.rules(denied) == {"service.kv_cache"}
+	fx.paths(denied, "service.kv_cache") == {"spec.service.kv_cache.persistent"}
+	some found in denied
+	contains(found.message, "needs a persistent KV cache")
+}
+
+test_service_kv_cache_fires_when_persistence_not_stated if {
+	spec := json.remove(fx.with_spec({"mode": "online", "service": fx.all_builtin}), ["service/kv_cache/persistent"])
+	denied := service.deny with input as fx.deployment_input(spec, fx.b200) with data.matrix as fx.providing_matrix
+	fx.paths(denied, "service.kv_cache") == {"spec.service.kv_cache.persistent"}
+}
+
+test_service_kv_cache_persistence_quiet_offline if {
+	spec := fx.with_spec({"service": {"kv_cache": {"source": "external", "provider": "lmcache"}}})
+	not "service.kv_cache" in fx.rules(service.deny) with input as fx.deployment_input(spec, fx.b200)
 }
 
 test_service_kv_cache_quiet_offline if {
@@ -193,6 +215,21 @@ test_service_recipe_scope_fires_outside_api_compatibility if {
 	denied := service.deny with input as _online(change) with data.matrix as fx.providing_matrix
 	fx.rules(denied) == {"service.recipe-scope"}
 	fx.paths(denied, "service.recipe-scope") == {"spec.service.http_transport.provider"}
+}
+
+test_service_recipe_scope_compares_the_provider_as_an_identity if {
+	every provider in ["DeepSeek Recipe", "deepseek_recipe", " deepseek--recipe "] {
+		change := {"service": {"load_balancing": {"source": "external", "provider": provider}}}
+		denied := service.deny with input as _online(change) with data.matrix as fx.providing_matrix
+		fx.paths(denied, "service.recipe-scope") == {"spec.service.load_balancing.provider"}
+	}
+}
+
+test_service_recipe_scope_quiet_for_other_providers if {
+	change := {"service": {"load_balancing": {"source": "external", "provider": "deepseek-recipes"}}}
+	not "service.recipe-scope" in fx.rules(service.deny)
+		with input as _online(change)
+		with data.matrix as fx.providing_matrix
 }
 
 test_service_recipe_scope_quiet_for_api_compatibility if {

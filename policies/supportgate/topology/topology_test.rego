@@ -11,6 +11,21 @@ test_topology_capacity_fires_beyond_the_pool if {
 	fx.paths(denied, "topology.capacity") == {"spec.topology"}
 }
 
+test_topology_capacity_counts_every_replica if {
+	spec := fx.with_spec({"topology": {"replicas": 3, "prefill_gpus": 4, "decode_gpus": 32}})
+	inp := fx.deployment_input(spec, fx.b200)
+	[denied] := [found | some found in topology.deny; found.rule == "topology.capacity"] with input as inp
+	denied.message == concat(" ", [
+		"the topology plans 108 GPUs (3 replicas of 4 prefill + 32 decode), more than the 72 the",
+		"hardware has (9 nodes x 8 per node) (hardware pool-a)",
+	])
+}
+
+test_topology_capacity_quiet_with_replicas_that_fit if {
+	spec := fx.with_spec({"topology": {"replicas": 2, "prefill_gpus": 4, "decode_gpus": 32}})
+	count(topology.deny) == 0 with input as fx.deployment_input(spec, fx.b200)
+}
+
 test_topology_capacity_fires_on_h100_pool if {
 	"topology.capacity" in fx.rules(topology.deny) with input as fx.deployment_input(fx.deployment, fx.h100)
 }
@@ -40,16 +55,29 @@ test_topology_capacity_quiet_for_hardware_manifest if {
 
 # --- topology.scale-up-domain --------------------------------------------------------------
 
-test_topology_scale_up_domain_fires_per_role if {
-	spec := fx.with_spec({"topology": {"prefill_gpus": 16, "decode_gpus": 48}})
-	warned := topology.warn with input as fx.deployment_input(spec, fx.h100)
-	fx.paths(warned, "topology.scale-up-domain") == {"spec.topology.prefill_gpus", "spec.topology.decode_gpus"}
+# A B200 pool whose scale-up domain holds 64 GPUs.
+_b200_domain_64 := object.union(fx.b200, {"interconnect": {"scale_up_domain": 64}})
+
+test_topology_scale_up_domain_fires_when_one_replica_exceeds_the_domain if {
+	# 4 + 64 on a 64-GPU domain: each role fits, the replica does not.
+	warned := topology.warn with input as fx.deployment_input(fx.deployment, _b200_domain_64)
+	fx.paths(warned, "topology.scale-up-domain") == {"spec.topology"}
 }
 
-test_topology_scale_up_domain_fires_on_decode_only if {
-	spec := fx.with_spec({"topology": {"prefill_gpus": 8, "decode_gpus": 48}})
-	warned := topology.warn with input as fx.deployment_input(spec, fx.h100)
-	fx.paths(warned, "topology.scale-up-domain") == {"spec.topology.decode_gpus"}
+test_topology_scale_up_domain_quiet_with_replicas_each_within_the_domain if {
+	spec := fx.with_spec({"topology": {"replicas": 2, "prefill_gpus": 4, "decode_gpus": 30}})
+	count(topology.warn) == 0 with input as fx.deployment_input(spec, _b200_domain_64)
+}
+
+test_topology_scale_up_domain_quiet_on_unlisted_platform if {
+	# The SM100 reference topology is no capacity estimate for H100 (CONTRACT 10.4).
+	spec := fx.with_spec({"topology": {"prefill_gpus": 16, "decode_gpus": 48}})
+	count(topology.warn) == 0 with input as fx.deployment_input(spec, fx.h100)
+}
+
+test_topology_scale_up_domain_quiet_on_unlisted_model if {
+	spec := object.union(fx.deployment, {"model": {"name": "Llama-4"}})
+	count(topology.warn) == 0 with input as fx.deployment_input(spec, _b200_domain_64)
 }
 
 test_topology_scale_up_domain_fires_when_domain_not_stated if {

@@ -102,11 +102,12 @@ def _step(node: Any, segment: Segment) -> Any:
     return segment
 
 
-def _reach(doc: dict[str, Any], path: tuple[Segment, ...]) -> tuple[Any, str]:
-    """The map or list at `path` in `doc`, made where missing, and its JSON path."""
+def _reach(doc: dict[str, Any], path: tuple[Segment, ...], depth: int) -> tuple[Any, str]:
+    """The map or list at `path[:depth]` in `doc`, made where missing (a list where the next
+    segment of `path` is an index), and its JSON path."""
     node: Any = doc
     where = "$"
-    for position, segment in enumerate(path):
+    for position, segment in enumerate(path[:depth]):
         step = _step(node, segment)
         where = join(where, step)
         wants_list = position + 1 < len(path) and isinstance(path[position + 1], int)
@@ -123,7 +124,7 @@ def _reach(doc: dict[str, Any], path: tuple[Segment, ...]) -> tuple[Any, str]:
 
 def put(doc: dict[str, Any], path: tuple[Segment, ...], value: Any) -> str:
     """Set `value` at `path` in `doc`, making the maps and lists on the way; its JSON path."""
-    container, where = _reach(doc, path[:-1])
+    container, where = _reach(doc, path, len(path) - 1)
     last = _step(container, path[-1])
     if isinstance(container, list):
         container[:1] = [value]
@@ -134,7 +135,7 @@ def put(doc: dict[str, Any], path: tuple[Segment, ...], value: Any) -> str:
 
 def put_key(doc: dict[str, Any], path: tuple[Segment, ...], key: str) -> str:
     """Rename the first key of the map at `path` to `key` (or add it); the map's JSON path."""
-    mapping, where = _reach(doc, path)
+    mapping, where = _reach(doc, path, len(path))
     first = next(iter(mapping), None)
     mapping[key] = "x" if first is None else mapping.pop(first)
     return where

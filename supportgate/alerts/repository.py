@@ -64,9 +64,15 @@ class AlertFilter:
 
 
 def page(
-    session: Session, where: AlertFilter, *, after_seq: int | None, limit: int
+    session: Session,
+    where: AlertFilter,
+    *,
+    after_seq: int | None,
+    limit: int,
+    newest_first: bool = False,
 ) -> Sequence[Any]:
-    """Alerts oldest first (by seq), matching `where`, after the cursor's seq."""
+    """Alerts oldest first (by seq; `newest_first`: the other way), matching `where`, after
+    the cursor's seq in that order."""
     statement = select(*(_alerts.c[column] for column in COLUMNS))
     if where.since is not None:
         statement = statement.where(_alerts.c.at >= where.since)
@@ -81,7 +87,8 @@ def page(
                 _manifests.c.owner == where.owner,
             )
         )
+    seq = _alerts.c.seq
     if after_seq is not None:
-        statement = statement.where(_alerts.c.seq > after_seq)
-    statement = statement.order_by(_alerts.c.seq).limit(limit)
+        statement = statement.where(seq < after_seq if newest_first else seq > after_seq)
+    statement = statement.order_by(seq.desc() if newest_first else seq).limit(limit)
     return session.execute(statement).all()

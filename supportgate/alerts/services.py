@@ -83,8 +83,10 @@ class AlertService:
         owner: str | None = None,
         cause: str | None = None,
         matrix_version: str | None = None,
+        newest_first: bool = False,
     ) -> AlertPage:
-        """Alerts oldest first; each filter (None: any) a UsageError naming it when bad."""
+        """Alerts oldest first (the console: newest first); each filter (None: any) a
+        UsageError naming it when bad."""
         check_choice("kind", kind, MANIFEST_KINDS)
         check_choice("cause", cause, CAUSES)
         where = AlertFilter(
@@ -97,7 +99,9 @@ class AlertService:
         after = decode_seq_cursor(cursor)
         limit = check_limit(limit)
         with transaction(self._sessions) as session:
-            rows = repository.page(session, where, after_seq=after, limit=limit + 1)
+            rows = repository.page(
+                session, where, after_seq=after, limit=limit + 1, newest_first=newest_first
+            )
         rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
         return AlertPage(items=[_view(row._mapping) for row in rows], next_cursor=next_cursor)
 

@@ -29,10 +29,14 @@ def tracked_page(
     after: tuple[str, str] | None,
     limit: int,
     rule: str | None = None,
+    hardware_ref: str | None = None,
 ) -> Sequence[Manifest]:
     """Tracked manifests in (kind, name) order, after the cursor key. `rule`: only those whose
-    latest decision has a violation with that rule id (any severity)."""
+    latest decision has a violation with that rule id (any severity); `hardware_ref`: only the
+    deployments on that pool."""
     statement = select(Manifest)
+    if hardware_ref is not None:
+        statement = statement.where(_manifests.c.hardware_ref == hardware_ref)
     if rule is not None:
         statement = statement.where(
             exists().where(

@@ -45,8 +45,10 @@ class TrackingService:
         cursor: str | None,
         limit: int,
         rule: str | None = None,
+        hardware_ref: str | None = None,
     ) -> TrackedManifestPage:
-        """`rule`: only manifests whose latest decision has a violation with that rule id."""
+        """`rule`: only manifests whose latest decision has a violation with that rule id;
+        `hardware_ref`: only the deployments whose `hardware.ref` names that pool."""
         check_choice("kind", kind, KINDS)
         check_choice("verdict", verdict, VERDICTS)
         after = tuple(decode_cursor(cursor, str, str)) if cursor else None
@@ -58,6 +60,7 @@ class TrackingService:
                 verdict=verdict,
                 owner=owner,
                 rule=rule,
+                hardware_ref=hardware_ref,
                 after=after,
                 limit=limit + 1,
             )

@@ -116,3 +116,24 @@ def test_bad_days_are_named(clocked_api: Api, clock: FakeClock) -> None:
         assert alert_text(refused).startswith(field), params
     assert api.client.get("/ui/fleet.csv", params={"day": "soon"}).status_code == 400
     assert api.client.get("/ui/fleet.oscal.json", params={"day": "soon"}).status_code == 400
+
+
+def test_the_cause_is_the_decision_that_changed_the_verdict(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    """A later decision that keeps the verdict (the pool posted again, unchanged) does not
+    take the credit: the change is the matrix's, as its alert says."""
+    api = clocked_api
+    first_day = clock.now().date()
+    created(api, hardware("pool-a"))
+    clock.advance(timedelta(days=2))
+    publish_with_sm90(api)  # experimental -> supported, cause matrix
+    assert api.runtime.reevaluation.wait_idle()
+    again = created(api, hardware("pool-a"))  # the same content: supported, cause submission
+    assert (again["verdict"], again["cause"]) == ("supported", "submission")
+    login(api)
+    page = api.client.get("/ui/fleet", params={"from": first_day.isoformat()})
+    row = changes(page.text)["pool-a"]
+    assert "experimental → supported" in row
+    assert "matrix, matrix 2026.12.1" in row, row
+    assert "submission" not in row, row

@@ -110,7 +110,8 @@ def test_a_manifest_page_charts_its_timeline_and_diffs_two_decisions(sqlite_api:
 
     diff = page.text[page.text.index('id="diff"') :]
     assert "verdict:" in diff
-    assert re.search(r"<tr class=\"removed\">\s*<td>removed</td><td><code>support.platform", diff)
+    rule_cell = r'<td><a class="rule" href="/ui/rules#rule-support.platform"><code>support.platform'
+    assert re.search(r'<tr class="removed">\s*<td>removed</td>' + rule_cell, diff)
     assert first["id"] in diff
     assert second["id"] in diff
     # Either order: the older decision is "before".

@@ -3,7 +3,11 @@
 `record_alerts(session, decisions, now)` is a step of the ledger's transaction
 (supportgate/ledger/write.py, under the log's head lock, before the tracked verdicts move): a
 decision whose verdict differs from its tracked manifest's current `latest_verdict` is an
-alert `{id, manifest, from, to, cause, matrix_version, at, decision_id}`. A manifest seen for
+alert `{id, manifest, from, to, cause, matrix_version, at, decision_id, gained, lost}`.
+`gained` and `lost` say why: the violations the decision gained and lost against the
+manifest's decision just before it (supportgate/manifests/reasons.py). They are worked out
+from the two stored decisions, alike when the alert is written (for its webhook body) and
+when it is read, so the alert stores no copy of them. A manifest seen for
 the first time has no verdict to change from, so no alert. The next step of that
 transaction puts the alerts in the webhook outbox (supportgate/webhooks/outbox.py): an alert
 exists if and only if its deliveries do.
@@ -20,8 +24,11 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import transaction
+from supportgate.evaluations.repository import decisions_with_previous
 from supportgate.ids import random_uuid
+from supportgate.ledger.rows import decision_from_columns
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, Decision, ManifestRef
+from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.pagination import (
     check_choice,
     check_limit,
@@ -66,7 +73,7 @@ def record_alerts(
     if not views:
         return []
     repository.insert_alerts(session, [_row(view) for view in views])
-    return [msgspec.to_builtins(view) for view in views]
+    return [msgspec.to_builtins(view) for view in _with_reasons(session, views)]
 
 
 class AlertService:
@@ -102,8 +109,26 @@ class AlertService:
             rows = repository.page(
                 session, where, after_seq=after, limit=limit + 1, newest_first=newest_first
             )
-        rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
-        return AlertPage(items=[_view(row._mapping) for row in rows], next_cursor=next_cursor)
+            rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
+            items = _with_reasons(session, [_view(row._mapping) for row in rows])
+        return AlertPage(items=items, next_cursor=next_cursor)
+
+
+def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:
+    """Each alert with what its decision gained and lost against the one before it."""
+    pairs = decisions_with_previous(session, [view.decision_id for view in views])
+    reasons: dict[str, Reason] = {
+        id_: verdict_reason(
+            None if before is None else decision_from_columns(before), decision_from_columns(row)
+        )
+        for id_, (before, row) in pairs.items()
+    }
+    return [
+        msgspec.structs.replace(view, gained=list(reason.gained), lost=list(reason.lost))
+        if (reason := reasons.get(view.decision_id)) is not None
+        else view
+        for view in views
+    ]
 
 
 def _row(view: AlertView) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from supportgate.fleet.report import FleetReport, fleet_report, manifests_csv, r
 from supportgate.http_errors import input_status
 from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, VERDICTS, Decision
-from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from supportgate.policy.views import PolicyView, policy_view
@@ -143,19 +142,13 @@ class ImpactPage:
 
 
 @dataclass(frozen=True, slots=True)
-class AlertRow:
-    alert: AlertView
-    reason: Reason
-    """What the alert's decision gained and lost against the one before it."""
-
-
-@dataclass(frozen=True, slots=True)
 class AlertsPage:
     query: Query
     """The filters as given, `since` filled with the default window's start when not."""
     choices: Choices
     matrix_versions: tuple[str, ...]
-    items: list[AlertRow]
+    items: list[AlertView]
+    """Newest first, each with why (`gained`, `lost`)."""
     next_cursor: str | None
 
 
@@ -343,10 +336,8 @@ class ConsoleService:
             limit=DEFAULT_LIMIT,
             newest_first=True,
         )
-        decided = self._runtime.tracking.with_previous([a.decision_id for a in page.items])
-        rows = [AlertRow(a, verdict_reason(*decided[a.decision_id])) for a in page.items]
         versions = tuple(v.version for v in self._runtime.matrices.version_list().items)
-        return AlertsPage(query, self.choices, versions, rows, page.next_cursor)
+        return AlertsPage(query, self.choices, versions, page.items, page.next_cursor)
 
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and

@@ -46,9 +46,11 @@ MAX_MANIFESTS = 10_000
 
 class SweepRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """POST /v1/reevaluations (the body is optional): `manifests` limits the sweep to these
-    tracked manifests; without it every tracked manifest is re-evaluated."""
+    tracked manifests (at least one); without it every tracked manifest is re-evaluated."""
 
-    manifests: Annotated[list[ManifestKey], msgspec.Meta(max_length=MAX_MANIFESTS)] | None = None
+    manifests: (
+        Annotated[list[ManifestKey], msgspec.Meta(min_length=1, max_length=MAX_MANIFESTS)] | None
+    ) = None
 
 
 def decode_request(body: bytes, content_type: str | None) -> SweepRequest | None:

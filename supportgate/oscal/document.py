@@ -11,8 +11,9 @@ The shape (docs/reports.md#oscal says it for auditors):
   are every rule of that policy revision (`include-all`).
 - one `inventory-item` per tracked manifest (the subject), one `observation` per manifest
   (its verdict and decision, `collected` when the decision was made), and one `finding` per
-  rule the decision violates (target: the rule, `not-satisfied`; deny's reason `fail`, warn's
-  and waived's `other`, with props `severity` and, when waived, `waiver-id`).
+  rule the decision names (target: the rule, `not-satisfied`; deny's reason `fail`, warn's
+  and waived's `other`, with props `severity` and, when waived, `waiver-id`). Titles and
+  descriptions call a deny violated and a warn a warning, never the one for the other.
 
 UUIDs are version 5, derived from what they name (a manifest, its decision, a rule), so the
 same fleet at the same time gives byte-equal documents, and the same manifest keeps its

@@ -3,7 +3,7 @@ were tracked at one date and not at the other, each with the decision that turne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Table, select
 from sqlmodel import Session
@@ -47,11 +47,12 @@ def verdict_changes(session: Session, earlier: FleetAt, later: FleetAt) -> list[
     after: dict[Key, FleetManifest] = {(m.kind, m.name): m for m in later.manifests}
     changes = []
     for key in sorted(before.keys() | after.keys()):
-        was, now = before.get(key), after.get(key)
-        if (was and was.decision.verdict) == (now and now.decision.verdict):
+        change = FleetChange(key[0], key[1], before.get(key), after.get(key))
+        if change.before_verdict == change.after_verdict:
             continue
-        turn = None if now is None else _turn(session, now.decision, earlier)
-        changes.append(FleetChange(key[0], key[1], was, now, turn))
+        if change.after is not None:
+            change = replace(change, turn=_turn(session, change.after.decision, earlier))
+        changes.append(change)
     return changes
 
 

@@ -180,4 +180,5 @@ def test_warnings_are_told_from_violated_rules(api: Api) -> None:
         assert _props(finding)["severity"] == "warn"
         assert "violat" not in f"{finding.title} {finding.description}".lower(), finding
         assert "warning" in finding.description
+        assert finding.target.status is not None
         assert finding.target.status.reason == "other"

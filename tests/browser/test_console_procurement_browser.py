@@ -54,14 +54,15 @@ def test_the_fleet_on_a_date_lists_every_manifest_with_verdict_and_reasons(
 
     with page.expect_download() as download:
         page.click("a#manifests-csv")
-    table = list(csv.DictReader(io.StringIO(download.value.path().read_text())))
-    assert tuple(table[0]) == MANIFEST_CSV_COLUMNS
-    assert {row["name"]: row["verdict"] for row in table} == {
+    reader = csv.DictReader(io.StringIO(download.value.path().read_text()))
+    lines = list(reader)
+    assert tuple(reader.fieldnames or ()) == MANIFEST_CSV_COLUMNS
+    assert {line["name"]: line["verdict"] for line in lines} == {
         name: m["latest_decision"]["verdict"] for name, m in now.items()
     }
-    for row in table:
-        for violation in now[row["name"]]["latest_decision"]["violations"]:
-            assert f"{violation['rule']} ({violation['severity']}): " in row["reasons"]
+    for line in lines:
+        for violation in now[line["name"]]["latest_decision"]["violations"]:
+            assert f"{violation['rule']} ({violation['severity']}): " in line["reasons"]
 
 
 def test_the_fleet_diff_names_the_decision_that_turned_the_verdict(
@@ -84,8 +85,7 @@ def test_alerts_come_newest_first(page: Page, console: Console) -> None:
     assert len(oldest_first) >= 3
     page.goto(f"{console.url}/ui/alerts")
     shown = [
-        link.get_attribute("title")
-        for link in page.locator("table#alerts tbody tr a.id").all()
+        link.get_attribute("title") for link in page.locator("table#alerts tbody tr a.id").all()
     ]
     assert shown == oldest_first[::-1]
 
@@ -108,8 +108,9 @@ def test_a_pools_page_lists_its_deployments_with_models_and_verdicts(
         name = row.locator("td:nth-child(1)").inner_text()
         model = on_pool[name]["content"]["spec"]["model"]["name"]
         assert model in row.locator("td:nth-child(3)").inner_text()
-        assert row.locator("td:nth-child(5)").inner_text() == (
-            on_pool[name]["latest_decision"]["verdict"]
+        assert (
+            row.locator("td:nth-child(5)").inner_text()
+            == (on_pool[name]["latest_decision"]["verdict"])
         )
     row = rows.first
     row.locator("td:nth-child(1) a").click()

@@ -7,15 +7,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, exists, select
+from sqlalchemy import RowMapping, Table, exists, select
 from sqlmodel import Session
 
 from supportgate.db import Alert, Manifest
+from supportgate.db import Decision as DecisionRow
 from supportgate.db.bulk import append_rows
 from supportgate.db.keys import in_keys
+from supportgate.ledger.rows import DECISION_COLUMNS
 
 _alerts: Table = Alert.__table__  # type: ignore[attr-defined]
 _manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
+_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 COLUMNS = (
     "seq",
     "id",
@@ -30,21 +33,20 @@ COLUMNS = (
 )
 
 
-def latest_verdicts(
+def latest_decisions(
     session: Session, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], str]:
-    """The latest_verdict of each tracked (kind, name) among `keys` (untracked: absent)."""
+) -> dict[tuple[str, str], RowMapping]:
+    """The latest decision (DECISION_COLUMNS) of each tracked (kind, name) among `keys` that
+    has one (untracked: absent). One read, joined on the manifests' latest_decision_id."""
     wanted = set(keys)
     if not wanted:
         return {}
-    statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.latest_verdict).where(
-        in_keys(session, _manifests, wanted)
+    statement = (
+        select(*(_decisions.c[column] for column in DECISION_COLUMNS))
+        .join(_manifests, _manifests.c.latest_decision_id == _decisions.c.id)
+        .where(in_keys(session, _manifests, wanted))
     )
-    return {
-        (kind, name): verdict
-        for kind, name, verdict in session.execute(statement)
-        if verdict is not None
-    }
+    return {(row["kind"], row["name"]): row for row in session.execute(statement).mappings()}
 
 
 def insert_alerts(session: Session, rows: list[dict[str, Any]]) -> None:

@@ -2,13 +2,14 @@
 
 `record_alerts(session, decisions, now)` is a step of the ledger's transaction
 (supportgate/ledger/write.py, under the log's head lock, before the tracked verdicts move): a
-decision whose verdict differs from its tracked manifest's current `latest_verdict` is an
+decision whose verdict differs from that of its tracked manifest's latest decision is an
 alert `{id, manifest, from, to, cause, matrix_version, at, decision_id, gained, lost}`.
 `gained` and `lost` say why: the violations the decision gained and lost against the
 manifest's decision just before it (supportgate/manifests/reasons.py). They are worked out
-from the two stored decisions, alike when the alert is written (for its webhook body) and
-when it is read, so the alert stores no copy of them. A manifest seen for
-the first time has no verdict to change from, so no alert. The next step of that
+from the two decisions, alike when the alert is written (for its webhook body; the one before
+is the tracked manifest's latest decision) and when it is read (the manifest's decision just
+before the alert's in the log: the same one), so the alert stores no copy of them. A
+manifest seen for the first time has no verdict to change from, so no alert. The next step of that
 transaction puts the alerts in the webhook outbox (supportgate/webhooks/outbox.py): an alert
 exists if and only if its deliveries do.
 """
@@ -48,32 +49,38 @@ def record_alerts(
     """Write an alert per verdict change among `decisions` (in order); the alerts as
     GET /v1/alerts shows them. Call before the tracked verdicts move, after the decisions are
     inserted (an alert names its decision)."""
-    current = repository.latest_verdicts(
-        session, {(d.manifest.kind, d.manifest.name) for d in decisions}
-    )
+    previous: dict[tuple[str, str], Decision] = {
+        key: decision_from_columns(row)
+        for key, row in repository.latest_decisions(
+            session, {(d.manifest.kind, d.manifest.name) for d in decisions}
+        ).items()
+    }
     views: list[AlertView] = []
     for decision in decisions:
         key = (decision.manifest.kind, decision.manifest.name)
-        before = current.get(key)
-        current[key] = decision.verdict
-        if before is None or before == decision.verdict:
+        before = previous.get(key)
+        previous[key] = decision
+        if before is None or before.verdict == decision.verdict:
             continue
+        reason = verdict_reason(before, decision)
         views.append(
             AlertView(
                 id=random_uuid(),
                 manifest=ManifestRef(kind=key[0], name=key[1]),
-                from_=before,  # type: ignore[arg-type]  # a stored verdict (checked column)
+                from_=before.verdict,
                 to=decision.verdict,
                 cause=decision.cause,
                 matrix_version=decision.matrix_version,
                 at=now,
                 decision_id=decision.id,
+                gained=list(reason.gained),
+                lost=list(reason.lost),
             )
         )
     if not views:
         return []
     repository.insert_alerts(session, [_row(view) for view in views])
-    return [msgspec.to_builtins(view) for view in _with_reasons(session, views)]
+    return [msgspec.to_builtins(view) for view in views]
 
 
 class AlertService:

@@ -25,9 +25,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import transaction
-from supportgate.evaluations.repository import decisions_with_previous
 from supportgate.ids import random_uuid
-from supportgate.ledger.rows import decision_from_columns
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, Decision, ManifestRef
 from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.pagination import (
@@ -39,7 +37,7 @@ from supportgate.pagination import (
 )
 
 from . import repository
-from .repository import AlertFilter
+from .repository import AlertFilter, Standing
 from .views import AlertPage, AlertView
 
 
@@ -49,12 +47,11 @@ def record_alerts(
     """Write an alert per verdict change among `decisions` (in order); the alerts as
     GET /v1/alerts shows them. Call before the tracked verdicts move, after the decisions are
     inserted (an alert names its decision)."""
-    previous: dict[tuple[str, str], Decision] = {
-        key: decision_from_columns(row)
-        for key, row in repository.latest_decisions(
+    previous: dict[tuple[str, str], Standing | Decision] = dict(
+        repository.latest_standings(
             session, {(d.manifest.kind, d.manifest.name) for d in decisions}
-        ).items()
-    }
+        )
+    )
     views: list[AlertView] = []
     for decision in decisions:
         key = (decision.manifest.kind, decision.manifest.name)
@@ -123,12 +120,9 @@ class AlertService:
 
 def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:
     """Each alert with what its decision gained and lost against the one before it."""
-    pairs = decisions_with_previous(session, [view.decision_id for view in views])
+    pairs = repository.standings_with_previous(session, [view.decision_id for view in views])
     reasons: dict[str, Reason] = {
-        id_: verdict_reason(
-            None if before is None else decision_from_columns(before), decision_from_columns(row)
-        )
-        for id_, (before, row) in pairs.items()
+        id_: verdict_reason(before, after) for id_, (before, after) in pairs.items()
     }
     return [
         msgspec.structs.replace(view, gained=list(reason.gained), lost=list(reason.lost))

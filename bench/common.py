@@ -11,7 +11,7 @@ from pathlib import Path
 from supportgate.manifests import Manifest, decode_manifest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "manifests"
-EXAMPLE_TIME = "2026-11-30T00:00:00Z"  # the evaluated_at of examples/manifests/expected.yaml
+EXAMPLE_TIME = "2026-11-30T00:00:00Z"  # the evaluated_at of examples/expected.yaml
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +70,6 @@ def example_manifests() -> tuple[list[Manifest], list[Manifest]]:
     hardware: list[Manifest] = []
     deployments: list[Manifest] = []
     for path in sorted(EXAMPLES.glob("*.yaml")):
-        if path.name == "expected.yaml":
-            continue
         manifest = example_manifest(path.name)
         (hardware if manifest.kind == "HardwareManifest" else deployments).append(manifest)
     return hardware, deployments

@@ -21,7 +21,11 @@ from supportgate.auth.views import OWNER
 from supportgate.config import Settings
 from supportgate.console import console_mount
 from supportgate.dependencies import Part, provide_parts
-from supportgate.evaluations.controllers import EvaluationController, ManifestController
+from supportgate.evaluations.controllers import (
+    DryRunController,
+    EvaluationController,
+    ManifestController,
+)
 from supportgate.fleet.controllers import FleetReportController
 from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
@@ -99,6 +103,7 @@ def create_app(
     app = Litestar(
         route_handlers=[
             EvaluationController,
+            DryRunController,
             ManifestController,
             MatrixController,
             MatrixSourceController,

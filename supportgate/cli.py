@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import sessionmaker
     from sqlmodel import Session
 
-    from supportgate.ledger.note import NoteVerifier
     from supportgate.runtime import Runtime
 
 EXIT_OK = 0
@@ -216,16 +215,14 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 def _audit_verify(args: argparse.Namespace) -> int:
     """Exit 0 when the log holds; 1 naming what is broken; 2 when the checkpoints'
     signatures could not be checked (no verifier key), even if all else holds."""
-    from supportgate.audit.checkpoints import read_verifier_key, witness_notes  # noqa: PLC0415
+    from supportgate.audit.checkpoints import witness_notes  # noqa: PLC0415 - see the imports
     from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
     from supportgate.ledger.keys import log_verifier  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.note import read_verifier_key  # noqa: PLC0415 - see the imports
 
     settings = Settings.from_env()
-    verifier: NoteVerifier | None
-    if args.verifier_key is not None:
-        verifier = read_verifier_key(args.verifier_key)
-    else:
-        verifier = log_verifier(settings)
+    trusted = args.verifier_key or settings.verifier_key
+    verifier = read_verifier_key(trusted) if trusted is not None else log_verifier(settings)
     notes = None if args.checkpoints is None else witness_notes(args.checkpoints)
     with _existing_database(settings) as sessions:
         report = verify_log(sessions, notes=notes, verifier=verifier)
@@ -317,8 +314,18 @@ def _audit_receipt(args: argparse.Namespace) -> int:
 def _audit_verify_receipt(args: argparse.Namespace) -> int:
     # No database, no server: only the ledger's pure modules.
     from supportgate.errors import LedgerInputError  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.note import read_verifier_key  # noqa: PLC0415 - see above
     from supportgate.ledger.receipt import check_receipt, read_receipt  # noqa: PLC0415 - see above
 
+    trusted = args.verifier_key or Settings.from_env().verifier_key
+    if trusted is None:  # the receipt's own key shows only that its holder signed it
+        raise UsageError(
+            "a receipt is checked against the log's verifier key, obtained apart from the "
+            "receipt: pass --verifier-key KEY (or a file holding it) or set "
+            "SUPPORTGATE_VERIFIER_KEY",
+            field="--verifier-key",
+        )
+    key = read_verifier_key(trusted)  # a bad key is the caller's to fix (exit 2), not the receipt's
     try:
         data = args.file.read_bytes()
     except OSError as exc:
@@ -326,7 +333,7 @@ def _audit_verify_receipt(args: argparse.Namespace) -> int:
             f"cannot read the receipt {args.file}: {exc.strerror}", field="FILE"
         ) from exc
     try:
-        checked = check_receipt(read_receipt(data), args.verifier_key)
+        checked = check_receipt(read_receipt(data), key)
     except LedgerInputError as exc:
         print(f"receipt {args.file} does not hold: {exc}")
         return EXIT_GATE_FAILED
@@ -372,6 +379,15 @@ def _audit_replay(args: argparse.Namespace) -> int:
     return EXIT_ERROR if skipped and args.decisions else EXIT_OK
 
 
+def _report_option(value: str) -> tuple[str, str]:
+    fmt, equals, path = value.partition("=")
+    if not equals or not path or fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}, got {value!r}"
+        )
+    return fmt, path
+
+
 def _check(args: argparse.Namespace) -> int:
     options = CheckOptions(
         files=args.files,
@@ -381,7 +397,11 @@ def _check(args: argparse.Namespace) -> int:
         at=args.at,
         server=args.server,
         token=args.token,
+        record=args.record,
+        supportgate_only=args.supportgate_only,
+        find_hardware=args.find_hardware,
         output=args.output,
+        reports=args.reports,
         sarif_root=args.sarif_root,
     )
     return run_check(options, os.environ, stdout=sys.stdout, stderr=sys.stderr)
@@ -497,13 +517,44 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluation time (RFC 3339), for replaying a decision; default now",
     )
     check_cmd.add_argument(
-        "--server", metavar="URL", help="evaluate on this supportgate server (records and tracks)"
+        "--server",
+        metavar="URL",
+        help="judge on this supportgate server, under its matrix and tracked pools (a dry run:"
+        " nothing is recorded)",
+    )
+    check_cmd.add_argument(
+        "--record",
+        action="store_true",
+        help="with --server: post each manifest to be recorded and tracked (a push to the"
+        " default branch)",
     )
     check_cmd.add_argument(
         "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
     )
     check_cmd.add_argument(
+        "--supportgate-only",
+        action="store_true",
+        help="judge only documents whose apiVersion is supportgate/v1; pass over (and list as"
+        " skipped) the rest, e.g. Kubernetes or Helm YAML",
+    )
+    check_cmd.add_argument(
+        "--find-hardware",
+        action="store_true",
+        help="find a hardware.ref the files do not define among the repository's"
+        " HardwareManifests (git ls-files); one found nowhere is an input error (exit 2)",
+    )
+    check_cmd.add_argument(
         "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    check_cmd.add_argument(
+        "--report",
+        dest="reports",
+        action="append",
+        default=[],
+        type=_report_option,
+        metavar="FORMAT=FILE",
+        help="also write the report in FORMAT to FILE (repeatable), e.g."
+        " markdown=$GITHUB_STEP_SUMMARY sarif=supportgate.sarif",
     )
     check_cmd.add_argument(
         "--sarif-root",
@@ -547,7 +598,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="OWNER",
-        help="a metadata.owner the key may post for (repeat for more; none: every owner)",
+        help="a metadata.owner the key may post for (repeat for more; none: every owner); "
+        "ci and procurement keys only",
     )
     create_cmd.add_argument(
         "--expires-in",
@@ -633,8 +685,9 @@ def _add_audit_commands(commands: Any) -> None:
     verify_cmd.add_argument(
         "--verifier-key",
         metavar="KEY",
-        help="the log's verifier key, or a file holding it (default: derived from the "
-        "service's signing key, when this machine has it)",
+        help="the log's verifier key, or a file holding it (default: "
+        "$SUPPORTGATE_VERIFIER_KEY, else derived from the service's signing key, when this "
+        "machine has it)",
     )
     verify_cmd.set_defaults(run=_audit_verify)
     audit_cmd.add_parser(
@@ -670,16 +723,17 @@ def _add_audit_commands(commands: Any) -> None:
     verify_receipt_cmd = audit_cmd.add_parser(
         "verify-receipt",
         help="check a receipt offline (no database, no server)",
-        description="Check a receipt offline: the checkpoint's signature and that the entry "
-        "is included in it. Exit 0 when it holds, 1 naming what fails, 2 when the file "
-        "cannot be read.",
+        description="Check a receipt offline against the log's verifier key: the checkpoint's "
+        "signature and that the entry is included in it. Exit 0 when it holds, 1 naming what "
+        "fails, 2 when the file cannot be read or no verifier key is given.",
     )
     verify_receipt_cmd.add_argument("file", type=Path, metavar="FILE")
     verify_receipt_cmd.add_argument(
         "--verifier-key",
         metavar="KEY",
-        help="the log's verifier key, obtained apart from the receipt; the receipt's key "
-        "must be this one (without it the receipt's own key is used, which proves less)",
+        help="the log's verifier key (or a file holding it), obtained apart from the receipt; "
+        "the receipt's key must be this one (default: $SUPPORTGATE_VERIFIER_KEY; one of the "
+        "two is required)",
     )
     verify_receipt_cmd.set_defaults(run=_audit_verify_receipt)
 

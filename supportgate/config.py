@@ -105,6 +105,9 @@ class Settings:
     log_origin: str = field(default_factory=default_log_origin)
     checkpoint_witness: Path | None = None
     """A file every signed checkpoint is appended to, outside the database's reach."""
+    verifier_key: str | None = None
+    """The log's verifier key (or a file holding it) that `audit verify-receipt` and `audit
+    verify` trust when no --verifier-key is given; never the one inside a receipt."""
     checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS
     """Seconds between looks at the log's head, signing what arrived. At most 5 (the
     contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
@@ -154,6 +157,7 @@ class Settings:
             signing_key_file=_path(env.get("SUPPORTGATE_SIGNING_KEY_FILE")),
             log_origin=env.get("SUPPORTGATE_LOG_ORIGIN") or default_log_origin(),
             checkpoint_witness=_path(env.get("SUPPORTGATE_CHECKPOINT_WITNESS")),
+            verifier_key=env.get("SUPPORTGATE_VERIFIER_KEY") or None,
             checkpoint_interval=_number(
                 env,
                 "SUPPORTGATE_CHECKPOINT_INTERVAL",

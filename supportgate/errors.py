@@ -28,6 +28,8 @@ than parse the message.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 
 class SupportgateError(Exception):
     """Root of every error supportgate raises on purpose."""
@@ -52,18 +54,45 @@ class InputError(SupportgateError):
         return self.message if self.field is None else f"{self.field}: {self.message}"
 
 
+@dataclass(frozen=True, slots=True)
+class FieldProblem:
+    """One problem of a document: the JSON path of its field, what is wrong, and (when the
+    text shows it) the 1-based line and column; `source` as ManifestError's."""
+
+    field: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    source: str | None = None
+
+    def describe(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        return f"{where}{self.message} - at `{self.field}`"
+
+
 class ManifestError(InputError):
     """A document that does not decode or validate.
 
     `path` is the JSON path of the failing field (`$.spec.python`), or `$` for the document;
     it is the error's `field`. `source` names where the document came from (a file name),
-    when known.
+    when known. `problems` are all the problems found (CONTRACT 10.8), the first being this
+    error's own (with its line and column when known).
     """
 
     field: str
 
-    def __init__(self, message: str, *, path: str = "$", source: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str = "$",
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        problems: tuple[FieldProblem, ...] = (),
+    ) -> None:
         self.source = source
+        self.problems = problems or (FieldProblem(path, message, line, column, source),)
         super().__init__(message, field=path)
 
     @property
@@ -71,11 +100,16 @@ class ManifestError(InputError):
         return self.field
 
     def describe(self) -> str:
-        where = f"{self.source}: " if self.source else ""
-        return f"{where}{self.message} - at `{self.path}`"
+        return self.problems[0].describe()
 
     def with_source(self, source: str) -> ManifestError:
-        return type(self)(self.message, path=self.path, source=source)
+        """The same problems, from `source` (a file, a document of a stream)."""
+        return self.with_problems(tuple(replace(p, source=source) for p in self.problems))
+
+    def with_problems(self, problems: tuple[FieldProblem, ...]) -> ManifestError:
+        """This error with these problems (the first one its own)."""
+        first = problems[0]
+        return type(self)(first.message, path=first.field, source=first.source, problems=problems)
 
 
 class UsageError(InputError):

@@ -16,6 +16,8 @@ one that waited for a write of its own) and must not wait for a write of the led
     DeliveriesEnqueued    webhook deliveries wait in the outbox
     SweepEnded            a sweep finished or failed (told by the re-evaluation service, after
                           its last batch's commit: the ledger signs a checkpoint)
+    PolicyReloadFailed    changed policy files were refused and the last good revision kept
+                          (told by policy/live.py; no write of the ledger precedes it)
 """
 
 from __future__ import annotations
@@ -84,6 +86,16 @@ class SweepEnded(_Event, frozen=True, tag="sweep-ended"):
     status: Literal["finished", "failed"]
 
 
+class PolicyReloadFailed(_Event, frozen=True, tag="policy-reload-failed"):
+    """The policy files changed and were refused; `kept` stays in force. `revision`: the one
+    refused (None when the files could not be read); `problems`: each `file:line: message`."""
+
+    revision: str | None
+    kept: str
+    problems: list[str]
+    at: datetime
+
+
 Event = (
     HardwareRecorded
     | MatrixPublished
@@ -91,6 +103,7 @@ Event = (
     | DecisionsRecorded
     | DeliveriesEnqueued
     | SweepEnded
+    | PolicyReloadFailed
 )
 
 E = TypeVar("E", bound=_Event)

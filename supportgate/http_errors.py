@@ -1,9 +1,11 @@
 """The one place where supportgate's errors become HTTP responses.
 
 Bodies are JSON `{"status_code": ..., "detail": ..., "field": ...}`; `field` is the JSON path
-(or parameter name) of the input at fault, when there is one. Nothing a client sends may
-produce a 5xx: input errors are 4xx, and only the engine or the database being unable to
-serve gives 503.
+(or parameter name) of the input at fault, when there is one. A document that does not decode
+or validate also lists all its problems, the first being `field`'s: `errors: [{field,
+message, line, column}]` (line and column 1-based, null where the text does not show them).
+Nothing a client sends may produce a 5xx: input errors are 4xx, and only the engine or the
+database being unable to serve gives 503.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from supportgate.errors import (
     DatabaseError,
     Forbidden,
     InputError,
+    ManifestError,
     NotFound,
     PolicyEngineError,
     SupportgateError,
@@ -61,7 +64,20 @@ def handle_input_error(
 ) -> Response[dict[str, Any]]:
     del request
     status = input_status(exc)
-    return Response(_body(status, exc.describe(), exc.field), status_code=status)
+    body = _body(status, exc.describe(), exc.field)
+    if isinstance(exc, ManifestError):  # every problem of the document (CONTRACT 10.8)
+        body["errors"] = [
+            {
+                "field": problem.field,
+                "message": f"{problem.source}: {problem.message}"
+                if problem.source
+                else problem.message,
+                "line": problem.line,
+                "column": problem.column,
+            }
+            for problem in exc.problems
+        ]
+    return Response(body, status_code=status)
 
 
 def handle_validation_error(

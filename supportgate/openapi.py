@@ -67,12 +67,24 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
 }
 
 
+class FieldProblem(msgspec.Struct, kw_only=True):
+    """One problem of a document that does not decode or validate (CONTRACT 10.8)."""
+
+    field: str
+    message: str
+    line: int | None
+    """1-based; null where the text does not show it."""
+    column: int | None
+
+
 class ErrorBody(msgspec.Struct, kw_only=True):
     """The body of every 4xx and 5xx answer (supportgate.http_errors, and Litestar's own)."""
 
     status_code: int
     detail: str
     field: str | None = None
+    errors: list[FieldProblem] | None = None
+    """A document's problems, all of them (at most 50), the first being `field`'s."""
     extra: Any = None
 
 
@@ -179,12 +191,33 @@ class RawBody(Operation):
             self.request_body = self.body()
 
 
+_SIZES: Final = {"minItems": 1, "maxItems": 100}  # supportgate.evaluations.dry_run.MAX_MANIFESTS
+
+
 class ManifestBody(RawBody):
     """The body is one manifest, JSON or YAML: a HardwareManifest or a DeploymentManifest."""
 
     def body(self) -> RequestBody:
         schema = {"oneOf": [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]}
         return _request_body(schema, "One manifest (docs/manifests.md), as JSON or YAML")
+
+
+class ManifestsBody(RawBody):
+    """The body is one manifest, a YAML stream of them, or `{"manifests": [...]}`."""
+
+    def body(self) -> RequestBody:
+        one = [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]
+        several = {
+            "type": "object",
+            "properties": {"manifests": {"type": "array", "items": {"oneOf": one}, **_SIZES}},
+            "required": ["manifests"],
+            "additionalProperties": False,
+        }
+        return _request_body(
+            {"oneOf": [*one, several]},
+            'One manifest (docs/manifests.md), `{"manifests": [...]}`, or as YAML also a'
+            " stream of manifests (`---` between them)",
+        )
 
 
 class MatrixBody(RawBody):

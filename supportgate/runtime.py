@@ -26,6 +26,7 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import ensure_current, upgrade
+from supportgate.evaluations.dry_run import DryRunService
 from supportgate.evaluations.services import EvaluationService
 from supportgate.evaluations.tracking import TrackingService
 from supportgate.events import (
@@ -34,6 +35,7 @@ from supportgate.events import (
     Events,
     HardwareRecorded,
     MatrixPublished,
+    PolicyReloadFailed,
     SweepEnded,
     WaiverChanged,
 )
@@ -75,6 +77,7 @@ class Runtime:
     events: Events
     ledger: LedgerWriter
     evaluations: EvaluationService
+    dry_runs: DryRunService
     tracking: TrackingService
     fleet: FleetService
     audit: AuditService
@@ -101,10 +104,16 @@ class Runtime:
         bundles = BundleServer.from_settings(settings, bundle, default_matrix.document)
         served = bundles.bundle.revision if bundles.bundle else None
         engine = build_engine(bundle, settings, served)
-        policies = LivePolicies(
-            settings, bundle, engine=engine, server=bundles, default_matrix=default_matrix.document
-        )
         events = Events()
+        policies = LivePolicies(
+            settings,
+            bundle,
+            engine=engine,
+            server=bundles,
+            default_matrix=default_matrix.document,
+            events=events,
+            clock=clock,
+        )
         ledger = _ledger(settings, sessions, events, clock)
         matrices = MatrixService(sessions, ledger=ledger, clock=clock)
         waivers = WaiverService(
@@ -146,6 +155,9 @@ class Runtime:
                 ledger=ledger,
                 waivers=waivers,
                 clock=clock,
+            ),
+            dry_runs=DryRunService(
+                sessions=sessions, engine=engine, matrices=matrices, waivers=waivers, clock=clock
             ),
             tracking=tracking,
             fleet=fleet,
@@ -232,6 +244,8 @@ def react(runtime: Runtime) -> None:
     on(WaiverChanged, lambda _changed: runtime.sweeps.tick())
     # A sweep's decisions are signed together, at its end (not only at the next interval).
     on(SweepEnded, lambda _ended: runtime.checkpointer.after_sweep())
+    on(PolicyReloadFailed, runtime.metrics.count_policy_reload_failure)
+    on(PolicyReloadFailed, runtime.webhooks.policy_reload_failed)
 
 
 def _ledger(

@@ -79,7 +79,7 @@ def opa_url(opa_server: RunningOpa) -> str:
 
 @pytest.fixture(scope="session")
 def examples_dir() -> Path:
-    """examples/manifests/: the example manifests and their expected.yaml."""
+    """examples/manifests/: the example manifests (and nothing else)."""
     return EXAMPLES
 
 

@@ -11,7 +11,7 @@ from supportgate.policy.opa import OpaEngine
 from .examples import expected
 from .opa import expected_revision, shared_credentials
 
-EXAMPLE_TIME = expected().evaluated_at  # the time examples/manifests/expected.yaml is written for
+EXAMPLE_TIME = expected().evaluated_at  # the time examples/expected.yaml is written for
 
 
 def default_matrix(bundle: PolicyBundle) -> LoadedMatrix:

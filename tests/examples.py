@@ -1,4 +1,5 @@
-"""The example manifests (examples/manifests/) and their expected decisions (expected.yaml).
+"""The example manifests (examples/manifests/) and their expected decisions
+(examples/expected.yaml).
 
 expected.yaml is read into Structs that forbid unknown fields, so a misspelt key (`absnet:`)
 fails loudly instead of quietly checking nothing.
@@ -16,7 +17,7 @@ import msgspec
 import yaml
 
 EXAMPLES: Final = Path(__file__).resolve().parents[1] / "examples" / "manifests"
-EXPECTED_FILE: Final = EXAMPLES / "expected.yaml"
+EXPECTED_FILE: Final = EXAMPLES.parent / "expected.yaml"
 
 Verdict = Literal["supported", "experimental", "rejected"]
 

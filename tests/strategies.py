@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 Doc = dict[str, Any]
 
 NOW: Final = datetime(2026, 11, 30, tzinfo=UTC)
-"""The evaluation time the fixtures are written against (examples/manifests/expected.yaml)."""
+"""The evaluation time the fixtures are written against (examples/expected.yaml)."""
 
 WAIVED_RULES: Final = (
     "host.os",

@@ -11,7 +11,6 @@ anyone who can write the database can write an unsigned checkpoint.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,26 +59,6 @@ class UnreadableCheckpoint:
 
     source: str
     why: str
-
-
-_VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
-
-
-def read_verifier_key(value: str) -> NoteVerifier:
-    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
-    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
-    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
-    not whether a file of that name exists."""
-    text = value.strip()
-    if not _VERIFIER_KEY.fullmatch(text):
-        try:
-            text = Path(value).read_text("utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(
-                f"neither a verifier key (<name>+<hash>+<base64>) nor a readable file: {exc}",
-                field="--verifier-key",
-            ) from exc
-    return NoteVerifier.from_key(text)
 
 
 def witness_notes(path: Path) -> list[Note]:
@@ -136,6 +115,17 @@ def open_notes(
         held.append(HeldCheckpoint(checkpoint, note.source))
     held.sort(key=lambda found: found.size)
     return held, unreadable
+
+
+def fork(held: Sequence[HeldCheckpoint]) -> tuple[HeldCheckpoint, HeldCheckpoint] | None:
+    """The first two checkpoints of one size with different roots: a log has one tree of
+    each size, so its key signed two histories (a split view), whatever the database says."""
+    first_of_size: dict[int, HeldCheckpoint] = {}
+    for found in held:
+        first = first_of_size.setdefault(found.size, found)
+        if first.checkpoint.root_hash != found.checkpoint.root_hash:
+            return first, found
+    return None
 
 
 def _open(note: str, verifier: NoteVerifier | None) -> Checkpoint:

@@ -69,7 +69,7 @@ def make_receipt(
         verifier_key=checkpointer.verifier().encoded(),
     )
     try:  # a receipt that fails is never handed out
-        check_receipt(receipt, receipt.verifier_key)
+        check_receipt(receipt, checkpointer.verifier())
     except LedgerInputError as exc:
         raise DatabaseError(
             f"the log does not prove decision {decision_id}: {exc}; run `supportgate audit verify`"

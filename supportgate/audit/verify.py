@@ -17,6 +17,8 @@ The checkpoints (checkpoints.py) are the only thing here an editor of the databa
 recompute: the tree, the nodes, the head and the rows all can be, with the project's own
 hash functions. So:
 
+- two checkpoints of one size with different roots are a fork, named before anything else:
+  the log's key signed two histories, and no database can agree with both;
 - a checkpoint that disagrees (or is larger than the log) names itself, and bounds the
   first bad leaf: it is at or after the size of the last checkpoint that still agrees
   (with no stored node left unrecomputed, nothing says more);
@@ -59,7 +61,7 @@ from supportgate.ledger.note import NoteVerifier
 from supportgate.policy.inputs import format_time
 
 from . import entry_rows, log_rows, repository
-from .checkpoints import HeldCheckpoint, Note, open_notes, stored_notes
+from .checkpoints import HeldCheckpoint, Note, fork, open_notes, stored_notes
 from .tracking_state import TrackingFromLog, UnusableInput, differences
 
 CHUNK = 2000
@@ -165,6 +167,17 @@ def verify_log(
     if unreadable:
         bad = unreadable[0]
         return walk.report(LogProblem(f"it is not a checkpoint of this log: {bad.why}", bad.source))
+    forked = fork(held)
+    if forked is not None:
+        one, other = forked
+        return walk.report(
+            LogProblem(
+                f"a fork: {other.describe()} is signed for the same size with another root, so "
+                "the log's key signed two different histories (each reader may have been shown "
+                "its own); at most one of them is this database's",
+                one.describe(),
+            )
+        )
     while walk.size < head.size:
         first = walk.size
         last = min(head.size, first + chunk) - 1

@@ -96,6 +96,7 @@ class KeyService:
         self._clock = clock
         self._copy: _Copy | None = None
         self._uses = _Uses()
+        self._refused: set[str] = set()  # the admin keys with owners refused (named in the log)
         self._lock = threading.Lock()  # guards _copy and _uses
         self._reading = threading.Lock()  # one refresh at a time
 
@@ -125,7 +126,7 @@ class KeyService:
         Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
         checked_role = _check_role(role)
         _check_name(name)
-        checked_owners = _check_owners(owners)
+        checked_owners = _check_owners(owners, checked_role)
         lifetime = None if expires_in is None else parse_duration(expires_in, field="$.expires_in")
         secret = generate_key()
         now = self._clock.now()
@@ -229,6 +230,11 @@ class KeyService:
         stored: dict[int, datetime | None] = {}
         with transaction(self._sessions) as session:
             for row in repository.unrevoked_keys(session):
+                if row.role == "admin" and row.owners:
+                    if row.name not in self._refused:  # said once, not at every refresh
+                        _refuse_scoped_admin(row)
+                        self._refused.add(row.name)
+                    continue
                 known = _Known(_principal(row), row.expires_at)
                 by_hash[row.key_hash] = by_id[known.principal.key_id] = known
                 stored[known.principal.key_id] = row.last_used_at
@@ -270,6 +276,18 @@ def _principal(row: ApiKey) -> Principal:
     )
 
 
+def _refuse_scoped_admin(row: ApiKey) -> None:
+    """An admin key with owners is refused, never obeyed: migration 0010 drops owners from
+    admin keys and the key service never writes both, so such a row was written around them,
+    and neither reading (a scope it cannot keep, or every owner) is what its maker meant."""
+    log.warning(
+        "admin_key_with_owners_refused",
+        key_name=row.name,
+        owners=list(row.owners),
+        fix=f"revoke it (`supportgate keys revoke {row.name}`) and make a new one",
+    )
+
+
 def _fields(row: ApiKey) -> dict[str, Any]:
     """A row as KeyView's fields."""
     return {
@@ -296,7 +314,12 @@ def _check_name(name: str) -> None:
         raise UsageError(f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name")
 
 
-def _check_owners(owners: Sequence[str]) -> list[str]:
+def _check_owners(owners: Sequence[str], role: Role) -> list[str]:
+    if owners and role == "admin":  # an admin mints keys, untracks and waives for everyone
+        raise UsageError(
+            "owners belong to ci and procurement keys; an admin key acts for every owner",
+            field="$.owners",
+        )
     if len(owners) > MAX_OWNERS:
         raise UsageError(f"at most {MAX_OWNERS} owners", field="$.owners")
     for index, owner in enumerate(owners):

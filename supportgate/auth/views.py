@@ -52,7 +52,8 @@ class KeyRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_onl
         list[Annotated[str, msgspec.Meta(pattern=OWNER)]],
         msgspec.Meta(
             max_length=MAX_OWNERS,
-            description="the metadata.owner values it may post for; empty: every owner",
+            description="the metadata.owner values it may post for (ci and procurement keys "
+            "only; an admin key acts for every owner); empty: every owner",
         ),
     ] = msgspec.field(default_factory=list)
     expires_in: (

@@ -210,7 +210,7 @@ class ConsoleService:
     def rules(self) -> PolicyView:
         """GET /v1/policy's document: the revision, the organisation bundles, every rule."""
         policies = self._runtime.policies
-        return policy_view(policies.bundle, policies.catalog)
+        return policy_view(policies.bundle, policies.catalog, policies.last_error)
 
     def manifests(self, query: Query, *, cursor: str | None) -> ManifestsPage:
         page = self._runtime.tracking.page(

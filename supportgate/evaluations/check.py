@@ -19,7 +19,7 @@ import io
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -34,6 +34,7 @@ from supportgate.manifests import (
     format_of,
 )
 from supportgate.manifests.common import FIRST_YEAR, LAST_YEAR
+from supportgate.manifests.decode import decode_supportgate_documents
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.catalog import read_catalog
@@ -68,6 +69,8 @@ class ManifestFiles:
 
     manifests: list[SourcedManifest]
     problems: list[Problem]
+    skipped: list[str]
+    """The files (or `<file>, document N`) passed over: not supportgate/v1 documents."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +84,23 @@ class CheckOptions:
     at: str | None = None
     server: str | None = None
     token: str | None = None
+    record: bool = False
+    supportgate_only: bool = False
+    find_hardware: bool = False
     output: str | None = None
+    reports: Sequence[tuple[str, str]] = ()
+    """`--report FORMAT=FILE`: more copies of the report, each in its format and file."""
     sarif_root: str | None = None
 
 
-def read_manifest_files(paths: Sequence[str]) -> ManifestFiles:
-    """Every manifest in the files, in order; a file that gives none is a problem naming it."""
+def read_manifest_files(paths: Sequence[str], *, supportgate_only: bool = False) -> ManifestFiles:
+    """Every manifest in the files, in order; a file that gives none is a problem naming it.
+
+    `supportgate_only`: documents whose apiVersion is not supportgate/v1 are passed over
+    (listed in `skipped`), and so is a file that holds none."""
     found: list[SourcedManifest] = []
     problems: list[Problem] = []
+    skipped: list[str] = []
     for source in paths:
         try:
             data = Path(source).read_bytes()
@@ -96,15 +108,27 @@ def read_manifest_files(paths: Sequence[str]) -> ManifestFiles:
             problems.append(Problem(f"{source}: cannot read: {exc.strerror}", source=source))
             continue
         text = data.decode("utf-8", errors="replace")
+        fmt = format_of(source)
         try:
-            manifests = decode_manifests(data, fmt=format_of(source), source=source)
-        except ManifestError as exc:
-            # the error names "<file>, document N" for a stream of several documents: its
-            # field's line is then in a document this side does not know
-            document = 0 if exc.source == source else None
-            problems.append(Problem(str(exc), source, exc.field, text, document))
+            if supportgate_only:
+                manifests, passed_over = decode_supportgate_documents(data, fmt=fmt, source=source)
+                skipped += _skipped(source, passed_over, several=bool(manifests))
+            else:
+                manifests = list(enumerate(decode_manifests(data, fmt=fmt, source=source)))
+        except ManifestError as exc:  # every problem, each where the decoder found it
+            problems += [
+                Problem(
+                    found.describe(),
+                    source,
+                    found.field,
+                    text,
+                    line=found.line,
+                    column=found.column,
+                )
+                for found in exc.problems
+            ]
             continue
-        if not manifests:
+        if not manifests and not supportgate_only:
             problems.append(
                 Problem(
                     f"{source}: holds no manifest (no document, or only empty ones) - at `$`",
@@ -114,10 +138,16 @@ def read_manifest_files(paths: Sequence[str]) -> ManifestFiles:
             )
         found.extend(
             SourcedManifest(source=source, text=text, document_index=index, manifest=manifest)
-            for index, manifest in enumerate(manifests)
+            for index, manifest in manifests
         )
     unique, duplicates = _split_duplicates(found)
-    return ManifestFiles(manifests=unique, problems=problems + duplicates)
+    return ManifestFiles(manifests=unique, problems=problems + duplicates, skipped=skipped)
+
+
+def _skipped(source: str, numbers: Sequence[int], *, several: bool) -> list[str]:
+    if not several and numbers in ([1], []):
+        return [source] if numbers else []
+    return [f"{source}, document {number}" for number in numbers]
 
 
 def check_locally(
@@ -126,15 +156,20 @@ def check_locally(
     *,
     evaluated_at: datetime,
     clock: Clock = time.perf_counter,
+    more_pools: Mapping[str, HardwareManifest] | None = None,
 ) -> list[CheckedManifest]:
     """Hardware first (deployments may reference it), then deployments, reported in file order.
+    A deployment's `hardware.ref` names a pool of `items`, else one of `more_pools`.
 
     The manifests go to the engine in one batch; each one's `seconds` is its share of it.
     """
     pools = {
-        item.manifest.metadata.name: item.manifest
-        for item in items
-        if isinstance(item.manifest, HardwareManifest)
+        **(more_pools or {}),
+        **{
+            item.manifest.metadata.name: item.manifest
+            for item in items
+            if isinstance(item.manifest, HardwareManifest)
+        },
     }
     ordered = sorted(items, key=lambda item: isinstance(item.manifest, DeploymentManifest))
     started = clock()
@@ -199,20 +234,50 @@ def run_check(
         problems.append(Problem(str(exc), field=exc.field))
     # under a bad --at or without the policies nothing is evaluated; the files are still read
     can_evaluate = not problems
-    files = read_manifest_files(options.files)
+    files = read_manifest_files(options.files, supportgate_only=options.supportgate_only)
     problems += files.problems
+    items, more_pools = files.manifests, {}
+    if options.find_hardware and options.server is None:
+        from .hardware_search import find_hardware  # noqa: PLC0415 - only the hook needs it
+
+        found = find_hardware(items)
+        items, more_pools = found.items, found.pools
+        problems += found.problems
     if can_evaluate and bundle is not None:
         try:
-            results = _evaluate(options, bundle, environ, files.manifests, evaluated_at)
+            results = _evaluate(options, bundle, environ, items, evaluated_at, more_pools)
         except _Stopped as stopped:
             problems.append(stopped.problem)
         except InputError as exc:
             problems.append(Problem(str(exc), field=exc.field))
         except PolicyEngineError as exc:
             problems.append(Problem(str(exc)))
-    sarif = sarif_options(bundle if options.fmt == "sarif" else None, environ, options.sarif_root)
-    report = Report(results=results, problems=problems, fail_on=options.fail_on)
+    formats = {options.fmt, *(fmt for fmt, _ in options.reports)}
+    sarif = sarif_options(bundle if "sarif" in formats else None, environ, options.sarif_root)
+    report = Report(
+        results=results, problems=problems, fail_on=options.fail_on, skipped=files.skipped
+    )
+    for fmt, path in options.reports:
+        report = _write_copy(report, fmt, path, sarif)
     return write_report(report, options.fmt, options.output, sarif, stdout=stdout, stderr=stderr)
+
+
+def _write_copy(report: Report, fmt: str, path: str, sarif: SarifOptions) -> Report:
+    """Write the report in `fmt` to `path`; the report, with a problem more if it cannot."""
+    text = render(
+        report.results,
+        fmt,
+        fail_on=report.fail_on,
+        problems=report.problems,
+        sarif=sarif,
+        skipped=report.skipped,
+    )
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        unwritten = Problem(f"--report: cannot write {path}: {exc.strerror}", field="--report")
+        return replace(report, problems=[*report.problems, unwritten])
+    return report
 
 
 def write_report(
@@ -229,7 +294,12 @@ def write_report(
     When `output` cannot be written, that is one more problem, and the report goes to stdout.
     """
     text = render(
-        report.results, fmt, fail_on=report.fail_on, problems=report.problems, sarif=sarif
+        report.results,
+        fmt,
+        fail_on=report.fail_on,
+        problems=report.problems,
+        sarif=sarif,
+        skipped=report.skipped,
     )
     if output is not None:
         try:
@@ -238,7 +308,7 @@ def write_report(
             unwritten = Problem(
                 f"--output: cannot write {output}: {exc.strerror}", field="--output"
             )
-            report = Report(report.results, [*report.problems, unwritten], report.fail_on)
+            report = replace(report, problems=[*report.problems, unwritten])
             return write_report(report, fmt, None, sarif, stdout=stdout, stderr=stderr)
     else:
         stdout.write(text)
@@ -301,12 +371,13 @@ def report_refused_command(
     write_report(report, known.format, known.output, sarif, stdout=stdout, stderr=io.StringIO())
 
 
-def _evaluate(
+def _evaluate(  # noqa: PLR0917 - one private call site, in run_check
     options: CheckOptions,
     bundle: PolicyBundle,
     environ: Mapping[str, str],
     items: list[SourcedManifest],
     evaluated_at: datetime,
+    more_pools: Mapping[str, HardwareManifest],
 ) -> list[CheckedManifest]:
     if options.server is not None or options.token is not None:
         from .remote import Server, check_remote  # noqa: PLC0415 - only --server needs httpx
@@ -315,9 +386,15 @@ def _evaluate(
             options.server,
             options.token,
             environ,
-            in_process_only={"--matrix": options.matrix, "--at": options.at},
+            in_process_only={
+                "--matrix": options.matrix,
+                "--at": options.at,
+                "--find-hardware": options.find_hardware or None,
+            },
         )
-        return check_remote(items, server) if items else []
+        return check_remote(items, server, record=options.record) if items else []
+    if options.record:
+        raise UsageError("records on a server only: give --server too", field="--record")
 
     matrix_path = Path(options.matrix) if options.matrix else bundle.default_matrix_path
     try:
@@ -331,7 +408,7 @@ def _evaluate(
     if not items:
         return []
     evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
-    return check_locally(items, evaluator, evaluated_at=evaluated_at)
+    return check_locally(items, evaluator, evaluated_at=evaluated_at, more_pools=more_pools)
 
 
 def _split_duplicates(

@@ -1,4 +1,5 @@
-"""HTTP: POST /v1/evaluations and the tracked-manifest endpoints. One service call each."""
+"""HTTP: POST /v1/evaluations, its dry run and the tracked-manifest endpoints. One service call
+each."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from supportgate.fleet.services import FleetManifestPage, FleetService
 from supportgate.http_paging import AsOf, Cursor, Limit
 from supportgate.manifests.decision import Decision, ManifestKind, Verdict
 from supportgate.manifests.decode import format_for_media_type
-from supportgate.openapi import ManifestBody, OverlappingAnswers, body, error
+from supportgate.openapi import ManifestBody, ManifestsBody, OverlappingAnswers, body, error
 from supportgate.pagination import DEFAULT_LIMIT
 
+from .dry_run import DryRunService
 from .services import EvaluationService
 from .tracking import TrackingService
-from .views import DecisionPage, TrackedManifest, TrackedManifestPage
+from .views import DecisionPage, DryRunAnswer, TrackedManifest, TrackedManifestPage
 
 MEDIA_TYPE = "application/json"
 
@@ -144,3 +146,23 @@ class ManifestController(Controller):
     ) -> None:
         by = principal_of(request).name
         await anyio.to_thread.run_sync(lambda: tracking.untrack(kind, name, by=by))
+
+
+class DryRunController(Controller):
+    path = "/v1/evaluations/dry-run"
+    tags = ["evaluations"]  # noqa: RUF012 - Litestar reads class attributes
+
+    @post(
+        "/",
+        opt={"role": "ci"},
+        summary="The decisions manifests would get, with nothing recorded",
+        operation_class=ManifestsBody,
+        status_code=200,
+    )
+    async def dry_run(
+        self, request: Request[Any, Any, Any], dry_runs: Part[DryRunService]
+    ) -> DryRunAnswer:
+        fmt = format_for_media_type(request.headers.get("content-type"))
+        return await dry_runs.judge(
+            body=await request.body(), fmt=fmt, principal=principal_of(request)
+        )

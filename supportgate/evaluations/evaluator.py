@@ -7,18 +7,16 @@ in batches) and adding what Python knows (identity, versions, digest, time, caus
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from supportgate.ids import random_uuid
-from supportgate.manifests import DeploymentManifest, HardwareManifest, Manifest, to_builtins
+from supportgate.manifests import HardwareManifest, Manifest, to_builtins
 from supportgate.manifests.decision import Cause, Decision, ManifestRef, PolicyResult
 from supportgate.policy.engine import LoadedMatrix, PolicyEngine
-from supportgate.policy.inputs import PolicyInput, build_input
-
-HardwareLookup = Callable[[str], HardwareManifest | None]
+from supportgate.policy.inputs import HardwareLookup, PolicyInput, build_input, hardware_spec
 
 
 def no_tracked_hardware(_name: str) -> HardwareManifest | None:
@@ -55,6 +53,12 @@ class Evaluator:
         hardware: HardwareLookup = no_tracked_hardware,
     ) -> Evaluation:
         policy_input = self.policy_input(subject, evaluated_at=evaluated_at, hardware=hardware)
+        return self.decide(subject, policy_input, evaluated_at)
+
+    def decide(
+        self, subject: Subject, policy_input: PolicyInput, evaluated_at: datetime
+    ) -> Evaluation:
+        """The evaluation of an input made by policy_input(): the engine's part alone."""
         result = self.engine.evaluate(self.matrix, policy_input)
         return self._evaluation(subject, policy_input, result, evaluated_at)
 
@@ -81,7 +85,7 @@ class Evaluator:
         return build_input(
             to_builtins(subject.manifest),
             evaluated_at=evaluated_at,
-            hardware=_hardware_spec(subject.manifest, hardware),
+            hardware=hardware_spec(subject.manifest, hardware),
             waivers=subject.waivers,
         )
 
@@ -109,14 +113,3 @@ class Evaluator:
             cause=subject.cause,
         )
         return Evaluation(decision=decision, policy_input=policy_input)
-
-
-def _hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
-    """The spec a deployment runs on: inline, or the tracked pool its ref names (None if none)."""
-    if not isinstance(manifest, DeploymentManifest):
-        return None
-    target = manifest.spec.hardware
-    if target.spec is not None:
-        return to_builtins(target.spec)
-    pool = lookup(target.ref) if target.ref is not None else None
-    return to_builtins(pool.spec) if pool is not None else None

@@ -1,16 +1,21 @@
 """`supportgate check --server URL --token KEY`: the server evaluates, the CLI reports.
 
-Each manifest is POSTed to the server's `/v1/evaluations` (so it is recorded and tracked
-there), hardware manifests first so that deployments' `hardware.ref` resolve on the server.
-The decisions go to the same reports as an in-process check, with the same gate.
+By default a dry run: the manifests go together, as `{"manifests": [...]}` in their canonical
+JSON, to `/v1/evaluations/dry-run` (at most DRY_RUN_LIMIT a request; more are split, each
+request carrying the pools its deployments name), so a deployment's `hardware.ref` resolves
+among the files first, then among the server's tracked pools, and nothing is recorded.
 
-What is sent: a YAML file holding one manifest goes as written (`application/yaml`), a JSON
+With `--record` (a push to the default branch) each manifest is POSTed to `/v1/evaluations`
+(recorded and tracked), hardware manifests first so that deployments' `hardware.ref` resolve
+on the server. A YAML file holding one manifest goes as written (`application/yaml`), a JSON
 file holding one object as written (`application/json`); each manifest of a multi-document
 file (or of a JSON array) goes as its canonical JSON (`application/json`).
 
-Retries: connection errors, timeouts and 503 are retried (RetryPolicy) with the same
-`Idempotency-Key`, so a request the server did record is answered from its stored response
-rather than recorded twice. The key is `sha256(scope, media type, body)`. The scope is one
+The decisions go to the same reports as an in-process check, with the same gate.
+
+Retries: connection errors, timeouts and 503 are retried (RetryPolicy); a recording post
+keeps its `Idempotency-Key`, so a request the server did record is answered from its stored
+response rather than recorded twice. The key is `sha256(scope, media type, body)`. The scope is one
 CI job execution: SUPPORTGATE_IDEMPOTENCY_SCOPE when set, else the GitHub Actions run,
 attempt and job, else the GitLab CI job id, else one random value per invocation. A rerun
 within the same scope replays the first answers; a new scope (a new job, a new run) is
@@ -24,6 +29,7 @@ server, or a 5xx that outlasts the retries, is PolicyEngineUnavailable.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import time
 from collections import Counter
@@ -41,6 +47,7 @@ from supportgate.manifests.decision import Decision
 from supportgate.reports import CheckedManifest
 
 from .check import SourcedManifest
+from .views import DryRunAnswer
 
 __all__ = ["RetryPolicy", "Server", "check_remote"]
 
@@ -48,6 +55,8 @@ TOKEN_ENV = "SUPPORTGATE_TOKEN"  # noqa: S105 - the variable's name, not a secre
 SCOPE_ENV = "SUPPORTGATE_IDEMPOTENCY_SCOPE"
 TIMEOUT_SECONDS = 30.0
 EVALUATIONS_PATH = "v1/evaluations"
+DRY_RUN_PATH = "v1/evaluations/dry-run"
+DRY_RUN_LIMIT = 100  # supportgate.evaluations.dry_run.MAX_MANIFESTS
 _CI_SCOPES: tuple[tuple[str, ...], ...] = (
     ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB"),
     ("CI_JOB_ID",),
@@ -55,6 +64,7 @@ _CI_SCOPES: tuple[tuple[str, ...], ...] = (
 _REFUSED_KEY = frozenset({401, 403})
 _RETRY_STATUS = frozenset({503})
 _decision_decoder = msgspec.json.Decoder(Decision)
+_dry_run_decoder = msgspec.json.Decoder(DryRunAnswer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,24 +127,33 @@ def check_remote(
     items: Sequence[SourcedManifest],
     server: Server,
     *,
+    record: bool = False,
     retry: RetryPolicy | None = None,
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[CheckedManifest]:
-    """POST every manifest (hardware first); the decisions in file order, each with the time
-    its request took (retries included)."""
-    requests = _requests(items, server.idempotency_scope)
+    """The decisions in file order: of a dry run, or (`record`) of a POST of each manifest
+    (hardware first), each with the time its request took (retries included; in a dry run
+    its share of its request's)."""
     order = sorted(
         range(len(items)), key=lambda i: isinstance(items[i].manifest, DeploymentManifest)
     )
     decisions: dict[int, tuple[Decision, float]] = {}
     with _client(server, transport) as client:
         poster = _Poster(client, server.url, retry or RetryPolicy(), sleep)
-        for index in order:
-            started = clock()
-            decision = poster.evaluate(items[index], requests[index])
-            decisions[index] = (decision, clock() - started)
+        if record:
+            requests = _requests(items, server.idempotency_scope)
+            for index in order:
+                started = clock()
+                decision = poster.evaluate(items[index], requests[index])
+                decisions[index] = (decision, clock() - started)
+        else:
+            for own, carried in dry_run_batches(items, order):
+                started = clock()
+                answer = poster.dry_run([items[i] for i in [*own, *carried]])
+                share = (clock() - started) / len(own)
+                decisions.update((i, (answer[n], share)) for n, i in enumerate(own))
     return [
         CheckedManifest(
             source=item.source,
@@ -147,11 +166,41 @@ def check_remote(
     ]
 
 
+def dry_run_batches(
+    items: Sequence[SourcedManifest], order: Sequence[int], limit: int = DRY_RUN_LIMIT
+) -> list[tuple[list[int], list[int]]]:
+    """The dry-run requests: each its own manifests (indices into `items`, in `order`) and the
+    pools of earlier requests that its deployments name, at most `limit` in all."""
+    pools = {
+        item.manifest.metadata.name: index
+        for index, item in enumerate(items)
+        if not isinstance(item.manifest, DeploymentManifest)
+    }
+    batches: list[tuple[list[int], list[int]]] = []
+    own: list[int] = []
+    carried: list[int] = []
+    for index in order:
+        manifest = items[index].manifest
+        ref = manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
+        pool = pools.get(ref) if ref is not None else None
+        needs = [pool] if pool is not None and pool not in own and pool not in carried else []
+        if len(own) + len(carried) + 1 + len(needs) > limit:
+            batches.append((own, carried))
+            own, carried = [], []
+            needs = [] if pool is None else [pool]
+        own.append(index)
+        carried += needs
+    if own:
+        batches.append((own, carried))
+    return batches
+
+
 @dataclass(frozen=True, slots=True)
 class _Request:
     body: bytes
     media_type: str
-    idempotency_key: str
+    idempotency_key: str | None
+    path: str = EVALUATIONS_PATH
 
 
 def _requests(items: Sequence[SourcedManifest], scope: str) -> list[_Request]:
@@ -211,6 +260,38 @@ class _Poster:
                 "is --server the supportgate API?"
             ) from None
 
+    def dry_run(self, items: Sequence[SourcedManifest]) -> list[Decision]:
+        """The decisions of a dry run of `items`, in their order."""
+        body = msgspec.json.encode({"manifests": [item.manifest for item in items]})
+        request = _Request(body, "application/json", idempotency_key=None, path=DRY_RUN_PATH)
+        response = self._post(items[0], request)
+        if response.status_code in _REFUSED_KEY:
+            raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
+        if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
+            raise UsageError(
+                f"{_named(items, response)}the server refused the dry run "
+                f"({response.status_code}): {_problem(response)}",
+                field=None,
+            )
+        if response.status_code != 200:  # noqa: PLR2004 - the dry run's answer
+            raise PolicyEngineUnavailable(
+                f"the server at {self._url} could not judge the manifests "
+                f"({response.status_code}): {_problem(response)}"
+            )
+        try:
+            decisions = _dry_run_decoder.decode(response.content).decisions
+        except msgspec.DecodeError as exc:
+            raise PolicyEngineUnavailable(
+                f"the answer from {self._url} is not a supportgate dry run ({exc}); "
+                "is --server the supportgate API (version 0.2 or later)?"
+            ) from None
+        if len(decisions) != len(items):
+            raise PolicyEngineUnavailable(
+                f"the server at {self._url} answered {len(decisions)} decisions "
+                f"for {len(items)} manifests"
+            )
+        return list(decisions)
+
     def _post(self, item: SourcedManifest, request: _Request) -> httpx.Response:
         """The server's answer; connection errors, timeouts and 503 are tried again."""
         for attempt in range(1, self._retry.attempts):
@@ -231,14 +312,10 @@ class _Poster:
             ) from None
 
     def _send(self, request: _Request) -> httpx.Response:
-        return self._client.post(
-            EVALUATIONS_PATH,
-            content=request.body,
-            headers={
-                "Content-Type": request.media_type,
-                "Idempotency-Key": request.idempotency_key,
-            },
-        )
+        headers = {"Content-Type": request.media_type}
+        if request.idempotency_key is not None:
+            headers["Idempotency-Key"] = request.idempotency_key
+        return self._client.post(request.path, content=request.body, headers=headers)
 
 
 def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Client:
@@ -252,6 +329,22 @@ def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Clie
         timeout=TIMEOUT_SECONDS,
         transport=transport,
     )
+
+
+_IN_BATCH = re.compile(r"\A\$\.manifests\[(?P<index>[0-9]+)\]")
+
+
+def _named(items: Sequence[SourcedManifest], response: httpx.Response) -> str:
+    """`<file>: <Kind> '<name>': ` of the manifest a dry run's error names by its index."""
+    try:
+        field = response.json().get("field")
+    except (ValueError, AttributeError):
+        return ""
+    found = _IN_BATCH.match(field) if isinstance(field, str) else None
+    if found is None or int(found["index"]) >= len(items):
+        return ""
+    item = items[int(found["index"])]
+    return f"{item.source}: {item.manifest.kind} {item.manifest.metadata.name!r}: "
 
 
 def _problem(response: httpx.Response) -> str:

@@ -45,7 +45,7 @@ from supportgate.manifests import (
 )
 from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
-from supportgate.policy import PolicyEngine
+from supportgate.policy import MemoizedEngine, PolicyEngine
 from supportgate.policy.inputs import canonical_digest
 
 from . import repository
@@ -161,8 +161,14 @@ class EvaluationService:
         )
         evaluator = Evaluator(self._engine, matrix.loaded)
         subject = Subject(manifest, waivers=await self._active_waivers(manifest, now))
-        evaluation = await self._run(
-            lambda: evaluator.evaluate(subject, evaluated_at=now, hardware=lambda _n: pool)
+        policy_input = evaluator.policy_input(subject, evaluated_at=now, hardware=lambda _n: pool)
+        # Only an answer the memo keeps is had here: an evaluation (an organisation's rule may
+        # take seconds) in a thread, so the loop answers /health/live and the rest meanwhile.
+        remembered = isinstance(self._engine, MemoizedEngine) and self._engine.remembers(
+            matrix.loaded, policy_input
+        )
+        evaluation = await self._run_off_loop_if(
+            not remembered, lambda: evaluator.decide(subject, policy_input, now)
         )
         write = submission_write(
             evaluation,
@@ -223,10 +229,6 @@ class EvaluationService:
             )
         return Answer(status=status, body=response, evaluation=None)
 
-    async def _run(self, work: Callable[[], T]) -> T:
-        """In-process evaluation takes tens of microseconds: run it here. OPA is I/O: a thread."""
-        return await self._run_off_loop_if(self._engine.name != "embedded", work)
-
     @staticmethod
     async def _run_off_loop_if(condition: bool, work: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(work) if condition else work()
@@ -249,10 +251,9 @@ def submission_write(
     principal: Principal | None,
     idempotency: IdempotentAnswer | None = None,
 ) -> DecisionWrite:
-    """The write of a submitted manifest's decision: it becomes the tracked content, for the
-    owners `principal` acts for (None: every owner, with an admin's right to change one)."""
+    """The write of a submitted manifest's decision: it becomes the tracked content; an
+    admin's key (or none: the service itself) may change its owner."""
     content = evaluation.policy_input.document["manifest"]  # to_builtins(manifest), made once
-    owners = principal.owners if principal is not None else ()
     return DecisionWrite(
         decision=evaluation.decision,
         policy_input=evaluation.policy_input.canonical.decode(),
@@ -261,7 +262,6 @@ def submission_write(
             content_digest=canonical_digest(_canonical.encode(content)),
             owner=manifest.metadata.owner,
             hardware_ref=_hardware_ref(manifest),
-            acts_for=list(owners) if owners else None,
             changes_owner=principal is None or principal.role == "admin",
         ),
         idempotency=idempotency,

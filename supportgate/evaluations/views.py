@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -33,3 +33,15 @@ class TrackedManifestPage(_View, frozen=True):
 class DecisionPage(_View, frozen=True):
     items: list[Decision]
     next_cursor: str | None
+
+
+class UnrecordedDecision(Decision, frozen=True, kw_only=True):
+    """A dry run's decision: as POST /v1/evaluations answers, but with `id: null`,
+    `recorded: false` and no `leaf_index` (nothing was written)."""
+
+    id: None  # type: ignore[assignment] # a Decision that has no identity, being unrecorded
+    recorded: Literal[False]
+
+
+class DryRunAnswer(_View, frozen=True):
+    decisions: list[UnrecordedDecision]

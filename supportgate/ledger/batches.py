@@ -46,18 +46,13 @@ class Tracking(_Data, frozen=True):
     content_digest: str
     owner: str | None
     hardware_ref: str | None
-    acts_for: list[str] | None = None
-    """The owners the key acts for; None: every owner."""
     changes_owner: bool = False
-    """The key may change a tracked manifest's owner (an admin's)."""
+    """The key may change a tracked manifest's owner (an admin's, which acts for every owner)."""
 
     def may_replace(self, held_by: str | None) -> bool:
         """May this content replace a tracked manifest that `held_by` owns? Keeping its
-        owner, yes; changing it takes an admin's key that acts for the owner it takes the
-        manifest from."""
-        if held_by == self.owner:
-            return True
-        return self.changes_owner and (self.acts_for is None or held_by in self.acts_for)
+        owner, yes; changing it takes an admin's key."""
+        return held_by == self.owner or self.changes_owner
 
 
 class IdempotentAnswer(_Data, frozen=True):

@@ -22,12 +22,13 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from supportgate.errors import InvalidKey, InvalidNote, LedgerInputError
+from supportgate.errors import InvalidKey, InvalidNote, LedgerInputError, UsageError
 
 ED25519: Final = 0x01
 """The signature type byte of Ed25519 in keys and key hashes."""
@@ -144,6 +145,26 @@ class NoteSigner:
             raise InvalidNote("a note's text ends with a newline", field="text")
         blob = self.key_hash.to_bytes(KEY_HASH_SIZE, "big") + self.private_key.sign(data)
         return f"{text}\n{SIGNATURE_PREFIX}{self.name} {base64.b64encode(blob).decode()}\n"
+
+
+_VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
+
+
+def read_verifier_key(value: str) -> NoteVerifier:
+    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
+    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
+    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
+    not whether a file of that name exists."""
+    text = value.strip()
+    if not _VERIFIER_KEY.fullmatch(text):
+        try:
+            text = Path(value).read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"neither a verifier key (<name>+<hash>+<base64>) nor a readable file: {exc}",
+                field="--verifier-key",
+            ) from exc
+    return NoteVerifier.from_key(text)
 
 
 def generate_key(name: str) -> tuple[str, str]:

@@ -4,10 +4,11 @@ document that anyone can check offline (`supportgate audit verify-receipt`):
     {"entry": "<the entry's exact text>", "leaf_index": I, "tree_size": N,
      "hashes": ["<base64>", ...], "checkpoint": "<signed note>", "verifier_key": "<key>"}
 
-It holds when the checkpoint is signed by the verifier key (and names its log), its tree size
-is `tree_size`, and the proof leads from the entry's leaf hash at `leaf_index` to its root.
-The receipt's own verifier key only shows that whoever holds that key signed it; checked
-against a key obtained elsewhere (`--verifier-key`), it shows the log did.
+It holds when the checkpoint is signed by the log's verifier key (and names its log), its tree
+size is `tree_size`, and the proof leads from the entry's leaf hash at `leaf_index` to its
+root. The key is always one obtained apart from the receipt (CONTRACT 11.3): the receipt's own
+`verifier_key` shows only that whoever holds that key signed it, so it must equal the trusted
+key and is never used on its own.
 """
 
 from __future__ import annotations
@@ -41,19 +42,12 @@ class ReceiptCheck:
 
     receipt: Receipt
     key: NoteVerifier
-    key_from_receipt: bool
 
     def summary(self) -> str:
-        key = self.key.encoded()
-        said = f"leaf {self.receipt.leaf_index} is in the log's checkpoint of "
-        said += f"{self.receipt.tree_size} entries, signed by {key}"
-        if self.key_from_receipt:
-            said += (
-                "\nthe verifier key came from the receipt itself: this shows only that whoever "
-                "holds that key signed it; pass --verifier-key with the log's key to show "
-                "the log did"
-            )
-        return said
+        return (
+            f"leaf {self.receipt.leaf_index} is in the log's checkpoint of "
+            f"{self.receipt.tree_size} entries, signed by {self.key.encoded()}"
+        )
 
 
 def encode_receipt(receipt: Receipt) -> bytes:
@@ -71,12 +65,10 @@ def read_receipt(data: bytes) -> Receipt:
         raise InvalidNote(f"not JSON: {exc}", field="receipt") from exc
 
 
-def check_receipt(receipt: Receipt, verifier_key: str | None = None) -> ReceiptCheck:
-    """That the receipt holds (see the module docstring), against `verifier_key` when given
-    (the receipt's own key must then be that key) or else its own key; LedgerInputError
-    naming the part that fails."""
-    key = NoteVerifier.from_key(verifier_key or receipt.verifier_key)
-    if verifier_key is not None and receipt.verifier_key.strip() != key.encoded():
+def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
+    """That the receipt holds (see the module docstring) against the trusted `key`, which the
+    receipt's own key must be; LedgerInputError naming the part that fails."""
+    if receipt.verifier_key.strip() != key.encoded():
         raise InvalidNote(
             f"the receipt names the key {receipt.verifier_key.strip()}, not {key.encoded()}",
             field="verifier_key",
@@ -100,4 +92,4 @@ def check_receipt(receipt: Receipt, verifier_key: str | None = None) -> ReceiptC
             f"the entry is not leaf {receipt.leaf_index} of the signed tree: {exc.message}",
             field=exc.field,
         ) from exc
-    return ReceiptCheck(receipt, key, key_from_receipt=verifier_key is None)
+    return ReceiptCheck(receipt, key)

@@ -5,9 +5,13 @@ into builtins: it refuses duplicate keys, gives a number found where the type wa
 string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it),
 and reads an integral float where the type wants an integer as that integer (`nodes: 8.0`
 is 8, as JSON Schema's `integer` has it; `8.5` is still refused).
-`validate` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
+`convert` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
 a ValidationError into a ManifestError whose path names the failing field, dict keys included
 (msgspec itself writes `$.engines[...]`).
+
+All the problems at once (CONTRACT 10.8): `plain` notes each problem and leaves the entry
+out, and when msgspec, which stops at the first, finds one, the Struct is walked field by
+field (`_validation_problems`); the error raised carries them all, msgspec's own first.
 
 Every string, keys included, must be storable text: a NUL character (JSON `\u0000`, YAML
 `"\0"`; PostgreSQL's text and jsonb refuse it) or an unpaired surrogate (JSON `"\ud800"`; not
@@ -18,8 +22,10 @@ from __future__ import annotations
 
 import functools
 import re
+import types
+import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from msgspec import inspect as mi
@@ -143,42 +149,164 @@ def _number(node: Number, kind: mi.Type | None, path: str, *, numbers_as_text: b
     return value
 
 
-def plain(node: Raw, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
-    """`node` as builtins, read as the type `kind` wants (None: no type known there)."""
+def plain(
+    node: Raw,
+    kind: mi.Type | None,
+    path: str,
+    *,
+    numbers_as_text: bool,
+    found: list[ManifestError] | None = None,
+) -> object:
+    """`node` as builtins, read as the type `kind` wants (None: no type known there).
+
+    With `found`, a problem inside a mapping or list is added to it and the entry left out
+    (a list item becomes None), so that one walk finds them all; without, it is raised."""
     if isinstance(node, str):
         return _storable(node, path)
     if isinstance(node, Number):
         return _number(node, kind, path, numbers_as_text=numbers_as_text)
     if isinstance(node, list):
         item = _item_type(kind)
-        return [
-            plain(value, item, join(path, index), numbers_as_text=numbers_as_text)
-            for index, value in enumerate(node)
-        ]
+        items: list[object] = []
+        for index, value in enumerate(node):
+            here = join(path, index)
+            items.append(_entry(value, item, here, numbers_as_text=numbers_as_text, found=found))
+        return items
     if isinstance(node, RawMapping):
         value_type = _value_types(kind, node)
         out: dict[str, object] = {}
         for index, (key, value) in enumerate(node.pairs):
-            here = join(path, _storable(key, path))
-            if key in out:
-                line = f" (line {node.lines[index]})" if node.lines else ""
-                raise ManifestError(f"duplicate key `{key}`{line}", path=here)
-            out[key] = plain(value, value_type(key), here, numbers_as_text=numbers_as_text)
+            try:
+                here = _key_path(path, key, out, node.marks[index] if node.marks else None)
+            except ManifestError as exc:
+                _keep(exc, found)
+                continue
+            entry = _entry(
+                value, value_type(key), here, numbers_as_text=numbers_as_text, found=found
+            )
+            if entry is not _LEFT_OUT:
+                out[key] = entry
         return out
     return node
 
 
-def convert(node: Raw, target: Any, *, numbers_as_text: bool) -> Any:
-    """A raw document converted to `target`; every failure is a ManifestError with its path."""
-    return validate(plain(node, _info(target), "$", numbers_as_text=numbers_as_text), target)
+_LEFT_OUT: Final = object()
 
 
-def validate(tree: object, target: Any) -> Any:
-    """`tree` (builtins) converted to `target`; a failure is a ManifestError with its path."""
+def _key_path(path: str, key: str, seen: dict[str, object], mark: tuple[int, int] | None) -> str:
+    here = join(path, _storable(key, path))
+    if key in seen:
+        line, column = mark or (None, None)
+        where = "" if line is None else f" (line {line})"
+        raise ManifestError(f"duplicate key `{key}`{where}", path=here, line=line, column=column)
+    return here
+
+
+def _keep(error: ManifestError, found: list[ManifestError] | None) -> None:
+    """Add `error` to `found`, or raise it when not collecting."""
+    if found is None:
+        raise error
+    found.append(error)
+
+
+def _entry(
+    value: Raw,
+    kind: mi.Type | None,
+    path: str,
+    *,
+    numbers_as_text: bool,
+    found: list[ManifestError] | None,
+) -> object:
     try:
-        return msgspec.convert(tree, target)
+        return plain(value, kind, path, numbers_as_text=numbers_as_text, found=found)
+    except ManifestError as exc:
+        _keep(exc, found)
+        return _LEFT_OUT
+
+
+def convert(node: Raw, target: Any, *, numbers_as_text: bool) -> Any:
+    """A raw document converted to `target`; a failure is a ManifestError with its path, and
+    with every problem of the document (at most MAX_PROBLEMS) as its `problems`."""
+    found: list[ManifestError] = []
+    tree = plain(node, _info(target), "$", numbers_as_text=numbers_as_text, found=found)
+    left_out = tuple(error.path for error in found)  # entries `plain` refused and dropped
+    if not found:  # the usual case: one conversion, and its error (if any) comes first
+        try:
+            return msgspec.convert(tree, target)
+        except msgspec.ValidationError as exc:
+            found.append(_translate(exc, tree, target))
+    for error in _validation_problems(tree, target, "$"):
+        seen = any((e.path, e.message) == (error.path, error.message) for e in found)
+        if not seen and not _within(error.path, left_out):
+            found.append(error)
+    problems = tuple(error.problems[0] for error in found[:MAX_PROBLEMS])
+    raise found[0].with_problems(problems)
+
+
+MAX_PROBLEMS: Final = 50
+
+
+def _within(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith((root + ".", root + "[")) for root in roots)
+
+
+def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestError]:
+    """Every problem msgspec finds in `tree` as `target`, field by field: msgspec stops at the
+    first, so a Struct that fails is walked (unknown fields, missing ones, each field's value)
+    and only when none of its fields fails is its own error (a check across its fields) kept."""
+    try:
+        msgspec.convert(tree, target)
     except msgspec.ValidationError as exc:
-        raise _translate(exc, tree, target) from None
+        error = exc
+    else:
+        return []
+    found: list[ManifestError] = []
+    struct = _struct_for(target, tree)
+    if struct is not None and isinstance(tree, dict):
+        fields = {field.encode_name: field for field in msgspec.structs.fields(struct)}
+        tag = struct.__struct_config__.tag_field
+        found += [
+            ManifestError(f"Object contains unknown field `{key}`", path=join(path, key))
+            for key in tree
+            if key not in fields and key != tag
+        ]
+        for name, field in fields.items():
+            here = join(path, name)
+            if name in tree:
+                found += _validation_problems(tree[name], field.type, here)
+            elif field.required:
+                found.append(ManifestError(f"Object missing required field `{name}`", path=here))
+    else:
+        for key, value, kind in _entries(target, tree):
+            found += _validation_problems(value, kind, join(path, key))
+    if not found:
+        found.append(_translate(error, tree, target, path))
+    return found
+
+
+def _entries(target: Any, tree: object) -> list[tuple[str | int, object, Any]]:
+    """The items of a list or the values of a dict `tree`, each with the type `target` (a
+    list, tuple or dict type, maybe optional or annotated) wants for it; else none."""
+    origin, args = typing.get_origin(target), typing.get_args(target)
+    if origin is typing.Annotated:
+        return _entries(args[0], tree)
+    if origin in (types.UnionType, typing.Union):
+        members = [arg for arg in args if arg is not type(None)]
+        return _entries(members[0], tree) if len(members) == 1 else []
+    if origin in (list, tuple, set, frozenset) and isinstance(tree, list) and args:
+        return [(index, value, args[0]) for index, value in enumerate(tree)]
+    if origin is dict and isinstance(tree, dict) and len(args) == 2:  # noqa: PLR2004 - key, value
+        return [(str(key), value, args[1]) for key, value in tree.items()]
+    return []
+
+
+def _struct_for(target: Any, tree: object) -> type[msgspec.Struct] | None:
+    """The one Struct `tree` is meant to be as `target` (a tagged union's by its tag)."""
+    structs = [m for m in _members(_info(target)) if isinstance(m, mi.StructType)]
+    tagged = [m for m in structs if m.tag_field is not None]
+    if tagged and isinstance(tree, dict):
+        structs = [m for m in tagged if tree.get(str(m.tag_field)) == m.tag]
+    return structs[0].cls if len(structs) == 1 else None
 
 
 def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:
@@ -192,11 +320,13 @@ def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:
     return found["message"], segments
 
 
-def _translate(error: msgspec.ValidationError, tree: object, target: Any) -> ManifestError:
+def _translate(
+    error: msgspec.ValidationError, tree: object, target: Any, root: str = "$"
+) -> ManifestError:
     message, segments = _split(error)
     if None in segments:
         segments = _name_keys(segments, tree, target)
-    path = functools.reduce(lambda p, s: join(p, "..." if s is None else s), segments, "$")
+    path = functools.reduce(lambda p, s: join(p, "..." if s is None else s), segments, root)
     path = with_named_field(path, message)
     constrained = _REGEX.match(message)
     if constrained and constrained["regex"] in PATTERNS:

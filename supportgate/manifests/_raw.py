@@ -67,10 +67,11 @@ def shown(text: str) -> str:
 
 @dataclass(slots=True)
 class RawMapping:
-    """A mapping's entries in document order; `lines` (YAML only) gives each key's line."""
+    """A mapping's entries in document order; `marks` (YAML only) gives each key's 1-based
+    line and column."""
 
     pairs: list[tuple[str, Raw]] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    marks: list[tuple[int, int]] = field(default_factory=list)
 
 
 Raw: TypeAlias = "str | bool | Number | RawMapping | list[Raw] | None"
@@ -140,7 +141,9 @@ def parse_json(text: str) -> Raw:
         )
     except json.JSONDecodeError as exc:
         raise ManifestError(
-            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+            line=exc.lineno,
+            column=exc.colno,
         ) from None
     except RecursionError as exc:  # not reached: check_json_depth bounds the nesting
         raise ManifestError(f"not valid JSON: {exc}") from None

@@ -69,7 +69,7 @@ class _Frame:
 
     node: RawMapping | list[Raw]
     key: str | None = None
-    key_line: int = 0
+    key_mark: tuple[int, int] = (0, 0)
 
     def expects_key(self) -> bool:
         return isinstance(self.node, RawMapping) and self.key is None
@@ -89,8 +89,17 @@ def _line(event: yaml.Event) -> int:
     return event.start_mark.line + 1 if event.start_mark is not None else 0
 
 
+def _mark(event: yaml.Event) -> tuple[int, int]:
+    """The 1-based line and column where `event` starts."""
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
 def _refuse(message: str, stack: list[_Frame], event: yaml.Event) -> ManifestError:
-    return ManifestError(f"{message} (line {_line(event)})", path=_path(stack))
+    line, column = _mark(event)
+    return ManifestError(
+        f"{message} (line {line})", path=_path(stack), line=line or None, column=column or None
+    )
 
 
 def _check(event: yaml.NodeEvent, stack: list[_Frame]) -> None:
@@ -114,7 +123,7 @@ def _add(stack: list[_Frame], docs: list[Raw], value: Raw) -> None:
     else:
         assert top.key is not None  # noqa: S101 - a mapping's key is always read before its value
         top.node.pairs.append((top.key, value))
-        top.node.lines.append(top.key_line)
+        top.node.marks.append(top.key_mark)
         top.key = None
 
 
@@ -128,7 +137,7 @@ def parse_yaml(text: str, *, loader: Loader = LOADER) -> list[Raw]:
                 _check(event, stack)
             expects_key = bool(stack) and stack[-1].expects_key()
             if isinstance(event, yaml.ScalarEvent) and expects_key:
-                stack[-1].key, stack[-1].key_line = event.value, _line(event)
+                stack[-1].key, stack[-1].key_mark = event.value, _mark(event)
             elif isinstance(event, yaml.ScalarEvent):
                 plain = not event.style  # PyYAML says None, libyaml ""
                 _add(stack, docs, resolve_plain(event.value) if plain else event.value)
@@ -146,7 +155,8 @@ def parse_yaml(text: str, *, loader: Loader = LOADER) -> list[Raw]:
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         context = f"{exc.context}: " if exc.context else ""
         message = f"not valid YAML: {context}{exc.problem}{where}"
-        raise ManifestError(message, path=_path(stack)) from None
+        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ManifestError(message, path=_path(stack), line=line, column=column) from None
     except yaml.YAMLError as exc:  # e.g. a character YAML does not allow
         raise ManifestError(f"not valid YAML: {exc}", path=_path(stack)) from None
     return docs

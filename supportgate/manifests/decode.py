@@ -17,16 +17,18 @@ with a message to quote it. Numbers and booleans are never read from strings.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final, Literal, TypeVar, cast
 
 import msgspec
 
-from supportgate.errors import ManifestError, UnsupportedMediaType
-from supportgate.manifests._convert import convert, with_named_field
-from supportgate.manifests._raw import MAX_DEPTH, Raw, parse_json
+from supportgate.errors import FieldProblem, ManifestError, UnsupportedMediaType
+from supportgate.manifests._convert import MAX_PROBLEMS, convert, with_named_field
+from supportgate.manifests._raw import MAX_DEPTH, Raw, RawMapping, parse_json
 from supportgate.manifests._yaml import parse_yaml
 from supportgate.manifests.deployment import DeploymentManifest
 from supportgate.manifests.hardware import HardwareManifest
+from supportgate.manifests.locate import locate_mark
 from supportgate.manifests.matrix import Matrix
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "Manifest",
     "decode_json",
     "decode_manifest",
+    "decode_manifest_request",
     "decode_manifests",
     "decode_matrix",
     "format_of",
@@ -96,12 +99,58 @@ def _text(data: bytes) -> str:
         raise ManifestError(f"the document is not UTF-8 (bad byte at offset {exc.start})") from None
 
 
-def _documents(data: bytes, fmt: Format) -> list[Raw]:
-    """The non-empty documents of a YAML stream, or the one JSON document."""
-    text = _text(data)
+def _documents(text: str, fmt: Format) -> list[tuple[int, Raw]]:
+    """The non-empty documents of a YAML stream, or the one JSON document, each with its
+    index in the stream (empty documents count)."""
     if fmt == "json":
-        return [parse_json(text)]
-    return [doc for doc in parse_yaml(text) if doc is not None]
+        return [(0, parse_json(text))]
+    return [(index, doc) for index, doc in enumerate(parse_yaml(text)) if doc is not None]
+
+
+def _located(error: ManifestError, text: str, document_index: int) -> ManifestError:
+    """`error` with the line and column of each problem's field in the text (where it shows
+    them); after the first, the problems in the order they are written."""
+    problems = [_at(problem, text, document_index) for problem in error.problems]
+    first, *rest = problems
+    rest.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
+    return error.with_problems((first, *rest))
+
+
+def _at(problem: FieldProblem, text: str, document_index: int) -> FieldProblem:
+    found = None if problem.line is not None else locate_mark(text, problem.field, document_index)
+    return problem if found is None else replace(problem, line=found[0], column=found[1])
+
+
+def _convert_each(
+    text: str,
+    docs: list[tuple[int, Raw]],
+    target: Any,
+    *,
+    numbers_as_text: bool,
+    source: str | None,
+    numbers: list[int] | None = None,
+) -> list[Any]:
+    """Each document as `target`; the problems of every document that fails, together (a
+    stream of several names each problem's document by its number in `numbers`, else by its
+    place in `docs`, counted from 1)."""
+    values: list[Any] = []
+    failed: list[ManifestError] = []
+    several = len(docs) > 1 or numbers is not None
+    for position, (index, doc) in enumerate(docs):
+        number = position + 1 if numbers is None else numbers[position]
+        try:
+            values.append(convert(doc, target, numbers_as_text=numbers_as_text))
+        except ManifestError as exc:
+            located = _located(exc, text, index)
+            if several:
+                where = f"document {number}" if source is None else f"{source}, document {number}"
+                failed.append(located.with_source(where))
+            else:
+                failed.append(_sourced(located, source))
+    if failed:
+        problems = [problem for error in failed for problem in error.problems]
+        raise failed[0].with_problems(tuple(problems[:MAX_PROBLEMS]))
+    return values
 
 
 _manifest_json: Final = msgspec.json.Decoder(Manifest)
@@ -139,7 +188,7 @@ def _repeats_no_key(data: bytes) -> bool:
     return msgspec.json.format(data, indent=-1) == msgspec.json.encode(msgspec.json.decode(data))
 
 
-def _single(docs: list[Raw], what: str) -> Raw:
+def _single(docs: list[T], what: str) -> T:
     if len(docs) != 1:
         raise ManifestError(f"expected one {what}, found {len(docs)} documents")
     return docs[0]
@@ -156,10 +205,12 @@ def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> M
         if fast is not None:
             return fast
     try:
-        doc = _single(_documents(data, fmt), "manifest")
-        return cast(Manifest, convert(doc, Manifest, numbers_as_text=fmt == "yaml"))
+        text = _text(data)
+        docs = [_single(_documents(text, fmt), "manifest")]
     except ManifestError as exc:
         raise _sourced(exc, source) from None
+    [manifest] = _convert_each(text, docs, Manifest, numbers_as_text=fmt == "yaml", source=source)
+    return cast(Manifest, manifest)
 
 
 def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
@@ -167,20 +218,88 @@ def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> 
     a JSON document that is one manifest or an array of manifests (paths then start `$[i]`).
     """
     try:
-        docs = _documents(data, fmt)
-        if fmt == "json":
-            target = list[Manifest] if isinstance(docs[0], list) else Manifest
-            found = convert(docs[0], target, numbers_as_text=False)
-            return cast(list[Manifest], found if isinstance(found, list) else [found])
+        text = _text(data)
+        docs = _documents(text, fmt)
     except ManifestError as exc:
         raise _sourced(exc, source) from None
-    manifests: list[Manifest] = []
-    for number, doc in enumerate(docs, start=1):
-        try:
-            manifests.append(cast(Manifest, convert(doc, Manifest, numbers_as_text=True)))
-        except ManifestError as exc:
-            where = f"document {number}" if source is None else f"{source}, document {number}"
-            raise exc.with_source(where) if len(docs) > 1 else _sourced(exc, source) from None
+    if fmt == "json":
+        target = list[Manifest] if isinstance(docs[0][1], list) else Manifest
+        [found] = _convert_each(text, docs, target, numbers_as_text=False, source=source)
+        return cast(list[Manifest], found if isinstance(found, list) else [found])
+    return _convert_each(text, docs, Manifest, numbers_as_text=True, source=source)
+
+
+SUPPORTGATE_API_VERSION: Final = "supportgate/v1"
+
+
+def decode_supportgate_documents(
+    data: bytes, *, fmt: Format, source: str | None = None
+) -> tuple[list[tuple[int, Manifest]], list[int]]:
+    """The manifests among a file's documents, each with its document's index in the stream
+    (from 0, empty documents counted), and the numbers (from 1) of the documents passed
+    over: those whose `apiVersion` is not supportgate/v1 (Kubernetes, Helm values...).
+    A file that never says `supportgate/v1` is passed over unread (`[1]`): a Helm template
+    is not even YAML."""
+    if SUPPORTGATE_API_VERSION.encode() not in data:
+        return [], [1]
+    try:
+        text = _text(data)
+        docs = _documents(text, fmt)
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
+    ours = [
+        (number, doc)
+        for number, doc in enumerate(docs, start=1)
+        if not isinstance(doc[1], RawMapping)
+        or any(
+            key == "apiVersion" and value == SUPPORTGATE_API_VERSION for key, value in doc[1].pairs
+        )
+    ]
+    skipped = sorted(set(range(1, len(docs) + 1)) - {number for number, _ in ours})
+    numbers = [number for number, _ in ours] if len(docs) > 1 else None
+    manifests = _convert_each(
+        text,
+        [doc for _, doc in ours],
+        Manifest,
+        numbers_as_text=fmt == "yaml",
+        source=source,
+        numbers=numbers,
+    )
+    return [(doc[0], m) for (_, doc), m in zip(ours, manifests, strict=True)], skipped
+
+
+class _ManifestList(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """`{"manifests": [...]}`: the body that carries several manifests in one JSON document."""
+
+    manifests: list[Manifest]
+
+
+def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Manifest]:
+    """The manifests of a request body: one manifest, a YAML stream of them (errors name the
+    document, counted from 1), or `{"manifests": [...]}` (paths `$.manifests[i]...`); 1 to
+    `limit` of them, none repeating another's kind and name."""
+    text = _text(data)
+    docs = _documents(text, fmt)
+    wrapped = (
+        len(docs) == 1
+        and isinstance(docs[0][1], RawMapping)
+        and [key for key, _ in docs[0][1].pairs] == ["manifests"]
+    )
+    target = _ManifestList if wrapped else Manifest
+    found = _convert_each(text, docs, target, numbers_as_text=fmt == "yaml", source=None)
+    manifests: list[Manifest] = found[0].manifests if wrapped else found
+    if not 1 <= len(manifests) <= limit:
+        field = "$.manifests" if wrapped else "$"
+        raise ManifestError(f"give 1 to {limit} manifests, not {len(manifests)}", path=field)
+    seen: set[tuple[str, str]] = set()
+    for index, manifest in enumerate(manifests):
+        key = (manifest.kind, manifest.metadata.name)
+        if key in seen:
+            message = f"{key[0]} {key[1]!r} is given twice (a manifest is its kind and name)"
+            if wrapped:
+                raise ManifestError(message, path=f"$.manifests[{index}].metadata.name")
+            raise ManifestError(message, path="$.metadata.name", source=f"document {index + 1}")
+        seen.add(key)
     return manifests
 
 
@@ -193,10 +312,12 @@ def decode_json(data: bytes, target: type[T]) -> T:
 def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:
     """One support matrix."""
     try:
-        doc = _single(_documents(data, fmt), "matrix")
-        return cast(Matrix, convert(doc, Matrix, numbers_as_text=fmt == "yaml"))
+        text = _text(data)
+        docs = [_single(_documents(text, fmt), "matrix")]
     except ManifestError as exc:
         raise _sourced(exc, source) from None
+    [matrix] = _convert_each(text, docs, Matrix, numbers_as_text=fmt == "yaml", source=source)
+    return cast(Matrix, matrix)
 
 
 def to_builtins(struct: msgspec.Struct) -> dict[str, Any]:

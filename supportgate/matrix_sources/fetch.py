@@ -8,6 +8,9 @@ from typing import Protocol
 
 from supportgate.manifests import Format
 
+MAX_BYTES = 1024 * 1024
+"""The largest matrix document read from any source (the API takes no larger body)."""
+
 
 class SourceUnreachable(Exception):
     """The source could not be read (not found, refused, timed out, an unexpected answer);

@@ -7,7 +7,8 @@ shallow (`--depth=1`, no tags) into a bare repository in the cache directory, wi
 refspec (`+ref:refs/supportgate/source`): a force-push that rewrote history is fetched like any
 other move, never merged or fast-forwarded, and the commit read is the one fetched (if the ref
 moved again between the two commands, the newer one). The file is read from that commit with
-`git cat-file`.
+`git cat-file`, after its size: a file over MAX_BYTES (the https source's cap) is refused
+unread.
 
 Every command runs with no terminal prompt (`GIT_TERMINAL_PROMPT=0`; ssh in BatchMode unless
 GIT_SSH_COMMAND says otherwise), never through the `ext::` transport, in a process group of
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from supportgate.manifests import format_of
 
-from .fetch import Fetched, NoDocument, SourceUnreachable, Unchanged
+from .fetch import MAX_BYTES, Fetched, NoDocument, SourceUnreachable, Unchanged
 from .spec import GitSource
 
 LOCAL_REF = "refs/supportgate/source"
@@ -55,10 +56,17 @@ class GitReader:
         fetched = self._git(["rev-parse", "--verify", f"{LOCAL_REF}^{{commit}}"], ends)
         revision = fetched.decode().strip()
         file = self._source.file
+        blob = f"{revision}:{file}"
         try:
-            content = self._git(["cat-file", "blob", f"{revision}:{file}"], ends)
+            size = int(self._git(["cat-file", "-s", blob], ends))
         except SourceUnreachable as exc:
             raise NoDocument(f"commit {revision} has no file {file!r}", revision=revision) from exc
+        if size > MAX_BYTES:  # asked before reading: the blob would be read whole into memory
+            raise NoDocument(
+                f"{file!r} at commit {revision} is {size} bytes, more than {MAX_BYTES}",
+                revision=revision,
+            )
+        content = self._git(["cat-file", "blob", blob], ends)
         return Fetched(revision=revision, content=content, fmt=format_of(file))
 
     def _remote_head(self, ends: float) -> tuple[str, str]:

@@ -25,11 +25,9 @@ import httpx
 from supportgate.http_deadline import Cutoff
 from supportgate.manifests import format_of
 
-from .fetch import Fetched, SourceUnreachable, Unchanged
+from .fetch import MAX_BYTES, Fetched, SourceUnreachable, Unchanged
 from .spec import HttpsSource
 
-MAX_BYTES = 1024 * 1024
-"""The largest matrix document read (the API takes no larger body)."""
 DIGEST_PREFIX = "sha256:"
 
 

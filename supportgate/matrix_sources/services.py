@@ -12,7 +12,9 @@ One sync:
    is published with its provenance (MatrixService.publish: the ledger's write; its
    MatrixPublished event starts the sweep, cause `matrix`), the same version with the same
    content is nothing, the same version with other content is a `conflict`;
-5. records what happened in matrix_source_state (repository.py). A failure (`unreachable`,
+5. records what happened in matrix_source_state (repository.py), failures too: every failed
+   read is in GET /v1/matrix/source with its time, whether git or the server refused it or
+   the cache directory or git itself could not be used here. A failure (`unreachable`,
    `invalid`, `conflict`) publishes nothing; one whose error is not the one recorded already
    is also told to the webhook subscribers as a `matrix.sync_failed` event, in the same
    transaction (the outbox, supportgate/webhooks/outbox.py). The same error again is counted,
@@ -170,7 +172,7 @@ class MatrixSourceService:
             return "skipped"
         try:
             read = reader.read(known)
-        except SourceUnreachable as exc:
+        except (SourceUnreachable, OSError) as exc:  # OSError: the cache, or git, unusable here
             return self._failed(_Failure("unreachable", str(exc), None, None), version=None)
         except NoDocument as exc:
             return self._failed(_Failure("invalid", str(exc), None, exc.revision), version=None)

@@ -12,6 +12,7 @@ password or token a URL may carry.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -23,6 +24,13 @@ FIELD = "SUPPORTGATE_MATRIX_SOURCE"
 _REF = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+-]+(?<![./])$")
 """Branch and tag names (or full `refs/...` names) as git accepts them, in a narrower
 alphabet; never an option (`-...`)."""
+_HOST_NAME = re.compile(
+    r"^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*\.?$"
+)
+"""A DNS name: dot-separated labels of letters, digits, `-` (not first or last) and `_`."""
+_SCP_LIKE = re.compile(r"^[^/:]+:")
+"""git's `[user@]host:path`, as git tells it from a local path: a colon before any slash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +61,7 @@ def parse_source(text: str) -> Source:
     if text.startswith("git+"):
         return _git(text.removeprefix("git+"))
     if text.lower().startswith("https://"):
-        parts = urlsplit(text)
-        if not parts.hostname:
-            raise UsageError(f"{text!r} names no host", field=FIELD)
+        _check_url(text)
         return HttpsSource(text)
     raise UsageError(
         f"{text!r} is neither git+<url or path>#<ref>:<file> nor an https:// URL", field=FIELD
@@ -73,6 +79,10 @@ def _git(rest: str) -> GitSource:
         )
     if url.startswith("-") or url.lower().startswith("ext::"):
         raise UsageError(f"{url!r} is not a repository git may fetch from here", field=FIELD)
+    if "://" in url:
+        _check_url(url)
+    elif _SCP_LIKE.match(url):
+        _check_host(url, url.partition(":")[0].rpartition("@")[2])
     if not _REF.match(ref):
         raise UsageError(f"{ref!r} is not a branch or tag name", field=FIELD)
     path = PurePosixPath(file)
@@ -81,6 +91,30 @@ def _git(rest: str) -> GitSource:
             f"{file!r} is not a path inside the repository (relative, no `..`)", field=FIELD
         )
     return GitSource(url=url, ref=ref, file=str(path))
+
+
+def _check_url(url: str) -> None:
+    """A URL whose host and port can be read, so that neither the start nor a poll meets
+    one that cannot (urlsplit raises on `https://[::1/`, and so did every poll's log line)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it checks it: ValueError when out of range or not a number
+    except ValueError as exc:
+        raise UsageError(f"{url!r} is not a URL: {exc}", field=FIELD) from None
+    if parts.scheme.lower() != "file":
+        _check_host(url, parts.hostname or "")
+
+
+def _check_host(url: str, host: str) -> None:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        if not _HOST_NAME.match(host):
+            raise UsageError(
+                f"{url!r} names no host, or a malformed one ({host!r}): a DNS name, an IPv4 "
+                "address or an [IPv6] address",
+                field=FIELD,
+            ) from None
 
 
 def _without_credentials(url: str) -> str:

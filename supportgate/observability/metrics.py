@@ -4,6 +4,8 @@
   is one of HTTP's own or `other`, `route` a route's template or `unmatched` (requests.py),
   so clients cannot add series
 - supportgate_decisions_total{verdict,cause}: decisions recorded by this process
+- supportgate_policy_reload_failures_total: changed policy files this process refused (each
+  refused revision once; the last good one stays in force, GET /v1/policy's last_error)
 - supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
   database when scraped (so every replica reports the same, current numbers); left out of a
   scrape while the database cannot answer, so the others are still served
@@ -29,7 +31,7 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import Manifest, transaction
-from supportgate.events import DecisionsRecorded
+from supportgate.events import DecisionsRecorded, PolicyReloadFailed
 from supportgate.logging import get_logger
 from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
@@ -184,6 +186,11 @@ class Metrics:
             ["verdict", "cause"],
             registry=self.registry,
         )
+        self.policy_reload_failures = Counter(
+            "supportgate_policy_reload_failures",
+            "Changed policy files refused (the last good revision kept)",
+            registry=self.registry,
+        )
         self.registry.register(_TrackedManifests(sessions))
         self.registry.register(_PendingWebhookDeliveries(sessions))
         self.registry.register(_LastSweep(sessions))
@@ -192,6 +199,9 @@ class Metrics:
     def count_decisions(self, recorded: DecisionsRecorded) -> None:
         for count in recorded.counts:
             self.decisions.labels(count.verdict, count.cause).inc(count.count)
+
+    def count_policy_reload_failure(self, _failed: PolicyReloadFailed) -> None:
+        self.policy_reload_failures.inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from supportgate.errors import UsageError
 
-from .org import OrgBundle, read_bundles, refuse_problems
+from .org import BUNDLES_SETTING, OrgBundle, read_bundles
+from .org_check import refuse_problems
 
 DEFAULT_MATRIX_FILE = Path("matrix") / "data.yaml"
 
@@ -35,11 +36,17 @@ class PolicyBundle:
         line of each problem)."""
         bundle = cls.read(directory, bundle_paths)
         if bundle.bundles:
-            refuse_problems(bundle.builtin_modules, bundle.bundles)
+            refuse_problems(bundle)
         return bundle
 
     @classmethod
-    def read(cls, directory: Path, bundle_paths: Sequence[Path] = ()) -> PolicyBundle:
+    def read(
+        cls,
+        directory: Path,
+        bundle_paths: Sequence[Path] = (),
+        *,
+        field: str | None = BUNDLES_SETTING,
+    ) -> PolicyBundle:
         """The policies as the files are now, unchecked: to compare revisions before paying
         for a check."""
         if not directory.is_dir():
@@ -53,7 +60,7 @@ class PolicyBundle:
             (path.relative_to(directory).as_posix(), path.read_text(encoding="utf-8"))
             for path in files
         )
-        bundles = read_bundles(bundle_paths)
+        bundles = read_bundles(bundle_paths, field=field)
         modules = builtin + tuple(module for bundle in bundles for module in bundle.modules)
         return cls(
             directory=directory, modules=modules, revision=_revision(modules), bundles=bundles

@@ -4,7 +4,9 @@ Each rule's METADATA (`title`, `description`, `custom.id`, `custom.severity`,
 `custom.remediation`) is the one source of its id, severity and wording outside Rego: the
 reports use it to describe rules (SARIF rule descriptors, docs/rules.md), and the policy
 tests check it against the rule heads (the set a rule adds to, the id it emits).
-regorus cannot read annotations at run time, so they are parsed here from the module text.
+regorus cannot read annotations at run time, so they are read here: for an organisation's
+module from the Rego parse (rego_parse.py), for the built-in ones (trusted, and read at every
+`supportgate check`) from the text.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 import yaml
 
 from supportgate.errors import UsageError
+
+from .rego_parse import FINDING_SETS, parse_module
 
 # libyaml's safe loader when PyYAML has it: every `supportgate check` reads the ~30 METADATA
 # blocks, and PyYAML's pure-Python loader takes ~10 ms over them (bench/bench_cli_startup.py).
@@ -48,7 +52,10 @@ def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
     """Every METADATA-annotated rule in the modules, by rule id."""
     catalog: dict[str, RuleInfo] = {}
     for module, text in modules:
-        for info in _module_rules(module, text):
+        rules = _org_rules if module.startswith(_ORG_MODULE) else _module_rules
+        for info in rules(module, text):
+            if info.id in catalog and catalog[info.id].module == module:
+                continue  # another body of the same rule (an OR)
             if info.id in catalog:
                 raise UsageError(
                     f"{module}: rule id {info.id} is also declared in {catalog[info.id].module}",
@@ -84,6 +91,26 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
             module=module,
             head_set=head.group("set") if head else None,
             head_id=head.group("id") if head else None,
+            source=_source(module),
+        )
+
+
+def _org_rules(module: str, text: str) -> Iterable[RuleInfo]:
+    """An organisation module's rules (org_check.py has checked it parses)."""
+    for rule in parse_module(module, text).rules:
+        annotation = rule.metadata or {}
+        custom = annotation.get("custom")
+        if rule.name not in FINDING_SETS or not isinstance(custom, dict) or "id" not in custom:
+            continue
+        yield RuleInfo(
+            id=str(custom["id"]),
+            severity=str(custom.get("severity", "")),
+            title=str(annotation.get("title", "")),
+            description=_one_line(annotation.get("description")),
+            remediation=_one_line(custom.get("remediation")),
+            module=module,
+            head_set=rule.name,
+            head_id=(rule.fields or {}).get("rule"),
             source=_source(module),
         )
 

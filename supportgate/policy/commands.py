@@ -14,7 +14,8 @@ from supportgate.config import Settings
 
 from .bundle import PolicyBundle
 from .catalog import read_catalog
-from .org import PolicyRefused, check_bundles, read_bundles
+from .org import read_bundles
+from .org_check import refuse_problems
 from .rego_tests import run_tests
 from .views import policy_view
 
@@ -57,16 +58,15 @@ def _rules(_: argparse.Namespace) -> int:
 
 def _test(args: argparse.Namespace) -> int:
     policies = PolicyBundle.read(_settings().policy_dir)
-    bundles = read_bundles(args.dirs, field="DIR")
+    bundles = read_bundles(args.dirs, field=None)
     return EXIT_OK if run_tests(policies, bundles, out=sys.stdout) else EXIT_FAILED
 
 
 def _check(args: argparse.Namespace) -> int:
-    policies = PolicyBundle.read(_settings().policy_dir)
-    bundles = read_bundles(args.dirs, field="DIR")
-    problems = check_bundles(policies.builtin_modules, bundles)
-    if problems:
-        raise PolicyRefused(problems, field="DIR")
+    # field None: each refusal names its file, a leading `DIR:` would say nothing more
+    policies = PolicyBundle.read(_settings().policy_dir, args.dirs, field=None)
+    refuse_problems(policies, field=None)
+    bundles = policies.bundles
     rules = read_catalog(module for bundle in bundles for module in bundle.modules)
     for bundle in bundles:
         count = sum(rule.source == bundle.name for rule in rules.values())

@@ -70,4 +70,4 @@ class PolicyController(Controller):
         summary="The policy revision in force, its organisation bundles and every rule",
     )
     async def policy(self, policies: Part[LivePolicies]) -> PolicyView:
-        return policy_view(policies.bundle, policies.catalog)
+        return policy_view(policies.bundle, policies.catalog, policies.last_error)

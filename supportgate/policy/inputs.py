@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
+from supportgate.manifests import DeploymentManifest, HardwareManifest, Manifest, to_builtins
+
 _encoder = msgspec.json.Encoder(order="sorted")
+
+HardwareLookup = Callable[[str], HardwareManifest | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +80,14 @@ def build_input(
     if hardware is not None:
         document["hardware"] = hardware
     return PolicyInput.from_document(document)
+
+
+def hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
+    """The spec a deployment runs on: inline, or the tracked pool its ref names (None if none)."""
+    if not isinstance(manifest, DeploymentManifest):
+        return None
+    target = manifest.spec.hardware
+    if target.spec is not None:
+        return to_builtins(target.spec)
+    pool = lookup(target.ref) if target.ref is not None else None
+    return to_builtins(pool.spec) if pool is not None else None

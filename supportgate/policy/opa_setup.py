@@ -6,12 +6,14 @@ Writes what is missing, keeps what exists (a restart reuses them):
 - in the shared directory, for OPA and the service: `bundle-verification.pem` (the public
   key, OPA's `keys.supportgate.key`), `bundle-token` (OPA's credential for fetching the
   bundle, SUPPORTGATE_BUNDLE_TOKEN), `opa-api-token` (the service's token for OPA's API,
-  SUPPORTGATE_OPA_TOKEN) and `opa-api-token.json` (the same as a JSON string, which OPA loads
-  as data for its authorization policy, opa/authz.rego).
+  SUPPORTGATE_OPA_TOKEN) and `opa-api-token-sha256.json` (its SHA-256, hex, as a JSON string,
+  which OPA loads as data for its authorization policy, opa/authz.rego: a digest, because
+  every policy OPA holds can read `data`, organisation bundles included, CONTRACT 11.2).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -28,7 +30,7 @@ from .opa_bundle import BundleSigner
 VERIFICATION_KEY = "bundle-verification.pem"
 BUNDLE_TOKEN = "bundle-token"  # noqa: S105
 API_TOKEN = "opa-api-token"  # noqa: S105
-API_TOKEN_DATA = "opa-api-token.json"  # noqa: S105
+API_TOKEN_DATA = "opa-api-token-sha256.json"  # noqa: S105
 SECRET_MODE = 0o600
 PUBLIC_MODE = 0o644
 
@@ -63,7 +65,8 @@ def _setup(signing_key: Path, shared: Path) -> list[Path]:
     if not api_token.exists():
         written.append(_write(api_token, _token(), SECRET_MODE))
     if not (shared / API_TOKEN_DATA).exists():
-        document = json.dumps(api_token.read_text(encoding="ascii")).encode()
+        digest = hashlib.sha256(api_token.read_bytes()).hexdigest()
+        document = json.dumps(digest).encode()
         written.append(_write(shared / API_TOKEN_DATA, document, SECRET_MODE))
     return written
 

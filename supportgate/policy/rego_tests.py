@@ -1,8 +1,9 @@
 """`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles.
 
 The engine: `opa test` when an `opa` is on PATH (the engine the built-in tests are written
-for, and the one CI runs), regorus otherwise (each `test_` rule evaluated; regorus lacks some
-of OPA's `with` semantics, so a few built-in tests may fail under it). Each bundle's tests run
+for, and the one CI runs), regorus otherwise (each `test_` rule of each module, as the Rego
+parser reads them, evaluated). A test only OPA can run says so in its METADATA
+(`custom.engine: opa` and `custom.reason`); regorus skips it and prints why. Each bundle's tests run
 beside the built-in policies (not their tests) and the default matrix at `data.matrix`, one
 bundle at a time: the built-in tests describe decisions without any organisation's rules.
 The default matrix's prepared form (prepared.py) goes beside it at data.supportgate.prepared.
@@ -11,7 +12,6 @@ The default matrix's prepared form (prepared.py) goes beside it at data.supportg
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import tempfile
@@ -25,9 +25,10 @@ import yaml
 from .bundle import PolicyBundle
 from .org import OrgBundle
 from .prepared import prepared_document
+from .rego_parse import ParsedModule, RegoSyntaxError, parse_module
 
-_PACKAGE = re.compile(r"^package\s+(?P<name>\S+)", re.MULTILINE)
-_TEST = re.compile(r"^(?P<name>test_\w+)", re.MULTILINE)
+OPA_ONLY = "opa"
+"""A test's METADATA `custom.engine` when only OPA can run it."""
 
 
 def run_tests(policies: PolicyBundle, bundles: Sequence[OrgBundle], *, out: TextIO) -> bool:
@@ -89,14 +90,21 @@ def _regorus_suite(
         modules = [*policies.builtin_modules, *bundle.modules, *tests]
     for module, text in modules:
         engine.add_policy(module, text)
-    total = failed = 0
+    total = failed = skipped = 0
     for module, text in tests:
-        package = _PACKAGE.search(text)
-        if package is None:
+        try:
+            parsed = parse_module(module, text)
+        except RegoSyntaxError as exc:
+            print(f"  {module}:{exc.line}: ERROR {exc.message}", file=out)
+            failed += 1
             continue
-        for test in sorted(set(_TEST.findall(text))):
+        for test, reason in _tests(parsed):
+            rule = f"data.{parsed.package}.{test}"
+            if reason is not None:
+                skipped += 1
+                print(f"  {rule}: SKIP (only OPA runs it: {reason})", file=out)
+                continue
             total += 1
-            rule = f"data.{package['name']}.{test}"
             try:
                 ok = engine.eval_rule(rule) is True
             except RuntimeError as exc:
@@ -108,8 +116,24 @@ def _regorus_suite(
                 if not ok:
                     print(f"  {rule}: FAIL ({module})", file=out)
             failed += not ok
-    print(f"{name}: PASS: {total - failed}/{total}", file=out)
+    skips = f" ({skipped} skipped: only OPA runs them, `opa test`)" if skipped else ""
+    print(f"{name}: PASS: {total - failed}/{total}{skips}", file=out)
     return failed == 0 and total > 0
+
+
+def _tests(module: ParsedModule) -> list[tuple[str, str | None]]:
+    """The module's test rules, each with why only OPA can run it (None: both engines can)."""
+    reasons: dict[str, str | None] = {}
+    for rule in module.rules:
+        if not rule.name.startswith("test_"):
+            continue
+        custom = (rule.metadata or {}).get("custom")
+        custom = custom if isinstance(custom, dict) else {}
+        only_opa = custom.get("engine") == OPA_ONLY
+        reason = " ".join(str(custom.get("reason") or "no reason given").split())
+        if only_opa or rule.name not in reasons:
+            reasons[rule.name] = reason if only_opa else None
+    return sorted(reasons.items())
 
 
 def _builtin_tests(directory: Path) -> list[tuple[str, str]]:

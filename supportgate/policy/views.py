@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 import msgspec
+
+from supportgate.events import PolicyReloadFailed
 
 from .bundle import PolicyBundle
 from .catalog import RuleInfo
@@ -26,17 +29,41 @@ class RuleView(msgspec.Struct, frozen=True, kw_only=True):
     """`builtin`, or the name of the organisation bundle the rule comes from."""
 
 
+class PolicyError(msgspec.Struct, frozen=True, kw_only=True):
+    at: datetime
+    revision: str | None
+    """The refused revision (None: the policy files could not be read)."""
+    kept: str
+    """The revision still in force."""
+    problems: list[str]
+    """Each `file:line: message`."""
+
+
 class PolicyView(msgspec.Struct, frozen=True, kw_only=True):
     revision: str
     """The policy revision decisions record: it covers the built-in and organisation modules."""
     bundles: list[BundleView]
     rules: list[RuleView]
     """Every rule, by id."""
+    last_error: PolicyError | None = None
+    """The last refusal of changed policy files, until new ones come into force."""
 
 
-def policy_view(bundle: PolicyBundle, catalog: Mapping[str, RuleInfo]) -> PolicyView:
+def policy_view(
+    bundle: PolicyBundle,
+    catalog: Mapping[str, RuleInfo],
+    last_error: PolicyReloadFailed | None = None,
+) -> PolicyView:
     return PolicyView(
         revision=bundle.revision,
+        last_error=None
+        if last_error is None
+        else PolicyError(
+            at=last_error.at,
+            revision=last_error.revision,
+            kept=last_error.kept,
+            problems=last_error.problems,
+        ),
         bundles=[BundleView(name=org.name, revision=org.revision) for org in bundle.bundles],
         rules=[
             RuleView(

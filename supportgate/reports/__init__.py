@@ -1,4 +1,5 @@
-"""Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit or GitHub.
+"""Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit, GitHub
+workflow commands or Markdown.
 
     render(results, "sarif", fail_on="rejected", problems=problems, sarif=SarifOptions(...))
 
@@ -14,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from supportgate.errors import UsageError
+from supportgate.manifests.locate import locate
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.junit import render_junit
-from supportgate.reports.locate import locate
+from supportgate.reports.markdown import render_markdown
 from supportgate.reports.model import (
     EXIT_CODES,
     FAIL_ON,
@@ -52,6 +54,7 @@ _RENDERERS: dict[str, Callable[[Report], str]] = {
     "sarif": render_sarif,
     "junit": render_junit,
     "github": render_github,
+    "markdown": render_markdown,
 }
 FORMATS: tuple[str, ...] = tuple(_RENDERERS)
 
@@ -63,6 +66,7 @@ def render(
     fail_on: FailOn,
     problems: Sequence[Problem] = (),
     sarif: SarifOptions | None = None,
+    skipped: Sequence[str] = (),
 ) -> str:
     """`results` and `problems` in format `fmt` (one of `FORMATS`); the gate fails on
     `fail_on` and worse. `sarif` (the rule catalogue, the root for paths, the docs URL)
@@ -75,7 +79,7 @@ def render(
         raise UsageError(
             f"unknown value {fail_on!r}; choose one of {', '.join(FAIL_ON)}", field="--fail-on"
         )
-    report = Report(results=results, problems=problems, fail_on=fail_on)
+    report = Report(results=results, problems=problems, fail_on=fail_on, skipped=skipped)
     if fmt == "sarif":
         return render_sarif(report, sarif)
     return _RENDERERS[fmt](report)

@@ -11,7 +11,7 @@ summarises the gate.
 from __future__ import annotations
 
 from supportgate.manifests.decision import Severity
-from supportgate.reports.locate import locate
+from supportgate.manifests.locate import locate
 from supportgate.reports.model import (
     Report,
     ordered_violations,
@@ -49,6 +49,7 @@ def render_github(report: Report) -> str:
             problem.message,
             file=None if problem.source is None else printable(_file(problem.source)),
             line=problem_line(problem),
+            col=problem.column,
             title="supportgate: input error",
         )
         for problem in report.problems

@@ -1,11 +1,12 @@
 """`--format json`: the gate, the problems and every decision, for machines.
 
     {"gate": {"fail_on": ..., "status": "passed" | "failed" | "error", "passed": bool},
-     "errors": [{"source": ..., "field": ..., "line": ..., "message": ...}],
+     "errors": [{"source": ..., "field": ..., "line": ..., "column": ..., "message": ...}],
      "results": [{"source": ..., "passed": bool, "decision": <Decision>}]}
 
-`errors` is always there (empty when nothing kept check from judging); `source`, `field`
-and `line` of an error are null when they do not apply. Keys keep this order and the
+`errors` is always there (empty when nothing kept check from judging), one per problem (a
+manifest with several problems has an error for each); `source`, `field`, `line` and
+`column` of an error are null when they do not apply or are not known. Keys keep this order and the
 decision keeps its Struct field order, so equal input gives byte-equal output.
 """
 
@@ -31,6 +32,7 @@ def render_json(report: Report) -> str:
                 "source": problem.source,
                 "field": problem.field,
                 "line": problem_line(problem),
+                "column": problem.column,
                 "message": problem.message,
             }
             for problem in report.problems

@@ -98,8 +98,9 @@ def _seconds(value: float) -> str:
 def _error_case(suite: ET.Element, problem: Problem) -> None:
     name = problem.source if problem.source is not None else "supportgate check"
     case = ET.SubElement(suite, "testcase", classname="input", name=_xml(name), time=_seconds(0))
-    error = ET.SubElement(case, "error", message=_xml(problem.message), type="input-error")
-    error.text = _xml(problem.message)
+    message = _xml(problem.located())
+    error = ET.SubElement(case, "error", message=message, type="input-error")
+    error.text = message
 
 
 def _testcase(suite: ET.Element, result: CheckedManifest, fail_on: FailOn) -> _Counts:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from supportgate.manifests.decision import Decision, Severity, Violation
-from supportgate.reports.locate import locate
+from supportgate.manifests.locate import locate
 
 FailOn = Literal["rejected", "experimental"]
 FAIL_ON: tuple[FailOn, ...] = ("rejected", "experimental")
@@ -49,8 +49,9 @@ class Problem:
     whole sentence for people (it names the file and field itself). `source` is the file
     concerned (`None` for an option or the engine); `field` the JSON path of the failing
     field in it (`$.metadata.name`; `$` for the whole document) or the option (`--at`),
-    `None` when nothing narrower applies. `text` and `document_index` locate the field's
-    line, as for CheckedManifest; `document_index` is `None` when the document is unknown.
+    `None` when nothing narrower applies. `line` and `column` (1-based) say where, when the
+    decoder knew; else `text` and `document_index` locate the field's line, as for
+    CheckedManifest (`document_index` is `None` when the document is unknown).
     """
 
     message: str
@@ -58,6 +59,16 @@ class Problem:
     field: str | None = None
     text: str | None = None
     document_index: int | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def located(self) -> str:
+        """The message, with its line and column when they are known and it does not say them."""
+        line = problem_line(self)
+        if line is None or f"line {line}" in self.message:
+            return self.message
+        column = "" if self.column is None else f", column {self.column}"
+        return f"{self.message} (line {line}{column})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +78,8 @@ class Report:
     results: Sequence[CheckedManifest]
     problems: Sequence[Problem] = ()
     fail_on: FailOn = "rejected"
+    skipped: Sequence[str] = ()
+    """Files (or `<file>, document N`) passed over: documents of another apiVersion."""
 
     @property
     def status(self) -> GateStatus:
@@ -102,6 +115,8 @@ def subject(decision: Decision) -> str:
 
 def problem_line(problem: Problem) -> int | None:
     """The 1-based line of the problem's field in its file, when the text shows it."""
+    if problem.line is not None:
+        return problem.line
     if problem.field is None or problem.document_index is None:
         return None
     return locate(problem.text, problem.field, problem.document_index)

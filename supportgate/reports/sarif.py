@@ -33,8 +33,8 @@ from urllib.parse import quote
 
 from supportgate import __version__
 from supportgate.manifests.decision import Severity, Violation
+from supportgate.manifests.locate import locate
 from supportgate.policy.catalog import RuleInfo
-from supportgate.reports.locate import locate
 from supportgate.reports.model import (
     CheckedManifest,
     Problem,
@@ -239,12 +239,14 @@ def _srcroot(options: SarifOptions) -> dict[str, Any]:
     }
 
 
-def _region(text: str | None, line: int | None) -> dict[str, int]:
-    """The whole line (from its first non-blank character): GitHub wants columns too."""
+def _region(text: str | None, line: int | None, column: int | None = None) -> dict[str, int]:
+    """From `column` (else the line's first non-blank character) to the end of the line:
+    GitHub wants columns too."""
     number = line or 1
     lines = (text or "").splitlines()
     content = lines[number - 1] if number <= len(lines) else ""
     start = len(content) - len(content.lstrip()) + 1 if content.strip() else 1
+    start = column or start
     return {
         "startLine": number,
         "startColumn": start,
@@ -253,8 +255,17 @@ def _region(text: str | None, line: int | None) -> dict[str, int]:
     }
 
 
-def _physical(source: str, text: str | None, line: int | None, options: SarifOptions) -> Any:
-    return {"artifactLocation": artifact_location(source, options), "region": _region(text, line)}
+def _physical(
+    source: str,
+    text: str | None,
+    line: int | None,
+    options: SarifOptions,
+    column: int | None = None,
+) -> Any:
+    return {
+        "artifactLocation": artifact_location(source, options),
+        "region": _region(text, line, column),
+    }
 
 
 def _result(
@@ -293,7 +304,7 @@ def _problem_location(problem: Problem, options: SarifOptions) -> dict[str, Any]
     location: dict[str, Any] = {}
     if problem.source is not None:
         location["physicalLocation"] = _physical(
-            problem.source, problem.text, problem_line(problem), options
+            problem.source, problem.text, problem_line(problem), options, problem.column
         )
     if problem.field is not None:
         location["logicalLocations"] = [{"fullyQualifiedName": problem.field}]

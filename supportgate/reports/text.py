@@ -22,7 +22,10 @@ def render_text(report: Report) -> str:
     subject_width = max((len(subject(r.decision)) for r in results), default=0)
     rule_width = max((len(v.rule) for r in results for v in r.decision.violations), default=0)
 
-    lines = [f"ERROR  {printable(problem.message)}" for problem in report.problems]
+    lines = [f"ERROR  {printable(problem.located())}" for problem in report.problems]
+    lines += [
+        f"SKIP  {printable(skipped)}: not a supportgate/v1 document" for skipped in report.skipped
+    ]
     for result in results:
         decision = result.decision
         status = "FAIL" if gate_failed(decision, fail_on) else "PASS"

@@ -1,8 +1,9 @@
 """The outbox: deliveries written in the transaction of what they tell.
 
-Two event types (docs/webhooks.md): `verdict.changed`, an alert; `matrix.sync_failed`, a sync
+Three event types (docs/webhooks.md): `verdict.changed`, an alert; `matrix.sync_failed`, a sync
 of the matrix source that published nothing (supportgate/matrix_sources/ enqueues it with
-`enqueue_event_deliveries`, in the transaction that records the failure).
+`enqueue_event_deliveries`, in the transaction that records the failure);
+`policy.reload_failed`, changed policy files refused (services.py, on PolicyReloadFailed).
 
 `enqueue_alert_deliveries` is a step of the ledger's transaction that records the alerts
 (supportgate/ledger/write.py), so a delivery exists if and only if its alert does; the
@@ -26,6 +27,7 @@ from . import repository
 
 EVENT_TYPE = "verdict.changed"
 SYNC_FAILED = "matrix.sync_failed"
+POLICY_RELOAD_FAILED = "policy.reload_failed"
 
 
 def enqueue_alert_deliveries(

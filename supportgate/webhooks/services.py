@@ -21,12 +21,14 @@ from supportgate.db.tables import (
     WebhookSubscription,
 )
 from supportgate.errors import UsageError
+from supportgate.events import PolicyReloadFailed
 from supportgate.ids import random_uuid
 from supportgate.logging import get_logger
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
 
 from . import repository, signing
 from .dispatcher import WebhookDispatcher
+from .outbox import POLICY_RELOAD_FAILED, enqueue_event_deliveries
 from .retries import DeliveryPolicy
 from .targets import AllowList, TargetRefused, check_subscription_host
 from .views import (
@@ -70,6 +72,24 @@ class WebhookService:
     def wake(self) -> None:
         """Deliveries were enqueued: have the dispatcher look now, not at its next poll."""
         self.dispatcher.wake()
+
+    def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
+        """Tell the subscribers (the policies' reload is no write of the ledger: the deliveries
+        are written here, in their own transaction)."""
+        now = self._clock.now()
+        data = msgspec.to_builtins(failed)
+        data.pop("event")
+        with transaction(self._sessions, write=True) as session:
+            enqueued = enqueue_event_deliveries(
+                session,
+                event_type=POLICY_RELOAD_FAILED,
+                event_id=f"policy_{random_uuid()}",
+                at=data.pop("at"),
+                data=data,
+                now=now,
+            )
+        if enqueued:
+            self.wake()
 
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
         url = check_url(request.url, self._allow)

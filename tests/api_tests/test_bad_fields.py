@@ -198,6 +198,10 @@ def endpoints() -> list[Endpoint]:
     return [
         Endpoint("/v1/evaluations", "ci", HardwareManifest, example("hw-h100-pool-a.yaml"), True),
         Endpoint("/v1/evaluations", "ci", DeploymentManifest, deployment, True),
+        Endpoint(
+            "/v1/evaluations/dry-run", "ci", HardwareManifest, example("hw-b200-pool.yaml"), True
+        ),
+        Endpoint("/v1/evaluations/dry-run", "ci", DeploymentManifest, deployment, True),
         Endpoint("/v1/matrix", "admin", Matrix, matrix, True),
         Endpoint("/v1/matrix/impact", "procurement", Matrix, matrix, True),
         Endpoint("/v1/waivers", "admin", WaiverRequest, waiver, False),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -226,3 +227,59 @@ def test_a_deployment_may_carry_its_hardware_inline(api: Api) -> None:
 def _h100() -> dict[str, Any]:
     accelerator: dict[str, Any] = example("hw-h100-pool-a.yaml")["spec"]["accelerator"]
     return accelerator
+
+
+def test_health_live_answers_while_an_evaluation_runs(
+    sqlite_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A costly organisation rule once stalled /health/live for 1-5 s: a manifest the memo did
+    not know was evaluated on the event loop. Here the engine's evaluation holds until the test
+    lets it go; /health/live must answer before that (an order of events, not a timing)."""
+    inner = sqlite_api.runtime.engine._engine  # type: ignore[attr-defined] # under the memo
+    evaluate = inner.evaluate
+    running, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def held(*args: Any) -> Any:
+        running.set()
+        if not release.wait(timeout=30):  # before the fix: the loop was held here
+            order.append("evaluation gave up waiting")
+        order.append("evaluation done")
+        return evaluate(*args)
+
+    monkeypatch.setattr(inner, "evaluate", held)
+    answers: list[Any] = []
+    submitting = threading.Thread(target=lambda: answers.append(post(sqlite_api, hardware("slow"))))
+    submitting.start()
+    try:
+        assert running.wait(timeout=30), "the evaluation never started"
+        live = sqlite_api.client.get("/health/live")
+        order.append(f"live {live.status_code}")
+    finally:
+        release.set()
+        submitting.join(timeout=60)
+    assert order == ["live 200", "evaluation done"]
+    assert answers[0].status_code == 201, answers[0].text
+
+
+def test_a_manifest_with_several_problems_gets_all_of_them_in_the_400(api: Api) -> None:
+    """CONTRACT 10.8: `errors` lists every problem, with line and column for YAML, and
+    `field` is the first one's."""
+    text = (EXAMPLES / "hw-h100-pool-a.yaml").read_text()
+    broken = text.replace("nodes: 8", "nodes: -1").replace("per_node: 8", "per_node: 0")
+    broken += "colour: blue\n"
+    assert broken.count("\n") > text.count("\n")
+    before = rows(api)
+    response = post(api, broken.encode(), content_type="application/yaml")
+    assert response.status_code == 400, response.text
+    body = response.json()
+    errors = body["errors"]
+    assert body["field"] == errors[0]["field"]
+    fields = {error["field"] for error in errors}
+    assert {"$.spec.nodes", "$.spec.accelerator.per_node", "$.colour"} <= fields
+    lines = broken.splitlines()
+    for error in errors:
+        assert set(error) == {"field", "message", "line", "column"}
+        key = error["field"].rsplit(".", 1)[-1]
+        assert key in lines[error["line"] - 1][error["column"] - 1 :], error
+    assert rows(api) == before

@@ -226,6 +226,39 @@ def test_an_unreachable_source_publishes_nothing_until_it_is_back(
         assert state(api)["last_error"] is None
 
 
+def test_a_poll_that_fails_outside_git_is_recorded_every_time(
+    migrated_db_url: str, repo: GitRepo, tmp_path: Path, clock: FakeClock
+) -> None:
+    """A failure that is not git's answer (here the cache directory is a file, so the bare
+    repository cannot be made) used to be logged and recorded nowhere: GET /v1/matrix/source
+    showed no error while every poll failed. Each failed poll is recorded, with its time."""
+    repo.commit(matrix_yaml("2026.12.1"))
+    blocked = tmp_path / "cache"
+    blocked.write_text("not a directory")
+    with running_api(
+        migrated_db_url,
+        clock=clock,
+        matrix_source=repo.source(),
+        matrix_poll=LONG_POLL_S,
+        matrix_cache_dir=blocked,
+    ) as api:
+        wait_until(lambda: state(api)["last_sync_at"], "the start's sync")
+        first = state(api)
+        assert first["last_error"] is not None, first
+        assert first["last_error"]["kind"] == "unreachable"
+        assert str(blocked) in first["last_error"]["message"]
+        assert first["last_error"]["at"] == first["last_sync_at"]
+        assert first["last_success_at"] is None
+
+        clock.advance(LONG_POLL_S)
+        assert api.runtime.matrix_source.poll() == "failed"
+        again = state(api)
+        assert again["last_sync_at"] > first["last_sync_at"]
+        assert again["consecutive_failures"] == first["consecutive_failures"] + 1
+        assert again["last_error"]["message"] == first["last_error"]["message"]
+        assert versions(api)[0]["version"] == "2026.11.1"  # nothing published
+
+
 def test_a_force_push_to_a_new_version_is_published_at_the_rewritten_commit(
     migrated_db_url: str, repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -106,3 +106,18 @@ def test_a_tampered_bundle_revision_is_503_never_a_verdict(api: Api, opa: Runnin
     assert not {"verdict", "allowed", "id"} & set(response.json())
     assert rows(api) == before
     assert api.client.get("/health/ready").status_code == 503
+
+
+def test_opas_api_token_is_not_in_data(opa: RunningOpa) -> None:
+    """Issue 22: an organisation rule reading `data` read OPA's API token. OPA's authorization
+    policy now compares the token's digest, so `data` holds no token, and the token still
+    opens the API (and nothing else does)."""
+    token = opa.credentials.api_token
+    everything = requests.get(f"{opa.url}/v1/data", headers=opa.credentials.headers(), timeout=10)
+    assert everything.status_code == 200
+    assert token not in everything.text
+    assert "api_token_sha256" in everything.text
+    anyone = requests.get(
+        f"{opa.url}/v1/data", headers={"Authorization": "Bearer not-the-token"}, timeout=10
+    )
+    assert anyone.status_code == 401

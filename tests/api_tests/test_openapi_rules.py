@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from supportgate.evaluations.dry_run import MAX_MANIFESTS as DRY_RUN_MAX
 from supportgate.evaluations.services import MAX_IDEMPOTENCY_KEY
 from supportgate.manifests.common import RFC3339_RE
 from supportgate.openapi import NOT_NUL
@@ -122,6 +123,12 @@ def test_a_sweep_names_at_most_max_manifests(sqlite_api: Api) -> None:
     )
     assert response.status_code == 400
     assert response.json()["field"] == "$.manifests"
+
+
+def test_a_dry_run_holds_at_most_max_manifests(sqlite_api: Api) -> None:
+    body = _document(sqlite_api)["paths"]["/v1/evaluations/dry-run"]["post"]["requestBody"]
+    several = body["content"]["application/json"]["schema"]["oneOf"][-1]
+    assert several["properties"]["manifests"]["maxItems"] == DRY_RUN_MAX
 
 
 def test_free_string_parameters_exclude_nul(sqlite_api: Api) -> None:

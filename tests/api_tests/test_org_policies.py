@@ -6,6 +6,7 @@ good bundle swept with cause `policy`."""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import tarfile
 from collections.abc import Iterator
@@ -20,10 +21,12 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
 from supportgate.policy.inputs import format_time
 from supportgate.policy.opa_bundle import BundleSigner, build_bundle
+from supportgate.policy.org_check import PolicyRefused
 
 from ..api import Api, running_api
 from ..clock import FakeClock
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
+from ..receiver import running_receiver
 from ..waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -176,6 +179,58 @@ def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
         assert (decision["policy_revision"], decision["verdict"]) == (revision, "supported")
 
 
+TYPE_ERROR = """package supportgate.org.typed
+
+# METADATA
+# title: Typed
+# description: regorus reaches count(1) only on a manifest of no kind; OPA's type checker
+#   refuses it when it compiles the bundle.
+# custom:
+#   id: org.typed.count
+#   severity: deny
+deny contains {"rule": "org.typed.count", "message": "m", "path": "kind"} if {
+	input.manifest.kind == "NoSuchKind"
+	count(1) > 0
+}
+"""
+
+
+@pytest.mark.opa
+def test_on_opa_a_bundle_opa_refuses_never_takes_effect(opa_binary: str, tmp_path: Path) -> None:
+    """It used to be served: OPA refused it and kept the old revision, the service expected
+    the new one, and every decision was 503. With an `opa` beside the service, OPA's compiler
+    judges the bundle before it is served: it is refused and decisions go on."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    credentials = shared_credentials()
+    running: dict[str, Api] = {}
+
+    def served() -> bytes:
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(credentials, served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=FakeClock(), opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the bundle",
+        )
+        kept = policy(api)["revision"]
+        (copy / "typed.rego").write_text(TYPE_ERROR)
+        api.runtime.sweeps.tick()
+        [problem] = policy(api)["last_error"]["problems"]
+        assert problem.startswith(f"{copy}/typed.rego:12: OPA refuses it: count")
+        response = api.post_manifest(EXAMPLES / "dep-b200-offline.yaml")
+        assert response.status_code == 201, response.text
+        assert response.json()["policy_revision"] == kept
+
+
 def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
     tmp_path: Path,
 ) -> None:
@@ -233,13 +288,113 @@ def test_a_bad_bundle_is_refused_on_reload_and_the_last_good_revision_kept(
     rules_file = bundle / "acme.rego"
     rules_file.write_text(rules_file.read_text().replace("decode < 2 * domain", "decode < 2 *"))
     api.runtime.sweeps.tick()
-    assert policy(api) == before
+    assert {**policy(api), "last_error": None} == before
     assert api.runtime.engine.policy_revision == before["revision"]
     post(api, "hw-b200-pool.yaml")
     decision = post(api, "dep-b200-offline.yaml")  # still decided, by the last good rules
     assert rules(decision) == {"org.acme.decode-replicas"}
     assert decision["policy_revision"] == before["revision"]
     assert policy_sweeps(api) == []
+
+
+def reload_failures(api: Api) -> float:
+    [line] = [
+        line
+        for line in api.client.get("/metrics").text.splitlines()
+        if line.startswith("supportgate_policy_reload_failures_total ")
+    ]
+    return float(line.split()[1])
+
+
+def test_a_refused_reload_is_shown_counted_and_told_once(reloading: tuple[Api, Path]) -> None:
+    api, bundle = reloading
+    kept = policy(api)["revision"]
+    assert policy(api)["last_error"] is None
+    with running_receiver() as receiver:
+        subscribe = api.client.post(
+            "/v1/webhooks", json={"url": receiver.url}, headers=api.headers("admin")
+        )
+        assert subscribe.status_code == 201, subscribe.text
+        rules_file = bundle / "acme.rego"
+        rules_file.write_text(rules_file.read_text().replace('"path": "spec.stage", ', ""))
+        api.runtime.sweeps.tick()
+        api.runtime.sweeps.tick()  # the same refused revision: told once
+        error = policy(api)["last_error"]
+        assert error["kept"] == kept
+        assert error["revision"] != kept
+        [problem] = error["problems"]
+        assert problem.startswith(f"{rules_file}:")
+        assert "a finding is {rule, message, path}" in problem
+        assert reload_failures(api) == 1
+        [told] = wait_until(receiver.received, "the policy.reload_failed delivery")
+        event = json.loads(told.body)
+        assert event["type"] == "policy.reload_failed"
+        assert event["data"]["problems"] == error["problems"]
+        assert event["data"]["kept"] == kept
+    post(api, "hw-b200-pool.yaml")  # evaluation goes on under the last good revision
+    assert post(api, "dep-b200-offline.yaml")["policy_revision"] == kept
+
+
+def test_a_module_joining_the_decision_is_refused_on_reload(
+    reloading: tuple[Api, Path],
+) -> None:
+    """The reproduced attack: a module of package supportgate.decision (its package line
+    indented) adds entries to the waiver table, and every built-in deny reads as waived."""
+    api, bundle = reloading
+    (bundle / "waivers.rego").write_text(
+        '  package supportgate.decision\n\n_waiver_ids[rule] := "forged" if {\n'
+        '\tsome rule in {"support.unknown", "port.production", "manifest.hardware-ref"}\n}\n'
+    )
+    api.runtime.sweeps.tick()
+    [problem] = policy(api)["last_error"]["problems"]
+    assert problem.startswith(f"{bundle}/waivers.rego:1: package supportgate.decision is not")
+    decision = post(api, "dep-h100-pool-b.yaml")  # names a pool nobody tracks
+    assert decision["verdict"] == "rejected"
+    assert all(violation["severity"] != "waived" for violation in decision["violations"])
+
+
+ALWAYS = """package supportgate.org.always
+
+# METADATA
+# title: Always
+# description: A warning on every manifest, with no condition on the input.
+# custom:
+#   id: org.always.named
+#   severity: warn
+warn contains {"rule": "org.always.named", "message": "always", "path": "metadata"} if {
+	true
+}
+"""
+
+
+def test_a_rule_without_an_input_condition_reloads(reloading: tuple[Api, Path]) -> None:
+    """It crashed the reload's check (a TypeError at every tick of the scheduler)."""
+    api, bundle = reloading
+    before = policy(api)["revision"]
+    (bundle / "always.rego").write_text(ALWAYS)
+    api.runtime.sweeps.tick()
+    after = policy(api)
+    assert after["revision"] != before
+    assert after["last_error"] is None
+    post(api, "hw-b200-pool.yaml")
+    assert "org.always.named" in rules(post(api, "dep-b200-offline.yaml"))
+
+
+def test_a_bad_bundle_refuses_the_start_naming_file_and_line(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    bad = tmp_path / "spoof"
+    bad.mkdir()
+    (bad / "spoof.rego").write_text(
+        '  package supportgate.decision\n\n_waiver_ids["support.unknown"] := "forged"\n'
+    )
+    with (
+        pytest.raises(PolicyRefused) as refused,
+        running_api(migrated_db_url, policy_bundles=(bad,)),
+    ):
+        pass
+    assert refused.value.field == "SUPPORTGATE_POLICY_BUNDLES"
+    assert f"{bad}/spoof.rego:1: package supportgate.decision is not" in str(refused.value)
 
 
 def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(

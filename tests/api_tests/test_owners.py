@@ -9,14 +9,23 @@ pool with CUDA 13 flipped a rejected production deployment on it to supported.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+from httpx import Response
+from sqlalchemy import insert
+
+from supportgate.auth.keys import display_prefix, generate_key, hash_key
+from supportgate.auth.services import REFRESH_SECONDS
+from supportgate.db import ApiKey
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.ledger.batches import Batch, DecisionWrite, Tracking
 from supportgate.manifests import decode_manifest
 
 from ..api import Api
+from ..clock import FakeClock
 from ..waiting import wait_until
 from .support import example, post, rows
 
@@ -116,8 +125,6 @@ def test_an_unscoped_ci_key_keeps_the_owner_and_only_an_admin_changes_it(api: Ap
     assert refused.json()["field"] == "$.metadata.owner"
     assert post(api, _forged_pool("infra")).status_code == 201  # same owner: any ci key
 
-    scoped_admin = _key(api, "research-admin", role="admin", owners=["research"])
-    assert post(api, moved, role=None, **_as(scoped_admin)).status_code == 403
     assert post(api, moved, role="admin").status_code == 201
     assert _tracked(api, "HardwareManifest", POOL)["owner"] == "research"
 
@@ -139,9 +146,8 @@ def test_a_scoped_key_posts_only_for_its_owners(api: Api) -> None:
     assert post(api, lab, role=None, **_as(infra)).status_code == 201
 
 
-def _write(api: Api, owner: str, **authority: Any) -> DecisionWrite:
-    """h100-pool-a as `owner` submits it, evaluated as the service does, with the key's
-    `authority` (Tracking.acts_for, changes_owner)."""
+def _write(api: Api, owner: str) -> DecisionWrite:
+    """h100-pool-a as a ci key of `owner` submits it, evaluated as the service does."""
     doc = example("hw-h100-pool-a.yaml")
     doc["metadata"]["owner"] = owner
     manifest = decode_manifest(json.dumps(doc).encode(), fmt="json")
@@ -152,7 +158,6 @@ def _write(api: Api, owner: str, **authority: Any) -> DecisionWrite:
         content_digest=owner,
         owner=owner,
         hardware_ref=None,
-        **authority,
     )
     return DecisionWrite(
         decision=evaluation.decision,
@@ -165,8 +170,103 @@ def test_two_owners_in_one_group_commit_the_first_wins(api: Api) -> None:
     """The writer holds each submission against the owner before it in the same batch: two
     teams posting a new name at once cannot both pass a check made before either is written."""
     applied = api.runtime.ledger.write(
-        Batch(decisions=[_write(api, "infra", acts_for=["infra"]), _write(api, "research")])
+        Batch(decisions=[_write(api, "infra"), _write(api, "research")])
     )
     assert applied.decisions[0] is not None
     assert applied.decisions[1] is None
     assert _tracked(api, "HardwareManifest", POOL)["owner"] == "infra"
+
+
+# -- an admin key is never scoped (CONTRACT 11.3) -----------------------------------------------
+# An owner-scoped admin key escaped its owners: it minted an unscoped admin key, untracked
+# another team's manifest and re-posted it, revoked and waived what was not its own. The API
+# and the CLI now refuse owners on an admin key and migration 0010 drops them from old ones; a
+# row that still pairs the two (written around the key service) is refused, never obeyed.
+
+
+def _planted_scoped_admin(api: Api, clock: FakeClock) -> str:
+    """An admin key with owners, as a database from before migration 0010 held it: its
+    secret, seen by the key service's next read of the table."""
+    secret = generate_key()
+    with api.runtime.db.begin() as connection:
+        connection.execute(
+            insert(ApiKey.__table__).values(  # type: ignore[attr-defined]
+                name="research-admin",
+                role="admin",
+                key_hash=hash_key(secret),
+                prefix=display_prefix(secret),
+                owners=["research"],
+                created_at=clock.now(),
+            )
+        )
+    clock.advance(REFRESH_SECONDS)
+    return secret
+
+
+def _mint(api: Api, secret: str) -> tuple[Response, Callable[[], bool]]:
+    response = api.client.post(
+        "/v1/keys", json={"name": "escaped", "role": "admin"}, headers=_as(secret)
+    )
+    keys = api.client.get("/v1/keys", headers=api.headers("admin")).json()["items"]
+    return response, lambda: "escaped" not in {key["name"] for key in keys}
+
+
+def _untrack(api: Api, secret: str) -> tuple[Response, Callable[[], bool]]:
+    response = api.client.delete(f"/v1/manifests/HardwareManifest/{POOL}", headers=_as(secret))
+    return response, lambda: _tracked(api, "HardwareManifest", POOL)["owner"] == "infra"
+
+
+def _repost(api: Api, secret: str) -> tuple[Response, Callable[[], bool]]:
+    """The second half of the escape: the pool untracked (here by the real admin), the scoped
+    admin key posts its own under the pool's name."""
+    path = f"/v1/manifests/HardwareManifest/{POOL}"
+    assert api.client.delete(path, headers=api.headers("admin")).status_code == 204
+    response = post(api, _forged_pool("research"), role=None, **_as(secret))
+    return response, lambda: api.client.get(path, headers=api.headers("admin")).status_code == 404
+
+
+def _revoke(api: Api, secret: str) -> tuple[Response, Callable[[], bool]]:
+    response = api.client.delete("/v1/keys/team-a-ci", headers=_as(secret))
+    keys = api.client.get("/v1/keys", headers=api.headers("admin")).json()["items"]
+    return response, lambda: all(k["revoked_at"] is None for k in keys if k["name"] == "team-a-ci")
+
+
+def _waive(api: Api, secret: str) -> tuple[Response, Callable[[], bool]]:
+    body = {
+        "rule": "port.production",
+        "kind": "DeploymentManifest",
+        "name": DEPLOYMENT,
+        "justification": "research signs off on infra's production deployment",
+        "expires_at": "2099-01-01T00:00:00Z",
+    }
+    response = api.client.post("/v1/waivers", json=body, headers=_as(secret))
+    waivers = api.client.get("/v1/waivers", headers=api.headers("admin")).json()["items"]
+    return response, lambda: waivers == []
+
+
+@pytest.mark.parametrize("escape", [_mint, _untrack, _repost, _revoke, _waive])
+def test_an_admin_key_with_owners_cannot_act(
+    clocked_api: Api,
+    clock: FakeClock,
+    escape: Callable[[Api, str], tuple[Response, Callable[[], bool]]],
+) -> None:
+    _production_on_team_as_pool(clocked_api)
+    secret = _planted_scoped_admin(clocked_api, clock)
+
+    response, unchanged = escape(clocked_api, secret)
+
+    assert response.status_code == 401, response.text
+    assert unchanged()
+
+
+def test_owners_on_an_admin_key_are_refused_naming_the_field(api: Api) -> None:
+    before = api.client.get("/v1/keys", headers=api.headers("admin")).json()["items"]
+    response = api.client.post(
+        "/v1/keys",
+        json={"name": "research-admin", "role": "admin", "owners": ["research"]},
+        headers=api.headers("admin"),
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "$.owners"
+    assert "admin" in response.json()["detail"]
+    assert api.client.get("/v1/keys", headers=api.headers("admin")).json()["items"] == before

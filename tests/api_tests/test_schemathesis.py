@@ -15,6 +15,8 @@ draws (each is a documented rule, tested elsewhere):
   that does not resolve yet is accepted; each delivery checks it again).
 - an `as_of` must not be after now (the fleet then is not known): positive cases
   send a time yesterday.
+- the manifests of one dry run must not repeat a kind and name: positive cases rename the
+  repeats.
 - a leaf or tree size of the log must be one the log has: positive cases ask for what the
   fixture's log of one entry (the default matrix) has, leaf 0 and sizes 0 to 1.
 Checks that belong to schemathesis's coverage and stateful phases (unsupported_method,
@@ -96,8 +98,22 @@ def _give_what_no_schema_says(case: schemathesis.Case[Any]) -> None:
         case.body["url"] = "https://receiver.example/hooks"
     if case.path.startswith("/v1/audit/"):
         _within_the_log(case)
+    if case.path == "/v1/evaluations/dry-run" and isinstance(case.body, dict):
+        manifests = case.body.get("manifests")
+        _without_repeats(manifests if isinstance(manifests, list) else [])
     if isinstance(case.query, dict) and "as_of" in case.query:
         case.query["as_of"] = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+
+
+def _without_repeats(manifests: list[Any]) -> None:
+    seen: set[tuple[Any, Any]] = set()
+    for number, manifest in enumerate(manifests):
+        metadata = manifest.get("metadata") if isinstance(manifest, dict) else None
+        if not isinstance(metadata, dict):
+            continue
+        if (manifest.get("kind"), metadata.get("name")) in seen:
+            metadata["name"] = f"repeat-{number}"
+        seen.add((manifest.get("kind"), metadata.get("name")))
 
 
 def _within_the_log(case: schemathesis.Case[Any]) -> None:

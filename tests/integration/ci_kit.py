@@ -26,14 +26,6 @@ spec:
   compiler: {{name: gcc, version: "13.3.0"}}
   python: "3.12.7"
 """
-# The same pool as `supportgate collect` flags (every probe replaced: the result does not
-# depend on the machine the test runs on).
-B200_POOL_COLLECT_FLAGS = (
-    "--owner infra --nodes 9 --scale-up-domain 72 --fabric nvlink5 --vendor nvidia"
-    " --model 'B200-SXM-180GB' --arch sm100 --memory-gib 180 --per-node 8 --driver 580.65.06"
-    " --toolkit-name cuda --toolkit-version 13.0.1 --os-name linux --distribution ubuntu-24.04"
-    " --kernel 6.8.0 --compiler-version 13.3.0 --python-version 3.12.7"
-)
 
 
 def deployment(name: str, *, decode_gpus: int) -> str:

@@ -26,7 +26,7 @@ from supportgate.audit.checkpoints import Note, witness_notes
 from supportgate.audit.verify import LogReport, verify_log
 from supportgate.cli import main
 from supportgate.db import LedgerEntry, create_db_engine, session_factory
-from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
+from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
 from supportgate.ledger.merkle import EMPTY_ROOT
 from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
 
@@ -77,6 +77,16 @@ def recorded_at(history: History, leaf: int | None = None) -> datetime:
 def root_of(history: History) -> str:
     root = scalar(history.url, "SELECT root FROM ledger_head")
     return base64.b64encode(bytes(root)).decode()
+
+
+def checkpoint_root(history: History, index: int) -> bytes:
+    """The root of the history's checkpoint `index` (0: the first signed)."""
+    return witness_checkpoints(history)[index].root_hash
+
+
+def witness_checkpoints(history: History) -> list[Checkpoint]:
+    verifier = NoteVerifier.from_key(history.verifier_key)
+    return [open_checkpoint(note.text, verifier) for note in witness_notes(history.witness)]
 
 
 def key_name(history: History) -> str:
@@ -190,12 +200,15 @@ def test_a_witness_note_without_signatures_is_refused(
 def test_a_signed_checkpoint_of_another_tree_is_named(
     history: History, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A fork: the service's key signed a root at size A that this log does not have."""
+    """The service's key signed a root at a size no other checkpoint has, that this log does
+    not have there: the database was changed after it was signed, or the key signed a tree
+    the database never held."""
     signer = NoteSigner.from_key(history.key_file.read_text())
-    size = history.checkpoints[0]
+    size = history.checkpoints[0] + 1
     root = b"\x07" * 32
-    forked = sign_checkpoint(Checkpoint(ORIGIN, size, root), signer)
-    history.witness.write_text(forked + "\n" + history.witness.read_text())
+    agreed = base64.b64encode(checkpoint_root(history, 0)).decode()
+    other = sign_checkpoint(Checkpoint(ORIGIN, size, root), signer)
+    history.witness.write_text(other + "\n" + history.witness.read_text())
     code, out = verify(capsys, "--checkpoints", str(history.witness))
     assert code == 1
     assert out.startswith(
@@ -204,7 +217,33 @@ def test_a_signed_checkpoint_of_another_tree_is_named(
         f"the log's root at size {size} is "
     )
     assert out.endswith(
-        "an entry at or after leaf 0 was changed, added or deleted since it was signed"
+        f"an entry at or after leaf {history.checkpoints[0]} was changed, added or deleted "
+        "since it was signed (the checkpoint of size "
+        f"{history.checkpoints[0]} (root {agreed}; checkpoint 2 of {history.witness}) still "
+        "agrees)"
+    )
+
+
+def test_two_checkpoints_of_one_size_are_a_fork(
+    history: History, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two checkpoints of one size with other roots, both signed by the log's key: the key
+    signed two histories (a split view: each reader can be shown its own). Named a fork, both
+    checkpoints with it, whatever the database holds; once caught, but not called one."""
+    signer = NoteSigner.from_key(history.key_file.read_text())
+    size = history.checkpoints[0]
+    root = b"\x07" * 32
+    forked = sign_checkpoint(Checkpoint(ORIGIN, size, root), signer)
+    history.witness.write_text(history.witness.read_text() + "\n" + forked)
+    code, out = verify(capsys, "--checkpoints", str(history.witness))
+    assert code == 1
+    signed = base64.b64encode(checkpoint_root(history, 0)).decode()
+    assert out == (
+        f"audit log broken at the checkpoint of size {size} (root {signed}; checkpoint 1 of "
+        f"{history.witness}): a fork: the checkpoint of size {size} (root "
+        f"{base64.b64encode(root).decode()}; checkpoint 3 of {history.witness}) is signed for "
+        "the same size with another root, so the log's key signed two different histories "
+        "(each reader may have been shown its own); at most one of them is this database's"
     )
 
 

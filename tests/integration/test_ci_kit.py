@@ -1,9 +1,11 @@
-"""examples/ci and action.yml: every pipeline and the action are valid against the JSON
-schemas their CI systems publish (vendored in check-jsonschema), pin what they use, and upload
-their report even when the gate fails; every supportgate command in the GitLab pipeline is a
-real command line, and its `check` step, run as written by bash against a real `supportgate
-serve`, writes the report GitLab reads and fails the build exactly when a manifest is
-rejected. The action's steps run for real under act in test_ci_kit_action.py."""
+"""examples/ci, examples/collect and action.yml: every pipeline and the action are valid
+against the JSON schemas their CI systems publish (vendored in check-jsonschema), pin what they
+use, and keep their report even when the gate fails; no CI example describes its runner as a
+pool, and the collector examples describe the pool on its own machines and record it. Every
+supportgate command in them is a real command line, and the GitLab `check` step, run as
+written by bash against a real `supportgate serve` tracking the pool, writes the report
+GitLab reads, fails the build exactly when a manifest is rejected, and records nothing. The
+action's steps run for real under act in test_ci_kit_action.py."""
 
 from __future__ import annotations
 
@@ -18,19 +20,22 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
 from supportgate.cli import _parser
 
-from ..server import Served, clean_env, make_keys, serving, supportgate_command
+from ..server import Served, clean_env, make_keys, run_cli, serving, supportgate_command
 from .ci_kit import ROOT
 
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+COLLECT = ROOT / "examples" / "collect"
 ACTION = ROOT / "action.yml"
 SUPPORTGATE = ".supportgate-venv/bin/supportgate"
 SARIF_UPLOAD = "github/codeql-action/upload-sarif@"
+ARTIFACT = "actions/upload-artifact@"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 LOCAL_ACTION = "./.supportgate"  # the example's checkout of supportgate (action.yml at its root)
 CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
@@ -121,17 +126,69 @@ def validate(path: Path, schema: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_supportgate_command_is_a_real_command_line() -> None:
     commands = [args for line in gitlab_lines() if (args := supportgate_args(line)) is not None]
-    assert [args[0] for args in commands] == ["collect", "check"]
-    for args in commands:
-        parsed = _parser().parse_args(args)  # exits 2 on an unknown command or flag
-        assert callable(parsed.run)
-    check = _parser().parse_args(commands[1])
+    assert [args[0] for args in commands] == ["check"]
+    check = _parser().parse_args(commands[0])  # exits 2 on an unknown command or flag
     assert check.fail_on == "rejected"
     assert check.server == "$SUPPORTGATE_URL"
+    assert check.supportgate_only
+    assert not check.record  # --record comes from SUPPORTGATE_RECORD, on the default branch only
+    (record_rule,) = [rule for rule in gitlab_job()["rules"] if "variables" in rule]
+    assert record_rule["if"] == "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"
+    assert record_rule["variables"] == {"SUPPORTGATE_RECORD": "--record"}
     # No --token: `check` reads SUPPORTGATE_TOKEN from the environment, where a key on the
     # command line would show in the process list and the job's trace.
     assert check.token is None
     assert "SUPPORTGATE_TOKEN" not in check_line(gitlab_lines())
+
+
+def test_no_ci_example_describes_its_runner_as_a_pool() -> None:
+    for path in (GITHUB, GITLAB, ACTION):
+        assert "collect" not in yaml.safe_dump(load(path)), path
+    assert "self-hosted" not in GITHUB.read_text()
+
+
+def collector_commands(text: str, values: dict[str, str]) -> list[list[str]]:
+    """The supportgate commands of a systemd unit's ExecStart lines or a crontab line, with
+    the environment file's values put in."""
+    for name, value in values.items():
+        text = text.replace(f"${{{name}}}", value).replace(f'"${name}"', value)
+    commands = []
+    for line in text.splitlines():
+        words = shlex.split(line.removeprefix("ExecStart="), comments=True)
+        while "/opt/supportgate/bin/supportgate" in words:
+            words = words[words.index("/opt/supportgate/bin/supportgate") + 1 :]
+            end = next((i for i, word in enumerate(words) if word in {"&&", ">/dev/null"}), None)
+            commands.append(words[:end])
+    return commands
+
+
+@pytest.mark.parametrize("name", ["supportgate-collect.service", "crontab"])
+def test_the_collector_describes_the_whole_pool_on_its_machines_and_records_it(name: str) -> None:
+    values = dict(
+        line.split("=", 1)
+        for line in (COLLECT / "collect.env").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert int(values["SUPPORTGATE_NODES"]) > 1  # the pool's node count, not this machine
+    collect, check = collector_commands((COLLECT / name).read_text(), values)
+    parsed = _parser().parse_args(collect)
+    assert (parsed.name, parsed.nodes) == (
+        values["SUPPORTGATE_POOL"],
+        int(values["SUPPORTGATE_NODES"]),
+    )
+    gate = _parser().parse_args(check)
+    assert gate.record
+    assert gate.server == values["SUPPORTGATE_URL"]
+    assert gate.files == [str(parsed.output)]
+    assert gate.token is None  # from SUPPORTGATE_TOKEN in the environment file
+
+
+def test_the_collector_runs_on_a_schedule() -> None:
+    timer = (COLLECT / "supportgate-collect.timer").read_text()
+    assert "OnCalendar=hourly" in timer
+    assert "WantedBy=timers.target" in timer
+    crontab = (COLLECT / "crontab").read_text()
+    assert any(line.startswith("17 * * * * root ") for line in crontab.splitlines())
 
 
 def test_github_pins_what_it_uses_and_runs_the_action_from_supportgates_checkout() -> None:
@@ -147,11 +204,15 @@ def test_github_pins_what_it_uses_and_runs_the_action_from_supportgates_checkout
     assert load(GITHUB)["permissions"]["security-events"] == "write"  # upload-sarif
 
 
-def test_the_action_uploads_sarif_even_when_the_gate_fails_then_fails_on_it() -> None:
+def test_the_action_keeps_and_uploads_sarif_even_when_the_gate_fails_then_fails_on_it() -> None:
     steps = action_steps()
     (upload,) = [step for step in steps if str(step.get("uses", "")).startswith(SARIF_UPLOAD)]
     assert upload["if"].startswith("always() && ")
+    assert "github.event.repository.private == false" in upload["if"]  # where it has code scanning
     assert upload["with"]["sarif_file"] == "${{ steps.check.outputs.sarif-file }}"
+    (artifact,) = [step for step in steps if str(step.get("uses", "")).startswith(ARTIFACT)]
+    assert artifact["if"].startswith("always() && ")
+    assert "${{ steps.check.outputs.sarif-file }}" in artifact["with"]["path"]
     assert steps[-1]["if"].startswith("always() && ")
     assert 'exit "$CODE"' in steps[-1]["run"]
 
@@ -165,12 +226,12 @@ def test_gitlab_reports_junit_even_when_the_gate_fails() -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, dict[str, str]]]:
     workdir = tmp_path_factory.mktemp("ci-kit-server")
     database = f"sqlite:///{workdir / 'supportgate.db'}"
     keys = make_keys(database)
     with serving(workdir, env=clean_env(SUPPORTGATE_DATABASE_URL=database)) as served:
-        yield served, keys["ci"]
+        yield served, keys
 
 
 def run_as_ci(line: str, workspace: Path, served: Served, token: str) -> int:
@@ -201,13 +262,32 @@ def run_as_ci(line: str, workspace: Path, served: Served, token: str) -> int:
     return done.returncode
 
 
-def workspace(tmp_path: Path, examples: Path, hardware: str, *deployments: str) -> Path:
+def workspace(
+    tmp_path: Path, examples: Path, served: Served, token: str, hardware: str, *deployments: str
+) -> Path:
+    """The repository's deployments under deploy/; their pool recorded on the server by its
+    own machines (as examples/collect/ does), so CI finds it tracked."""
+    pool = run_cli(
+        ["check", str(examples / hardware), "--server", served.url, "--record"],
+        env=clean_env(SUPPORTGATE_TOKEN=token),
+        cwd=tmp_path,
+    )
+    assert pool.returncode in (0, 1), pool.stderr
     root = tmp_path / "workspace"
     (root / "deploy").mkdir(parents=True)
-    shutil.copy(examples / hardware, root / "hardware.yaml")
     for name in deployments:
         shutil.copy(examples / name, root / "deploy" / name)
+    (root / "deploy" / "service.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"  # Kubernetes: passed over
+    )
     return root
+
+
+def tracked(served: Served, token: str) -> list[dict[str, Any]]:
+    listed = httpx.get(f"{served.url}/v1/manifests", headers={"Authorization": f"Bearer {token}"})
+    assert listed.status_code == 200, listed.text
+    items: list[dict[str, Any]] = listed.json()["items"]
+    return items
 
 
 CASES = [
@@ -224,7 +304,7 @@ def junit_fails(root: Path, files: tuple[str, ...]) -> bool:
     """Whether the JUnit report (a test case per manifest) holds a failure."""
     tree = ET.parse(root / "supportgate-junit.xml")  # noqa: S314 - our own output
     cases = list(tree.getroot().iter("testcase"))
-    assert len(cases) == len(files)
+    assert len(cases) == len(files) - 1  # the deployments (the pool is tracked already)
     return any(case.find("failure") is not None for case in cases)
 
 
@@ -236,7 +316,7 @@ REPORTS = [  # a pipeline's lines, and whether the report its check step wrote s
 @pytest.mark.parametrize(("files", "exit_code"), CASES)
 @pytest.mark.parametrize(("lines", "report_fails"), REPORTS)
 def test_the_check_step_writes_its_report_and_gates(  # noqa: PLR0917 - pytest passes by name
-    server: tuple[Served, str],
+    server: tuple[Served, dict[str, str]],
     examples_dir: Path,
     tmp_path: Path,
     lines: Callable[[], list[str]],
@@ -244,7 +324,9 @@ def test_the_check_step_writes_its_report_and_gates(  # noqa: PLR0917 - pytest p
     files: tuple[str, ...],
     exit_code: int,
 ) -> None:
-    served, token = server
-    root = workspace(tmp_path, examples_dir, *files)
-    assert run_as_ci(check_line(lines()), root, served, token) == exit_code
+    served, keys = server
+    root = workspace(tmp_path, examples_dir, served, keys["ci"], *files)
+    before = tracked(served, keys["procurement"])
+    assert run_as_ci(check_line(lines()), root, served, keys["ci"]) == exit_code
     assert report_fails(root, files) == (exit_code == 1)
+    assert tracked(served, keys["procurement"]) == before  # a dry run: nothing recorded

@@ -1,15 +1,15 @@
-"""action.yml run for real: examples/ci/github-actions.yml executed by act (nektos/act, a
-reimplementation of the GitHub Actions runner, pinned in scripts/lib.sh and installed by
-scripts/check-ci-kit) on this machine (`-P self-hosted=-self-hosted`: no containers), against a
-real `supportgate serve`.
+"""action.yml run for real: examples/ci/github-actions.yml, exactly as written, executed by
+act (nektos/act, a reimplementation of the GitHub Actions runner, pinned in scripts/lib.sh and
+installed by scripts/check-ci-kit) on this machine (`-P ubuntu-24.04=-self-hosted`: no
+containers), against a real `supportgate serve` that tracks the B200 pool (recorded by the
+pool's own machines, as examples/collect/ does).
 
 What act cannot fetch here is replaced by a local action of the same interface
 (`--local-repository`): `actions/checkout` of supportgate copies this checkout (tracked and new
-files, uncommitted edits included) to the `path:` the workflow names, and
-`github/codeql-action/upload-sarif` keeps the file it is given. act copies the user's
-repository itself for the first checkout. The workflow is the example with one change: its
-`collect-flags` describe a B200 pool completely (this machine has no GPU, and its compiler and
-Python must not decide the verdict), so `collect` runs but probes nothing.
+files, uncommitted edits included) to the `path:` the workflow names,
+`github/codeql-action/upload-sarif` and `actions/upload-artifact` keep the files they are
+given. act copies the user's repository itself for the first checkout. A pull request is a
+dry run (nothing recorded); a push to the default branch records.
 
 Each run installs supportgate into the action's virtualenv with pip (pip's cache warm): 35 s
 to 45 s a run on the 2-core development machine when it is quiet, about twice that loaded."""
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -30,9 +29,9 @@ import httpx
 import pytest
 import yaml
 
-from ..server import Served, clean_env, make_keys, serving
+from ..server import Served, clean_env, make_keys, run_cli, serving
 from .ci_kit import (
-    B200_POOL_COLLECT_FLAGS,
+    B200_POOL,
     PASSING_DEPLOYMENT,
     POOL_NAME,
     REJECTED_DEPLOYMENT,
@@ -52,7 +51,6 @@ ACT_TIMEOUT_S = 900
 USER_REPOSITORY = "https://github.com/acme/inference-fleet"  # gives github.repository_owner
 SUPPORTGATE_REPOSITORY = "acme/supportgate"
 SUPPORTGATE_REF = "v0.1.0"
-COLLECT_FLAGS = re.compile(r"^( +collect-flags:) .*$", re.MULTILINE)
 
 FAKE_CHECKOUT = """\
 name: checkout (test double)
@@ -85,6 +83,33 @@ runs:
         cp "$SARIF_FILE" "$CI_KIT_RECORD/uploaded.sarif"
         printf '%s' "$CATEGORY" >"$CI_KIT_RECORD/category"
 """
+
+
+FAKE_UPLOAD_ARTIFACT = """\
+name: upload-artifact (test double)
+description: keeps the files it would upload, under the artifact's name
+inputs: {name: {required: true}, path: {required: true}, if-no-files-found: {required: false}}
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        NAME: ${{ inputs.name }}
+        FILES: ${{ inputs.path }}
+      run: |
+        mkdir -p "$CI_KIT_RECORD/artifact/$NAME"
+        while read -r file; do
+          if [ -n "$file" ]; then cp "$file" "$CI_KIT_RECORD/artifact/$NAME/"; fi
+        done <<<"$FILES"
+"""
+EVENTS = {
+    "pull_request": {
+        "number": 7,
+        "pull_request": {"number": 7, "head": {"ref": "feature"}, "base": {"ref": "main"}},
+        "repository": {"default_branch": "main", "private": False},
+    },
+    "push": {"ref": "refs/heads/main", "repository": {"default_branch": "main", "private": False}},
+}
 
 
 def act_binary() -> str:
@@ -131,9 +156,18 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
         {
             "checkout/action.yml": FAKE_CHECKOUT,
             "codeql-action/upload-sarif/action.yml": FAKE_UPLOAD_SARIF,
+            "upload-artifact/action.yml": FAKE_UPLOAD_ARTIFACT,
         },
     )
+    pool = workdir / "pool.yaml"
+    pool.write_text(B200_POOL)
     with serving(workdir / "server", env=clean_env(SUPPORTGATE_DATABASE_URL=database)) as served:
+        recorded = run_cli(
+            ["check", str(pool), "--server", served.url, "--record"],
+            env=clean_env(SUPPORTGATE_TOKEN=keys["ci"]),
+            cwd=workdir,
+        )
+        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
         yield Kit(served=served, keys=keys, supportgate_source=source, doubles=doubles)
 
 
@@ -144,12 +178,12 @@ class Run:
     record: Path  # what the test doubles kept
 
 
-def run_example(kit: Kit, tmp_path: Path, deployments: dict[str, str]) -> Run:
-    """The example workflow, run by act in a user repository holding `deployments`."""
-    text, replaced = COLLECT_FLAGS.subn(
-        lambda line: f"{line[1]} {json.dumps(B200_POOL_COLLECT_FLAGS)}", EXAMPLE.read_text()
-    )
-    assert replaced == 1
+def run_example(
+    kit: Kit, tmp_path: Path, deployments: dict[str, str], event: str = "pull_request"
+) -> Run:
+    """The example workflow, run by act on `event` in a user repository holding
+    `deployments`."""
+    text = EXAMPLE.read_text()
     workflow = yaml.safe_load(text)
     repo = tmp_path / "user-repository"
     write_files(
@@ -165,6 +199,9 @@ def run_example(kit: Kit, tmp_path: Path, deployments: dict[str, str]) -> Run:
     record.mkdir()
     checkout = uses_of(workflow, "actions/checkout@")
     upload = uses_of(workflow, "github/codeql-action/upload-sarif@").replace("/upload-sarif", "")
+    artifact = uses_of(workflow, "actions/upload-artifact@")
+    payload = tmp_path / "event.json"
+    payload.write_text(json.dumps(EVENTS[event]))
     env = clean_env(
         XDG_CACHE_HOME=str(tmp_path / "act-cache"),  # act's copies of the workspace
         PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")),
@@ -172,15 +209,16 @@ def run_example(kit: Kit, tmp_path: Path, deployments: dict[str, str]) -> Run:
     done = subprocess.run(
         [
             act_binary(),
-            "push",
-            "--platform=self-hosted=-self-hosted",
+            event,
+            f"--eventpath={payload}",
+            "--platform=ubuntu-24.04=-self-hosted",
             "--no-cache-server",
             f"--local-repository={checkout}={kit.doubles / 'checkout'}",
             f"--local-repository={upload}={kit.doubles / 'codeql-action'}",
+            f"--local-repository={artifact}={kit.doubles / 'upload-artifact'}",
             f"--var=SUPPORTGATE_URL={kit.served.url}",
             f"--var=SUPPORTGATE_REPOSITORY={SUPPORTGATE_REPOSITORY}",
             f"--var=SUPPORTGATE_REF={SUPPORTGATE_REF}",
-            f"--var=SUPPORTGATE_POOL={POOL_NAME}",
             f"--secret=SUPPORTGATE_TOKEN={kit.keys['ci']}",
             f"--env=CI_KIT_RECORD={record}",
             f"--env=CI_KIT_SUPPORTGATE_SOURCE={kit.supportgate_source}",
@@ -222,7 +260,15 @@ def sarif_results(run: Run) -> list[dict[str, Any]]:
     return [result for each in uploaded_sarif(run)["runs"] for result in each["results"]]
 
 
-def test_the_example_gates_a_passing_pool_and_deployment(kit: Kit, tmp_path: Path) -> None:
+def step_summary(run: Run) -> str:
+    """The job summary, as the artifact keeps it."""
+    return (run.record / "artifact" / "supportgate-report" / "supportgate-summary.md").read_text()
+
+
+def test_a_pull_request_is_judged_against_the_tracked_pool_and_records_nothing(
+    kit: Kit, tmp_path: Path
+) -> None:
+    before = tracked(kit)
     run = run_example(kit, tmp_path, {"batch.yaml": PASSING_DEPLOYMENT})
     assert run.returncode == 0, run.log
     assert (
@@ -230,33 +276,46 @@ def test_the_example_gates_a_passing_pool_and_deployment(kit: Kit, tmp_path: Pat
     ).read_text().strip() == f"{SUPPORTGATE_REPOSITORY}@{SUPPORTGATE_REF}"
     assert "error" not in [result["level"] for result in sarif_results(run)]
     assert (run.record / "category").read_text() == "supportgate"
-    verdicts = tracked(kit)
-    assert verdicts[("HardwareManifest", POOL_NAME)] == "supported"  # collected, then checked
-    assert verdicts[("DeploymentManifest", "v41-flash-b200-batch")] == "supported"
+    assert "| PASS | supported | `DeploymentManifest/v41-flash-b200-batch` |" in step_summary(run)
+    assert "A dry run: nothing was recorded." in step_summary(run)
+    assert tracked(kit) == before
     assert "every manifest passes the gate (fail on rejected)" in run.log
 
 
-def test_the_example_uploads_the_findings_then_fails_on_a_rejected_deployment(
-    kit: Kit, tmp_path: Path
-) -> None:
+def test_a_push_to_the_default_branch_records(kit: Kit, tmp_path: Path) -> None:
+    run = run_example(kit, tmp_path, {"batch.yaml": PASSING_DEPLOYMENT}, event="push")
+    assert run.returncode == 0, run.log
+    verdicts = tracked(kit)
+    assert verdicts[("HardwareManifest", POOL_NAME)] == "supported"  # as its machines said
+    assert verdicts[("DeploymentManifest", "v41-flash-b200-batch")] == "supported"
+    assert f"Recorded on {kit.served.url}" in step_summary(run)
+
+
+def test_a_rejected_deployment_is_explained_in_the_job_then_fails(kit: Kit, tmp_path: Path) -> None:
     run = run_example(kit, tmp_path, {"oversized.yaml": REJECTED_DEPLOYMENT})
     assert run.returncode != 0, run.log
     errors = [result for result in sarif_results(run) if result["level"] == "error"]
     assert REJECTED_RULE in [result["ruleId"] for result in errors], errors
-    assert tracked(kit)[("DeploymentManifest", "v41-flash-b200-oversized")] == "rejected"
+    summary = step_summary(run)
+    assert "| FAIL | rejected | `DeploymentManifest/v41-flash-b200-oversized` |" in summary
+    assert f"| deny | `{REJECTED_RULE}` |" in summary
+    assert "::error file=deploy/oversized.yaml,line=" in run.log  # an annotation on the file
+    assert ("DeploymentManifest", "v41-flash-b200-oversized") not in tracked(kit)
     assert "a manifest fails the gate (fail on rejected)" in run.log
 
 
-def test_the_example_uploads_a_report_naming_a_broken_file_then_fails(
+def test_a_broken_file_is_reported_with_all_its_problems_then_fails(
     kit: Kit, tmp_path: Path
 ) -> None:
-    broken = PASSING_DEPLOYMENT.replace("v41-flash-b200-batch", "Not_A_DNS_Label")
+    broken = PASSING_DEPLOYMENT.replace("v41-flash-b200-batch", "Not_A_DNS_Label").replace(
+        "stage: production", "stage: shipped"
+    )
     run = run_example(kit, tmp_path, {"batch.yaml": PASSING_DEPLOYMENT, "broken.yaml": broken})
     assert run.returncode != 0, run.log
     (invocation,) = uploaded_sarif(run)["runs"][0]["invocations"]
     assert invocation["executionSuccessful"] is False
     notes = [note["message"]["text"] for note in invocation["toolExecutionNotifications"]]
-    assert any(
-        note.startswith("deploy/broken.yaml: ") and "$.metadata.name" in note for note in notes
-    ), notes
+    for field in ("$.metadata.name", "$.spec.stage"):
+        assert any(note.startswith("deploy/broken.yaml: ") and field in note for note in notes)
+    assert "::error file=deploy/broken.yaml,line=3,col=" in run.log
     assert "supportgate check could not check (exit 2)" in run.log

@@ -1,4 +1,4 @@
-"""action.yml's `collect` and `check` scripts, each run by bash as GitHub runs a `shell: bash`
+"""action.yml's `check` script, run by bash as GitHub runs a `shell: bash`
 step (`bash --noprofile --norc -eo pipefail`), with the environment the step declares and a
 stand-in `supportgate` that records its arguments: the command lines they build are real
 `supportgate` command lines (parsed by the CLI's own parser), from the inputs as documented.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +22,14 @@ from .ci_kit import ROOT, write_files
 
 RECORDER = """\
 #!/bin/sh
-# Records its arguments, one per line, and the docs URL it was given; exits with $EXIT_CODE.
+# Records its arguments, one per line, and the docs URL it was given; writes each --report
+# FORMAT=FILE as `FORMAT report`; exits with $EXIT_CODE.
 for arg in "$@"; do printf '%s\\n' "$arg"; done >"$RECORDED_ARGS"
+for arg in "$@"; do
+  case "$arg" in sarif=* | markdown=*) printf '%s report\\n' "${arg%%=*}" >"${arg#*=}" ;; esac
+done
 printf '%s' "${SUPPORTGATE_DOCS_URL-}" >"$RECORDED_ARGS.docs-url"
-echo '{"report": true}'
+echo '::error file=deploy/a.yaml,line=3::an annotation'
 exit "${EXIT_CODE:-0}"
 """
 
@@ -47,6 +50,7 @@ class StepRun:
     args: list[str]  # what `supportgate` was called with ([] when it was not)
     docs_url: str  # the SUPPORTGATE_DOCS_URL it was given ("" when none or not called)
     outputs: dict[str, str]  # what the step wrote to $GITHUB_OUTPUT
+    summary: str  # what it wrote to $GITHUB_STEP_SUMMARY
 
 
 def run_step(
@@ -61,6 +65,7 @@ def run_step(
     recorder.chmod(0o755)
     recorded = workspace.parent / "args"
     outputs = workspace.parent / "github-output"
+    summary = workspace.parent / "step-summary"
     bash = shutil.which("bash")
     assert bash is not None
     done = subprocess.run(
@@ -70,6 +75,7 @@ def run_step(
             "PATH": "/usr/bin:/bin",
             "RUNNER_TEMP": str(workspace.parent),
             "GITHUB_OUTPUT": str(outputs),
+            "GITHUB_STEP_SUMMARY": str(summary),
             "SUPPORTGATE": str(recorder),
             "RECORDED_ARGS": str(recorded),
             "EXIT_CODE": str(exit_code),
@@ -90,6 +96,7 @@ def run_step(
         if (docs_url := Path(f"{recorded}.docs-url")).exists()
         else "",
         outputs=dict(line.split("=", 1) for line in lines),
+        summary=summary.read_text() if summary.exists() else "",
     )
 
 
@@ -108,40 +115,43 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-CHECK_ENV = {"SARIF_FILE": "supportgate.sarif", "FAIL_ON": "rejected", "HARDWARE_FILE": ""}
-COLLECT_ENV = {
-    "VENV_PYTHON": sys.executable,
-    "COLLECT_NAME": "rtx-pool",
-    "HARDWARE_FILE": "hardware.yaml",
-}
+CHECK_ENV = {"SARIF_FILE": "supportgate.sarif", "FAIL_ON": "rejected", "RECORD": "auto"}
+SERVER = "https://supportgate.example.com"
 
 
 def test_check_expands_each_line_once_and_passes_on_a_line_matching_nothing(
     workspace: Path,
 ) -> None:
     files = "deploy/**/*.yaml\n\n  deploy/with space.yaml  \nmissing/*.yaml\nhardware.yaml\n"
-    run = run_step(
-        "check",
-        workspace,
-        {**CHECK_ENV, "FILES": files, "HARDWARE_FILE": "hardware.yaml", "SERVER": ""},
-    )
+    run = run_step("check", workspace, {**CHECK_ENV, "FILES": files, "SERVER": ""})
     assert run.returncode == 0, run.stderr
     parsed = _parser().parse_args(run.args)
     assert parsed.files == [
-        "hardware.yaml",  # collected: checked first
         "deploy/a.yaml",
         "deploy/nested/b.yaml",
         "deploy/with space.yaml",  # once, though two lines name it
         "missing/*.yaml",  # `check` names it in its report
+        "hardware.yaml",
     ]
     assert (parsed.format, parsed.fail_on, parsed.server, parsed.token) == (
-        "sarif",
+        "github",  # annotations on the files, from the step's log
         "rejected",
         None,
         None,
     )
-    assert (workspace / "supportgate.sarif").read_text() == '{"report": true}\n'
-    assert run.outputs == {"exit-code": "0", "sarif-file": "supportgate.sarif"}
+    assert parsed.supportgate_only
+    assert parsed.find_hardware  # no server: the repository's own pools
+    summary = f"{workspace.parent}/supportgate-summary.md"
+    assert parsed.reports == [("sarif", "supportgate.sarif"), ("markdown", summary)]
+    assert "::error file=deploy/a.yaml,line=3::an annotation" in run.stdout
+    assert (workspace / "supportgate.sarif").read_text() == "sarif report\n"
+    assert run.summary == "markdown report\nA dry run: nothing was recorded.\n"
+    assert run.outputs == {
+        "exit-code": "0",
+        "sarif-file": "supportgate.sarif",
+        "summary-file": summary,
+        "recorded": "false",
+    }
 
 
 @pytest.mark.parametrize("exit_code", [1, 2])
@@ -155,54 +165,64 @@ def test_check_records_a_failing_exit_code_and_leaves_failing_to_the_last_step(
             **CHECK_ENV,
             "FILES": "deploy/a.yaml",
             "FAIL_ON": "experimental",
-            "SERVER": "https://supportgate.example.com",
+            "SERVER": SERVER,
             "SUPPORTGATE_TOKEN": "a-ci-key",  # a made-up key
         },
         exit_code=exit_code,
     )
-    assert run.returncode == 0, run.stderr  # the upload step still runs
+    assert run.returncode == 0, run.stderr  # the upload steps still run
     assert run.outputs["exit-code"] == str(exit_code)
     parsed = _parser().parse_args(run.args)
-    assert parsed.server == "https://supportgate.example.com"
+    assert parsed.server == SERVER
     assert parsed.fail_on == "experimental"
+    assert not parsed.find_hardware  # the server resolves refs among its tracked pools
     assert "a-ci-key" not in run.args  # check reads it from SUPPORTGATE_TOKEN
 
 
-def test_collect_splits_its_flags_with_shell_quoting(workspace: Path) -> None:
-    flags = "--owner infra --gpu-model 'RTX 5880 Ada Generation' --label team=ml"
+PUSH_TO_MAIN = {"EVENT_NAME": "push", "GIT_REF": "refs/heads/main", "DEFAULT_BRANCH": "main"}
+
+
+@pytest.mark.parametrize(
+    ("event", "record", "recorded"),
+    [
+        (PUSH_TO_MAIN, "auto", True),
+        ({**PUSH_TO_MAIN, "GIT_REF": "refs/heads/feature"}, "auto", False),
+        (
+            {**PUSH_TO_MAIN, "EVENT_NAME": "pull_request", "GIT_REF": "refs/pull/7/merge"},
+            "auto",
+            False,
+        ),
+        ({**PUSH_TO_MAIN, "EVENT_NAME": "pull_request"}, "true", True),
+        (PUSH_TO_MAIN, "false", False),
+    ],
+)
+def test_record_defaults_from_the_event(
+    workspace: Path, event: dict[str, str], record: str, recorded: bool
+) -> None:
+    env = {**CHECK_ENV, **event, "RECORD": record, "FILES": "deploy/a.yaml", "SERVER": SERVER}
+    run = run_step("check", workspace, env)
+    assert run.returncode == 0, run.stderr
+    assert _parser().parse_args(run.args).record is recorded
+    assert run.outputs["recorded"] == str(recorded).lower()
+    said = f"Recorded on {SERVER}" if recorded else "A dry run: nothing was recorded."
+    assert said in run.summary
+
+
+def test_a_push_to_the_default_branch_without_a_server_records_nothing(workspace: Path) -> None:
     run = run_step(
-        "collect",
-        workspace,
-        {**COLLECT_ENV, "COLLECT_FLAGS": flags},
+        "check", workspace, {**CHECK_ENV, **PUSH_TO_MAIN, "FILES": "deploy/a.yaml", "SERVER": ""}
     )
     assert run.returncode == 0, run.stderr
-    parsed = _parser().parse_args(run.args)
-    assert (parsed.name, parsed.owner, parsed.gpu_model, parsed.label) == (
-        "rtx-pool",
-        "infra",
-        "RTX 5880 Ada Generation",
-        ["team=ml"],
+    assert not _parser().parse_args(run.args).record
+
+
+def test_a_bad_record_input_is_refused_naming_it(workspace: Path) -> None:
+    run = run_step("check", workspace, {**CHECK_ENV, "RECORD": "yes", "FILES": "x", "SERVER": ""})
+    assert run.returncode == 2
+    assert (
+        "::error title=supportgate::record: expected auto, true or false, got 'yes'" in run.stdout
     )
-    assert parsed.output == Path("hardware.yaml")
-    assert run.outputs == {"hardware-file": "hardware.yaml"}
-
-
-def test_collect_refuses_flags_it_cannot_split_naming_the_input(workspace: Path) -> None:
-    run = run_step(
-        "collect",
-        workspace,
-        {**COLLECT_ENV, "COLLECT_FLAGS": "--gpu-model 'RTX 5880"},
-    )
-    assert run.returncode != 0
-    assert "::error title=supportgate::collect-flags: No closing quotation" in run.stderr
     assert run.args == []
-
-
-def test_collect_without_a_name_collects_nothing(workspace: Path) -> None:
-    run = run_step("collect", workspace, {**COLLECT_ENV, "COLLECT_NAME": ""})
-    assert run.returncode == 0, run.stderr
-    assert run.args == []
-    assert run.outputs == {}
 
 
 CHECK_FILES = {**CHECK_ENV, "FILES": "deploy/a.yaml", "SERVER": ""}

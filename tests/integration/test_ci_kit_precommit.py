@@ -22,6 +22,7 @@ from ..server import clean_env
 from .ci_kit import (
     B200_POOL,
     PASSING_DEPLOYMENT,
+    POOL_NAME,
     REJECTED_DEPLOYMENT,
     REJECTED_RULE,
     ROOT,
@@ -40,7 +41,10 @@ INSTALL_TIMEOUT_S = 900
 POOL = "hardware/b200-pool.yaml"
 BATCH = "deploy/batch.yaml"
 OVERSIZED = "deploy/oversized.yaml"
-NOT_A_MANIFEST = "config/settings.yaml"  # YAML, but outside the hook's `files:`
+NOT_A_MANIFEST = "config/settings.yaml"  # YAML, but no supportgate manifest
+KUBERNETES = "k8s/web.yaml"
+HELM_TEMPLATE = "chart/templates/deployment.yaml"  # not even YAML
+LOST = "deploy/lost.yaml"  # names a pool the repository does not have
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,12 @@ def project(tmp_path: Path, hooks: HookRepository, hook: dict[str, Any]) -> Path
             BATCH: PASSING_DEPLOYMENT,
             OVERSIZED: REJECTED_DEPLOYMENT,
             NOT_A_MANIFEST: "log_level: debug\n",
+            KUBERNETES: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+            "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+            HELM_TEMPLATE: "replicas: {{ .Values.replicas }}\n",
+            LOST: PASSING_DEPLOYMENT.replace(POOL_NAME, "nowhere-pool").replace(
+                "v41-flash-b200-batch", "v41-flash-lost"
+            ),
         },
     )
     git(root, "add", "--all")
@@ -100,7 +110,7 @@ def pre_commit(root: Path, hooks: HookRepository, *files: str) -> subprocess.Com
 def test_the_hook_definition() -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == HOOK_ID
-    assert hook["entry"] == "supportgate check"
+    assert hook["entry"] == "supportgate check --supportgate-only --find-hardware"
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is True
     # One `check` for all the files: a deployment's hardware.ref resolves among them.
@@ -111,10 +121,19 @@ def test_the_hook_passes_manifests_that_pass_and_ignores_other_yaml(
     hook_repository: HookRepository, tmp_path: Path
 ) -> None:
     root = project(tmp_path, hook_repository, {"id": HOOK_ID})
-    done = pre_commit(root, hook_repository, POOL, BATCH, NOT_A_MANIFEST)
+    done = pre_commit(root, hook_repository, POOL, BATCH, NOT_A_MANIFEST, KUBERNETES, HELM_TEMPLATE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "supportgate check" in done.stdout
     assert "Passed" in done.stdout
+
+
+def test_kubernetes_and_helm_files_alone_pass(
+    hook_repository: HookRepository, tmp_path: Path
+) -> None:
+    root = project(tmp_path, hook_repository, {"id": HOOK_ID, "verbose": True})
+    done = pre_commit(root, hook_repository, KUBERNETES, HELM_TEMPLATE, NOT_A_MANIFEST)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"SKIP  {KUBERNETES}: not a supportgate/v1 document" in done.stdout
 
 
 def test_many_deployments_are_checked_with_their_pool_in_one_check(
@@ -141,21 +160,22 @@ def test_the_hook_fails_a_rejected_deployment_naming_the_rule(
     assert "v41-flash-b200-oversized" in done.stdout
 
 
-def test_a_deployment_committed_without_its_pool_is_rejected_as_documented(
+def test_a_deployment_committed_without_its_pool_finds_it_in_the_repository(
     hook_repository: HookRepository, tmp_path: Path
 ) -> None:
     root = project(tmp_path, hook_repository, {"id": HOOK_ID})
     done = pre_commit(root, hook_repository, BATCH)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "manifest.hardware-ref" in done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Passed" in done.stdout
 
 
-def test_pools_named_in_args_are_always_checked_and_never_twice(
+def test_a_ref_found_nowhere_is_an_input_error_naming_it(
     hook_repository: HookRepository, tmp_path: Path
 ) -> None:
-    hook = {"id": HOOK_ID, "args": [POOL], "exclude": "^hardware/"}
-    root = project(tmp_path, hook_repository, hook)
-    for staged in ([BATCH], [POOL, BATCH]):  # the pool unchanged, then changed too
-        done = pre_commit(root, hook_repository, *staged)
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "Passed" in done.stdout
+    root = project(tmp_path, hook_repository, {"id": HOOK_ID})
+    done = pre_commit(root, hook_repository, LOST)
+    assert done.returncode == 1, done.stdout + done.stderr  # pre-commit's own: the hook failed
+    assert "exit code: 2" in done.stdout
+    assert "hardware.ref 'nowhere-pool' names no HardwareManifest" in done.stdout
+    assert "files git tracks under" in done.stdout
+    assert "manifest.hardware-ref" not in done.stdout

@@ -14,7 +14,7 @@ import pytest
 
 from supportgate.cli import main
 from supportgate.policy.inputs import format_time
-from tests.examples import expected, report_problems
+from tests.examples import EXAMPLES, expected, report_problems
 from tests.report_schemas import github_problems, junit_schema_errors, sarif_schema_errors
 
 AT = "2026-11-30T00:00:00Z"
@@ -242,19 +242,33 @@ def test_a_broken_file_beside_a_good_one_is_reported_in_every_format(
     assert code == 2
     assert err.splitlines() == [
         "supportgate: error: broken.yaml: expected a DNS label: at most 63 of a-z, 0-9 and '-', "
-        "not starting or ending in '-', got 'Bad_Name' - at `$.metadata.name`"
+        "not starting or ending in '-', got 'Bad_Name' - at `$.metadata.name`",
+        *(
+            f"supportgate: error: broken.yaml: Object missing required field `{name}` - at "
+            f"`$.spec.{name}`"
+            for name in ("accelerator", "nodes", "toolkit")
+        ),
     ]
     report = parse_report(fmt, out)
     if fmt == "text":
-        assert report[0] == "ERROR  " + err.splitlines()[0].removeprefix("supportgate: error: ")
+        first = err.splitlines()[0].removeprefix("supportgate: error: ")
+        assert report[:2] == [
+            f"ERROR  {first} (line 3, column 12)",
+            "ERROR  broken.yaml: Object missing required field `accelerator` - at "
+            "`$.spec.accelerator` (line 4, column 1)",
+        ]
         assert any(
             line.startswith("PASS  good.yaml  HardwareManifest/h100-pool-a") for line in report
         )
     elif fmt == "json":
         assert report["gate"]["status"] == "error"
-        assert [(e["source"], e["field"], e["line"]) for e in report["errors"]] == [
-            ("broken.yaml", "$.metadata.name", 3)
+        assert [(e["field"], e["line"], e["column"]) for e in report["errors"]] == [
+            ("$.metadata.name", 3, 12),
+            ("$.spec.accelerator", 4, 1),
+            ("$.spec.nodes", 4, 1),
+            ("$.spec.toolkit", 4, 1),
         ]
+        assert {e["source"] for e in report["errors"]} == {"broken.yaml"}
         assert [r["decision"]["verdict"] for r in report["results"]] == ["experimental"]
     elif fmt == "sarif":
         assert sarif_schema_errors(report) == []
@@ -262,23 +276,28 @@ def test_a_broken_file_beside_a_good_one_is_reported_in_every_format(
         run_ = report["runs"][0]
         (invocation,) = run_["invocations"]
         assert invocation["executionSuccessful"] is False
-        (notification,) = invocation["toolExecutionNotifications"]
+        notification, *others = invocation["toolExecutionNotifications"]
+        assert len(others) == 3
         location = notification["locations"][0]
         assert location["physicalLocation"]["artifactLocation"]["uri"] == "broken.yaml"
-        assert location["physicalLocation"]["region"]["startLine"] == 3
+        region = location["physicalLocation"]["region"]
+        assert (region["startLine"], region["startColumn"]) == (3, 12)
         assert location["logicalLocations"] == [{"fullyQualifiedName": "$.metadata.name"}]
-        assert [r["ruleId"] for r in run_["results"]] == ["support.platform", "check.input-error"]
+        rules = [r["ruleId"] for r in run_["results"]]
+        assert rules == ["support.platform", *["check.input-error"] * 4]
     elif fmt == "junit":
         assert junit_schema_errors(out) == []
-        assert report.get("errors") == "1"
+        assert report.get("errors") == "4"
         broken = report.find("testsuite[@name='broken.yaml']/testcase/error")
         assert broken is not None
         assert "$.metadata.name" in (broken.text or "")
         assert report.find("testsuite[@name='good.yaml']/testcase/skipped") is not None
     else:
-        assert report[0].startswith("::error file=broken.yaml,line=3,title=supportgate%3A input")
-        assert report[1].startswith("::warning file=good.yaml,line=")
-        assert report[-1].endswith("1 error; gate: error (fail on rejected)")
+        assert report[0].startswith(
+            "::error file=broken.yaml,line=3,col=12,title=supportgate%3A input"
+        )
+        assert report[4].startswith("::warning file=good.yaml,line=")
+        assert report[-1].endswith("4 errors; gate: error (fail on rejected)")
 
 
 @pytest.mark.parametrize(
@@ -491,11 +510,137 @@ def test_a_broken_document_of_several_names_the_document(
 ) -> None:
     stream = write(tmp_path, "pools.yaml", H100 + "---\n" + BROKEN)
     code, out, _ = run(capsys, "--format", "json", str(stream))
-    (error,) = json.loads(out)["errors"]
+    error, *missing = json.loads(out)["errors"]
     assert code == 2
+    second = H100.count("\n") + 2  # after the first document and the `---`
     assert (error["source"], error["field"], error["line"]) == (
         str(stream),
         "$.metadata.name",
-        None,
+        second + 2,
     )
     assert error["message"].startswith(f"{stream}, document 2: ")
+    assert [e["line"] for e in missing] == [second + 3] * 3
+
+
+def test_a_yaml_syntax_error_is_placed_where_its_message_says_in_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path, "syntax.yaml", "apiVersion: supportgate/v1\nkind: [HardwareManifest\nspec: {}\n"
+    )
+    reports = {
+        fmt: run(capsys, "--format", fmt, "syntax.yaml")[1]
+        for fmt in ("json", "sarif", "github", "text", "junit")
+    }
+    [error] = json.loads(reports["json"])["errors"]
+    line, column = error["line"], error["column"]
+    assert f"(line {line}, column {column})" in error["message"]
+    assert line == 3  # where the parser found no `]`
+    [result] = json.loads(reports["sarif"])["runs"][0]["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (line, column)
+    assert reports["github"].startswith(f"::error file=syntax.yaml,line={line},col={column},")
+    assert f"line {line}, column {column}" in reports["text"]
+    assert f"line {line}, column {column}" in reports["junit"]
+
+
+KUBERNETES = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+HELM_TEMPLATE = "replicas: {{ .Values.replicas }}\n"  # not even YAML
+
+
+def test_supportgate_only_passes_over_other_documents_and_lists_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "k8s.yaml", KUBERNETES)
+    write(tmp_path, "chart.yaml", HELM_TEMPLATE)
+    write(tmp_path, "mixed.yaml", KUBERNETES + "---\n" + H100)
+    names = ["k8s.yaml", "chart.yaml", "mixed.yaml"]
+    code, out, err = run(capsys, "--supportgate-only", *names)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:3] == [
+        "SKIP  k8s.yaml: not a supportgate/v1 document",
+        "SKIP  chart.yaml: not a supportgate/v1 document",
+        "SKIP  mixed.yaml, document 1: not a supportgate/v1 document",
+    ]
+    assert "mixed.yaml  HardwareManifest/h100-pool-a  verdict=experimental" in out
+    assert run(capsys, *names)[0] == 2  # without the flag, they are input errors
+
+
+def _repository(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        write(root / Path(name).parent, Path(name).name, text)
+    subprocess.run(["git", "init", "--quiet"], cwd=root, check=True)  # noqa: S607 - git from PATH
+    subprocess.run(["git", "add", "--all"], cwd=root, check=True)  # noqa: S607
+
+
+def test_find_hardware_uses_the_repositorys_pools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deployment = (EXAMPLES / "dep-h100-port-trial.yaml").read_text()
+    _repository(
+        tmp_path, {"infra/pools.yaml": KUBERNETES + "---\n" + H100, "deploy/trial.yaml": deployment}
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--format", "json", "--find-hardware", "deploy/trial.yaml")
+    assert code == 0, err
+    [result] = json.loads(out)["results"]  # the pool judged the deployment, not reported
+    rules = {violation["rule"] for violation in result["decision"]["violations"]}
+    assert "manifest.hardware-ref" not in rules
+
+
+def test_find_hardware_makes_a_ref_found_nowhere_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deployment = (EXAMPLES / "dep-h100-port-trial.yaml").read_text()
+    _repository(tmp_path, {"deploy/trial.yaml": deployment, "k8s.yaml": KUBERNETES})
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "--format", "json", "--find-hardware", "deploy/trial.yaml")
+    assert code == 2
+    [error] = json.loads(out)["errors"]
+    assert error["field"] == "$.spec.hardware.ref"
+    assert "'h100-pool-a'" in error["message"]
+    assert f"the 2 YAML and JSON files git tracks under {tmp_path}" in error["message"]
+    assert json.loads(out)["results"] == []
+
+
+def test_reports_are_written_beside_the_main_one_and_the_summary_explains_each_finding(
+    examples_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary, sarif = tmp_path / "summary.md", tmp_path / "report.sarif"
+    files = [str(path) for path in expected().files]
+    code, out, _ = run(
+        capsys,
+        "--format",
+        "json",
+        "--report",
+        f"markdown={summary}",
+        "--report",
+        f"sarif={sarif}",
+        *files,
+    )
+    assert code == 1
+    assert sarif_schema_errors(json.loads(sarif.read_text())) == []
+    markdown = summary.read_text()
+    assert markdown.startswith("## ❌ supportgate: gate failed\n")
+    for result in json.loads(out)["results"]:
+        decision = result["decision"]
+        manifest = f"{decision['manifest']['kind']}/{decision['manifest']['name']}"
+        assert f"| {decision['verdict']} | `{manifest}` |" in markdown
+        for violation in decision["violations"]:
+            message = " ".join(violation["message"].split()).replace("|", "\\|")
+            severity, rule, path = violation["severity"], violation["rule"], violation["path"]
+            assert f"| {severity} | `{rule}` | {message} | `{path}` |" in markdown
+
+
+def test_a_report_that_cannot_be_written_is_an_input_error(
+    examples_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nowhere = tmp_path / "missing" / "summary.md"
+    code, _out, err = run(
+        capsys, "--report", f"markdown={nowhere}", str(examples_dir / "hw-b200-pool.yaml")
+    )
+    assert code == 2
+    assert f"--report: cannot write {nowhere}" in err
+    assert run_cli(capsys, "check", "--report", "pdf=x", "a.yaml")[0] == 2

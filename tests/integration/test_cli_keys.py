@@ -143,6 +143,19 @@ def test_a_bad_request_exits_2_and_creates_nothing(
     assert _api_keys(migrated_db_url) == []
 
 
+def test_owners_on_an_admin_key_exit_2_naming_the_option(
+    migrated_db_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", migrated_db_url)
+    argv = ["keys", "create", "--role", "admin", "--name", "research-admin", "--owner", "research"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "--owner" in captured.err
+    assert "admin" in captured.err
+    assert not KEY.search(captured.out)
+    assert _api_keys(migrated_db_url) == []
+
+
 def test_keys_and_serve_agree_on_the_default_database(tmp_path: Path) -> None:
     """Without SUPPORTGATE_DATABASE_URL the key goes to supportgate.db in the working directory."""
     done = run_cli(

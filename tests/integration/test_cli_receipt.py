@@ -1,7 +1,8 @@
 """`supportgate audit receipt` and `verify-receipt` on SQLite and PostgreSQL: a decision's
-receipt verifies offline (no database, no server), against its own key and against the log's;
+receipt verifies offline (no database, no server) against the log's key, given apart from the
+receipt (`--verifier-key` or SUPPORTGATE_VERIFIER_KEY; without one: exit 2 naming the option);
 a decision newer than the latest checkpoint is signed first; each edit of a receipt fails,
-naming what; a receipt re-signed by another key holds only by its own key, and says so."""
+naming what; a receipt re-signed by another key never holds (CONTRACT 11.3)."""
 
 from __future__ import annotations
 
@@ -89,15 +90,15 @@ def test_a_receipt_verifies_offline(
     assert said == ""  # covered by the latest checkpoint now: nothing signed
     assert second == receipt
 
-    # Offline: no database, no server.
+    # Offline: no database, no server; the key from the option or the environment.
     monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", f"sqlite:///{tmp_path / 'absent.db'}")
-    code, out_text = verify_receipt(out, capsys)
-    assert code == 0, out_text
-    assert f"leaf {decision['leaf_index']} is in the log's checkpoint of" in out_text
-    assert "the verifier key came from the receipt itself" in out_text
     code, out_text = verify_receipt(out, capsys, log_key)
     assert code == 0, out_text
-    assert "came from the receipt itself" not in out_text
+    assert f"leaf {decision['leaf_index']} is in the log's checkpoint of" in out_text
+    assert log_key in out_text
+    monkeypatch.setenv("SUPPORTGATE_VERIFIER_KEY", log_key)
+    code, out_text = verify_receipt(out, capsys)
+    assert code == 0, out_text
     assert not (tmp_path / "absent.db").exists()
 
 
@@ -151,18 +152,21 @@ def test_an_edited_receipt_fails_naming_what(
         tamper(edited)
         path = tmp_path / f"{tamper.__name__}.json"
         path.write_text(json.dumps(edited))
-        for key in ((), (log_key,)):
-            code, said = verify_receipt(path, capsys, *key)
-            assert code == 1, (tamper.__name__, said)
-            assert "does not hold" in said, tamper.__name__
-            assert complaint in said, (tamper.__name__, said)
+        code, said = verify_receipt(path, capsys, log_key)
+        assert code == 1, (tamper.__name__, said)
+        assert "does not hold" in said, tamper.__name__
+        assert complaint in said, (tamper.__name__, said)
 
 
-def test_a_receipt_signed_by_another_key_holds_only_by_that_key(
-    quiet_api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_receipt_signed_by_another_key_never_holds(
+    quiet_api: Api,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Whoever forges an entry can sign a tree of it with a key of their own: by its own key
-    the receipt holds (and says the key came from it), by the log's key it does not."""
+    """Whoever forges an entry can sign a tree of it with a key of their own and put that key
+    in the receipt: without a key given apart, nothing is checked (exit 2 naming the option,
+    where it used to exit 0 on the receipt's own key); with the log's key it fails."""
     decision = newest_decision(quiet_api)
     receipt, _ = receipt_of(decision["id"], tmp_path / "receipt.json", capsys)
     forged_entry = receipt["entry"].replace('"allowed":false', '"allowed":true')
@@ -180,12 +184,17 @@ def test_a_receipt_signed_by_another_key_holds_only_by_that_key(
     }
     path = tmp_path / "forged.json"
     path.write_text(json.dumps(forged))
+    monkeypatch.delenv("SUPPORTGATE_VERIFIER_KEY", raising=False)
     code, said = verify_receipt(path, capsys)
-    assert code == 0, said
-    assert "the verifier key came from the receipt itself" in said
+    assert code == 2, said
+    assert "--verifier-key" in said
+    assert "SUPPORTGATE_VERIFIER_KEY" in said
+    assert "holds" not in said
     code, said = verify_receipt(path, capsys, receipt["verifier_key"])
     assert code == 1
     assert f"verifier_key: the receipt names the key {forger.verifier().encoded()}" in said
+    monkeypatch.setenv("SUPPORTGATE_VERIFIER_KEY", receipt["verifier_key"])
+    assert verify_receipt(path, capsys)[0] == 1
     forged["verifier_key"] = receipt["verifier_key"]  # claims the log's key: the signature fails
     path.write_text(json.dumps(forged))
     code, said = verify_receipt(path, capsys, receipt["verifier_key"])
@@ -194,16 +203,20 @@ def test_a_receipt_signed_by_another_key_holds_only_by_that_key(
 
 
 def test_a_receipt_that_is_not_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = NoteSigner.generate("supportgate/test").verifier().encoded()
     path = tmp_path / "receipt.json"
     path.write_text("{not json")
-    assert verify_receipt(path, capsys)[0] == 1
+    assert verify_receipt(path, capsys, key)[0] == 1
     path.write_text(json.dumps({"entry": "{}"}))
-    code, said = verify_receipt(path, capsys)
+    code, said = verify_receipt(path, capsys, key)
     assert code == 1
     assert "receipt: Object missing required field" in said
-    code, said = verify_receipt(tmp_path / "absent.json", capsys)
+    code, said = verify_receipt(tmp_path / "absent.json", capsys, key)
     assert code == 2
     assert "cannot read the receipt" in said
+    code, said = verify_receipt(path, capsys, "not-a-key")
+    assert code == 2
+    assert "--verifier-key" in said
 
 
 def test_a_receipt_of_an_unknown_decision_is_refused(

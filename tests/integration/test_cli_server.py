@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -119,10 +120,30 @@ def check(
     return supportgate("check", *options, *argv, env=run_env)
 
 
-def test_json_report_matches_expected(server: Server) -> None:
-    """Evaluated now by the server: the rules may have grown since (evidence ages)."""
+def tracked(server: Server) -> dict[str, str]:
+    """name -> latest decision id of every tracked manifest."""
+    listed = httpx.get(
+        f"{server.url}/v1/manifests",
+        headers={"Authorization": f"Bearer {server.keys['admin']}"},
+        params={"limit": 100},
+    ).json()
+    return {item["name"]: item["latest_decision"]["id"] for item in listed["items"]}
+
+
+def _entries(server: Server) -> int:
+    """The entries of the verifiable log, as `audit verify` counts them."""
+    verified = supportgate("audit", "verify", env=server.env)
+    assert verified.returncode == 0, verified.stderr
+    found = re.search(r"([0-9]+) entries", verified.stdout)
+    assert found is not None, verified.stdout
+    return int(found[1])
+
+
+def test_json_report_matches_expected_and_nothing_is_recorded(server: Server) -> None:
+    """A dry run, evaluated now by the server: the rules may have grown since (evidence ages)."""
     wanted = expected()
     files = [str(path) for path in wanted.files]
+    before = tracked(server), _entries(server)
     finished = check(server, "--format", "json", *files, token=server.keys["ci"], scope="json")
     assert finished.returncode == 1, finished.stderr
     report = json.loads(finished.stdout)
@@ -132,14 +153,20 @@ def test_json_report_matches_expected(server: Server) -> None:
     for result in report["results"]:
         decision = result["decision"]
         assert (decision["cause"], decision["matrix_version"]) == ("submission", "2026.11.1")
+        assert (decision["id"], decision["recorded"]) == (None, False)
+    assert (tracked(server), _entries(server)) == before
 
-    tracked = httpx.get(
-        f"{server.url}/v1/manifests",
-        headers={"Authorization": f"Bearer {server.keys['admin']}"},
-        params={"limit": 100},
-    ).json()
-    names = {item["name"] for item in tracked["items"]}
-    assert {"h100-pool-a", "v41-flash-h100-trial", "v41-flash-b200-api"} <= names
+
+def test_record_posts_each_manifest_to_be_tracked(server: Server) -> None:
+    wanted = expected()
+    files = [str(path) for path in wanted.files]
+    finished = check(server, "--record", "--format", "json", *files, token=server.keys["ci"])
+    assert finished.returncode == 1, finished.stderr
+    ids = {
+        r["decision"]["manifest"]["name"]: r["decision"]["id"]
+        for r in json.loads(finished.stdout)["results"]
+    }
+    assert {name: tracked(server)[name] for name in ids} == ids
 
 
 def test_text_report_with_token_from_environment(server: Server) -> None:
@@ -171,7 +198,9 @@ def test_rerun_in_the_same_scope_replays_the_first_answers(
     pool = str(examples_dir / "hw-ascend950-pool.yaml")
 
     def decision_id(scope: str) -> str:
-        finished = check(server, "--format", "json", pool, token=server.keys["ci"], scope=scope)
+        finished = check(
+            server, "--record", "--format", "json", pool, token=server.keys["ci"], scope=scope
+        )
         assert finished.returncode == 0, finished.stderr
         return str(json.loads(finished.stdout)["results"][0]["decision"]["id"])
 
@@ -200,6 +229,7 @@ def test_unreachable_server_is_exit_2(examples_dir: Path) -> None:
     [
         (["--server", "http://127.0.0.1:9"], "--server: needs an API key"),
         (["--token", "sg_x"], "--token: needs --server"),
+        (["--record"], "--record: records on a server only"),
         (["--server", "ftp://example", "--token", "sg_x"], "expected an http:// or https:// URL"),
         (
             ["--server", "http://127.0.0.1:9", "--token", "sg_x", "--matrix", "m.yaml"],

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import yaml
 
 from supportgate.errors import PolicyEngineUnavailable, UsageError
-from supportgate.evaluations.check import read_manifest_files
-from supportgate.evaluations.remote import RetryPolicy, Server, check_remote
+from supportgate.evaluations.check import SourcedManifest, read_manifest_files
+from supportgate.evaluations.remote import RetryPolicy, Server, check_remote, dry_run_batches
 from supportgate.reports import gate_failed, render
 
 from ..api import Api
@@ -34,6 +36,7 @@ def forward(api: Api) -> Handler:
             headers={
                 name: request.headers[name]
                 for name in ("authorization", "content-type", "idempotency-key")
+                if name in request.headers
             },
         )
         return httpx.Response(answer.status_code, content=answer.content, headers=answer.headers)
@@ -42,12 +45,19 @@ def forward(api: Api) -> Handler:
 
 
 def run(
-    files: list[Path], handler: Handler, *, token: str = FAKE_KEY, fmt: str = "json"
+    files: list[Path],
+    handler: Handler,
+    *,
+    token: str = FAKE_KEY,
+    fmt: str = "json",
+    record: bool = True,
 ) -> tuple[bool, Any, list[float]]:
+    """`check --server` (`--record` unless `record` is false) through `handler`."""
     sleeps: list[float] = []
     results = check_remote(
         read_manifest_files([str(path) for path in files]).manifests,
         Server(url="http://supportgate.test/", token=token, idempotency_scope="test"),
+        record=record,
         transport=httpx.MockTransport(handler),
         sleep=sleeps.append,
     )
@@ -214,3 +224,57 @@ def test_idempotency_scope() -> None:
     assert Server.from_options("http://h", "k", {"CI_JOB_ID": "9"}).idempotency_scope.endswith("9")
     random = {Server.from_options("http://h", "k", {}).idempotency_scope for _ in range(2)}
     assert len(random) == 2  # outside CI: one scope per invocation
+
+
+def test_a_dry_run_sends_the_files_together_and_records_nothing(
+    api: Api, examples_dir: Path
+) -> None:
+    app = forward(api)
+    seen: list[httpx.Request] = []
+
+    def recording(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return app(request)
+
+    files = [examples_dir / "dep-h100-port-trial.yaml", examples_dir / "hw-h100-pool-a.yaml"]
+    failed, report, _ = run(files, recording, token=api.keys["ci"], record=False)
+    assert not failed
+    assert [r["decision"]["verdict"] for r in report["results"]] == ["experimental"] * 2
+    [request] = seen
+    assert request.url.path == "/v1/evaluations/dry-run"
+    assert "idempotency-key" not in request.headers
+    sent = json.loads(request.content)["manifests"]
+    assert [m["kind"] for m in sent] == ["HardwareManifest", "DeploymentManifest"]
+    untracked = api.client.get(
+        "/v1/manifests/HardwareManifest/h100-pool-a", headers=api.headers("procurement")
+    )
+    assert untracked.status_code == 404
+
+
+def test_a_dry_runs_4xx_names_the_file_of_the_manifest_it_names(examples_dir: Path) -> None:
+    def refusing(_: httpx.Request) -> httpx.Response:
+        body = {"status_code": 403, "detail": "not yours", "field": "$.manifests[1].metadata"}
+        return httpx.Response(400, json=body)
+
+    pool, deployment = examples_dir / "hw-b200-pool.yaml", examples_dir / "dep-b200-offline.yaml"
+    with pytest.raises(UsageError) as caught:
+        run([deployment, pool], refusing, record=False)
+    assert f"{deployment}: DeploymentManifest 'v41-flash-b200-batch'" in str(caught.value)
+
+
+def test_dry_run_batches_carry_the_pools_their_deployments_name(examples_dir: Path) -> None:
+    [pool] = read_manifest_files([str(examples_dir / "hw-h100-pool-a.yaml")]).manifests
+    [trial] = read_manifest_files([str(examples_dir / "dep-h100-port-trial.yaml")]).manifests
+
+    def renamed(item: SourcedManifest, name: str) -> SourcedManifest:
+        metadata = msgspec.structs.replace(item.manifest.metadata, name=name)
+        return replace(item, manifest=msgspec.structs.replace(item.manifest, metadata=metadata))
+
+    items = [pool, *(renamed(trial, f"trial-{n}") for n in range(5)), renamed(pool, "spare")]
+    order = [0, 6, 1, 2, 3, 4, 5]  # hardware first
+    assert dry_run_batches(items, order, limit=3) == [
+        ([0, 6, 1], []),
+        ([2, 3], [0]),
+        ([4, 5], [0]),
+    ]
+    assert dry_run_batches(items, order) == [(order, [])]

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from supportgate.matrix_sources.fetch import Fetched, NoDocument, SourceUnreachable, Unchanged
+from supportgate.matrix_sources.fetch import (
+    MAX_BYTES,
+    Fetched,
+    NoDocument,
+    SourceUnreachable,
+    Unchanged,
+)
 from supportgate.matrix_sources.git import GitReader
 from supportgate.matrix_sources.https import HttpsReader
 from supportgate.matrix_sources.spec import GitSource, HttpsSource, parse_source
@@ -106,6 +112,36 @@ def test_a_commit_without_the_file_is_no_document(repo: GitRepo, tmp_path: Path)
     with pytest.raises(NoDocument, match=r"has no file 'elsewhere/matrix\.yaml'") as caught:
         GitReader(source, tmp_path / "cache", deadline=30.0).read(None)
     assert caught.value.revision == commit
+
+
+def test_a_file_over_the_cap_is_refused_before_it_is_read(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The https source's cap (MAX_BYTES), asked of git (`cat-file -s`) before the blob is
+    read: a 200 MB matrix file once added 350 MB to the service's memory before it was
+    refused. The reader never runs the command that reads the blob."""
+    commit = repo.commit(b"#" * (MAX_BYTES + 1))
+    reader = _git_reader(repo, tmp_path)
+    commands: list[list[str]] = []
+    run = GitReader._git
+
+    def recorded(self: GitReader, args: list[str], ends: float) -> bytes:
+        commands.append(args)
+        return run(self, args, ends)
+
+    monkeypatch.setattr(GitReader, "_git", recorded)
+    with pytest.raises(
+        NoDocument, match=rf"{MAX_BYTES + 1} bytes, more than {MAX_BYTES}"
+    ) as caught:
+        reader.read(None)
+    assert caught.value.revision == commit
+    assert ["cat-file", "-s", f"{commit}:matrix.yaml"] in commands
+    assert not [args for args in commands if args[:2] == ["cat-file", "blob"]]
+
+    at_cap = repo.commit(b"#" * MAX_BYTES)  # as large as the cap: read
+    read = reader.read(commit)
+    assert isinstance(read, Fetched)
+    assert (read.revision, len(read.content)) == (at_cap, MAX_BYTES)
 
 
 def test_an_unknown_branch_or_repository_is_unreachable(repo: GitRepo, tmp_path: Path) -> None:

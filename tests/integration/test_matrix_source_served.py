@@ -126,6 +126,8 @@ def test_two_replicas_publish_a_commit_once(postgres_url: str, tmp_path: Path) -
     ("variable", "value"),
     [
         ("SUPPORTGATE_MATRIX_SOURCE", "http://vendor.example.com/matrix.yaml"),
+        ("SUPPORTGATE_MATRIX_SOURCE", "https://[::1/matrix.yaml"),  # was a raw traceback
+        ("SUPPORTGATE_MATRIX_SOURCE", "git+https://[::1/policy.git#main:matrix.yaml"),
         ("SUPPORTGATE_MATRIX_POLL", "5 minutes"),
     ],
 )

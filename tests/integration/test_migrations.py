@@ -136,7 +136,7 @@ def test_migrations_are_found_from_any_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert MIGRATIONS_DIR == REPO / "migrations"
-    assert head_revision() == "0009"
+    assert head_revision() == "0010"
     upgrade("sqlite:///relative.db")
     assert current_revision(f"sqlite:///{tmp_path / 'relative.db'}") == head_revision()
 

@@ -132,7 +132,7 @@ def test_the_installed_wheel_checks_migrates_serves_and_verifies_outside_the_che
     shown = supportgate_cli("--version")
     assert (shown.returncode, shown.stdout) == (0, f"supportgate {supportgate.__version__}\n")
 
-    wanted = expected()  # examples/manifests/expected.yaml
+    wanted = expected()  # examples/expected.yaml
     for example in wanted.files:
         shutil.copy2(example, workdir / example.name)
     at = format_time(wanted.evaluated_at)

@@ -178,8 +178,25 @@ def test_test_runs_the_built_in_and_the_bundles_tests(capsys: pytest.CaptureFixt
     code, out, _ = run(capsys, "policy", "test", str(ACME))
     assert out.startswith("engine: ")
     assert "acme: PASS: 8/8" in out
-    if out.startswith("engine: opa test"):  # regorus fails two built-in tests (rego_tests.py)
-        assert code == 0, out
+    assert code == 0, out
+
+
+def test_test_passes_without_opa_skipping_what_only_opa_runs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer without OPA runs the built-in tests on regorus: all pass, and the one test
+    only OPA can run (its METADATA says so, and why) is skipped, saying so."""
+    monkeypatch.setattr("supportgate.policy.rego_tests.shutil.which", lambda _name: None)
+    code, out, _ = run(capsys, "policy", "test", str(ACME))
+    assert out.startswith("engine: regorus (no opa on PATH)")
+    assert (
+        "data.supportgate.claims_test.test_evidence_stale_quiet_with_odd_at: SKIP (only OPA "
+        "runs it: OPA makes a builtin's error"
+    ) in out
+    assert "(1 skipped: only OPA runs them, `opa test`)" in out
+    assert "FAIL" not in out
+    assert "ERROR" not in out
+    assert code == 0, out
 
 
 def test_test_fails_on_a_failing_bundle_test(

@@ -79,7 +79,7 @@ def _inputs() -> list[tuple[str, Subject, dict[str, HardwareManifest]]]:
     pools it names, and again with waivers of the rules it fires at the example time (one
     lapsing before it, one after)."""
     found: list[tuple[str, Manifest, dict[str, HardwareManifest]]] = []
-    files = [path for path in sorted(EXAMPLES.glob("*.yaml")) if path.name != "expected.yaml"]
+    files = sorted(EXAMPLES.glob("*.yaml"))
     shared: dict[str, HardwareManifest] = {}
     for path in files:
         (manifest,) = decode_manifests(path.read_bytes(), fmt="yaml")

@@ -30,6 +30,18 @@ from supportgate.matrix_sources.spec import GitSource, HttpsSource, parse_source
             "https://vendor.example.com/matrix.yaml",
             HttpsSource("https://vendor.example.com/matrix.yaml"),
         ),
+        (
+            "https://bot:t0ken@[fd00::5]:8443/matrix.json",
+            HttpsSource("https://bot:t0ken@[fd00::5]:8443/matrix.json"),
+        ),
+        (
+            "git+ssh://git@10.1.2.3:2222/policy.git#main:m.yaml",
+            GitSource("ssh://git@10.1.2.3:2222/policy.git", "main", "m.yaml"),
+        ),
+        (
+            "git+file:///srv/policy.git#main:m.yaml",
+            GitSource("file:///srv/policy.git", "main", "m.yaml"),
+        ),
     ],
 )
 def test_each_form_names_its_source(text: str, expected: object) -> None:
@@ -51,6 +63,17 @@ def test_each_form_names_its_source(text: str, expected: object) -> None:
         "git+/srv/policy.git#main:/etc/passwd",  # outside the repository
         "git+/srv/policy.git#main:../matrix.yaml",
         "https:///matrix.yaml",  # no host
+        # A malformed host or port, once a raw traceback at start (or, in a git source, at
+        # every poll, recorded nowhere):
+        "https://[::1/matrix.yaml",
+        "git+https://[::1/policy.git#main:matrix.yaml",
+        "https://vendor.example.com:99999/matrix.yaml",
+        "git+ssh://git.example.com:0x16/policy.git#main:matrix.yaml",
+        "https://vendor example.com/matrix.yaml",
+        "https://-vendor.example.com/matrix.yaml",
+        "git+https://git.example.com%00/policy.git#main:matrix.yaml",
+        "git+git@git example.com:org/policy.git#main:matrix.yaml",
+        "git+https:///policy.git#main:matrix.yaml",
     ],
 )
 def test_a_bad_source_names_the_variable(text: str) -> None:

@@ -3,6 +3,7 @@ OPA and the service share, written once and kept on every later start."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import stat
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from supportgate.cli import EXIT_ERROR, EXIT_OK, main
 from supportgate.policy.opa_bundle import BundleSigner
 
-SHARED = ("bundle-verification.pem", "bundle-token", "opa-api-token", "opa-api-token.json")
+SHARED = ("bundle-verification.pem", "bundle-token", "opa-api-token", "opa-api-token-sha256.json")
 
 
 def _setup(key: Path, shared: Path) -> int:
@@ -33,7 +34,9 @@ def test_setup_writes_what_is_missing_and_keeps_what_exists(
     assert _mode(key) == 0o600
     assert {_mode(shared / name) for name in SHARED[1:]} == {0o600}
     token = (shared / "opa-api-token").read_text()
-    assert json.loads((shared / "opa-api-token.json").read_text()) == token
+    # OPA's data holds the token's digest, never the token (every policy reads `data`)
+    digest = json.loads((shared / "opa-api-token-sha256.json").read_text())
+    assert digest == hashlib.sha256(token.encode()).hexdigest()
     assert "\n" not in token + (shared / "bundle-token").read_text()  # OPA's --set-file
     public = BundleSigner.from_file(key).public_key_pem()
     assert (shared / "bundle-verification.pem").read_bytes() == public

@@ -198,7 +198,7 @@ def test_gate_failed(verdict: Verdict, fail_on: Any, failed: bool) -> None:
 
 
 def test_render_refuses_unknown_format_and_fail_on() -> None:
-    assert FORMATS == ("text", "json", "sarif", "junit", "github")
+    assert FORMATS == ("text", "json", "sarif", "junit", "github", "markdown")
     with pytest.raises(UsageError, match="xml"):
         render(RESULTS, "xml", fail_on="rejected")
     with pytest.raises(UsageError, match="supported"):
@@ -653,7 +653,8 @@ PROBLEMS = (BROKEN, BAD_AT)
 def test_text_lists_problems_first_and_the_gate_is_an_error() -> None:
     out = render(RESULTS, "text", fail_on="rejected", problems=PROBLEMS)
     lines = out.splitlines()
-    assert lines[:2] == [f"ERROR  {BROKEN.message}", f"ERROR  {BAD_AT.message}"]
+    located = f"{BROKEN.message} (line {line_of(BROKEN_YAML, 'Bad_Name')})"
+    assert lines[:2] == [f"ERROR  {located}", f"ERROR  {BAD_AT.message}"]
     assert lines[2].startswith("FAIL  ")
     assert lines[-1] == (
         "3 manifests: 1 supported, 1 experimental, 1 rejected; 2 errors; "
@@ -671,9 +672,16 @@ def test_json_errors_list() -> None:
             "source": BROKEN_SOURCE,
             "field": "$.metadata.name",
             "line": line_of(BROKEN_YAML, "Bad_Name"),
+            "column": None,
             "message": BROKEN.message,
         },
-        {"source": None, "field": "--at", "line": None, "message": BAD_AT.message},
+        {
+            "source": None,
+            "field": "--at",
+            "line": None,
+            "column": None,
+            "message": BAD_AT.message,
+        },
     ]
     assert len(document["results"]) == 2  # the files that were fine are still reported
 
@@ -693,7 +701,7 @@ def test_junit_error_case_per_problem() -> None:
     assert (case.get("classname"), case.get("name")) == ("input", BROKEN_SOURCE)
     error = case.find("error")
     assert error is not None
-    assert error.get("message") == BROKEN.message
+    assert error.get("message") == f"{BROKEN.message} (line {line_of(BROKEN_YAML, 'Bad_Name')})"
     assert "$.metadata.name" in (error.text or "")
     no_file = suites["supportgate"]
     assert no_file.get("file") is None

@@ -230,7 +230,6 @@ def manifest_seeds(examples_dir: Path) -> st.SearchStrategy[Doc]:
     examples = [
         to_builtins(manifest)
         for path in sorted(examples_dir.glob("*.yaml"))
-        if path.name != "expected.yaml"
         for manifest in decode_manifests(path.read_bytes(), fmt="yaml")
     ]
     assert examples, f"no example manifests in {examples_dir}"

@@ -94,7 +94,19 @@ test_evidence_stale_follows_matrix_max_age if {
 		with data.matrix.evidence_max_age_days as 30
 }
 
-test_evidence_stale_quiet_without_at_or_with_odd_at if {
+test_evidence_stale_quiet_without_at if {
+	spec := object.union(json.remove(fx.deployment, ["evidence"]), {"evidence": {"build": {"status": "passed"}}})
+	not "evidence.stale" in fx.rules(claims.warn) with input as fx.deployment_input(spec, fx.b200)
+}
+
+# METADATA
+# custom:
+#   engine: opa
+#   reason: >-
+#     OPA makes a builtin's error (time.parse_rfc3339_ns on "last tuesday") undefined, regorus
+#     raises it; the service validates every time before the policies see it, so only OPA's
+#     behaviour on an odd time is worth a test.
+test_evidence_stale_quiet_with_odd_at if {
 	spec := object.union(json.remove(fx.deployment, ["evidence"]), {"evidence": {
 		"build": {"status": "passed"},
 		"performance": {"status": "passed", "at": "last tuesday"},

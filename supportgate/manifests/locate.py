@@ -1,4 +1,4 @@
-"""Find the line of a dotted manifest path (`spec.service.kv_cache`) in YAML or JSON text.
+"""Find the line (and column) of a manifest path (`spec.service.kv_cache`) in YAML or JSON text.
 
 Only node marks are read (`yaml.compose_all` with the safe loader): nothing is constructed,
 so the lookup cannot execute or expand anything. A path that does not exist in the text
@@ -24,6 +24,14 @@ def locate(text: str | None, dotted_path: str, document_index: int = 0) -> int |
     Accepts `spec.evidence.build`, a leading `$.`, and list indices as `items.0` or
     `items[0]`. Falls back to the nearest existing ancestor's line.
     """
+    found = locate_mark(text, dotted_path, document_index)
+    return None if found is None else found[0]
+
+
+def locate_mark(
+    text: str | None, dotted_path: str, document_index: int = 0
+) -> tuple[int, int] | None:
+    """The 1-based line and column where `dotted_path` (as for `locate`) is written."""
     if text is None or document_index < 0:
         return None
     root = _document(text, document_index)
@@ -65,9 +73,13 @@ def _segments(dotted_path: str) -> list[str]:
     return segments
 
 
-def _walk(root: Node, segments: list[str]) -> int:
+def _mark(node: Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _walk(root: Node, segments: list[str]) -> tuple[int, int]:
     node = root
-    line = root.start_mark.line + 1
+    line = _mark(root)
     i = 0
     while i < len(segments):
         if isinstance(node, MappingNode):
@@ -75,13 +87,13 @@ def _walk(root: Node, segments: list[str]) -> int:
             if entry is None:
                 return line
             key, node, i = entry
-            line = key.start_mark.line + 1
+            line = _mark(key)
         elif isinstance(node, SequenceNode) and segments[i].isdigit():
             index = int(segments[i])
             if index >= len(node.value):
                 return line
             node = node.value[index]
-            line = node.start_mark.line + 1
+            line = _mark(node)
             i += 1
         else:
             return line

@@ -1,0 +1,121 @@
+"""POST /v1/evaluations/dry-run: the decisions manifests would get, with nothing recorded.
+
+The manifests are judged as POST /v1/evaluations judges one (the current matrix, the
+policies, each manifest's waivers, now), but nothing is written: no log entry, no tracking,
+so no alert and no webhook either (both follow the log). A deployment's `hardware.ref`
+names a HardwareManifest of the same request first, else a tracked one. Owner scoping is
+that of a submission: the key must act for each manifest's owner, and may not change the
+owner of a tracked manifest unless a submission of it would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio.to_thread
+import msgspec
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
+
+from supportgate.auth import Principal
+from supportgate.clock import SYSTEM_CLOCK, Clock
+from supportgate.db import transaction
+from supportgate.errors import Forbidden
+from supportgate.ledger.batches import Tracking
+from supportgate.manifests import DeploymentManifest, Format, HardwareManifest, Manifest
+from supportgate.manifests.decode import decode_manifest_request
+from supportgate.matrix.services import MatrixService
+from supportgate.policy import PolicyEngine
+
+from . import repository
+from .evaluator import Evaluator, Subject
+from .services import OWNER_FIELD, ActiveWaivers
+from .views import DryRunAnswer, UnrecordedDecision
+
+MAX_MANIFESTS = 100
+
+
+class DryRunService:
+    def __init__(
+        self,
+        *,
+        sessions: sessionmaker[Session],
+        engine: PolicyEngine,
+        matrices: MatrixService,
+        waivers: ActiveWaivers,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self._sessions = sessions
+        self._engine = engine
+        self._matrices = matrices
+        self._waivers = waivers
+        self._clock = clock
+
+    async def judge(self, *, body: bytes, fmt: Format, principal: Principal) -> DryRunAnswer:
+        return await anyio.to_thread.run_sync(lambda: self._judge(body, fmt, principal))
+
+    def _judge(self, body: bytes, fmt: Format, principal: Principal) -> DryRunAnswer:
+        manifests = decode_manifest_request(body, fmt=fmt, limit=MAX_MANIFESTS)
+        for manifest in manifests:
+            if not principal.acts_for(manifest.metadata.owner):
+                raise Forbidden(
+                    f"key {principal.name!r} acts for {', '.join(principal.owners)}, "
+                    f"not for metadata.owner {manifest.metadata.owner!r}",
+                    field=OWNER_FIELD,
+                )
+        pools = {m.metadata.name: m for m in manifests if isinstance(m, HardwareManifest)}
+        wanted = {_ref(m) for m in manifests} - set(pools) - {None}
+        tracked = self._tracked_state(manifests, principal, sorted(str(n) for n in wanted))
+        pools = tracked | pools  # the request's own pools come first
+        now = self._clock.now()
+        evaluator = Evaluator(self._engine, self._matrices.current(now).loaded)
+        subjects = [
+            Subject(m, waivers=self._waivers.active_for(m.kind, m.metadata.name, now))
+            for m in manifests
+        ]
+        evaluations = evaluator.evaluate_batch(subjects, evaluated_at=now, hardware=pools.get)
+        return DryRunAnswer(
+            decisions=[
+                UnrecordedDecision(
+                    **msgspec.structs.asdict(evaluation.decision) | {"id": None}, recorded=False
+                )
+                for evaluation in evaluations
+            ]
+        )
+
+    def _tracked_state(
+        self, manifests: Sequence[Manifest], principal: Principal, refs: list[str]
+    ) -> dict[str, HardwareManifest]:
+        """The tracked pools the request names, after refusing (403) a manifest whose owner
+        a submission could not change."""
+        with transaction(self._sessions) as session:
+            for manifest in manifests:
+                row = repository.tracked(session, manifest.kind, manifest.metadata.name)
+                if row is not None and not _tracking(manifest, principal).may_replace(row.owner):
+                    raise Forbidden(
+                        f"the tracked {manifest.kind} {manifest.metadata.name!r} has another "
+                        f"owner than {manifest.metadata.owner!r} (metadata.owner)",
+                        field=OWNER_FIELD,
+                    )
+            rows = [repository.tracked(session, "HardwareManifest", name) for name in refs]
+            return {
+                row.name: msgspec.convert(row.content, HardwareManifest)
+                for row in rows
+                if row is not None
+            }
+
+
+def _tracking(manifest: Manifest, principal: Principal) -> Tracking:
+    """What a submission of `manifest` by `principal` would claim (only its owner matters)."""
+    return Tracking(
+        content={},
+        content_digest="",
+        owner=manifest.metadata.owner,
+        hardware_ref=None,
+        acts_for=list(principal.owners) or None,
+        changes_owner=principal.role == "admin",
+    )
+
+
+def _ref(manifest: Manifest) -> str | None:
+    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None

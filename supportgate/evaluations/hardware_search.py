@@ -1,0 +1,115 @@
+"""`check --find-hardware`: the pools a deployment names, found among the repository's own files.
+
+A commit that changes a deployment but not the HardwareManifest it names still needs that
+pool to be judged. Offline, the pool is looked for in the files git tracks in the working
+directory's repository (`git ls-files '*.yaml' '*.yml' '*.json'`): a file that says both
+`supportgate/v1` and `HardwareManifest` is read, and its pools are used to judge (they are
+not reported: they are not the commit's). A file there that does not decode is passed over:
+it is the business of the commit that changes it. A ref found nowhere is an input error
+naming the ref and where it was looked for, not a verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from supportgate.errors import ManifestError
+from supportgate.manifests import DeploymentManifest, HardwareManifest, format_of
+from supportgate.manifests.decode import decode_supportgate_documents
+from supportgate.reports import Problem
+
+from .check import SourcedManifest
+
+PATTERNS = ("*.yaml", "*.yml", "*.json")
+GIT_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The deployments that can be judged, the pools they name from elsewhere, and a problem
+    for each deployment whose pool is nowhere."""
+
+    items: list[SourcedManifest]
+    pools: dict[str, HardwareManifest]
+    problems: list[Problem]
+
+
+def find_hardware(items: Sequence[SourcedManifest], *, cwd: str | None = None) -> Found:
+    here = cwd or os.getcwd()
+    given = {item.manifest.metadata.name for item in items if _is_pool(item)}
+    wanted = {ref for item in items if (ref := _ref(item)) is not None and ref not in given}
+    if not wanted:
+        return Found(list(items), {}, [])
+    files, where = _tracked_files(here, {os.path.realpath(item.source) for item in items})
+    pools = _pools(files, wanted)
+    kept: list[SourcedManifest] = []
+    problems: list[Problem] = []
+    for item in items:
+        ref = _ref(item)
+        if ref is None or ref in given or ref in pools:
+            kept.append(item)
+            continue
+        problems.append(
+            Problem(
+                f"{item.source}: {item.manifest.kind} {item.manifest.metadata.name!r}: "
+                f"hardware.ref {ref!r} names no HardwareManifest among the files checked, "
+                f"nor among {where} - at `$.spec.hardware.ref`",
+                source=item.source,
+                field="$.spec.hardware.ref",
+                text=item.text,
+                document_index=item.document_index,
+            )
+        )
+    return Found(kept, pools, problems)
+
+
+def _tracked_files(cwd: str, skip: Collection[str]) -> tuple[list[Path], str]:
+    """The YAML and JSON files git tracks under `cwd` (outside git: none), and a phrase
+    saying where that is."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--", *PATTERNS],  # noqa: S607 - the user's git
+            cwd=cwd,
+            capture_output=True,
+            check=True,
+            timeout=GIT_TIMEOUT_S,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return [], f"the repository's files (none: {cwd} is not in a git repository)"
+    names = [name for name in listed.decode("utf-8", "replace").split("\0") if name]
+    files = [Path(cwd, name) for name in names]
+    where = f"the {len(files)} YAML and JSON files git tracks under {cwd}"
+    return [path for path in files if os.path.realpath(path) not in skip], where
+
+
+def _pools(files: Sequence[Path], wanted: set[str]) -> dict[str, HardwareManifest]:
+    pools: dict[str, HardwareManifest] = {}
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if b"HardwareManifest" not in data:
+            continue
+        try:
+            found, _ = decode_supportgate_documents(data, fmt=format_of(path.name))
+        except ManifestError:
+            continue
+        for _, manifest in found:
+            name = manifest.metadata.name
+            if isinstance(manifest, HardwareManifest) and name in wanted:
+                pools.setdefault(name, manifest)
+    return pools
+
+
+def _is_pool(item: SourcedManifest) -> bool:
+    return isinstance(item.manifest, HardwareManifest)
+
+
+def _ref(item: SourcedManifest) -> str | None:
+    manifest = item.manifest
+    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None

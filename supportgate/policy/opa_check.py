@@ -1,0 +1,94 @@
+"""OPA's compiler on the policies, where an `opa` is on PATH: a bundle that regorus accepts but
+OPA refuses (OPA's type checker is stricter) never loads, and OPA's capabilities file leaves
+out the builtins a bundle may not call (CONTRACT 11.2), so OPA refuses them too.
+
+`opa run` takes no capabilities (open-policy-agent/opa#4153): the OPA server compiles the
+served bundle with every builtin. What keeps them out of it is that the service serves only
+policies that passed this check and org_check.py's, which reads the calls from the parse.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .org_check import FORBIDDEN_CALLS, FORBIDDEN_FAMILIES, Problem
+
+OPA_TIMEOUT_S = 60
+
+
+def capabilities(opa: str) -> dict[str, Any]:
+    """This OPA's capabilities less the forbidden builtins."""
+    current = subprocess.run(
+        [opa, "capabilities", "--current"], capture_output=True, check=True, timeout=OPA_TIMEOUT_S
+    )
+    document: dict[str, Any] = json.loads(current.stdout)
+    document["builtins"] = [
+        builtin
+        for builtin in document["builtins"]
+        if builtin["name"] not in FORBIDDEN_CALLS
+        and not builtin["name"].startswith(FORBIDDEN_FAMILIES)
+    ]
+    return document
+
+
+def opa_problems(modules: Sequence[tuple[str, str]], where: Mapping[str, str]) -> list[Problem]:
+    """`opa check --capabilities` on the modules (none when no `opa` is on PATH)."""
+    opa = shutil.which("opa")
+    if opa is None:
+        return []
+    try:
+        return _opa_check(opa, modules, where)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        first = next(iter(where.values()), "the policies")
+        return [Problem(first, 1, f"{opa} check could not run ({exc}): fix or remove that opa")]
+
+
+def _opa_check(
+    opa: str, modules: Sequence[tuple[str, str]], where: Mapping[str, str]
+) -> list[Problem]:
+    with tempfile.TemporaryDirectory(prefix="supportgate-opa-check-") as scratch:
+        root = Path(scratch)
+        (root / "capabilities.json").write_text(json.dumps(capabilities(opa)))
+        for name, text in modules:
+            path = root / "policies" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        done = subprocess.run(
+            [
+                opa,
+                "check",
+                "--format",
+                "json",
+                "--capabilities",
+                str(root / "capabilities.json"),
+                str(root / "policies"),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=OPA_TIMEOUT_S,
+        )
+        if done.returncode == 0:
+            return []
+        try:
+            errors = json.loads(done.stdout or done.stderr).get("errors", [])
+        except json.JSONDecodeError:
+            errors = [{"message": (done.stdout + done.stderr).strip()}]
+        problems = []
+        for error in errors:
+            location = error.get("location") or {}
+            module = str(location.get("file", "")).removeprefix(f"{root / 'policies'}/")
+            problems.append(
+                Problem(
+                    where.get(module, module or "opa check"),
+                    int(location.get("row", 1)),
+                    f"OPA refuses it: {error.get('message', error)}",
+                )
+            )
+        return problems

@@ -1,0 +1,125 @@
+"""A bundle evaluated on the example manifests the project ships, before it may load (CONTRACT
+11.2): every finding its `deny` and `warn` emit is `{rule, message, path}` strings, and the
+decision evaluates. A bundle that fails here would fail (or mislead) every evaluation.
+
+The examples: each concern's (`<policy dir>/supportgate/<concern>/examples/*.yaml.example`,
+installed with the policies; a file is the manifest and the pools it names), and, in a
+checkout, `examples/manifests/` beside the policy directory (one fleet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import regorus
+import yaml
+
+from supportgate.errors import InputError
+from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
+
+from .inputs import build_input, hardware_spec
+from .org_check import FINDING_FIELDS, Problem
+from .prepared import prepared_document
+from .rego_parse import FINDING_SETS, ParsedModule, syntax_error
+
+if TYPE_CHECKING:
+    from .bundle import PolicyBundle
+
+SHIPPED_EXAMPLES = Path("examples") / "manifests"
+DECISION_RULE = "data.supportgate.decision.result"
+
+
+def example_problems(
+    policies: PolicyBundle, parsed: Mapping[str, ParsedModule], where: Mapping[str, str]
+) -> list[Problem]:
+    engine = regorus.Engine()
+    for name, text in policies.modules:
+        engine.add_policy(name, text)
+    matrix = yaml.safe_load(policies.default_matrix_path.read_text(encoding="utf-8"))
+    engine.add_data_json(
+        json.dumps({"matrix": matrix, "supportgate": {"prepared": prepared_document(matrix)}})
+    )
+    sets = {
+        (module.package, rule.name): (where[name], rule.line)
+        for name, module in parsed.items()
+        for rule in module.rules
+        if rule.name in FINDING_SETS
+    }
+    at = datetime.now(UTC)
+    for example, manifests in _examples(policies.directory):
+        pools = {m.metadata.name: m for m in manifests if isinstance(m, HardwareManifest)}
+        for manifest in manifests:
+            document = build_input(
+                msgspec.to_builtins(manifest),
+                evaluated_at=at,
+                hardware=hardware_spec(manifest, pools.get),
+            )
+            engine.set_input_json(document.canonical.decode())
+            problems = _evaluation_problems(
+                engine, sets, where, f"{example} ({manifest.metadata.name})"
+            )
+            if problems:
+                return problems
+    return []
+
+
+def _evaluation_problems(
+    engine: regorus.Engine,
+    sets: Mapping[tuple[str, str], tuple[str, int]],
+    where: Mapping[str, str],
+    example: str,
+) -> list[Problem]:
+    try:
+        for (package, head_set), (file, line) in sorted(sets.items()):
+            findings = json.loads(engine.eval_rule_as_json(f"data.{package}.{head_set}"))
+            bad = [finding for finding in findings or [] if not _is_finding(finding)]
+            if bad:
+                return [
+                    Problem(
+                        file,
+                        line,
+                        f"on the example {example} {head_set} emitted {json.dumps(bad[0])}: a "
+                        f"finding is {{rule, message, path}}, each a string, and nothing else",
+                    )
+                ]
+        engine.eval_rule_as_json(DECISION_RULE)
+    except RuntimeError as exc:
+        error = syntax_error(exc, "")
+        file = where.get(error.module) or next(iter(where.values()))
+        return [Problem(file, error.line, f"fails on the example {example}: {error.message}")]
+    return []
+
+
+def _is_finding(finding: Any) -> bool:
+    return (
+        isinstance(finding, dict)
+        and sorted(finding) == sorted(FINDING_FIELDS)
+        and all(isinstance(value, str) for value in finding.values())
+    )
+
+
+def _examples(directory: Path) -> Iterator[tuple[str, Sequence[Manifest]]]:
+    for path in sorted(directory.rglob("*/examples/*.yaml.example")):
+        if path.name != "suite.yaml.example":
+            yield path.relative_to(directory).as_posix(), _read(path)
+    shipped = directory.parent / SHIPPED_EXAMPLES
+    fleet = [
+        manifest
+        for path in sorted(shipped.glob("*.yaml"))
+        if path.name != "expected.yaml"
+        for manifest in _read(path)
+    ]
+    if fleet:
+        yield SHIPPED_EXAMPLES.as_posix(), fleet
+
+
+def _read(path: Path) -> list[Manifest]:
+    try:
+        return decode_manifests(path.read_bytes(), fmt="yaml", source=str(path))
+    except (OSError, InputError):
+        return []  # an example this release cannot read checks nothing, and refuses nothing

@@ -61,6 +61,7 @@ def test_a_whitespace_body_is_a_400_and_starts_no_sweep(api: Api, body: bytes) -
     for path in (
         "/v1/reevaluations",
         "/v1/evaluations",
+        "/v1/evaluations/dry-run",
         "/v1/matrix",
         "/v1/matrix/impact",
         "/v1/waivers",

@@ -112,7 +112,6 @@ def _tracking(manifest: Manifest, principal: Principal) -> Tracking:
         content_digest="",
         owner=manifest.metadata.owner,
         hardware_ref=None,
-        acts_for=list(principal.owners) or None,
         changes_owner=principal.role == "admin",
     )
 

@@ -212,3 +212,20 @@ def test_the_rules_no_schema_keyword_can_say_are_declared_and_enforced(sqlite_ap
     for reserved in ("localhost", "127.0.0.0/8", "10/8", "169.254/16", "SUPPORTGATE_WEBHOOK_ALLOW"):
         assert reserved in url["description"], reserved
     assert "400" in document["paths"]["/v1/webhooks"]["post"]["responses"]
+
+
+def test_owners_on_an_admin_key_are_declared_refused(sqlite_api: Api) -> None:
+    key = _document(sqlite_api)["components"]["schemas"]["KeyRequest"]
+    assert {"properties": {"role": {"enum": ["ci", "procurement"]}}} in key["anyOf"]
+    assert {"properties": {"owners": {"type": "array", "maxItems": 0}}} in key["anyOf"]
+    for role, owners, status in (
+        ("admin", ["team-a"], 400),
+        ("admin", [], 201),
+        ("ci", ["a"], 201),
+    ):
+        response = sqlite_api.client.post(
+            "/v1/keys",
+            json={"name": f"k-{role}-{len(owners)}", "role": role, "owners": owners},
+            headers=sqlite_api.headers("admin"),
+        )
+        assert response.status_code == status, response.text

@@ -133,6 +133,9 @@ _.matrix_versions
 _.chart_is_partial
 _.diff
 _.more
+_.deployments
+_.more_deployments
+_.turn
 _.unchanged_violations
 _.label_x
 _.right_x

@@ -88,10 +88,17 @@ def handle_validation_error(
     del request
     problems = exc.extra if isinstance(exc.extra, list) else []
     first = problems[0] if problems and isinstance(problems[0], dict) else {}
-    body = _body(exc.status_code, exc.detail, _validation_field(first))
+    body = _body(exc.status_code, exc.detail, _validation_field(first) or _missing(exc))
     if exc.extra is not None:
         body["extra"] = exc.extra
     return Response(body, status_code=exc.status_code)
+
+
+def _missing(exc: ValidationException) -> str | None:
+    """The parameter a request left out: Litestar raises its 400 for a missing required
+    parameter from the KeyError of the parameter's name, and says it only in its text."""
+    cause = exc.__cause__
+    return cause.args[0] if isinstance(cause, KeyError) and isinstance(cause.args[0], str) else None
 
 
 def _validation_field(problem: dict[str, Any]) -> str | None:

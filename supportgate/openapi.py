@@ -331,3 +331,8 @@ def declare_request_rules(
     if not (isinstance(owners, Schema) and isinstance(owners.items, Schema)):
         raise TypeError("Litestar wrote no Schema for KeyRequest.owners' items")
     owners.items.pattern = key_owner_pattern  # Litestar leaves a list item's Meta out
+    # owners belong to ci and procurement keys: an admin key's owners, if any, are none
+    components["KeyRequest"].any_of = [
+        Schema(properties={"role": Schema(enum=["ci", "procurement"])}),
+        Schema(properties={"owners": Schema(type=OpenAPIType.ARRAY, max_items=0)}),
+    ]

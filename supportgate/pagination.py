@@ -79,8 +79,9 @@ def check_limit(limit: int) -> int:
 
 
 def decode_seq_cursor(cursor: str | None) -> int | None:
-    """The seq a page cursor continues before, or None for the first page."""
-    if cursor is None:
+    """The seq a page cursor continues before, or None for the first page (no cursor, or an
+    empty `cursor=`, as every paged endpoint reads it)."""
+    if not cursor:
         return None
     seq = int(decode_cursor(cursor, int)[0])
     if not 1 <= seq <= MAX_SEQ:

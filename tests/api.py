@@ -42,7 +42,7 @@ class Api:
 
 @contextmanager
 def running_api(
-    database_url: str, *, clock: Clock = SYSTEM_CLOCK, **settings: Any
+    database_url: str, *, clock: Clock = SYSTEM_CLOCK, key_suffix: str = "", **settings: Any
 ) -> Iterator[Api]:
     """The app on `database_url` with one key per role (named after the role); its parts ask
     `clock` the time (a tests.clock.FakeClock for tests of expiry and schedules). On
@@ -54,7 +54,8 @@ def running_api(
     `opa_url`, the tests' OPA credentials (tests/opa.py) unless `settings` name others.
 
     Webhooks may go to 127.0.0.1, where the tests' receivers listen (tests/receiver.py),
-    unless `webhook_allow` says otherwise."""
+    unless `webhook_allow` says otherwise. `key_suffix` names the keys apart from those of an
+    earlier run on the same database (a service restarted)."""
     settings.setdefault("decision_writer", "thread")
     settings.setdefault("webhook_allow", ALLOW)  # the tests' receivers are on loopback
     if settings.get("opa_url"):  # the tests' OPA credentials (tests/opa.py), unless given
@@ -66,7 +67,7 @@ def running_api(
     app = create_app(runtime=runtime)
     with TestClient(app) as client:
         keys = {
-            role: runtime.keys.create_key(name=role, role=role)
+            role: runtime.keys.create_key(name=role + key_suffix, role=role)
             for role in ("ci", "procurement", "admin")
         }
         yield Api(client=client, runtime=runtime, keys=keys)

@@ -7,15 +7,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from sqlalchemy import Table, exists, select
 from sqlmodel import Session
 
 from supportgate.db import Alert, Manifest
+from supportgate.db import Decision as DecisionRow
 from supportgate.db.bulk import append_rows
 from supportgate.db.keys import in_keys
+from supportgate.manifests.decision import Verdict, Violation
 
 _alerts: Table = Alert.__table__  # type: ignore[attr-defined]
 _manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
+_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 COLUMNS = (
     "seq",
     "id",
@@ -30,20 +34,35 @@ COLUMNS = (
 )
 
 
-def latest_verdicts(
+class Standing(msgspec.Struct, frozen=True):
+    """What an alert reads of a stored decision: its verdict and its violations."""
+
+    verdict: Verdict
+    violations: tuple[Violation, ...] = ()
+
+
+_STANDING_COLUMNS = ("id", "kind", "name", "seq", "verdict", "document")
+
+
+def _standing(row: Any) -> Standing:
+    return msgspec.convert({**row["document"], "verdict": row["verdict"]}, Standing)
+
+
+def latest_standings(
     session: Session, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], str]:
-    """The latest_verdict of each tracked (kind, name) among `keys` (untracked: absent)."""
+) -> dict[tuple[str, str], Standing]:
+    """The latest decision of each tracked (kind, name) among `keys` that has one (untracked:
+    absent). One read, joined on the manifests' latest_decision_id."""
     wanted = set(keys)
     if not wanted:
         return {}
-    statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.latest_verdict).where(
-        in_keys(session, _manifests, wanted)
+    statement = (
+        select(*(_decisions.c[column] for column in _STANDING_COLUMNS))
+        .join(_manifests, _manifests.c.latest_decision_id == _decisions.c.id)
+        .where(in_keys(session, _manifests, wanted))
     )
     return {
-        (kind, name): verdict
-        for kind, name, verdict in session.execute(statement)
-        if verdict is not None
+        (row["kind"], row["name"]): _standing(row) for row in session.execute(statement).mappings()
     }
 
 
@@ -64,9 +83,15 @@ class AlertFilter:
 
 
 def page(
-    session: Session, where: AlertFilter, *, after_seq: int | None, limit: int
+    session: Session,
+    where: AlertFilter,
+    *,
+    after_seq: int | None,
+    limit: int,
+    newest_first: bool = False,
 ) -> Sequence[Any]:
-    """Alerts oldest first (by seq), matching `where`, after the cursor's seq."""
+    """Alerts oldest first (by seq; `newest_first`: the other way), matching `where`, after
+    the cursor's seq in that order."""
     statement = select(*(_alerts.c[column] for column in COLUMNS))
     if where.since is not None:
         statement = statement.where(_alerts.c.at >= where.since)
@@ -81,7 +106,33 @@ def page(
                 _manifests.c.owner == where.owner,
             )
         )
+    seq = _alerts.c.seq
     if after_seq is not None:
-        statement = statement.where(_alerts.c.seq > after_seq)
-    statement = statement.order_by(_alerts.c.seq).limit(limit)
+        statement = statement.where(seq < after_seq if newest_first else seq > after_seq)
+    statement = statement.order_by(seq.desc() if newest_first else seq).limit(limit)
     return session.execute(statement).all()
+
+
+def standings_with_previous(
+    session: Session, ids: Sequence[str]
+) -> dict[str, tuple[Standing | None, Standing]]:
+    """Each decision with these ids, by id, with the one made for the same manifest just
+    before it (None: its first). One indexed read each (kind, name, seq)."""
+    if not ids:
+        return {}
+    c = _decisions.c
+    columns = [c[name] for name in _STANDING_COLUMNS]
+    found: dict[str, tuple[Standing | None, Standing]] = {}
+    for row in session.execute(select(*columns).where(c.id.in_(ids))).mappings():
+        previous = (
+            session.execute(
+                select(*columns)
+                .where(c.kind == row["kind"], c.name == row["name"], c.seq < row["seq"])
+                .order_by(c.seq.desc())
+                .limit(1)
+            )
+            .mappings()
+            .first()
+        )
+        found[row["id"]] = (None if previous is None else _standing(previous), _standing(row))
+    return found

@@ -2,9 +2,14 @@
 
 `record_alerts(session, decisions, now)` is a step of the ledger's transaction
 (supportgate/ledger/write.py, under the log's head lock, before the tracked verdicts move): a
-decision whose verdict differs from its tracked manifest's current `latest_verdict` is an
-alert `{id, manifest, from, to, cause, matrix_version, at, decision_id}`. A manifest seen for
-the first time has no verdict to change from, so no alert. The next step of that
+decision whose verdict differs from that of its tracked manifest's latest decision is an
+alert `{id, manifest, from, to, cause, matrix_version, at, decision_id, gained, lost}`.
+`gained` and `lost` say why: the violations the decision gained and lost against the
+manifest's decision just before it (supportgate/manifests/reasons.py). They are worked out
+from the two decisions, alike when the alert is written (for its webhook body; the one before
+is the tracked manifest's latest decision) and when it is read (the manifest's decision just
+before the alert's in the log: the same one), so the alert stores no copy of them. A
+manifest seen for the first time has no verdict to change from, so no alert. The next step of that
 transaction puts the alerts in the webhook outbox (supportgate/webhooks/outbox.py): an alert
 exists if and only if its deliveries do.
 """
@@ -22,6 +27,7 @@ from sqlmodel import Session
 from supportgate.db import transaction
 from supportgate.ids import random_uuid
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, Decision, ManifestRef
+from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.pagination import (
     check_choice,
     check_limit,
@@ -31,7 +37,7 @@ from supportgate.pagination import (
 )
 
 from . import repository
-from .repository import AlertFilter
+from .repository import AlertFilter, Standing
 from .views import AlertPage, AlertView
 
 
@@ -41,26 +47,31 @@ def record_alerts(
     """Write an alert per verdict change among `decisions` (in order); the alerts as
     GET /v1/alerts shows them. Call before the tracked verdicts move, after the decisions are
     inserted (an alert names its decision)."""
-    current = repository.latest_verdicts(
-        session, {(d.manifest.kind, d.manifest.name) for d in decisions}
+    previous: dict[tuple[str, str], Standing | Decision] = dict(
+        repository.latest_standings(
+            session, {(d.manifest.kind, d.manifest.name) for d in decisions}
+        )
     )
     views: list[AlertView] = []
     for decision in decisions:
         key = (decision.manifest.kind, decision.manifest.name)
-        before = current.get(key)
-        current[key] = decision.verdict
-        if before is None or before == decision.verdict:
+        before = previous.get(key)
+        previous[key] = decision
+        if before is None or before.verdict == decision.verdict:
             continue
+        reason = verdict_reason(before, decision)
         views.append(
             AlertView(
                 id=random_uuid(),
                 manifest=ManifestRef(kind=key[0], name=key[1]),
-                from_=before,  # type: ignore[arg-type]  # a stored verdict (checked column)
+                from_=before.verdict,
                 to=decision.verdict,
                 cause=decision.cause,
                 matrix_version=decision.matrix_version,
                 at=now,
                 decision_id=decision.id,
+                gained=list(reason.gained),
+                lost=list(reason.lost),
             )
         )
     if not views:
@@ -83,8 +94,10 @@ class AlertService:
         owner: str | None = None,
         cause: str | None = None,
         matrix_version: str | None = None,
+        newest_first: bool = False,
     ) -> AlertPage:
-        """Alerts oldest first; each filter (None: any) a UsageError naming it when bad."""
+        """Alerts oldest first (the console: newest first); each filter (None: any) a
+        UsageError naming it when bad."""
         check_choice("kind", kind, MANIFEST_KINDS)
         check_choice("cause", cause, CAUSES)
         where = AlertFilter(
@@ -97,9 +110,26 @@ class AlertService:
         after = decode_seq_cursor(cursor)
         limit = check_limit(limit)
         with transaction(self._sessions) as session:
-            rows = repository.page(session, where, after_seq=after, limit=limit + 1)
-        rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
-        return AlertPage(items=[_view(row._mapping) for row in rows], next_cursor=next_cursor)
+            rows = repository.page(
+                session, where, after_seq=after, limit=limit + 1, newest_first=newest_first
+            )
+            rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
+            items = _with_reasons(session, [_view(row._mapping) for row in rows])
+        return AlertPage(items=items, next_cursor=next_cursor)
+
+
+def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:
+    """Each alert with what its decision gained and lost against the one before it."""
+    pairs = repository.standings_with_previous(session, [view.decision_id for view in views])
+    reasons: dict[str, Reason] = {
+        id_: verdict_reason(before, after) for id_, (before, after) in pairs.items()
+    }
+    return [
+        msgspec.structs.replace(view, gained=list(reason.gained), lost=list(reason.lost))
+        if (reason := reasons.get(view.decision_id)) is not None
+        else view
+        for view in views
+    ]
 
 
 def _row(view: AlertView) -> dict[str, Any]:

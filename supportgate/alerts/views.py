@@ -6,7 +6,7 @@ from datetime import datetime
 
 import msgspec
 
-from supportgate.manifests.decision import Cause, ManifestRef, Verdict
+from supportgate.manifests.decision import Cause, ManifestRef, Verdict, Violation
 
 
 class AlertView(msgspec.Struct, frozen=True, kw_only=True):
@@ -18,6 +18,11 @@ class AlertView(msgspec.Struct, frozen=True, kw_only=True):
     matrix_version: str
     at: datetime
     decision_id: str
+    gained: list[Violation] = []
+    """Why: the violations of the alert's decision whose (rule, severity) the manifest's
+    decision before it did not have, with their messages (supportgate/manifests/reasons.py)."""
+    lost: list[Violation] = []
+    """The violations of the decision before whose (rule, severity) this one no longer has."""
 
 
 class AlertPage(msgspec.Struct, frozen=True, kw_only=True):

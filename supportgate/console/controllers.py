@@ -211,6 +211,17 @@ class PageController(Controller):
             headers=attachment(filename),
         )
 
+    @get("/fleet.manifests.csv", opt=FLEET)
+    async def fleet_manifests_csv(
+        self, console: ConsoleDep, day: FromQuery[str | None] = None
+    ) -> Response[bytes]:
+        found, text = await anyio.to_thread.run_sync(console.fleet_manifests_csv, day)
+        return Response(
+            text,
+            media_type=CSV_MEDIA_TYPE,
+            headers=attachment(f"supportgate-fleet-manifests-{found}.csv"),
+        )
+
     @get("/fleet.oscal.json", opt=FLEET_OSCAL)
     async def fleet_oscal(
         self, console: ConsoleDep, day: FromQuery[str | None] = None

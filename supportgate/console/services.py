@@ -17,13 +17,12 @@ from supportgate.alerts.views import AlertView
 from supportgate.audit.filters import AuditFilter
 from supportgate.errors import InputError, PolicyEngineUnavailable, UsageError
 from supportgate.evaluations.views import TrackedManifest
-from supportgate.fleet.compare import FleetChange, verdict_changes
+from supportgate.fleet.compare import FleetChange
 from supportgate.fleet.query import FleetAt
-from supportgate.fleet.report import FleetReport, fleet_report, report_csv
+from supportgate.fleet.report import FleetReport, fleet_report, manifests_csv, report_csv
 from supportgate.http_errors import input_status
 from supportgate.impact.services import ImpactReport
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, VERDICTS, Decision
-from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.matrix.services import MatrixService
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
@@ -47,7 +46,7 @@ MANIFEST_FIELDS = ("kind", "verdict", "owner", "rule")
 WAIVER_FIELDS = ("kind", "name", "rule", "active")
 ALERT_FIELDS = ("since", "kind", "owner", "cause", "matrix_version")
 ALERT_WINDOW = timedelta(days=30)
-"""The alerts page starts this long ago unless told otherwise (alerts come oldest first)."""
+"""The alerts page starts this long ago unless told otherwise (alerts come newest first)."""
 RECENT_DELIVERIES = 5
 """Deliveries shown per webhook subscription."""
 FLEET_WINDOW = timedelta(days=30)
@@ -114,6 +113,9 @@ class ManifestPage:
     diff: DecisionDiff | None
     a: str | None
     b: str | None
+    deployments: list[TrackedManifest] = field(default_factory=list)
+    """A pool's: the tracked deployments whose `hardware.ref` names it, (kind, name) order."""
+    more_deployments: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,19 +146,13 @@ class ImpactPage:
 
 
 @dataclass(frozen=True, slots=True)
-class AlertRow:
-    alert: AlertView
-    reason: Reason
-    """What the alert's decision gained and lost against the one before it."""
-
-
-@dataclass(frozen=True, slots=True)
 class AlertsPage:
     query: Query
     """The filters as given, `since` filled with the default window's start when not."""
     choices: Choices
     matrix_versions: tuple[str, ...]
-    items: list[AlertRow]
+    items: list[AlertView]
+    """Newest first, each with why (`gained`, `lost`)."""
     next_cursor: str | None
 
 
@@ -245,6 +241,16 @@ class ConsoleService:
         a, b = given(a), given(b)
         if a is None and b is None and len(recent.items) >= 2:  # noqa: PLR2004 - a pair
             b, a = recent.items[0].id, recent.items[1].id
+        on_pool = None
+        if kind == "HardwareManifest":
+            on_pool = self._runtime.tracking.page(
+                kind="DeploymentManifest",
+                verdict=None,
+                owner=None,
+                hardware_ref=name,
+                cursor=None,
+                limit=MAX_LIMIT,
+            )
         return ManifestPage(
             tracked=tracked,
             content=msgspec.json.format(msgspec.json.encode(tracked.content)).decode(),
@@ -258,6 +264,8 @@ class ConsoleService:
             diff=self._diff(kind, name, a, b),
             a=a,
             b=b,
+            deployments=[] if on_pool is None else on_pool.items,
+            more_deployments=on_pool is not None and on_pool.next_cursor is not None,
         )
 
     def _diff(self, kind: str, name: str, a: str | None, b: str | None) -> DecisionDiff | None:
@@ -331,11 +339,10 @@ class ConsoleService:
             matrix_version=query.get("matrix_version"),
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
+            newest_first=True,
         )
-        decided = self._runtime.tracking.with_previous([a.decision_id for a in page.items])
-        rows = [AlertRow(a, verdict_reason(*decided[a.decision_id])) for a in page.items]
         versions = tuple(v.version for v in self._runtime.matrices.version_list().items)
-        return AlertsPage(query, self.choices, versions, rows, page.next_cursor)
+        return AlertsPage(query, self.choices, versions, page.items, page.next_cursor)
 
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and
@@ -357,7 +364,7 @@ class ConsoleService:
                 if change.before is None or change.after is None
                 else diff_decisions(change.before.decision, change.after.decision),
             )
-            for change in verdict_changes(sides[0].fleet, sides[1].fleet)
+            for change in self._runtime.fleet.changes(sides[0].fleet, sides[1].fleet)
         ]
         return FleetPage(sides[0], sides[1], rows)
 
@@ -365,6 +372,12 @@ class ConsoleService:
         """The fleet report at the end of `day` (default today) as CSV, and the day."""
         found, end = self._day_ending(day)
         return found, report_csv(fleet_report(self._runtime.fleet.at(end)))
+
+    def fleet_manifests_csv(self, day: str | None) -> tuple[str, bytes]:
+        """Every manifest tracked at the end of `day` (default today) with its verdict and
+        reasons, as CSV, and the day."""
+        found, end = self._day_ending(day)
+        return found, manifests_csv(self._runtime.fleet.at(end))
 
     def fleet_oscal(self, day: str | None) -> tuple[str, bytes]:
         """The fleet at the end of `day` (default today) as the OSCAL Assessment Results

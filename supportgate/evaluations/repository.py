@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import RowMapping, exists, select
+from sqlalchemy import exists, select
 from sqlmodel import Session
 
 from supportgate.db import Decision, DecisionRule, IdempotencyKey, Manifest
-from supportgate.ledger.rows import DECISION_COLUMNS
 
 _manifests = Manifest.__table__  # type: ignore[attr-defined]
 _decisions = Decision.__table__  # type: ignore[attr-defined]
@@ -29,10 +28,14 @@ def tracked_page(
     after: tuple[str, str] | None,
     limit: int,
     rule: str | None = None,
+    hardware_ref: str | None = None,
 ) -> Sequence[Manifest]:
     """Tracked manifests in (kind, name) order, after the cursor key. `rule`: only those whose
-    latest decision has a violation with that rule id (any severity)."""
+    latest decision has a violation with that rule id (any severity); `hardware_ref`: only the
+    deployments on that pool."""
     statement = select(Manifest)
+    if hardware_ref is not None:
+        statement = statement.where(_manifests.c.hardware_ref == hardware_ref)
     if rule is not None:
         statement = statement.where(
             exists().where(
@@ -61,35 +64,6 @@ def decisions_by_id(session: Session, ids: Sequence[str]) -> dict[str, Decision]
         return {}
     rows = session.execute(select(Decision).where(_decisions.c.id.in_(ids))).scalars().all()
     return {row.id: row for row in rows}
-
-
-def decisions_with_previous(
-    session: Session, ids: Sequence[str]
-) -> dict[str, tuple[RowMapping | None, RowMapping]]:
-    """Each decision with these ids (DECISION_COLUMNS, not the stored input), by id, with the
-    one made for the same manifest just before it (None: its first). One indexed read each
-    (kind, name, seq)."""
-    if not ids:
-        return {}
-    columns = [_decisions.c[name] for name in DECISION_COLUMNS]
-    found: dict[str, tuple[RowMapping | None, RowMapping]] = {}
-    for row in session.execute(select(*columns).where(_decisions.c.id.in_(ids))).mappings():
-        previous = (
-            session.execute(
-                select(*columns)
-                .where(
-                    _decisions.c.kind == row["kind"],
-                    _decisions.c.name == row["name"],
-                    _decisions.c.seq < row["seq"],
-                )
-                .order_by(_decisions.c.seq.desc())
-                .limit(1)
-            )
-            .mappings()
-            .first()
-        )
-        found[row["id"]] = (previous, row)
-    return found
 
 
 def history_page(

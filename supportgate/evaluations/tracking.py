@@ -14,7 +14,7 @@ from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, transaction
 from supportgate.errors import UsageError
 from supportgate.ledger.batches import Batch, Untracking
-from supportgate.ledger.rows import decision_from_columns, decision_from_row
+from supportgate.ledger.rows import decision_from_row
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision
@@ -45,8 +45,10 @@ class TrackingService:
         cursor: str | None,
         limit: int,
         rule: str | None = None,
+        hardware_ref: str | None = None,
     ) -> TrackedManifestPage:
-        """`rule`: only manifests whose latest decision has a violation with that rule id."""
+        """`rule`: only manifests whose latest decision has a violation with that rule id;
+        `hardware_ref`: only the deployments whose `hardware.ref` names that pool."""
         check_choice("kind", kind, KINDS)
         check_choice("verdict", verdict, VERDICTS)
         after = tuple(decode_cursor(cursor, str, str)) if cursor else None
@@ -58,6 +60,7 @@ class TrackingService:
                 verdict=verdict,
                 owner=owner,
                 rule=rule,
+                hardware_ref=hardware_ref,
                 after=after,
                 limit=limit + 1,
             )
@@ -95,17 +98,6 @@ class TrackingService:
                 for id_, row in rows.items()
                 if row.kind == kind and row.name == name
             }
-
-    def with_previous(self, ids: list[str]) -> dict[str, tuple[Decision | None, Decision]]:
-        """Each decision with these ids, by id, with the one made for its manifest just
-        before it (None: its first); an id of no decision is left out."""
-        with transaction(self._sessions) as session:
-            found = repository.decisions_with_previous(session, ids)
-        read = decision_from_columns
-        return {
-            id_: (None if before is None else read(before), read(row))
-            for id_, (before, row) in found.items()
-        }
 
     def untrack(self, kind: str, name: str, *, by: str | None = None) -> None:
         """Stop tracking; `by` names who asked (the API key)."""

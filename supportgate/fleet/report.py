@@ -113,3 +113,45 @@ def report_csv(report: FleetReport) -> bytes:
         numbers = [counts.manifests, counts.supported, counts.experimental, counts.rejected]
         lines.append([group, key, *(str(n) for n in numbers), *context])
     return encode_lines(lines)
+
+
+MANIFEST_CSV_COLUMNS = (
+    "kind",
+    "name",
+    "owner",
+    "verdict",
+    "rules",
+    "reasons",
+    "cause",
+    "evaluated_at",
+    "decision_id",
+    "as_of",
+    "matrix_version",
+    "policy_revision",
+)
+"""One row per manifest tracked at as_of, (kind, name) order: its current decision's verdict,
+the rule ids of its violations (space-separated) and each violation as `rule (severity):
+message`, one per line of the cell."""
+
+
+def manifests_csv(fleet: FleetAt) -> bytes:
+    """Every manifest of the fleet with its verdict and reasons, as CSV."""
+    context = [format_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision or ""]
+    lines = [list(MANIFEST_CSV_COLUMNS)]
+    for manifest in fleet.manifests:
+        decision = manifest.decision
+        lines.append(
+            [
+                manifest.kind,
+                manifest.name,
+                manifest.owner or "",
+                decision.verdict,
+                " ".join(sorted({v.rule for v in decision.violations})),
+                "\n".join(f"{v.rule} ({v.severity}): {v.message}" for v in decision.violations),
+                decision.cause,
+                format_time(decision.evaluated_at),
+                decision.id,
+                *context,
+            ]
+        )
+    return encode_lines(lines)

@@ -17,6 +17,7 @@ from supportgate.manifests.decision import VERDICTS, Decision
 from supportgate.pagination import check_choice, check_limit, decode_cursor, parse_time, trim_page
 from supportgate.policy.inputs import format_time
 
+from .compare import FleetChange, verdict_changes
 from .query import FleetAt, FleetManifest, fleet_at
 from .report import FleetReport, fleet_report, report_csv
 
@@ -65,6 +66,10 @@ class FleetService:
     def at(self, as_of: datetime) -> FleetAt:
         with transaction(self._sessions) as session:
             return fleet_at(session, as_of)
+
+    def changes(self, earlier: FleetAt, later: FleetAt) -> list[FleetChange]:
+        with transaction(self._sessions) as session:
+            return verdict_changes(session, earlier, later)
 
     def manifests_page(
         self,

@@ -10,8 +10,16 @@ decision, the ones lost from the earlier. The console's alerts and the impact an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from .decision import Decision, Severity, Violation
+from .decision import Severity, Violation
+
+
+class Judged(Protocol):
+    """A decision, or what of one a reason reads."""
+
+    @property
+    def violations(self) -> tuple[Violation, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +31,7 @@ class Reason:
 
 
 def verdict_reason(
-    before: Decision | None, after: Decision, severities: tuple[Severity, ...] = ()
+    before: Judged | None, after: Judged, severities: tuple[Severity, ...] = ()
 ) -> Reason:
     """How `after` differs from `before` (None: nothing before), counting only violations of
     `severities` (none given: every severity, `waived` too), each list in rule order."""

@@ -11,8 +11,9 @@ The shape (docs/reports.md#oscal says it for auditors):
   are every rule of that policy revision (`include-all`).
 - one `inventory-item` per tracked manifest (the subject), one `observation` per manifest
   (its verdict and decision, `collected` when the decision was made), and one `finding` per
-  rule the decision violates (target: the rule, `not-satisfied`; deny's reason `fail`, warn's
-  and waived's `other`, with props `severity` and, when waived, `waiver-id`).
+  rule the decision names (target: the rule, `not-satisfied`; deny's reason `fail`, warn's
+  and waived's `other`, with props `severity` and, when waived, `waiver-id`). Titles and
+  descriptions call a deny violated and a warn a warning, never the one for the other.
 
 UUIDs are version 5, derived from what they name (a manifest, its decision, a rule), so the
 same fleet at the same time gives byte-equal documents, and the same manifest keeps its
@@ -271,7 +272,6 @@ def _inventory_item(manifest: FleetManifest) -> InventoryItem:
 
 
 def _observation(manifest: FleetManifest) -> Observation:
-    rules = len({v.rule for v in manifest.violations})
     log = (
         f", entry {manifest.leaf_index} of the verifiable log"
         if manifest.leaf_index is not None
@@ -284,7 +284,7 @@ def _observation(manifest: FleetManifest) -> Observation:
             f"{manifest.kind}/{manifest.name} is {manifest.verdict}: decision "
             f"{manifest.decision_id}, made at {_time(manifest.evaluated_at)} under support matrix "
             f"version {manifest.matrix_version} and policy revision {manifest.policy_revision}; "
-            f"{_count(rules, 'rule')} violated."
+            f"{_rule_counts(manifest.violations)}."
         ),
         methods=("TEST",),
         subjects=(
@@ -335,10 +335,11 @@ def _finding(
     props = [_prop("rule", rule), _prop("severity", severity)]
     props += [_prop("waiver-id", waiver) for waiver in waivers]
     remarks = f"waived by {', '.join(waivers)}" if severity == "waived" and waivers else None
+    subject = f"{manifest.kind}/{manifest.name}"
     return Finding(
         uuid=_uuid("finding", manifest.kind, manifest.name, manifest.decision_id, rule),
-        title=_line(f"{rule} on {manifest.kind}/{manifest.name}"),
-        description=f"{manifest.kind}/{manifest.name} violates {rule}:\n" + "\n".join(lines),
+        title=_line(f"{rule} {_FINDING_TITLES[severity]} {subject}"),
+        description=f"{subject} {_FINDING_VERBS[severity].format(rule=rule)}:\n" + "\n".join(lines),
         target=FindingTarget(
             type="objective-id",
             target_id=_token(rule),
@@ -369,6 +370,36 @@ def _digest(fleet: OscalFleet, manifests: list[FleetManifest]) -> str:
 
 def _time(at: datetime) -> str:
     return msgspec.json.encode(at).decode().strip('"')
+
+
+_FINDING_TITLES: dict[Severity, str] = {
+    "deny": "violated by",
+    "waived": "violated (waived) by",
+    "warn": "warning on",
+}
+_FINDING_VERBS: dict[Severity, str] = {
+    "deny": "violates {rule}, which rejects it",
+    "waived": "violates {rule}, a deny a waiver covers (it does not reject)",
+    "warn": "draws the warning {rule} (a warning never rejects)",
+}
+
+
+def _rule_counts(violations: tuple[FleetViolation, ...]) -> str:
+    """`1 rule violated, 1 waived, 2 warnings`: rules counted once, by their worst severity."""
+    worst: dict[str, Severity] = {}
+    for v in violations:
+        if v.rule not in worst or _RANK[v.severity] < _RANK[worst[v.rule]]:
+            worst[v.rule] = v.severity
+    counts = {severity: list(worst.values()).count(severity) for severity in _RANK}
+    violated = (
+        _count(counts["deny"], "rule") + " violated" if counts["deny"] else "no rule violated"
+    )
+    parts = [violated]
+    if counts["waived"]:
+        parts.append(f"{_count(counts['waived'], 'rule')} waived")
+    if counts["warn"]:
+        parts.append(_count(counts["warn"], "warning"))
+    return ", ".join(parts)
 
 
 def _count(number: int, noun: str) -> str:

@@ -33,7 +33,7 @@ from sqlmodel import Session
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Sweep, transaction
-from supportgate.errors import DatabaseError, PolicyEngineError, UsageError
+from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
 from supportgate.ids import random_uuid
@@ -133,8 +133,6 @@ class ReevaluationService:
         """POST /v1/reevaluations: a new sweep now (cause `schedule`), queued."""
         only = None
         if body is not None and body.manifests is not None:
-            if not body.manifests:
-                raise UsageError("name at least one manifest, or leave it out", field="$.manifests")
             only = [(m.kind, m.name) for m in body.manifests]
         sweep_id = self.start_sweep("schedule", trigger=f"request:{random_uuid()}", only=only)
         view = self.view(sweep_id)

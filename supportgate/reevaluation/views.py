@@ -46,15 +46,18 @@ MAX_MANIFESTS = 10_000
 
 class SweepRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """POST /v1/reevaluations (the body is optional): `manifests` limits the sweep to these
-    tracked manifests; without it every tracked manifest is re-evaluated."""
+    tracked manifests (at least one); without it every tracked manifest is re-evaluated."""
 
-    manifests: Annotated[list[ManifestKey], msgspec.Meta(max_length=MAX_MANIFESTS)] | None = None
+    manifests: (
+        Annotated[list[ManifestKey], msgspec.Meta(min_length=1, max_length=MAX_MANIFESTS)] | None
+    ) = None
 
 
 def decode_request(body: bytes, content_type: str | None) -> SweepRequest | None:
-    """The optional JSON body of POST /v1/reevaluations (None when empty); a ManifestError
-    naming the field when it does not fit."""
-    if not body.strip():
+    """The optional JSON body of POST /v1/reevaluations (None when there is none); a
+    ManifestError naming the field when it does not fit. A body of only whitespace is not
+    "no body": it is refused (`$`) rather than read as a sweep of the whole fleet."""
+    if not body:
         return None
     if format_for_media_type(content_type) != "json":
         raise UnsupportedMediaType("send the body as application/json", field="Content-Type")

@@ -52,7 +52,15 @@ class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
         msgspec.Meta(
             min_length=1,
             max_length=MAX_URL_LENGTH,
-            description="http(s)://host[:port][/path]: a DNS name, an IPv4 or [IPv6] address",
+            description=(
+                "http(s)://host[:port][/path]: a DNS name, an IPv4 or [IPv6] address, without "
+                "user:password@. The host must not be, nor resolve to, an address that is not "
+                "public (loopback such as localhost, 127.0.0.0/8 and ::1; private 10/8, "
+                "172.16/12, 192.168/16, fc00::/7; link-local 169.254/16 and fe80::/10; "
+                "multicast, reserved, unspecified, shared 100.64/10; the shorthand IPv4 "
+                "spellings 127.1, 0x7f000001, 2130706433) unless SUPPORTGATE_WEBHOOK_ALLOW "
+                "admits it: a 400 naming $.url (docs/webhooks.md)"
+            ),
             pattern=URL_PATTERN,
         ),
     ]

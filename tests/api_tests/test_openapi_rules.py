@@ -170,3 +170,62 @@ def test_declared_query_parameters_still_work(sqlite_api: Api) -> None:
         "/v1/audit?verdict=rejected&limit=5&format=json", headers=sqlite_api.headers("procurement")
     )
     assert response.status_code == 200, response.text
+
+
+def test_a_sweep_names_at_least_one_manifest(sqlite_api: Api) -> None:
+    body = _document(sqlite_api)["paths"]["/v1/reevaluations"]["post"]["requestBody"]
+    manifests = body["content"]["application/json"]["schema"]["properties"]["manifests"]
+    assert manifests["anyOf"][0]["minItems"] == 1
+    response = sqlite_api.client.post(
+        "/v1/reevaluations", json={"manifests": []}, headers=sqlite_api.headers("admin")
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "$.manifests"
+
+
+def test_the_rules_no_schema_keyword_can_say_are_declared_and_enforced(sqlite_api: Api) -> None:
+    """A time relative to now, and addresses by what a name resolves to: the document says
+    them in the description of what they constrain, and the handler refuses what they refuse."""
+    api, document = sqlite_api, _document(sqlite_api)
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    for path in ("/v1/manifests", "/v1/reports/fleet", "/v1/reports/oscal"):
+        [as_of] = [p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "as_of"]
+        assert "not after now" in as_of["description"], path
+        refused = api.client.get(path, params={"as_of": tomorrow}, headers=api.headers("admin"))
+        assert refused.status_code == 400, path
+        assert refused.json()["field"] == "as_of"
+
+    expires = document["components"]["schemas"]["WaiverRequest"]["properties"]["expires_at"]
+    assert "in the future" in expires["description"]
+    past = {
+        "rule": "port.production",
+        "kind": "DeploymentManifest",
+        "name": "trial",
+        "justification": "ticket PROC-1",
+        "expires_at": (datetime.now(UTC) - timedelta(days=1)).isoformat(),
+    }
+    refused = api.client.post("/v1/waivers", json=past, headers=api.headers("admin"))
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "$.expires_at"
+
+    url = document["components"]["schemas"]["WebhookCreate"]["properties"]["url"]
+    for reserved in ("localhost", "127.0.0.0/8", "10/8", "169.254/16", "SUPPORTGATE_WEBHOOK_ALLOW"):
+        assert reserved in url["description"], reserved
+    assert "400" in document["paths"]["/v1/webhooks"]["post"]["responses"]
+
+
+def test_owners_on_an_admin_key_are_declared_refused(sqlite_api: Api) -> None:
+    key = _document(sqlite_api)["components"]["schemas"]["KeyRequest"]
+    assert {"properties": {"role": {"enum": ["ci", "procurement"]}}} in key["anyOf"]
+    assert {"properties": {"owners": {"type": "array", "maxItems": 0}}} in key["anyOf"]
+    for role, owners, status in (
+        ("admin", ["team-a"], 400),
+        ("admin", [], 201),
+        ("ci", ["a"], 201),
+    ):
+        response = sqlite_api.client.post(
+            "/v1/keys",
+            json={"name": f"k-{role}-{len(owners)}", "role": role, "owners": owners},
+            headers=sqlite_api.headers("admin"),
+        )
+        assert response.status_code == status, response.text

@@ -165,3 +165,20 @@ def test_the_document_says_its_time(api: Api) -> None:
     assert (
         json.loads(_report(api, as_of=at).text)["assessment-results"]["results"][0]["start"] == at
     )
+
+
+def test_warnings_are_told_from_violated_rules(api: Api) -> None:
+    """A pool on an unlisted platform draws only warnings: nothing is called violated."""
+    created(api, example("hw-h100-pool-a.yaml"))
+    [result] = _loaded(_report(api).text).results
+    [observation] = result.observations or []
+    assert "no rule violated" in observation.description, observation.description
+    assert "warning" in observation.description
+    findings = result.findings or []
+    assert findings
+    for finding in findings:
+        assert _props(finding)["severity"] == "warn"
+        assert "violat" not in f"{finding.title} {finding.description}".lower(), finding
+        assert "warning" in finding.description
+        assert finding.target.status is not None
+        assert finding.target.status.reason == "other"

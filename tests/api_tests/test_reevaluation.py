@@ -79,8 +79,13 @@ def test_publishing_sm90_turns_the_h100_verdicts_with_alerts(api: Api) -> None:
             "matrix_version",
             "at",
             "decision_id",
+            "gained",
+            "lost",
         }
         assert alert["matrix_version"] == "2026.12.1"
+        # why: listed sm90 lifts the platform warning, nothing is gained
+        assert alert["gained"] == []
+        assert "support.platform" in {v["rule"] for v in alert["lost"]}
         decision = latest(api, alert["manifest"]["kind"], alert["manifest"]["name"])
         assert decision["id"] == alert["decision_id"]
         assert decision["verdict"] == "supported"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
+from ..matrix_sources import GitRepo
 from ..receiver import ALLOW
 from ..server import Served, clean_env, make_keys, serving
 from .seed import seed
@@ -89,10 +90,17 @@ def log_in(page: Page, url: str, key: str) -> None:
 
 @contextmanager
 def seeded_console(workdir: Path) -> Iterator[Console]:
-    """`supportgate serve` on a SQLite file in `workdir`, with one key per role and the seed."""
+    """`supportgate serve` on a SQLite file in `workdir`, with one key per role and the seed;
+    the matrix followed from a git repository in `workdir` (empty until the seed commits)."""
     database = f"sqlite:///{workdir / 'supportgate.db'}"
     keys = make_keys(database)
-    env = clean_env(SUPPORTGATE_DATABASE_URL=database, SUPPORTGATE_WEBHOOK_ALLOW=",".join(ALLOW))
+    source = GitRepo(workdir / "matrix-source")
+    env = clean_env(
+        SUPPORTGATE_DATABASE_URL=database,
+        SUPPORTGATE_WEBHOOK_ALLOW=",".join(ALLOW),
+        SUPPORTGATE_MATRIX_SOURCE=source.source(),
+        SUPPORTGATE_MATRIX_POLL="1h",  # the seed asks for its sync
+    )
     with serving(workdir, env=env) as served:
-        seed(served.url, keys)
+        seed(served.url, keys, source)
         yield Console(served, keys)

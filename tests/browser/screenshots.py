@@ -46,6 +46,7 @@ def take(directory: Path) -> list[Path]:
             ("audit", "/ui/audit?kind=DeploymentManifest"),
             ("matrix-diff", "/ui/matrix"),
             ("alerts", "/ui/alerts"),
+            ("fleet", "/ui/fleet"),
             ("webhooks", "/ui/webhooks"),
             ("waivers", "/ui/waivers"),
         ]

@@ -61,13 +61,14 @@ def test_log_in_and_filter_the_tracked_manifests(page: Page, console: Console) -
 def test_open_a_timeline_and_diff_two_decisions(page: Page) -> None:
     page.click("table#manifests a:text-is('h100-pool-a')")
     page.wait_for_url("**/ui/manifests/HardwareManifest/h100-pool-a")
+    # posted (experimental), turned by the synced matrix (supported), posted again (supported)
     points = page.locator("svg#timeline circle.point")
-    assert points.count() == 2
-    assert page.locator("svg#timeline circle.point.supported").count() == 1
+    assert points.count() == 3
+    assert page.locator("svg#timeline circle.point.supported").count() == 2
     assert "matrix 2026.12.1" in (page.text_content("svg#timeline") or "")
-    # the default compares the two latest; choose them the other way round
+    # the default compares the two latest; choose the newest and the first, the other way round
     options = page.locator("form#compare select[name=a] option")
-    newest, older = options.nth(0).get_attribute("value"), options.nth(1).get_attribute("value")
+    newest, older = options.nth(0).get_attribute("value"), options.nth(2).get_attribute("value")
     assert newest is not None
     assert older is not None
     page.select_option("form#compare select[name=a]", newest)

@@ -57,7 +57,7 @@ def test_each_alert_filter_narrows_to_what_the_api_answers(page: Page, console: 
     every = alerts_api(console)
     assert len(every) >= 3
     page.goto(f"{console.url}/ui/alerts")
-    assert shown_decisions(page) == [a["decision_id"] for a in every]
+    assert shown_decisions(page) == [a["decision_id"] for a in every][::-1]  # newest first
     manifest = every[0]["manifest"]
     assert isinstance(manifest, dict)
     owner = "infra" if manifest["kind"] == "HardwareManifest" else "ml-platform"
@@ -76,7 +76,7 @@ def test_each_alert_filter_narrows_to_what_the_api_answers(page: Page, console: 
             page.fill(f"form.filters input[name={name}]", value)
         page.click("form.filters button[type=submit]")
         page.wait_for_url(f"**{name}=**")
-        wanted = [a["decision_id"] for a in alerts_api(console, **{name: value})]
+        wanted = [a["decision_id"] for a in alerts_api(console, **{name: value})][::-1]
         assert shown_decisions(page) == wanted, (name, value)
         narrowed |= 0 < len(wanted) < len(every)
         if name == "kind":

@@ -116,3 +116,61 @@ def test_bad_days_are_named(clocked_api: Api, clock: FakeClock) -> None:
         assert alert_text(refused).startswith(field), params
     assert api.client.get("/ui/fleet.csv", params={"day": "soon"}).status_code == 400
     assert api.client.get("/ui/fleet.oscal.json", params={"day": "soon"}).status_code == 400
+
+
+def test_the_cause_is_the_decision_that_changed_the_verdict(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    """A later decision that keeps the verdict (the pool posted again, unchanged) does not
+    take the credit: the change is the matrix's, as its alert says."""
+    api = clocked_api
+    first_day = clock.now().date()
+    created(api, hardware("pool-a"))
+    clock.advance(timedelta(days=2))
+    publish_with_sm90(api)  # experimental -> supported, cause matrix
+    assert api.runtime.reevaluation.wait_idle()
+    again = created(api, hardware("pool-a"))  # the same content: supported, cause submission
+    assert (again["verdict"], again["cause"]) == ("supported", "submission")
+    login(api)
+    page = api.client.get("/ui/fleet", params={"from": first_day.isoformat()})
+    row = changes(page.text)["pool-a"]
+    assert "experimental → supported" in row
+    assert "matrix, matrix 2026.12.1" in row, row
+    assert "submission" not in row, row
+
+
+def test_the_fleet_on_a_date_lists_every_manifest_with_its_verdict_and_reasons(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    api = clocked_api
+    first_day = clock.now().date().isoformat()
+    created(api, hardware("pool-a"))
+    created(api, deployment("trial-a", ref="pool-a"))
+    clock.advance(timedelta(days=2))
+    publish_with_sm90(api)  # both supported now; on day one both experimental
+    assert api.runtime.reevaluation.wait_idle()
+    login(api)
+
+    page = api.client.get("/ui/fleet", params={"from": first_day, "to": first_day})
+    assert page.status_code == 200, page.text
+    table = page.text[page.text.index('id="fleet-manifests"') :]
+    table = table[: table.index("</table>")]
+    listed = {name: rest for _, name, rest in _ROW.findall(table)}
+    assert set(listed) == {"pool-a", "trial-a"}
+    assert "experimental" in listed["pool-a"]
+    assert 'href="/ui/rules#rule-support.platform"' in listed["pool-a"]
+    assert "is not among the platforms deepinfer lists" in html.unescape(listed["pool-a"])
+
+    export = api.client.get("/ui/fleet.manifests.csv", params={"day": first_day})
+    assert export.status_code == 200
+    assert export.headers["content-type"].startswith("text/csv")
+    assert f"supportgate-fleet-manifests-{first_day}.csv" in export.headers["content-disposition"]
+    rows = list(csv.DictReader(io.StringIO(export.text)))
+    by_name = {row["name"]: row for row in rows}
+    assert set(by_name) == {"pool-a", "trial-a"}
+    assert by_name["pool-a"]["verdict"] == "experimental"
+    assert "support.platform" in by_name["pool-a"]["rules"].split()
+    assert "support.platform (warn): platform nvidia sm90" in by_name["pool-a"]["reasons"]
+    assert by_name["trial-a"]["matrix_version"] == "2026.11.1"
+    today = api.client.get("/ui/fleet.manifests.csv")
+    assert {row["verdict"] for row in csv.DictReader(io.StringIO(today.text))} == {"supported"}

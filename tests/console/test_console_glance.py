@@ -59,21 +59,21 @@ def test_alerts_show_why_each_verdict_changed_and_filter(api: Api) -> None:
     alerts_fleet(api)
     login(api)
     page = api.client.get("/ui/alerts")
-    shown_first = listed(page)
-    assert sorted(shown_first[:3]) == [
+    shown_first = listed(page)  # newest first
+    assert shown_first[0] == ("HardwareManifest", "pool-a")
+    assert sorted(shown_first[1:]) == [
         ("DeploymentManifest", "trial-b"),
         ("HardwareManifest", "pool-a"),
         ("HardwareManifest", "pool-b"),
     ]
-    assert shown_first[3:] == [("HardwareManifest", "pool-a")]
     reasons = whys(page.text)
     assert len(reasons) == 4
+    # the old Python: a deny gained, with its message
+    assert reasons[0].startswith("+ host.python deny")
     # listed sm90 lifts the platform warning: lost, with its message
     platform = f"{LOST} support.platform warn platform nvidia sm90 (H100-SXM5-80GB) is not among"
-    assert all(platform in r for r in reasons[:3]), reasons
-    # the old Python: a deny gained, with its message
-    assert reasons[3].startswith("+ host.python deny")
-    assert "3.10.4" in reasons[3]
+    assert all(platform in r for r in reasons[1:]), reasons
+    assert "3.10.4" in reasons[0]
 
     def shown(**params: str) -> list[tuple[str, str]]:
         return listed(api.client.get("/ui/alerts", params=params))

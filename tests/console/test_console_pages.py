@@ -16,7 +16,7 @@ from supportgate.audit.csv_export import CSV_COLUMNS
 from supportgate.console.session import CSRF_FIELD
 
 from ..api import Api
-from ..api_tests.support import created, example, hardware, post_examples, rows
+from ..api_tests.support import created, deployment, example, hardware, post_examples, rows
 from ..examples import expected
 from .support import alert_text, csrf, login
 
@@ -110,7 +110,8 @@ def test_a_manifest_page_charts_its_timeline_and_diffs_two_decisions(sqlite_api:
 
     diff = page.text[page.text.index('id="diff"') :]
     assert "verdict:" in diff
-    assert re.search(r"<tr class=\"removed\">\s*<td>removed</td><td><code>support.platform", diff)
+    rule_cell = r'<td><a class="rule" href="/ui/rules#rule-support.platform"><code>support.platform'
+    assert re.search(r'<tr class="removed">\s*<td>removed</td>' + rule_cell, diff)
     assert first["id"] in diff
     assert second["id"] in diff
     # Either order: the older decision is "before".
@@ -305,3 +306,25 @@ def test_everything_shown_is_escaped(sqlite_api: Api) -> None:
     page = api.client.get("/ui/audit", params={"name": '"><script>x</script>'})
     assert "<script>x" not in page.text
     assert csrf(api, "/ui/manifests")
+
+
+def test_a_pools_page_lists_the_deployments_on_it_with_models_and_verdicts(api: Api) -> None:
+    created(api, hardware("pool-a"))
+    created(api, hardware("pool-b"))
+    created(api, deployment("trial-a", ref="pool-a"))
+    created(api, deployment("trial-b", ref="pool-b"))
+    login(api)
+    page = api.client.get("/ui/manifests/HardwareManifest/pool-a")
+    assert page.status_code == 200, page.text
+    table = page.text[page.text.index('id="deployments"') :]
+    table = table[: table.index("</table>")]
+    assert _LINK.findall(table) == [("DeploymentManifest", "trial-a")]
+    assert deployment()["spec"]["model"]["name"] in table
+    assert 'class="verdict experimental"' in table
+    alone = api.client.get("/ui/manifests/HardwareManifest/pool-c")
+    assert alone.status_code == 404
+    created(api, hardware("pool-c"))
+    empty = api.client.get("/ui/manifests/HardwareManifest/pool-c")
+    assert "No tracked deployment names this pool" in empty.text
+    on_deployment = api.client.get("/ui/manifests/DeploymentManifest/trial-a")
+    assert 'id="deployments"' not in on_deployment.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from ..api import running_api
@@ -29,3 +30,7 @@ def test_the_matrix_page_shows_a_versions_commit(sqlite_template: Path, tmp_path
         text = html.unescape(page.text)
         assert f'<code title="{repo.source()}, read ' in text
         assert f">{commit[:12]}</code>" in text
+        # the title is text: the time in UTC, no element inside the attribute
+        title = re.search(r'<code title="([^"]*)">' + commit[:12], page.text)
+        assert title is not None, page.text
+        assert re.fullmatch(r".*, read \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", title.group(1))

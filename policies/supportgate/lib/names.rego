@@ -4,8 +4,12 @@ package supportgate.lib.names
 
 # identity is the form two names are compared in: lower case, each run of "-", "_" and
 # spaces one "-", none at either end ("DeepSeek Recipe", "deepseek_recipe" and
-# "deepseek-recipe" are one identity).
-identity(name) := trim(regex.replace(lower(name), `[-_ ]+`, "-"), "-")
+# "deepseek-recipe" are one identity). Split and joined rather than by regex.replace, which
+# regorus compiles anew at every call (docs/performance.md, issue 21's figures).
+identity(name) := concat("-", [part |
+	some part in split(replace(replace(lower(name), "_", " "), "-", " "), " ")
+	part != ""
+])
 
 # suggestion is " (did you mean X?)" naming each spelling in candidates (an object of
 # identity: name as the matrix writes it) whose identity is within two edits of name's, or ""

@@ -1,7 +1,7 @@
 """The policy tree against a baseline tree: full decisions on the examples.
 
 Run: python -m bench.bench_policy_tree [--loops N] [--no-opa] [--baseline REV]
-Baseline: the tree of commit REV (bench/baseline.py; by default the tree before CONTRACT
+Baseline: the tree of commit REV (tests/policy_trees.py; by default the tree before CONTRACT
 section 10), measured in the same run, the
 same way. The trees take turns within each repeat, so that a drifting load on a shared
 machine weighs on both alike. Four measures, each per decision:
@@ -31,7 +31,6 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from bench.baseline import BASELINE_REV, baseline_tree
 from bench.common import EXAMPLE_TIME, Measurement, example_manifests, table
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.evaluations.evaluator import Evaluator, Subject
@@ -43,6 +42,7 @@ from supportgate.policy.inputs import PolicyInput
 from supportgate.policy.opa import GATE_PATH, OpaEngine
 from supportgate.policy.opa_bundle import BundleSigner, build_bundle, bundle_revision
 from tests.opa import _opa_process, default_matrix_document, serving_bundle, shared_credentials
+from tests.policy_trees import BASELINE_REV, baseline_tree
 from tests.services import find_opa
 
 DECISION_MODULE = Path("supportgate") / "decision" / "decision.rego"

@@ -16,9 +16,9 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
 3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
-With --baseline REV, all of it runs first under the policy tree of commit REV (bench/baseline.py)
-on its own scratch database, then under the current one, and the two sweeps' manifests/s are
-compared.
+With --baseline REV, all of it runs first under the policy tree of commit REV
+(tests/policy_trees.py) on its own scratch database, then under the current one, and the two
+sweeps' manifests/s are compared.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
-from bench.baseline import BASELINE_REV, baseline_tree
 from bench.sweep_data import insert_fleet, sm90_matrix
 from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
@@ -45,6 +44,7 @@ from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.reevaluation.services import SWEEP_BATCH_SIZE
 from supportgate.reevaluation.source import iter_tracked_batches, subjects
 from supportgate.runtime import Runtime
+from tests.policy_trees import BASELINE_REV, baseline_tree
 from tests.services import postgres_admin_url, temporary_database
 
 T = TypeVar("T")

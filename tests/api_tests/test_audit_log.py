@@ -16,9 +16,14 @@ import msgspec
 import pytest
 
 from bench.sweep_data import sm90_matrix_json
-from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint
-from supportgate.ledger.merkle import leaf_hash, verify_consistency, verify_inclusion
-from supportgate.ledger.note import NoteVerifier
+from supportgate.tlog import (
+    Checkpoint,
+    NoteVerifier,
+    leaf_hash,
+    open_checkpoint,
+    verify_consistency,
+    verify_inclusion,
+)
 
 from ..api import Api, running_api
 from ..waiting import wait_until

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from supportgate.errors import NodeStoreError
+from .errors import NodeStoreError
 
 HASH_SIZE = 32
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
-from supportgate.errors import InvalidProof, OutOfRange
-from supportgate.ledger.nodestore import HASH_SIZE, NodeId, NodeStore
+from .errors import InvalidProof, OutOfRange
+from .nodestore import HASH_SIZE, NodeId, NodeStore
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 """MTH({}): the root hash of the tree of no leaves."""

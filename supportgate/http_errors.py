@@ -114,7 +114,7 @@ def handle_unavailable(
     log.error("dependency_unavailable", dependency=what, error=str(busy or exc).splitlines()[0])
     if isinstance(exc, PolicyEngineError):
         reason = "the policy engine cannot answer right now"
-    elif isinstance(busy, DatabaseError):  # its message is the cause (the ledger's included)
+    elif isinstance(busy, DatabaseError | NodeStoreError):  # its message is the cause
         reason = str(busy)
     else:  # a driver's error: its first line is the cause ("database or disk is full")
         cause = (str(getattr(exc, "orig", "")).strip() or type(exc).__name__).splitlines()[0]

@@ -20,6 +20,7 @@ from supportgate.evaluations.tracking import NotTracked
 from supportgate.http_errors import (
     EXCEPTION_HANDLERS,
     handle_input_error,
+    handle_unavailable,
     handle_validation_error,
 )
 from supportgate.manifests import DocumentTooLargeError
@@ -202,3 +203,17 @@ def test_the_api_and_the_console_answer_the_logs_errors_as_they_answer_ours(
     assert handler(tlog.InvalidNote) is handler(errors.UsageError)
     assert handler(tlog.NodeStoreError) is handler(errors.DatabaseError)
     assert handler(errors.NodeStoreError) is handler(errors.DatabaseError)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        tlog.NodeStoreError("node (level 0, index 3) is not stored"),
+        errors.NodeStoreError("node (level 0, index 3) is not stored"),
+    ],
+)
+def test_a_node_store_that_lacks_a_node_is_a_503_that_says_so(error: Exception) -> None:
+    assert isinstance(error, tlog.NodeStoreError)
+    response = handle_unavailable(NO_REQUEST, error)
+    assert response.status_code == 503
+    assert response.content["detail"].startswith("node (level 0, index 3) is not stored; ")

@@ -48,31 +48,15 @@ if TYPE_CHECKING:
     from .note import NoteSigner, NoteVerifier, check_name, generate_key, open_note
     from .receipt import Receipt, ReceiptCheck, check_receipt, encode_receipt, read_receipt
 
-_MODULE_OF = {
-    **dict.fromkeys(
-        ("Checkpoint", "open_checkpoint", "sign_checkpoint", "unverified_checkpoint"),
-        "checkpoint",
-    ),
-    **dict.fromkeys(
-        (
-            "EMPTY_ROOT",
-            "Frontier",
-            "MerkleTree",
-            "leaf_hash",
-            "node_hash",
-            "verify_consistency",
-            "verify_inclusion",
-        ),
-        "merkle",
-    ),
-    **dict.fromkeys(("HASH_SIZE", "MemoryNodeStore", "NodeId", "NodeStore"), "nodestore"),
-    **dict.fromkeys(
-        ("NoteSigner", "NoteVerifier", "check_name", "generate_key", "open_note"), "note"
-    ),
-    **dict.fromkeys(
-        ("Receipt", "ReceiptCheck", "check_receipt", "encode_receipt", "read_receipt"), "receipt"
-    ),
+_MODULES = {
+    "checkpoint": "Checkpoint open_checkpoint sign_checkpoint unverified_checkpoint",
+    "merkle": "EMPTY_ROOT Frontier MerkleTree leaf_hash node_hash verify_consistency "
+    "verify_inclusion",
+    "nodestore": "HASH_SIZE MemoryNodeStore NodeId NodeStore",
+    "note": "NoteSigner NoteVerifier check_name generate_key open_note",
+    "receipt": "Receipt ReceiptCheck check_receipt encode_receipt read_receipt",
 }
+_MODULE_OF = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "EMPTY_ROOT",

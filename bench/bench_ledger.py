@@ -21,8 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from bench.common import _duration
-from supportgate.ledger.merkle import MerkleTree, verify_consistency, verify_inclusion
-from supportgate.ledger.nodestore import MemoryNodeStore
+from supportgate.tlog import MemoryNodeStore, MerkleTree, verify_consistency, verify_inclusion
 
 
 def _entries(count: int, size: int) -> Iterator[bytes]:

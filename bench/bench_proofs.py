@@ -26,8 +26,14 @@ from bench.bench_ledger import _entries, _median_seconds
 from supportgate.db import LedgerHead, LedgerNode, create_db_engine, session_factory, transaction
 from supportgate.db.migrate import upgrade
 from supportgate.ledger.log import tree
-from supportgate.ledger.merkle import MerkleTree, leaf_hash, verify_consistency, verify_inclusion
-from supportgate.ledger.nodestore import MemoryNodeStore, NodeId
+from supportgate.tlog import (
+    MemoryNodeStore,
+    MerkleTree,
+    NodeId,
+    leaf_hash,
+    verify_consistency,
+    verify_inclusion,
+)
 
 BATCH = 50_000
 

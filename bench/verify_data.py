@@ -30,7 +30,6 @@ from bench.common import EXAMPLE_TIME, example_manifests
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.db.migrate import upgrade
 from supportgate.evaluations.evaluator import Evaluation, Evaluator, Subject
-from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
 from supportgate.ledger.entries import (
     Entry,
     decision_entry,
@@ -38,13 +37,18 @@ from supportgate.ledger.entries import (
     waiver_created_entry,
     waiver_deleted_entry,
 )
-from supportgate.ledger.merkle import MerkleTree
-from supportgate.ledger.nodestore import NodeId
-from supportgate.ledger.note import NoteSigner, NoteVerifier
 from supportgate.manifests import HardwareManifest, to_builtins
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.inputs import canonical_digest
+from supportgate.tlog import (
+    Checkpoint,
+    MerkleTree,
+    NodeId,
+    NoteSigner,
+    NoteVerifier,
+    sign_checkpoint,
+)
 
 NAMES = 400
 """Names per example: 18 examples, 7,200 tracked manifests."""

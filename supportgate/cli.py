@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from supportgate.evaluations.check import CheckOptions, report_refused_command, 
 from supportgate.matrix import load_matrix_file
 from supportgate.policy import commands as policy_commands
 from supportgate.reports import FAIL_ON, FORMATS
+from supportgate.tlog import TlogError
 from supportgate.version import PrintVersion
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
     from supportgate.runtime import Runtime
+    from supportgate.tlog import NoteVerifier
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -50,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     try:
         return int(args.run(args))
-    except (InputError, PolicyEngineError, DatabaseError) as exc:
+    except (InputError, PolicyEngineError, DatabaseError, TlogError) as exc:
         print(f"supportgate: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
@@ -212,17 +215,38 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
+
+
+def _read_verifier_key(value: str) -> NoteVerifier:
+    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
+    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
+    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
+    not whether a file of that name exists."""
+    from supportgate.tlog import NoteVerifier  # noqa: PLC0415 - loads `cryptography`
+
+    text = value.strip()
+    if not _VERIFIER_KEY.fullmatch(text):
+        try:
+            text = Path(value).read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"neither a verifier key (<name>+<hash>+<base64>) nor a readable file: {exc}",
+                field="--verifier-key",
+            ) from exc
+    return NoteVerifier.from_key(text)
+
+
 def _audit_verify(args: argparse.Namespace) -> int:
     """Exit 0 when the log holds; 1 naming what is broken; 2 when the checkpoints'
     signatures could not be checked (no verifier key), even if all else holds."""
     from supportgate.audit.checkpoints import witness_notes  # noqa: PLC0415 - see the imports
     from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
     from supportgate.ledger.keys import log_verifier  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.note import read_verifier_key  # noqa: PLC0415 - see the imports
 
     settings = Settings.from_env()
     trusted = args.verifier_key or settings.verifier_key
-    verifier = read_verifier_key(trusted) if trusted is not None else log_verifier(settings)
+    verifier = _read_verifier_key(trusted) if trusted is not None else log_verifier(settings)
     notes = None if args.checkpoints is None else witness_notes(args.checkpoints)
     with _existing_database(settings) as sessions:
         report = verify_log(sessions, notes=notes, verifier=verifier)
@@ -289,7 +313,7 @@ def _opa_setup(args: argparse.Namespace) -> int:
 
 def _audit_receipt(args: argparse.Namespace) -> int:
     from supportgate.audit.receipts import make_receipt  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.receipt import encode_receipt  # noqa: PLC0415 - see above
+    from supportgate.tlog import encode_receipt  # noqa: PLC0415 - see above
 
     runtime = _runtime()
     try:
@@ -312,10 +336,8 @@ def _audit_receipt(args: argparse.Namespace) -> int:
 
 
 def _audit_verify_receipt(args: argparse.Namespace) -> int:
-    # No database, no server: only the ledger's pure modules.
-    from supportgate.errors import LedgerInputError  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.note import read_verifier_key  # noqa: PLC0415 - see above
-    from supportgate.ledger.receipt import check_receipt, read_receipt  # noqa: PLC0415 - see above
+    # No database, no server: only the transparency log.
+    from supportgate.tlog import TlogInputError, check_receipt, read_receipt  # noqa: PLC0415
 
     trusted = args.verifier_key or Settings.from_env().verifier_key
     if trusted is None:  # the receipt's own key shows only that its holder signed it
@@ -325,7 +347,7 @@ def _audit_verify_receipt(args: argparse.Namespace) -> int:
             "SUPPORTGATE_VERIFIER_KEY",
             field="--verifier-key",
         )
-    key = read_verifier_key(trusted)  # a bad key is the caller's to fix (exit 2), not the receipt's
+    key = _read_verifier_key(trusted)  # a bad key: the caller's to fix (exit 2), not the receipt's
     try:
         data = args.file.read_bytes()
     except OSError as exc:
@@ -334,7 +356,7 @@ def _audit_verify_receipt(args: argparse.Namespace) -> int:
         ) from exc
     try:
         checked = check_receipt(read_receipt(data), key)
-    except LedgerInputError as exc:
+    except TlogInputError as exc:
         print(f"receipt {args.file} does not hold: {exc}")
         return EXIT_GATE_FAILED
     print(f"receipt {args.file} holds: {checked.summary()}")

@@ -8,18 +8,23 @@ SupportgateError
 │   ├── UnsupportedMediaType   a body that is neither JSON nor YAML (HTTP 415)
 │   ├── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
 │   ├── Forbidden              the key may not say this: another owner's manifest (HTTP 403)
-│   ├── NotFound               names something that is not there: a path parameter (HTTP 404)
-│   └── LedgerInputError       a proof, note, key or range the ledger cannot take (HTTP 400)
-│       ├── OutOfRange         a leaf index or tree size the log does not have
-│       ├── InvalidProof       an inclusion or consistency proof that does not hold
-│       ├── InvalidKey         a signer or verifier key that is malformed
-│       └── InvalidNote        a signed note or checkpoint that is malformed or unsigned
+│   └── NotFound               names something that is not there: a path parameter (HTTP 404)
 ├── PolicyEngineError          the policy engine could not answer (CLI exit 2, HTTP 503)
 │   ├── PolicyEngineUnavailable    the engine cannot be reached or refused the call
 │   └── PolicyEvaluationError      the engine answered, but not with a decision
 └── DatabaseError              the database cannot serve supportgate (CLI exit 2, HTTP 503)
     ├── SchemaOutdated         the schema is not the revision this supportgate needs
-    └── NodeStoreError         the ledger's node store lacks a node, or was asked to rewrite one
+    └── NodeStoreError         the database's node store lacks a node, or was asked to rewrite
+                               one; also a supportgate.tlog.NodeStoreError, as the protocol says
+
+supportgate.tlog.TlogError     the transparency log's own tree (supportgate/tlog/errors.py): a
+│                              library's, so not SupportgateErrors; reported as ours are
+├── TlogInputError             reported as an InputError: CLI exit 2, HTTP 400 with its `field`
+│   ├── OutOfRange             a leaf index or tree size the log does not have
+│   ├── InvalidProof           an inclusion or consistency proof that does not hold
+│   ├── InvalidKey             a signer or verifier key that is malformed
+│   └── InvalidNote            a signed note, checkpoint or receipt that is malformed or unsigned
+└── NodeStoreError             reported as a DatabaseError: CLI exit 2, HTTP 503
 
 Every InputError says which input failed in its `field` attribute, set by whoever raises it,
 so that the HTTP mapping (supportgate.http_errors), the console and the CLI read it rather
@@ -29,6 +34,8 @@ than parse the message.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from supportgate import tlog
 
 
 class SupportgateError(Exception):
@@ -133,31 +140,6 @@ class NotFound(InputError):
     """The request names something that does not exist (HTTP 404); `field` is the name."""
 
 
-class LedgerInputError(InputError):
-    """Input to the ledger (supportgate.ledger) that does not hold; `field` names what failed."""
-
-    field: str
-
-    def __init__(self, message: str, *, field: str) -> None:
-        super().__init__(message, field=field)
-
-
-class OutOfRange(LedgerInputError):
-    """A leaf index or tree size the log does not have (yet)."""
-
-
-class InvalidProof(LedgerInputError):
-    """An inclusion or consistency proof that does not lead to the given root(s)."""
-
-
-class InvalidKey(LedgerInputError):
-    """A signer or verifier key that is not in the note key encoding, or whose hash is wrong."""
-
-
-class InvalidNote(LedgerInputError):
-    """A signed note or checkpoint that is malformed, or not signed by the expected key."""
-
-
 class PolicyEngineError(SupportgateError):
     """The policy engine gave no decision; never turned into a verdict."""
 
@@ -183,5 +165,6 @@ class SchemaOutdated(DatabaseError):
     """The database schema is not at the revision this supportgate needs; names the fix."""
 
 
-class NodeStoreError(DatabaseError):
-    """The ledger's node store lacks a node the tree needs, or was asked to rewrite one."""
+class NodeStoreError(DatabaseError, tlog.NodeStoreError):
+    """The database's node store (supportgate.ledger.log) lacks a node the tree needs, or was
+    asked to rewrite one: the database is not as the log left it (HTTP 503, CLI exit 2)."""

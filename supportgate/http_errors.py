@@ -33,6 +33,7 @@ from supportgate.evaluations.tracking import NotTracked
 from supportgate.logging import get_logger
 from supportgate.manifests import DocumentTooLargeError
 from supportgate.manifests.decode import with_named_field
+from supportgate.tlog import NodeStoreError, TlogError, TlogInputError
 
 log = get_logger(__name__)
 HTTP_500 = 500
@@ -47,7 +48,7 @@ _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
 )
 
 
-def input_status(exc: InputError) -> int:
+def input_status(exc: InputError | TlogInputError) -> int:
     return next((status for kind, status in _INPUT_STATUS if isinstance(exc, kind)), 400)
 
 
@@ -59,7 +60,7 @@ def _body(status: int, detail: str, field: str | None = None) -> dict[str, Any]:
 
 
 def handle_input_error(
-    request: Request[Any, Any, Any], exc: InputError
+    request: Request[Any, Any, Any], exc: InputError | TlogInputError
 ) -> Response[dict[str, Any]]:
     del request
     status = input_status(exc)
@@ -113,14 +114,14 @@ def _validation_field(problem: dict[str, Any]) -> str | None:
 
 
 def handle_unavailable(
-    _: Request[Any, Any, Any], exc: PolicyEngineError | DatabaseError | DBAPIError
+    _: Request[Any, Any, Any], exc: PolicyEngineError | DatabaseError | NodeStoreError | DBAPIError
 ) -> Response[dict[str, Any]]:
     what = "policy engine" if isinstance(exc, PolicyEngineError) else "database"
     busy = busy_error(exc) if isinstance(exc, DBAPIError) else exc
     log.error("dependency_unavailable", dependency=what, error=str(busy or exc).splitlines()[0])
     if isinstance(exc, PolicyEngineError):
         reason = "the policy engine cannot answer right now"
-    elif isinstance(busy, DatabaseError):  # its message is the cause (the ledger's included)
+    elif isinstance(busy, DatabaseError | NodeStoreError):  # its message is the cause
         reason = str(busy)
     else:  # a driver's error: its first line is the cause ("database or disk is full")
         cause = (str(getattr(exc, "orig", "")).strip() or type(exc).__name__).splitlines()[0]
@@ -135,7 +136,7 @@ def handle_unavailable(
 async def log_unexpected(exc: Exception, scope: Scope) -> None:
     """Log, with its traceback, an error that becomes a 500 (an `after_exception` hook): the
     errors above are answered on purpose and say enough in the request event."""
-    answered = isinstance(exc, SupportgateError | DBAPIError) or (
+    answered = isinstance(exc, SupportgateError | TlogError | DBAPIError) or (
         isinstance(exc, HTTPException) and exc.status_code < HTTP_500
     )
     if _client_went_away(exc):
@@ -156,8 +157,10 @@ CLIENT_DISCONNECTED = "client disconnected prematurely"
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     InputError: handle_input_error,
+    TlogInputError: handle_input_error,
     ValidationException: handle_validation_error,
     PolicyEngineError: handle_unavailable,
     DatabaseError: handle_unavailable,
+    NodeStoreError: handle_unavailable,
     DBAPIError: handle_unavailable,
 }

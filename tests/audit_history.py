@@ -34,9 +34,8 @@ from sqlmodel import Session
 
 from supportgate.db import LedgerCheckpoint, transaction
 from supportgate.db.engine import database_url
-from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
 from supportgate.ledger.log import latest_checkpoint, read_head
-from supportgate.ledger.note import NoteSigner
+from supportgate.tlog import Checkpoint, NoteSigner, sign_checkpoint
 
 from .api import Api, running_api
 from .examples import expected

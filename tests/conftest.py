@@ -25,9 +25,11 @@ from .services import (
     template_database,
     temporary_database,
 )
+from .tlog.go_verifier import build_verifier
 
-FAST_DIRECTORIES = ("unit", "ledger", "policies")
-"""The folders of tests/ for in-process tests: the pure code, the ledger, the policies."""
+FAST_DIRECTORIES = ("unit", "ledger", "tlog", "policies")
+"""The folders of tests/ for in-process tests: the pure code, the ledger, the transparency
+log, the policies."""
 SLOW_FIXTURES = {"fresh_database", "sqlite_template", "postgres_url", "go_verifier"}
 """Fixtures that make a database or build a program: a test using one is not `fast`."""
 SLOW_MARKERS = ("go", "postgres", "browser", "slow")
@@ -63,6 +65,12 @@ def opa_binary() -> str:
         )
     assert opa is not None
     return opa
+
+
+@pytest.fixture(scope="session")
+def go_verifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go verifier of tests/tlog_verifier, built once per session for the `go` tests."""
+    return build_verifier(tmp_path_factory.mktemp("go"))
 
 
 @pytest.fixture(scope="session")

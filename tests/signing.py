@@ -15,7 +15,7 @@ from typing import Final
 
 from supportgate.config import Settings
 from supportgate.ledger.keys import KEY_SETTING, ORIGIN_SETTING, write_signer_key
-from supportgate.ledger.note import NoteSigner, NoteVerifier
+from supportgate.tlog import NoteSigner, NoteVerifier
 
 TEST_ORIGIN: Final = "supportgate.test/postgres"
 

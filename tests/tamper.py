@@ -31,9 +31,8 @@ from supportgate.db import (
     session_factory,
 )
 from supportgate.ledger.entries import decision_entry
-from supportgate.ledger.merkle import MerkleTree
-from supportgate.ledger.nodestore import NodeId
 from supportgate.ledger.rows import decision_from_columns
+from supportgate.tlog import MerkleTree, NodeId
 
 LEAF_COLUMNS = (
     ("ledger_entries", "leaf_index"),

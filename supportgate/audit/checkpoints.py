@@ -19,9 +19,14 @@ from sqlalchemy import Table, select
 from sqlmodel import Session
 
 from supportgate.db import LedgerCheckpoint
-from supportgate.errors import InvalidNote, UsageError
-from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint
-from supportgate.ledger.note import NoteVerifier
+from supportgate.errors import UsageError
+from supportgate.tlog import (
+    Checkpoint,
+    InvalidNote,
+    NoteVerifier,
+    open_checkpoint,
+    unverified_checkpoint,
+)
 
 _checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
 
@@ -129,9 +134,4 @@ def fork(held: Sequence[HeldCheckpoint]) -> tuple[HeldCheckpoint, HeldCheckpoint
 
 
 def _open(note: str, verifier: NoteVerifier | None) -> Checkpoint:
-    if verifier is not None:
-        return open_checkpoint(note, verifier)
-    text, blank, _signatures = note.rpartition("\n\n")
-    if not blank:
-        raise InvalidNote("no blank line before the signatures", field="note")
-    return Checkpoint.parse(text + "\n")
+    return unverified_checkpoint(note) if verifier is None else open_checkpoint(note, verifier)

@@ -15,9 +15,9 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import transaction
-from supportgate.errors import OutOfRange
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.log import entry_at, latest_checkpoint, read_head, tree
+from supportgate.tlog import OutOfRange
 
 from .views import ConsistencyProof, InclusionProof, LogEntry
 

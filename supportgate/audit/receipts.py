@@ -1,5 +1,5 @@
 """`supportgate audit receipt DECISION_ID`: a decision's entry with its inclusion proof in the
-latest signed checkpoint (supportgate/ledger/receipt.py says what a receipt holds).
+latest signed checkpoint (supportgate/tlog/receipt.py says what a receipt holds).
 
 A decision newer than the latest checkpoint is signed first (the checkpointer signs the
 head, which holds it), so a receipt can be had right after the decision, not 5 s later; that
@@ -15,10 +15,10 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import transaction
-from supportgate.errors import DatabaseError, LedgerInputError, NotFound
+from supportgate.errors import DatabaseError, NotFound
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.log import entry_at, latest_checkpoint, tree
-from supportgate.ledger.receipt import Receipt, check_receipt
+from supportgate.tlog import Receipt, TlogInputError, check_receipt
 
 from . import repository
 
@@ -70,7 +70,7 @@ def make_receipt(
     )
     try:  # a receipt that fails is never handed out
         check_receipt(receipt, checkpointer.verifier())
-    except LedgerInputError as exc:
+    except TlogInputError as exc:
         raise DatabaseError(
             f"the log does not prove decision {decision_id}: {exc}; run `supportgate audit verify`"
         ) from exc

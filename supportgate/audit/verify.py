@@ -55,10 +55,8 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import CHECKPOINT_INTERVAL_SECONDS
 from supportgate.db import transaction
 from supportgate.ledger.log import Head, entries_between, read_head
-from supportgate.ledger.merkle import MerkleTree
-from supportgate.ledger.nodestore import NodeId
-from supportgate.ledger.note import NoteVerifier
 from supportgate.policy.inputs import format_time
+from supportgate.tlog import MerkleTree, NodeId, NoteVerifier
 
 from . import entry_rows, log_rows, repository
 from .checkpoints import HeldCheckpoint, Note, fork, open_notes, stored_notes

@@ -21,6 +21,7 @@ from supportgate.errors import DatabaseError, InputError, PolicyEngineError
 from supportgate.http_errors import input_status
 from supportgate.logging import get_logger
 from supportgate.package_data import CONSOLE_PACKAGE, package_directory
+from supportgate.tlog import NodeStoreError, TlogInputError
 
 from .pages import menu
 from .session import CONSOLE_PATH, CSRF_FIELD, csrf_cookies, csrf_token
@@ -83,12 +84,15 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     return page
 
 
-def _input_error(request: Request[Any, Any, Any], exc: InputError) -> Response[Any]:
+def _input_error(
+    request: Request[Any, Any, Any], exc: InputError | TlogInputError
+) -> Response[Any]:
     return error_page(request, input_status(exc), str(exc))
 
 
 def _unavailable(
-    request: Request[Any, Any, Any], exc: PolicyEngineError | DatabaseError | DBAPIError
+    request: Request[Any, Any, Any],
+    exc: PolicyEngineError | DatabaseError | NodeStoreError | DBAPIError,
 ) -> Response[Any]:
     what = "policy engine" if isinstance(exc, PolicyEngineError) else "database"
     log.error("dependency_unavailable", dependency=what, error=str(exc).splitlines()[0])
@@ -101,7 +105,9 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     NotAuthorizedException: _login_redirect,
     HTTPException: _http_error,
     InputError: _input_error,
+    TlogInputError: _input_error,
     PolicyEngineError: _unavailable,
     DatabaseError: _unavailable,
+    NodeStoreError: _unavailable,
     DBAPIError: _unavailable,
 }

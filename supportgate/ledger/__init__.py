@@ -14,15 +14,14 @@ The write path:
     writer_process ProcessLedgerWriter: the same commits in a child process, over a socket
                    that carries only JSON
 
-The log and its tree:
+The log, built on supportgate.tlog (the transparency log itself: hashing, proofs, signed
+notes, checkpoints, receipts), kept in the database:
     entries        the canonical JSON entry of each event type
-    log            the head lock and append_entries (rows, tree nodes, head), proofs' reads
-    merkle         RFC 9162 section 2.1 tree hashing, inclusion and consistency proofs over a
-                   node store, and their verification
-    nodestore      the node store protocol ((level, index) -> hash) and its in-memory form
-    rfc9162        the RFC's recursive definitions, word for word: the test oracle of merkle
-    note           C2SP signed notes with Ed25519 keys in golang.org/x/mod/sumdb/note's encoding
-    checkpoint     C2SP tlog-checkpoint bodies, signed and opened as notes
+    log            the head lock and append_entries (rows, tree nodes, head), the SQL node
+                   store, proofs' reads
+    keys           the signing key: its file, its settings, `audit keygen`
+    checkpointer   signs the head as a checkpoint while entries arrive, at stop, after a sweep
+    witness        appends each signed checkpoint to the witness file
 
 The state the log leads to, each table written by one module here (other domains read it):
     decisions      decisions, decision_rules, idempotency_keys

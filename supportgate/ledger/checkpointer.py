@@ -29,14 +29,20 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import Settings
 from supportgate.db.engine import transaction
-from supportgate.errors import LedgerInputError, SupportgateError
+from supportgate.errors import SupportgateError
 from supportgate.logging import get_logger
+from supportgate.tlog import (
+    Checkpoint,
+    NoteVerifier,
+    TlogError,
+    TlogInputError,
+    sign_checkpoint,
+    unverified_checkpoint,
+    verify_consistency,
+)
 
-from .checkpoint import Checkpoint, sign_checkpoint
 from .keys import SigningKey, signing_key
 from .log import Head, StoredCheckpoint, latest_checkpoint, read_head, store_checkpoint, tree
-from .merkle import verify_consistency
-from .note import NoteVerifier
 from .witness import append_note
 
 log = get_logger(__name__)
@@ -92,7 +98,7 @@ class Checkpointer:
         else:
             try:
                 self._signing_key()
-            except SupportgateError:
+            except (SupportgateError, TlogError):
                 return
         self._sign_logged("stop")
 
@@ -143,15 +149,14 @@ class Checkpointer:
         except HeadNotSigned as exc:
             # no traceback: the message is the finding, not a fault of the code
             log.error("checkpoint_refused", reason=reason, error=str(exc))  # noqa: TRY400
-        except (SupportgateError, DBAPIError, OSError) as exc:
+        except (SupportgateError, TlogError, DBAPIError, OSError) as exc:
             log.warning("checkpoint_not_signed", reason=reason, error=str(exc).splitlines()[0])
 
 
 def _root(checkpoint: StoredCheckpoint) -> bytes:
     """The root hash a stored checkpoint names (its body, read without the signature: the
     note was signed here, and is checked by `audit verify`)."""
-    body, _, _ = checkpoint.note.partition("\n\n")
-    return Checkpoint.parse(body + "\n").root_hash
+    return unverified_checkpoint(checkpoint.note).root_hash
 
 
 def _covers(session: Session, latest: StoredCheckpoint, head: Head) -> bool:
@@ -163,7 +168,7 @@ def _covers(session: Session, latest: StoredCheckpoint, head: Head) -> bool:
             proof = tree(session, head.size).consistency_proof(latest.tree_size, head.size)
             verify_consistency(latest.tree_size, head.size, proof, root, head.root)
             return head.size == latest.tree_size
-    except LedgerInputError as exc:
+    except TlogInputError as exc:
         raise HeadNotSigned(
             f"the head ({head.size} entries) does not extend the checkpoint of "
             f"{latest.tree_size}: {exc}"

@@ -28,9 +28,8 @@ from typing import Final
 
 from supportgate.config import Settings
 from supportgate.db.engine import absent_sqlite_database, database_url
-from supportgate.errors import InvalidKey, UsageError
-
-from .note import NoteSigner, NoteVerifier, check_name
+from supportgate.errors import UsageError
+from supportgate.tlog import InvalidKey, NoteSigner, NoteVerifier, check_name
 
 KEY_FILE_NAME: Final = "supportgate-signing.key"
 KEY_FILE_MODE: Final = 0o600

@@ -34,10 +34,9 @@ from supportgate.db.tables import (
     LedgerNode,
 )
 from supportgate.errors import NodeStoreError
+from supportgate.tlog import EMPTY_ROOT, Frontier, MerkleTree, NodeId
 
 from .entries import Entry
-from .merkle import EMPTY_ROOT, Frontier, MerkleTree
-from .nodestore import NodeId
 
 _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
 _nodes: Table = LedgerNode.__table__  # type: ignore[attr-defined]

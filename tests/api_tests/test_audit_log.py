@@ -16,9 +16,14 @@ import msgspec
 import pytest
 
 from bench.sweep_data import sm90_matrix_json
-from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint
-from supportgate.ledger.merkle import leaf_hash, verify_consistency, verify_inclusion
-from supportgate.ledger.note import NoteVerifier
+from supportgate.tlog import (
+    Checkpoint,
+    NoteVerifier,
+    leaf_hash,
+    open_checkpoint,
+    verify_consistency,
+    verify_inclusion,
+)
 
 from ..api import Api, running_api
 from ..waiting import wait_until
@@ -62,13 +67,13 @@ def head_size(api: Api) -> int:
 
 
 def test_every_example_decision_is_proven_in_the_signed_checkpoint(api: Api) -> None:
-    post_examples(api)
+    examples = len(post_examples(api))
     api.runtime.checkpointer.sign_now()
     signed = checkpoint(api)
     assert signed.tree_size == head_size(api)
     assert verifier(api).encoded() == api.runtime.checkpointer.verifier().encoded()
     items = get(api, "/v1/audit", limit=500).json()["items"]
-    assert len(items) == 18
+    assert len(items) == examples
     for item in items:
         entry = get(api, f"/v1/audit/entries/{item['leaf_index']}").json()
         assert (entry["leaf_index"], entry["type"]) == (item["leaf_index"], "decision")
@@ -88,17 +93,17 @@ def test_every_example_decision_is_proven_in_the_signed_checkpoint(api: Api) -> 
 
 def test_a_later_checkpoint_is_consistent_with_an_earlier_one(api: Api) -> None:
     first = checkpoint(api)  # signed at start: the default matrix
-    post_examples(api)
+    size = 1 + len(post_examples(api))  # the default matrix's entry, then one per example
     api.runtime.checkpointer.sign_now()
     second = checkpoint(api)
-    assert (first.tree_size, second.tree_size) == (1, 19)
+    assert (first.tree_size, second.tree_size) == (1, size)
     proof = get(
         api, "/v1/audit/proof/consistency", first=first.tree_size, second=second.tree_size
     ).json()
-    assert (proof["first"], proof["second"]) == (1, 19)
+    assert (proof["first"], proof["second"]) == (1, size)
     hashes = [b64(digest) for digest in proof["hashes"]]
-    verify_consistency(1, 19, hashes, first.root_hash, second.root_hash)
-    assert get(api, "/v1/audit/proof/consistency", first=19, second=19).json()["hashes"] == []
+    verify_consistency(1, size, hashes, first.root_hash, second.root_hash)
+    assert get(api, "/v1/audit/proof/consistency", first=size, second=size).json()["hashes"] == []
 
 
 def test_the_entry_is_the_exact_text_of_the_leaf(api: Api) -> None:
@@ -161,11 +166,11 @@ def test_the_log_is_for_procurement(api: Api) -> None:
 
 
 def test_every_decision_read_back_carries_its_leaf_index(api: Api) -> None:
-    post_examples(api)
+    examples = len(post_examples(api))
     with api.runtime.db.connect() as connection:
         rows = connection.exec_driver_sql("SELECT id, leaf_index FROM decisions").all()
     leaves = {str(id_): int(leaf) for id_, leaf in rows}
-    assert sorted(leaves.values()) == list(range(1, 19))
+    assert sorted(leaves.values()) == list(range(1, examples + 1))
     for item in get(api, "/v1/audit", limit=500).json()["items"]:
         assert item["leaf_index"] == leaves[item["id"]]
     kind, name = "HardwareManifest", "h100-pool-a"

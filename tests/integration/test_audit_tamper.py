@@ -27,7 +27,7 @@ from supportgate.audit.checkpoints import witness_notes
 from supportgate.audit.verify import UNSIGNED_GRACE, LogReport, verify_log
 from supportgate.cli import main
 from supportgate.db import LedgerEntry, create_db_engine, session_factory
-from supportgate.ledger.note import NoteSigner, NoteVerifier
+from supportgate.tlog import NoteSigner, NoteVerifier
 
 from ..audit_history import UNTRACKED, History, sign_head
 from ..clock import FakeClock

@@ -26,9 +26,15 @@ from supportgate.audit.checkpoints import Note, witness_notes
 from supportgate.audit.verify import LogReport, verify_log
 from supportgate.cli import main
 from supportgate.db import LedgerEntry, create_db_engine, session_factory
-from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
-from supportgate.ledger.merkle import EMPTY_ROOT
-from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
+from supportgate.tlog import (
+    EMPTY_ROOT,
+    Checkpoint,
+    NoteSigner,
+    NoteVerifier,
+    generate_key,
+    open_checkpoint,
+    sign_checkpoint,
+)
 
 from ..api import Api
 from ..audit_history import ORIGIN, WAIVED, History

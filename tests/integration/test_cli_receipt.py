@@ -15,10 +15,7 @@ from typing import Any
 import pytest
 
 from supportgate.cli import main
-from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
-from supportgate.ledger.merkle import MerkleTree
-from supportgate.ledger.nodestore import MemoryNodeStore
-from supportgate.ledger.note import NoteSigner
+from supportgate.tlog import Checkpoint, MemoryNodeStore, MerkleTree, NoteSigner, sign_checkpoint
 
 from ..api import Api, running_api
 from ..api_tests.support import post_examples

@@ -31,8 +31,7 @@ from supportgate.db import (
 )
 from supportgate.ledger.entries import untracked_entry
 from supportgate.ledger.log import append_entries, lock_head, read_head
-from supportgate.ledger.merkle import MerkleTree, leaf_hash
-from supportgate.ledger.nodestore import MemoryNodeStore
+from supportgate.tlog import MemoryNodeStore, MerkleTree, leaf_hash
 
 # An aware time that is not UTC: it must come back as the same instant, in UTC.
 CET = timezone(timedelta(hours=1))

@@ -23,11 +23,11 @@ from supportgate.audit.verify import verify_log
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import downgrade, upgrade
-from supportgate.ledger.note import NoteSigner
 from supportgate.manifests import to_builtins
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import PolicyBundle
 from supportgate.policy.inputs import canonical_digest
+from supportgate.tlog import NoteSigner
 
 from ..audit_history import sign_head
 

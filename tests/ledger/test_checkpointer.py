@@ -19,7 +19,6 @@ from supportgate.audit.checkpoints import witness_notes
 from supportgate.config import Settings
 from supportgate.db import LedgerCheckpoint, create_db_engine, session_factory, transaction
 from supportgate.db.migrate import upgrade
-from supportgate.ledger.checkpoint import open_checkpoint
 from supportgate.ledger.checkpointer import Checkpointer, HeadNotSigned
 from supportgate.ledger.entries import untracked_entry
 from supportgate.ledger.keys import KEY_FILE_NAME, SigningKeyError, write_signer_key
@@ -32,7 +31,7 @@ from supportgate.ledger.log import (
     store_checkpoint,
     tree,
 )
-from supportgate.ledger.note import NoteSigner
+from supportgate.tlog import NoteSigner, open_checkpoint
 
 from ..waiting import wait_until
 

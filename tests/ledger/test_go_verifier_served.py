@@ -25,8 +25,8 @@ from bench.sweep_data import sm90_matrix_json
 
 from ..examples import expected
 from ..server import Served, clean_env, make_keys, serving
+from ..tlog.go_verifier import run_verifier
 from ..waiting import wait_until
-from .go_verifier import run_verifier
 
 pytestmark = pytest.mark.go
 

@@ -12,8 +12,6 @@ import pytest
 
 from supportgate.cli import main
 from supportgate.config import Settings
-from supportgate.errors import InvalidKey
-from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
 from supportgate.ledger.keys import (
     KEY_FILE_NAME,
     SigningKeyError,
@@ -22,8 +20,15 @@ from supportgate.ledger.keys import (
     signing_key,
     write_signer_key,
 )
-from supportgate.ledger.merkle import EMPTY_ROOT
-from supportgate.ledger.note import NoteSigner, NoteVerifier
+from supportgate.tlog import (
+    EMPTY_ROOT,
+    Checkpoint,
+    InvalidKey,
+    NoteSigner,
+    NoteVerifier,
+    open_checkpoint,
+    sign_checkpoint,
+)
 
 from ..server import run_cli
 from ..services import free_port

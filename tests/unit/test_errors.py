@@ -13,17 +13,24 @@ import pytest
 from litestar.exceptions import ValidationException
 
 import supportgate
-from supportgate import errors
+from supportgate import errors, tlog
+from supportgate.console.rendering import EXCEPTION_HANDLERS as CONSOLE_HANDLERS
 from supportgate.errors import InputError, ManifestError
 from supportgate.evaluations.tracking import NotTracked
-from supportgate.http_errors import handle_input_error, handle_validation_error
+from supportgate.http_errors import (
+    EXCEPTION_HANDLERS,
+    handle_input_error,
+    handle_unavailable,
+    handle_validation_error,
+)
 from supportgate.manifests import DocumentTooLargeError
+from supportgate.tlog import TlogInputError
 
 PACKAGE = Path(supportgate.__file__).parent
 NO_REQUEST: Any = None  # the handlers do not look at the request
 
 
-def answer(exc: InputError) -> tuple[int | None, dict[str, Any]]:
+def answer(exc: InputError | TlogInputError) -> tuple[int | None, dict[str, Any]]:
     response = handle_input_error(NO_REQUEST, exc)
     return response.status_code, response.content
 
@@ -34,10 +41,10 @@ def answer(exc: InputError) -> tuple[int | None, dict[str, Any]]:
         (errors.UsageError("must be between 1 and 100", field="limit"), 400, "limit"),
         (errors.ConflictError("already used", field="Idempotency-Key"), 409, "Idempotency-Key"),
         (errors.UnsupportedMediaType("send JSON", field="Content-Type"), 415, "Content-Type"),
-        (errors.OutOfRange("not a leaf", field="leaf_index"), 400, "leaf_index"),
-        (errors.InvalidProof("does not lead to the root", field="hashes"), 400, "hashes"),
-        (errors.InvalidKey("not a key", field="verifier_key"), 400, "verifier_key"),
-        (errors.InvalidNote("no signature", field="note"), 400, "note"),
+        (tlog.OutOfRange("not a leaf", field="leaf_index"), 400, "leaf_index"),
+        (tlog.InvalidProof("does not lead to the root", field="hashes"), 400, "hashes"),
+        (tlog.InvalidKey("not a key", field="verifier_key"), 400, "verifier_key"),
+        (tlog.InvalidNote("no signature", field="note"), 400, "note"),
         (NotTracked("no tracked DeploymentManifest named 'a'", field="name"), 404, "name"),
         (errors.NotFound("no sweep 'x'", field="sweep_id"), 404, "sweep_id"),
         (ManifestError("expected an int", path="$.spec.nodes"), 400, "$.spec.nodes"),
@@ -45,7 +52,7 @@ def answer(exc: InputError) -> tuple[int | None, dict[str, Any]]:
     ],
 )
 def test_each_input_error_maps_to_its_status_with_its_field(
-    error: InputError, status: int, field: str
+    error: InputError | TlogInputError, status: int, field: str
 ) -> None:
     assert error.field == field
     code, body = answer(error)
@@ -101,11 +108,11 @@ def test_litestar_validation_errors_name_the_field_in_the_same_body_shape(
 
 
 def _input_error_names() -> frozenset[str]:
-    """The names of every InputError subclass the package defines."""
+    """The names of every InputError subclass the package defines, the log's own included."""
     for module in pkgutil.walk_packages([str(PACKAGE)], prefix="supportgate."):
         importlib.import_module(module.name)
     found: set[str] = set()
-    pending: list[type[InputError]] = [InputError]
+    pending: list[type[Exception]] = [InputError, TlogInputError]
     while pending:
         kind = pending.pop()
         found.add(kind.__name__)
@@ -122,7 +129,7 @@ def _manifest_error_names() -> frozenset[str]:
 
 
 def _find(name: str) -> type[Any]:
-    pending: list[type[Any]] = [InputError]
+    pending: list[type[Any]] = [InputError, TlogInputError]
     while pending:
         kind = pending.pop()
         if kind.__name__ == name:
@@ -173,8 +180,40 @@ def _field_text(call: ast.Call) -> str | None:
     return None
 
 
-def test_the_ledger_errors_live_in_the_error_tree() -> None:
+def test_the_logs_errors_are_its_own_and_the_database_node_stores_is_both() -> None:
+    """supportgate.tlog imports nothing of supportgate, so its errors are not SupportgateErrors
+    (the mappings name them); the database's node store raises one that is both."""
     assert not (PACKAGE / "ledger" / "errors.py").exists()
-    for name in ("LedgerInputError", "OutOfRange", "InvalidProof", "InvalidKey", "InvalidNote"):
-        assert issubclass(getattr(errors, name), InputError)
+    for kind in (tlog.OutOfRange, tlog.InvalidProof, tlog.InvalidKey, tlog.InvalidNote):
+        assert issubclass(kind, tlog.TlogInputError)
+        assert not issubclass(kind, errors.SupportgateError)
     assert issubclass(errors.NodeStoreError, errors.DatabaseError)
+    assert issubclass(errors.NodeStoreError, tlog.NodeStoreError)
+
+
+@pytest.mark.parametrize("handlers", [EXCEPTION_HANDLERS, CONSOLE_HANDLERS])
+def test_the_api_and_the_console_answer_the_logs_errors_as_they_answer_ours(
+    handlers: dict[Any, Any],
+) -> None:
+    """As Litestar picks a handler: the first class of the error's MRO that has one."""
+
+    def handler(kind: type[Exception]) -> Any:
+        return next(handlers[base] for base in kind.__mro__ if base in handlers)
+
+    assert handler(tlog.InvalidNote) is handler(errors.UsageError)
+    assert handler(tlog.NodeStoreError) is handler(errors.DatabaseError)
+    assert handler(errors.NodeStoreError) is handler(errors.DatabaseError)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        tlog.NodeStoreError("node (level 0, index 3) is not stored"),
+        errors.NodeStoreError("node (level 0, index 3) is not stored"),
+    ],
+)
+def test_a_node_store_that_lacks_a_node_is_a_503_that_says_so(error: Exception) -> None:
+    assert isinstance(error, tlog.NodeStoreError)
+    response = handle_unavailable(NO_REQUEST, error)
+    assert response.status_code == 503
+    assert response.content["detail"].startswith("node (level 0, index 3) is not stored; ")

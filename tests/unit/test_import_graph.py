@@ -165,3 +165,53 @@ def test_a_graph_without_a_cycle_passes(tmp_path: Path) -> None:
     graph = import_graph(root)
     assert graph == {"shop.errors": frozenset(), "shop.orders": {"shop.errors"}}
     assert find_cycle(graph) is None
+
+
+# -- a package that stands alone -----------------------------------------------------------
+
+STANDALONE = ("tlog",)
+"""supportgate's packages that import nothing else of supportgate: libraries that could ship
+on their own (supportgate/tlog, the transparency log)."""
+
+
+def outside_imports(root: Path, package: str) -> list[str]:
+    """`module -> imported` for each import, anywhere in `root/package`, of a module of `root`
+    outside `package` (the root's own `__init__` included)."""
+    inside = f"{root.name}.{package}"
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        module = _module_name(root, path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for name in _imported(node, module, path.name == "__init__.py"):
+                within = name == inside or name.startswith(f"{inside}.")
+                if (name == root.name or name.startswith(f"{root.name}.")) and not within:
+                    found.append(f"{module} -> {name}")
+    return found
+
+
+def test_the_standalone_packages_import_nothing_else_of_supportgate() -> None:
+    for package in STANDALONE:
+        assert (PACKAGE / package / "__init__.py").exists()
+        assert outside_imports(PACKAGE, package) == []
+
+
+def test_an_import_out_of_a_standalone_package_is_found(tmp_path: Path) -> None:
+    root = tmp_path / "shop"
+    _write(
+        root,
+        [
+            ("__init__.py", "VERSION = 1\n"),
+            ("errors.py", ""),
+            ("lib/__init__.py", "from .hashing import digest\n"),
+            ("lib/hashing.py", "from shop.lib import errors\n\ndef digest(): ...\n"),
+            ("lib/errors.py", "def f():\n    from .. import errors\n"),
+            ("lib/version.py", "import shop\nfrom shop.lib.hashing import digest\n"),
+        ],
+    )
+    assert outside_imports(root, "lib") == [
+        "shop.lib.errors -> shop",
+        "shop.lib.errors -> shop.errors",
+        "shop.lib.version -> shop",
+    ]

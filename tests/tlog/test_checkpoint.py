@@ -1,4 +1,4 @@
-"""supportgate.ledger.checkpoint: c2sp.org/tlog-checkpoint bodies, signed and opened."""
+"""supportgate.tlog.checkpoint: c2sp.org/tlog-checkpoint bodies, signed and opened."""
 
 from __future__ import annotations
 
@@ -6,11 +6,17 @@ import re
 
 import pytest
 
-from supportgate.errors import InvalidNote
-from supportgate.ledger import rfc9162
-from supportgate.ledger.checkpoint import Checkpoint, open_checkpoint, sign_checkpoint
-from supportgate.ledger.merkle import EMPTY_ROOT
-from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key
+from supportgate.tlog import (
+    EMPTY_ROOT,
+    Checkpoint,
+    InvalidNote,
+    NoteSigner,
+    NoteVerifier,
+    generate_key,
+    open_checkpoint,
+    rfc9162,
+    sign_checkpoint,
+)
 
 from .test_note import NAME, SIGNED, SIGNER_KEY, TEXT, VERIFIER_KEY
 

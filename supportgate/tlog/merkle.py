@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
-from supportgate.errors import InvalidProof, OutOfRange
-from supportgate.ledger.nodestore import HASH_SIZE, NodeId, NodeStore
+from .errors import InvalidProof, OutOfRange
+from .nodestore import HASH_SIZE, NodeId, NodeStore
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 """MTH({}): the root hash of the tree of no leaves."""
@@ -107,7 +107,7 @@ class MerkleTree:
     in memory, so an append reads nothing and the current root costs no read. Opening a tree
     of `size` leaves over a store reads the frontier: at most log2(size) nodes, none when the
     caller hands over a `frontier` it kept (`MerkleTree.frontier` of a tree of that size over
-    the same nodes; log.TreeEdge keeps one between a writer's appends).
+    the same nodes; supportgate.ledger.log.TreeEdge keeps one between a writer's appends).
     """
 
     def __init__(

@@ -6,9 +6,9 @@ document that anyone can check offline (`supportgate audit verify-receipt`):
 
 It holds when the checkpoint is signed by the log's verifier key (and names its log), its tree
 size is `tree_size`, and the proof leads from the entry's leaf hash at `leaf_index` to its
-root. The key is always one obtained apart from the receipt (CONTRACT 11.3): the receipt's own
-`verifier_key` shows only that whoever holds that key signed it, so it must equal the trusted
-key and is never used on its own.
+root. The key is always one obtained apart from the receipt (supportgate's CONTRACT 11.3):
+the receipt's own `verifier_key` shows only that whoever holds that key signed it, so it must
+equal the trusted key and is never used on its own.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from typing import Annotated
 
 import msgspec
 
-from supportgate.errors import InvalidNote, LedgerInputError
-
 from .checkpoint import open_checkpoint
+from .errors import InvalidNote, TlogInputError
 from .merkle import leaf_hash, verify_inclusion
 from .note import NoteVerifier, decode_base64
 
@@ -67,7 +66,7 @@ def read_receipt(data: bytes) -> Receipt:
 
 def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
     """That the receipt holds (see the module docstring) against the trusted `key`, which the
-    receipt's own key must be; LedgerInputError naming the part that fails."""
+    receipt's own key must be; TlogInputError naming the part that fails."""
     if receipt.verifier_key.strip() != key.encoded():
         raise InvalidNote(
             f"the receipt names the key {receipt.verifier_key.strip()}, not {key.encoded()}",
@@ -87,7 +86,7 @@ def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
     leaf = leaf_hash(receipt.entry.encode())
     try:
         verify_inclusion(leaf, receipt.leaf_index, receipt.tree_size, hashes, checkpoint.root_hash)
-    except LedgerInputError as exc:
+    except TlogInputError as exc:
         raise type(exc)(
             f"the entry is not leaf {receipt.leaf_index} of the signed tree: {exc.message}",
             field=exc.field,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from supportgate.ledger.merkle import EMPTY_ROOT, leaf_hash, node_hash
+from .merkle import EMPTY_ROOT, leaf_hash, node_hash
 
 
 def _split(n: int) -> int:

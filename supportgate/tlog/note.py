@@ -22,13 +22,12 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from supportgate.errors import InvalidKey, InvalidNote, LedgerInputError, UsageError
+from .errors import InvalidKey, InvalidNote, TlogInputError
 
 ED25519: Final = 0x01
 """The signature type byte of Ed25519 in keys and key hashes."""
@@ -44,7 +43,7 @@ _NOT_IN_NAMES = re.compile(r"[\s+\x00-\x1f]")
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
 
 
-def decode_base64(text: str, *, field: str, error: type[LedgerInputError]) -> bytes:
+def decode_base64(text: str, *, field: str, error: type[TlogInputError]) -> bytes:
     """Standard base64 (RFC 4648 section 4), and only its canonical spelling: a text that
     decodes but would be encoded otherwise (stray bits, missing padding) is refused, so one
     value has one spelling."""
@@ -57,7 +56,7 @@ def decode_base64(text: str, *, field: str, error: type[LedgerInputError]) -> by
     return data
 
 
-def check_name(name: str, *, field: str, error: type[LedgerInputError]) -> None:
+def check_name(name: str, *, field: str, error: type[TlogInputError]) -> None:
     """A key name is non-empty, with no Unicode space, no plus sign, no control character."""
     if not name:
         raise error("a key name is not empty", field=field)
@@ -145,26 +144,6 @@ class NoteSigner:
             raise InvalidNote("a note's text ends with a newline", field="text")
         blob = self.key_hash.to_bytes(KEY_HASH_SIZE, "big") + self.private_key.sign(data)
         return f"{text}\n{SIGNATURE_PREFIX}{self.name} {base64.b64encode(blob).decode()}\n"
-
-
-_VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
-
-
-def read_verifier_key(value: str) -> NoteVerifier:
-    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
-    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
-    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
-    not whether a file of that name exists."""
-    text = value.strip()
-    if not _VERIFIER_KEY.fullmatch(text):
-        try:
-            text = Path(value).read_text("utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(
-                f"neither a verifier key (<name>+<hash>+<base64>) nor a readable file: {exc}",
-                field="--verifier-key",
-            ) from exc
-    return NoteVerifier.from_key(text)
 
 
 def generate_key(name: str) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""supportgate.ledger.merkle against RFC 9162 section 2.1: known answers worked out by hand
+"""supportgate.tlog.merkle against RFC 9162 section 2.1: known answers worked out by hand
 with hashlib, the RFC's own recursive definitions (rfc9162.py) for random trees, proofs that
 verify and stop verifying once touched, and the node reads a proof costs."""
 
@@ -13,17 +13,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supportgate.errors import InvalidProof, NodeStoreError, OutOfRange
-from supportgate.ledger import rfc9162
-from supportgate.ledger.merkle import (
+from supportgate.tlog import (
     EMPTY_ROOT,
+    InvalidProof,
+    MemoryNodeStore,
     MerkleTree,
+    NodeId,
+    NodeStoreError,
+    OutOfRange,
     leaf_hash,
     node_hash,
+    rfc9162,
     verify_consistency,
     verify_inclusion,
 )
-from supportgate.ledger.nodestore import MemoryNodeStore, NodeId
 
 
 def _entries(count: int, salt: str = "") -> list[bytes]:

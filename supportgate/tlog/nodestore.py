@@ -6,7 +6,7 @@ once all of its leaves have arrived and never changes after, so the store only e
 about two nodes per leaf. Partial subtrees along the right edge of a tree are never stored;
 merkle.py hashes them from the complete subtrees they are made of.
 
-The protocol takes and returns batches, so that a SQL store (the next step of issue 11) reads
+The protocol takes and returns batches, so that a SQL store (supportgate.ledger.log's) reads
 everything one proof needs in one query.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from supportgate.errors import NodeStoreError
+from .errors import NodeStoreError
 
 HASH_SIZE = 32
 

@@ -2,8 +2,8 @@
 
 The body is three lines, `<origin>\n<tree size>\n<base64 root hash>\n`, signed as a note
 (note.py) by the key whose name is the origin. The spec allows extension lines after the
-root; supportgate's log never writes them (the product contract fixes three lines), so a body
-with any is not one of ours and is refused.
+root; this log never writes them (supportgate's contract fixes three lines), so a body with
+any is not one of its own and is refused.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import base64
 import re
 from dataclasses import dataclass
 
-from supportgate.errors import InvalidNote
-from supportgate.ledger.nodestore import HASH_SIZE
-from supportgate.ledger.note import NoteSigner, NoteVerifier, check_name, decode_base64, open_note
+from .errors import InvalidNote
+from .nodestore import HASH_SIZE
+from .note import NoteSigner, NoteVerifier, check_name, decode_base64, open_note
 
 _LINES = ("origin", "tree_size", "root_hash")
 _TREE_SIZE = re.compile(r"0|[1-9][0-9]*", re.ASCII)
@@ -76,3 +76,12 @@ def open_checkpoint(note: bytes | str, verifier: NoteVerifier) -> Checkpoint:
             field="origin",
         )
     return checkpoint
+
+
+def unverified_checkpoint(note: str) -> Checkpoint:
+    """The checkpoint in `note`, its signatures unchecked: for a note this process signed, or
+    to compare roots when no verifier key is at hand. InvalidNote when it holds none."""
+    text, blank, _signatures = note.rpartition("\n\n")
+    if not blank:
+        raise InvalidNote("no blank line before the signatures", field="note")
+    return Checkpoint.parse(text + "\n")

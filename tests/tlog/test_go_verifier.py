@@ -2,7 +2,7 @@
 
 tests/tlog_verifier is a Go program over golang.org/x/mod/sumdb/note (note.Open,
 note.NewVerifier) and github.com/transparency-dev/merkle (proof.VerifyInclusion,
-proof.VerifyConsistency, rfc6962.DefaultHasher). Here supportgate.ledger signs checkpoints
+proof.VerifyConsistency, rfc6962.DefaultHasher). Here supportgate.tlog signs checkpoints
 of one log at several sizes and proves every leaf of each and the consistency of each pair;
 the Go program must accept all of it, and must refuse the same fixture with one proof hash
 flipped or one checkpoint edited, so that its "yes" means something.
@@ -22,10 +22,14 @@ from typing import Any
 
 import pytest
 
-from supportgate.ledger.checkpoint import Checkpoint, sign_checkpoint
-from supportgate.ledger.merkle import MerkleTree
-from supportgate.ledger.nodestore import MemoryNodeStore
-from supportgate.ledger.note import NoteSigner, generate_key
+from supportgate.tlog import (
+    Checkpoint,
+    MemoryNodeStore,
+    MerkleTree,
+    NoteSigner,
+    generate_key,
+    sign_checkpoint,
+)
 
 from .go_verifier import run_verifier
 

@@ -1,8 +1,8 @@
-"""supportgate.ledger.note: keys and signed notes in the encoding of golang.org/x/mod/sumdb/note.
+"""supportgate.tlog.note: keys and signed notes in the encoding of golang.org/x/mod/sumdb/note.
 
 The known answers were made once with Go's `note.GenerateKey` over the seed 00 01 .. 1f and
 `note.Sign` of the checkpoint below (Ed25519 signatures are deterministic), so these tests
-hold our encoding to Go's byte for byte; tests/ledger/test_go_verifier.py checks fresh keys
+hold our encoding to Go's byte for byte; tests/tlog/test_go_verifier.py checks fresh keys
 and notes with Go itself.
 """
 
@@ -16,8 +16,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportgate.errors import InvalidKey, InvalidNote
-from supportgate.ledger.note import NoteSigner, NoteVerifier, generate_key, key_hash, open_note
+from supportgate.tlog import (
+    InvalidKey,
+    InvalidNote,
+    NoteSigner,
+    NoteVerifier,
+    generate_key,
+    open_note,
+)
+from supportgate.tlog.note import key_hash
 
 NAME = "example.com/supportgate-kat"
 SEED = bytes(range(32))

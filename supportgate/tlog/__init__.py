@@ -1,0 +1,102 @@
+"""A transparency log, on its own: it imports nothing else of supportgate (a test,
+tests/unit/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
+
+    merkle      RFC 9162 section 2.1 tree hashing; a tree over a node store with inclusion and
+                consistency proofs at O(log n) node reads; the verification of both
+    nodestore   the node store protocol ((level, index) -> hash) and its in-memory form
+    rfc9162     the RFC's recursive definitions, word for word: the test oracle of merkle
+    note        C2SP signed notes with Ed25519 keys in golang.org/x/mod/sumdb/note's encoding
+    checkpoint  C2SP tlog-checkpoint bodies, signed and opened as notes
+    receipt     a receipt (an entry, its inclusion proof, the signed checkpoint) and its check
+    errors      its own error tree; supportgate/errors.py says how the service reports them
+
+What it does not know: where the entries and nodes are kept (supportgate.ledger keeps them in
+the database), when to sign, and with which key file.
+
+The names below are the public surface. The errors are imported with the package; the rest on
+first use, so that importing an error (supportgate/errors.py does) does not load
+`cryptography`, which `supportgate check` never needs (about 35 ms of its start-up).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    InvalidKey,
+    InvalidNote,
+    InvalidProof,
+    NodeStoreError,
+    OutOfRange,
+    TlogError,
+    TlogInputError,
+)
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint, open_checkpoint, sign_checkpoint, unverified_checkpoint
+    from .merkle import (
+        EMPTY_ROOT,
+        Frontier,
+        MerkleTree,
+        leaf_hash,
+        node_hash,
+        verify_consistency,
+        verify_inclusion,
+    )
+    from .nodestore import HASH_SIZE, MemoryNodeStore, NodeId, NodeStore
+    from .note import NoteSigner, NoteVerifier, check_name, generate_key, open_note
+    from .receipt import Receipt, ReceiptCheck, check_receipt, encode_receipt, read_receipt
+
+_MODULES = {
+    "checkpoint": "Checkpoint open_checkpoint sign_checkpoint unverified_checkpoint",
+    "merkle": "EMPTY_ROOT Frontier MerkleTree leaf_hash node_hash verify_consistency "
+    "verify_inclusion",
+    "nodestore": "HASH_SIZE MemoryNodeStore NodeId NodeStore",
+    "note": "NoteSigner NoteVerifier check_name generate_key open_note",
+    "receipt": "Receipt ReceiptCheck check_receipt encode_receipt read_receipt",
+}
+_MODULE_OF = {name: module for module, names in _MODULES.items() for name in names.split()}
+
+__all__ = [
+    "EMPTY_ROOT",
+    "HASH_SIZE",
+    "Checkpoint",
+    "Frontier",
+    "InvalidKey",
+    "InvalidNote",
+    "InvalidProof",
+    "MemoryNodeStore",
+    "MerkleTree",
+    "NodeId",
+    "NodeStore",
+    "NodeStoreError",
+    "NoteSigner",
+    "NoteVerifier",
+    "OutOfRange",
+    "Receipt",
+    "ReceiptCheck",
+    "TlogError",
+    "TlogInputError",
+    "check_name",
+    "check_receipt",
+    "encode_receipt",
+    "generate_key",
+    "leaf_hash",
+    "node_hash",
+    "open_checkpoint",
+    "open_note",
+    "read_receipt",
+    "sign_checkpoint",
+    "unverified_checkpoint",
+    "verify_consistency",
+    "verify_inclusion",
+]
+
+if not TYPE_CHECKING:  # mypy reads the imports above: a name missing here is its error
+
+    def __getattr__(name: str) -> Any:
+        module = _MODULE_OF.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from supportgate.evaluations.evaluator import Evaluator
+from supportgate.manifests import HardwareManifest, decode_manifest
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
 from supportgate.policy.engine import LoadedMatrix
@@ -12,6 +15,16 @@ from .examples import expected
 from .opa import expected_revision, shared_credentials
 
 EXAMPLE_TIME = expected().evaluated_at  # the time examples/expected.yaml is written for
+
+
+def example_pools(directory: Path) -> dict[str, HardwareManifest]:
+    """The example HardwareManifests by name: the pools the example deployments reference."""
+    pools = {}
+    for path in sorted(directory.glob("hw-*.yaml")):
+        manifest = decode_manifest(path.read_bytes(), fmt="yaml")
+        assert isinstance(manifest, HardwareManifest)
+        pools[manifest.metadata.name] = manifest
+    return pools
 
 
 def default_matrix(bundle: PolicyBundle) -> LoadedMatrix:

@@ -27,7 +27,7 @@ from supportgate.policy.engine import LoadedMatrix
 from supportgate.policy.opa import OpaEngine
 
 from .. import strategies
-from ..engines import EXAMPLE_TIME, default_matrix, opa_engine
+from ..engines import EXAMPLE_TIME, default_matrix, example_pools, opa_engine
 from .test_parity import moments
 
 pytestmark = pytest.mark.opa
@@ -117,12 +117,7 @@ class Engines:
 
 @pytest.fixture(scope="module")
 def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
-    pools = {}
-    for path in sorted(examples_dir.glob("hw-*.yaml")):
-        manifest = decode_manifest(path.read_bytes(), fmt="yaml")
-        assert isinstance(manifest, HardwareManifest)
-        pools[manifest.metadata.name] = manifest
-    built = Engines(policy_bundle, opa_url, pools)
+    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
     yield built
     built.opa.close()
 

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from supportgate.evaluations.evaluator import Subject
-from supportgate.manifests import HardwareManifest, decode_manifest, decode_matrix
+from supportgate.manifests import decode_manifest, decode_matrix
 from supportgate.manifests.decision import PolicyResult
 from supportgate.matrix import prepare
 from supportgate.policy import PolicyBundle
 from supportgate.policy.engine import LoadedMatrix
 
 from .. import strategies
-from ..engines import EXAMPLE_TIME
+from ..engines import EXAMPLE_TIME, example_pools
 from .test_parity import Engines
 
 pytestmark = pytest.mark.opa
@@ -34,12 +34,7 @@ pytestmark = pytest.mark.opa
 
 @pytest.fixture(scope="module")
 def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
-    pools = {}
-    for path in sorted(examples_dir.glob("hw-*.yaml")):
-        manifest = decode_manifest(path.read_bytes(), fmt="yaml")
-        assert isinstance(manifest, HardwareManifest)
-        pools[manifest.metadata.name] = manifest
-    built = Engines(policy_bundle, opa_url, pools)
+    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
     yield built
     built.opa.close()
 

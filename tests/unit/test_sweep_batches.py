@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import inspect
 
-from supportgate.reevaluation import services
-from supportgate.reevaluation.source import SWEEP_BATCH_SIZE, iter_tracked_batches
+from supportgate.impact import services as impact
+from supportgate.reevaluation import services as sweeps
+from supportgate.reevaluation import source
+from supportgate.reevaluation.source import iter_tracked_batches
 
 
 def test_one_batch_size_for_every_reader_of_the_tracked_manifests() -> None:
     default = inspect.signature(iter_tracked_batches).parameters["batch_size"].default
-    assert default == services.SWEEP_BATCH_SIZE == SWEEP_BATCH_SIZE
+    sizes = {
+        value
+        for module in (source, sweeps, impact)
+        for name, value in vars(module).items()
+        if name.endswith("BATCH_SIZE")
+    }
+    assert sizes == {default}

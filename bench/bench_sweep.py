@@ -41,8 +41,7 @@ from bench.sweep_data import insert_fleet, sm90_matrix
 from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.policy import EmbeddedEngine, PolicyBundle
-from supportgate.reevaluation.services import SWEEP_BATCH_SIZE
-from supportgate.reevaluation.source import iter_tracked_batches, subjects
+from supportgate.reevaluation.source import SWEEP_BATCH_SIZE, iter_tracked_batches, subjects
 from supportgate.runtime import Runtime
 from tests.policy_trees import BASELINE_REV, baseline_tree
 from tests.services import postgres_admin_url, temporary_database

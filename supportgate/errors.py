@@ -2,20 +2,43 @@
 
 SupportgateError
 ├── InputError                 bad input from a user (CLI exit 2, HTTP 4xx); `field` names it
-│   ├── ManifestError          a manifest or matrix that does not decode or validate (HTTP 400,
-│   │                          413 when too large); its `path` is its field
+│   ├── ManifestError          a manifest or matrix that does not decode or validate (HTTP 400);
+│   │   │                      its `path` is its field
+│   │   └── DocumentTooLargeError   a document over the size limit (HTTP 413)
 │   ├── UsageError             a command line or request that makes no sense (HTTP 400)
+│   │   ├── CannotReplay           audit/replay.py: a decision that cannot be replayed here
+│   │   ├── CollectError           collect/services.py: values neither probed nor given
+│   │   ├── PolicyRefused          policy/org_check.py: an organisation bundle that fails
+│   │   └── SigningKeyError        ledger/keys.py: the signing key cannot be had as set
 │   ├── UnsupportedMediaType   a body that is neither JSON nor YAML (HTTP 415)
 │   ├── ConflictError          contradicts what is stored: a duplicate version (HTTP 409)
 │   ├── Forbidden              the key may not say this: another owner's manifest (HTTP 403)
-│   └── NotFound               names something that is not there: a path parameter (HTTP 404)
+│   └── NotFound               names something that is not there: a tracked manifest, a sweep,
+│                              a path parameter (HTTP 404)
 ├── PolicyEngineError          the policy engine could not answer (CLI exit 2, HTTP 503)
 │   ├── PolicyEngineUnavailable    the engine cannot be reached or refused the call
 │   └── PolicyEvaluationError      the engine answered, but not with a decision
-└── DatabaseError              the database cannot serve supportgate (CLI exit 2, HTTP 503)
-    ├── SchemaOutdated         the schema is not the revision this supportgate needs
-    └── NodeStoreError         the database's node store lacks a node, or was asked to rewrite
-                               one; also a supportgate.tlog.NodeStoreError, as the protocol says
+├── DatabaseError              the database cannot serve supportgate (CLI exit 2, HTTP 503)
+│   ├── DatabaseBusy           a lock or statement timeout: worth retrying
+│   ├── SchemaOutdated         the schema is not the revision this supportgate needs
+│   ├── NodeStoreError         the database's node store lacks a node, or was asked to rewrite
+│   │                          one; also a supportgate.tlog.NodeStoreError, as the protocol says
+│   ├── LedgerWriteFailed      ledger/writer.py: a write not recorded, or no writer running
+│   ├── WriterProcessEnded     ledger/writer_process.py: the writer process ended mid-write
+│   ├── UnusableInput          audit/tracking_state.py: a stored policy input that is not usable
+│   └── SweepPaused            reevaluation/services.py: a sweep stopped on an outage
+└── (caught where raised, never answered: a 500 with its traceback if one ever escapes)
+    ├── HeadNotSigned          ledger/checkpointer.py: the head is past the signed checkpoint
+    ├── IdempotencyConflict    ledger/writer.py: the Idempotency-Key was stored first by another
+    ├── SourceUnreachable      matrix_sources/fetch.py: a matrix source that cannot be read
+    ├── NoDocument             matrix_sources/fetch.py: a revision without a matrix document
+    ├── RegoSyntaxError        policy/rego_parse.py: a Rego module that does not parse
+    ├── UnknownTime            policy/time_thresholds.py: a time the memo cannot reason about
+    ├── FieldError             manifests/common.py: a Struct's cross-field check (a ValueError
+    │                          too, which msgspec turns into the decode error naming the field)
+    ├── TargetRefused          webhooks/targets.py: a webhook host that is not allowed
+    ├── DeadlinePassed         webhooks/posting.py: a delivery attempt cut off at its deadline
+    └── _Stopped               evaluations/check.py: a problem that stops every evaluation
 
 supportgate.tlog.TlogError     the transparency log's own tree (supportgate/tlog/errors.py): a
 │                              library's, so not SupportgateErrors; reported as ours are
@@ -25,6 +48,11 @@ supportgate.tlog.TlogError     the transparency log's own tree (supportgate/tlog
 │   ├── InvalidKey             a signer or verifier key that is malformed
 │   └── InvalidNote            a signed note, checkpoint or receipt that is malformed or unsigned
 └── NodeStoreError             reported as a DatabaseError: CLI exit 2, HTTP 503
+
+Classes that only refine a message live beside their raiser and are drawn above with their
+module; the mapping to HTTP (supportgate.http_errors) and to exit codes (supportgate.cli)
+reads only the classes the two roots' modules define. Litestar's own exceptions (a console's
+CsrfRefused, a PermissionDeniedException) are answered by Litestar and are not drawn.
 
 Every InputError says which input failed in its `field` attribute, set by whoever raises it,
 so that the HTTP mapping (supportgate.http_errors), the console and the CLI read it rather
@@ -117,6 +145,10 @@ class ManifestError(InputError):
         """This error with these problems (the first one its own)."""
         first = problems[0]
         return type(self)(first.message, path=first.field, source=first.source, problems=problems)
+
+
+class DocumentTooLargeError(ManifestError):
+    """A document over manifests.decode.MAX_BYTES (HTTP 413 rather than 400)."""
 
 
 class UsageError(InputError):

@@ -21,26 +21,23 @@ from supportgate.db.engine import busy_error
 from supportgate.errors import (
     ConflictError,
     DatabaseError,
+    DocumentTooLargeError,
     Forbidden,
     InputError,
     ManifestError,
     NotFound,
     PolicyEngineError,
-    SupportgateError,
     UnsupportedMediaType,
 )
-from supportgate.evaluations.tracking import NotTracked
 from supportgate.logging import get_logger
-from supportgate.manifests import DocumentTooLargeError
 from supportgate.manifests.decode import with_named_field
-from supportgate.tlog import NodeStoreError, TlogError, TlogInputError
+from supportgate.tlog import NodeStoreError, TlogInputError
 
 log = get_logger(__name__)
 HTTP_500 = 500
 
 _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (DocumentTooLargeError, 413),
-    (NotTracked, 404),
     (NotFound, 404),
     (ConflictError, 409),
     (Forbidden, 403),
@@ -135,10 +132,11 @@ def handle_unavailable(
 
 async def log_unexpected(exc: Exception, scope: Scope) -> None:
     """Log, with its traceback, an error that becomes a 500 (an `after_exception` hook): the
-    errors above are answered on purpose and say enough in the request event."""
-    answered = isinstance(exc, SupportgateError | TlogError | DBAPIError) or (
-        isinstance(exc, HTTPException) and exc.status_code < HTTP_500
-    )
+    errors a handler below answers say enough in the request event; an error of the trees that
+    none answers (one meant to be caught where raised) is unexpected here."""
+    answered = isinstance(
+        exc, tuple(kind for kind in EXCEPTION_HANDLERS if isinstance(kind, type))
+    ) or (isinstance(exc, HTTPException) and exc.status_code < HTTP_500)
     if _client_went_away(exc):
         log.info("client_disconnected", path=scope.get("path"))
     elif not answered:

@@ -23,10 +23,6 @@ from supportgate.tlog import Receipt, TlogInputError, check_receipt
 from . import repository
 
 
-class UnknownDecision(NotFound):
-    """No decision has that id."""
-
-
 @dataclass(frozen=True, slots=True)
 class MadeReceipt:
     receipt: Receipt
@@ -40,7 +36,7 @@ def make_receipt(
     with transaction(sessions) as session:
         row = repository.stored_decision(session, decision_id)
         if row is None:
-            raise UnknownDecision(f"no decision has id {decision_id!r}", field="DECISION_ID")
+            raise NotFound(f"no decision has id {decision_id!r}", field="DECISION_ID")
         leaf_index = int(row["leaf_index"])
         latest = latest_checkpoint(session)
     signed_now = latest is None or latest.tree_size <= leaf_index

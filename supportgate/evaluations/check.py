@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import TextIO
 
 from supportgate.config import Settings
-from supportgate.errors import InputError, ManifestError, PolicyEngineError, UsageError
+from supportgate.errors import (
+    InputError,
+    ManifestError,
+    PolicyEngineError,
+    SupportgateError,
+    UsageError,
+)
 from supportgate.manifests import (
     DeploymentManifest,
     HardwareManifest,
@@ -437,7 +443,7 @@ def _split_duplicates(
     return unique, problems
 
 
-class _Stopped(Exception):
+class _Stopped(SupportgateError):
     """A problem that stops every evaluation (the matrix), carried out of `_evaluate`."""
 
     def __init__(self, problem: Problem) -> None:

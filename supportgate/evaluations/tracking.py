@@ -12,7 +12,7 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, transaction
-from supportgate.errors import UsageError
+from supportgate.errors import NotFound
 from supportgate.ledger.batches import Batch, Untracking
 from supportgate.ledger.rows import decision_from_row
 from supportgate.ledger.writer import LedgerWriter
@@ -22,10 +22,6 @@ from supportgate.pagination import check_choice, check_limit, decode_cursor, tri
 
 from . import repository
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
-
-
-class NotTracked(UsageError):
-    """No tracked manifest has that kind and name (HTTP 404)."""
 
 
 class TrackingService:
@@ -104,14 +100,14 @@ class TrackingService:
         check_choice("kind", kind, KINDS)
         untracking = Untracking(kind=kind, name=name, untracked_by=by, at=self._clock.now())
         if self._ledger.write(Batch(untracked=[untracking])).conflicts_in("untracked"):
-            raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
+            raise NotFound(f"no tracked {kind} named {name!r}", field="name")
 
     @staticmethod
     def _tracked(session: Session, kind: str, name: str) -> Manifest:
         check_choice("kind", kind, KINDS)
         row = repository.tracked(session, kind, name)
         if row is None:
-            raise NotTracked(f"no tracked {kind} named {name!r}", field="name")
+            raise NotFound(f"no tracked {kind} named {name!r}", field="name")
         return row
 
 

@@ -59,7 +59,7 @@ Position = int | None
 """Where a decision went in the log (None: not admitted, see DecisionWrite.expected)."""
 
 
-class IdempotencyConflict(Exception):
+class IdempotencyConflict(SupportgateError):
     """The Idempotency-Key already holds a stored response (another request stored it first)."""
 
 

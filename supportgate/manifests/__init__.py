@@ -8,7 +8,6 @@ and the JSON Schema export (`schema.py`, `python -m supportgate.manifests.schema
 from supportgate.manifests.decode import (
     MAX_BYTES,
     MAX_DEPTH,
-    DocumentTooLargeError,
     Format,
     Manifest,
     decode_manifest,
@@ -26,7 +25,6 @@ __all__ = [
     "MAX_DEPTH",
     "DeploymentManifest",
     "DeploymentSpec",
-    "DocumentTooLargeError",
     "Format",
     "HardwareManifest",
     "HardwareSpec",

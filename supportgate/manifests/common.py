@@ -19,6 +19,8 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 
 import msgspec
 
+from supportgate.errors import SupportgateError
+
 END_GUARD: Final = r"(?!\n)"
 """Appended to each `$`-terminated pattern: Python's `$` also matches before a trailing
 newline ("sm90\n"); this closes the gap. It stays in the published schemas: ECMA-262 reads it
@@ -132,7 +134,7 @@ NVIDIA_ARCH_RULE: Final[dict[str, Any]] = {
 """`check_arch` in JSON Schema, for the Structs holding a vendor and an arch."""
 
 
-class FieldError(ValueError):
+class FieldError(SupportgateError, ValueError):
     """A `__post_init__` check failed on `field` (a dotted path relative to the Struct)."""
 
     def __init__(self, field: str, message: str) -> None:

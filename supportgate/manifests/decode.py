@@ -22,7 +22,12 @@ from typing import Any, Final, Literal, TypeVar, cast
 
 import msgspec
 
-from supportgate.errors import FieldProblem, ManifestError, UnsupportedMediaType
+from supportgate.errors import (
+    DocumentTooLargeError,
+    FieldProblem,
+    ManifestError,
+    UnsupportedMediaType,
+)
 from supportgate.manifests._convert import MAX_PROBLEMS, convert, with_named_field
 from supportgate.manifests._raw import MAX_DEPTH, Raw, RawMapping, parse_json
 from supportgate.manifests._yaml import parse_yaml
@@ -34,7 +39,6 @@ from supportgate.manifests.matrix import Matrix
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
-    "DocumentTooLargeError",
     "Format",
     "Manifest",
     "decode_json",
@@ -53,10 +57,6 @@ MAX_BYTES: Final = 1024 * 1024
 Format = Literal["json", "yaml"]
 T = TypeVar("T")
 Manifest = HardwareManifest | DeploymentManifest
-
-
-class DocumentTooLargeError(ManifestError):
-    """A document over MAX_BYTES (HTTP 413 rather than 400)."""
 
 
 def format_of(name: str) -> Format:

@@ -6,18 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from supportgate.errors import SupportgateError
 from supportgate.manifests import Format
 
 MAX_BYTES = 1024 * 1024
 """The largest matrix document read from any source (the API takes no larger body)."""
 
 
-class SourceUnreachable(Exception):
+class SourceUnreachable(SupportgateError):
     """The source could not be read (not found, refused, timed out, an unexpected answer);
     the message says what happened, for people."""
 
 
-class NoDocument(Exception):
+class NoDocument(SupportgateError):
     """The source was read, but holds no matrix document at `revision` (a git commit without
     the file): as content that does not validate, it is not published."""
 

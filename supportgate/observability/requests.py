@@ -1,8 +1,10 @@
 """The canonical request event and the latency histogram, from one ASGI middleware.
 
-Every HTTP request ends in one log event `request` with its id (X-Request-ID, or a new one,
-echoed back), method, route, status, duration, the API key's name (never the key) and, where
-a handler put them in `request.state["log"]`, the manifest and verdict.
+Every HTTP request ends in one log event `request` with its method, route, status, duration,
+the API key's name (never the key) and, where a handler put them in `request.state["log"]`,
+the manifest and verdict. The request's id (X-Request-ID, or a new one, echoed back) is bound
+to the log context for the whole request, so that every event logged on its behalf (the
+request line, a service's warning) carries `request_id`; it is unbound when the request ends.
 
 The histogram's labels come from bounded sets only, or anyone could grow the metrics without
 end: the method when it is one of HTTP's own (an invented one is `other`), the route's
@@ -17,6 +19,7 @@ from typing import Any
 from litestar.datastructures import MutableScopeHeaders
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from structlog.contextvars import bound_contextvars
 
 from supportgate.auth.guard import PRINCIPAL_STATE_KEY
 from supportgate.ids import random_hex
@@ -49,25 +52,29 @@ class RequestObserver(ASGIMiddleware):
                 MutableScopeHeaders.from_message(message)["x-request-id"] = request_id
             await send(message)
 
-        try:
-            await next_app(scope, receive, send_and_watch)
-        finally:
-            duration = time.perf_counter() - started
-            route = scope.get("path_template") or UNMATCHED_ROUTE
-            runtime = scope["app"].state.get("runtime")
-            if runtime is not None:
-                runtime.metrics.request_duration.labels(
-                    method_label(scope.get("method", "")), route, str(status)
-                ).observe(duration)
-            state: dict[str, Any] = scope.get("state") or {}
-            principal = state.get(PRINCIPAL_STATE_KEY)
-            log.info(
-                "request",
-                request_id=request_id,
-                method=scope.get("method"),
-                route=route,
-                status=status,
-                duration_ms=round(duration * 1000, 3),
-                key_name=getattr(principal, "name", None),
-                **state.get("log", {}),
-            )
+        with bound_contextvars(request_id=request_id):
+            try:
+                await next_app(scope, receive, send_and_watch)
+            finally:
+                self._observe(scope, status, started)
+
+    @staticmethod
+    def _observe(scope: Scope, status: int, started: float) -> None:
+        duration = time.perf_counter() - started
+        route = scope.get("path_template") or UNMATCHED_ROUTE
+        runtime = scope["app"].state.get("runtime")
+        if runtime is not None:
+            runtime.metrics.request_duration.labels(
+                method_label(scope.get("method", "")), route, str(status)
+            ).observe(duration)
+        state: dict[str, Any] = scope.get("state") or {}
+        principal = state.get(PRINCIPAL_STATE_KEY)
+        log.info(
+            "request",
+            method=scope.get("method"),
+            route=route,
+            status=status,
+            duration_ms=round(duration * 1000, 3),
+            key_name=getattr(principal, "name", None),
+            **state.get("log", {}),
+        )

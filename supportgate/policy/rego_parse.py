@@ -17,12 +17,14 @@ from typing import Any
 import regorus
 import yaml
 
+from supportgate.errors import SupportgateError
+
 FINDING_SETS = ("deny", "warn")
 _ERROR_AT = re.compile(r"-->\s*(?P<file>[^\s:]+):(?P<line>\d+):\d+")
 _ERROR_TEXT = re.compile(r"^error:\s*(?P<text>.+)$", re.MULTILINE)
 
 
-class RegoSyntaxError(Exception):
+class RegoSyntaxError(SupportgateError):
     def __init__(self, module: str, line: int, message: str) -> None:
         super().__init__(message)
         self.module, self.line, self.message = module, line, message

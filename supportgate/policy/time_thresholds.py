@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from supportgate.errors import SupportgateError
+
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
 CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence.rego clock_skew_ns
 
@@ -53,7 +55,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_MICROSECONDS = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 
 
-class UnknownTime(Exception):
+class UnknownTime(SupportgateError):
     """A compared value the policies may read otherwise than this module would."""
 
 

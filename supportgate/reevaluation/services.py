@@ -47,13 +47,18 @@ from supportgate.policy import PolicyEngine
 from . import repository
 from .locks import sweep_lock
 from .runner import BatchCounts, BatchRead, BatchSweeper
-from .source import Key, TrackedBatch, WaiversFor, iter_tracked_batches, keys_referencing
+from .source import (
+    SWEEP_BATCH_SIZE,
+    Key,
+    TrackedBatch,
+    WaiversFor,
+    iter_tracked_batches,
+    keys_referencing,
+)
 from .views import SweepCounts, SweepRequest, SweepView
 
 log = get_logger(__name__)
 
-SWEEP_BATCH_SIZE = 1000
-"""Manifests per batch (one transaction each); bench/bench_sweep.py measured 500 and 1000."""
 POLL_SECONDS = 10.0
 HARDWARE_GATHER_SECONDS = 0.1
 """How often a service looks for sweeps to resume (another replica's, after it died)."""
@@ -76,7 +81,6 @@ class ReevaluationService:
         waivers_for: WaiversFor,
         events: Events,
         clock: Clock = SYSTEM_CLOCK,
-        batch_size: int = SWEEP_BATCH_SIZE,
     ) -> None:
         """`waivers_for`: the unexpired waivers of a batch's manifests (the waivers domain's
         WaiverService.active_by_manifest, now). `events`: where a sweep's end is told
@@ -90,7 +94,7 @@ class ReevaluationService:
         self._ledger = ledger
         self._waivers_for = waivers_for
         self._events = events
-        self.batch_size = batch_size
+        self.batch_size = SWEEP_BATCH_SIZE  # bench/bench_sweep.py --batch sets another
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()

@@ -1,6 +1,6 @@
 """Tracked manifests as evaluation subjects, streamed from the database in batches.
 
-    iter_tracked_batches(sessions, batch_size=500, only=None, after=None)
+    iter_tracked_batches(sessions, batch_size=SWEEP_BATCH_SIZE, only=None, after=None)
         -> Iterator[TrackedBatch]    keyset pages over (kind, name), one short read each
     subjects(batch, cause, waivers_for=no_waivers) -> list[Subject]
         the batch's manifests (those whose content decodes), in order; `batch.hardware` is
@@ -31,7 +31,8 @@ from supportgate.evaluations.evaluator import Subject
 from supportgate.manifests import DeploymentManifest, HardwareManifest, Manifest
 from supportgate.manifests.decision import Cause
 
-DEFAULT_BATCH_SIZE = 500
+SWEEP_BATCH_SIZE = 1000
+"""Manifests per batch (one transaction each); bench/bench_sweep.py measured 500 and 1000."""
 
 Key = tuple[str, str]
 """(kind, name): a tracked manifest's identity and the order batches come in."""
@@ -136,7 +137,7 @@ def no_waivers(_keys: Sequence[Key]) -> Mapping[Key, Sequence[Mapping[str, Any]]
 def iter_tracked_batches(
     sessions: sessionmaker[Session],
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int = SWEEP_BATCH_SIZE,
     only: Sequence[Key] | None = None,
     after: Key | None = None,
     with_content: bool = True,

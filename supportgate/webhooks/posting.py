@@ -19,12 +19,13 @@ from typing import Any
 
 import httpx
 
+from supportgate.errors import SupportgateError
 from supportgate.http_deadline import Cutoff
 
 from .targets import AllowList, delivery_address
 
 
-class DeadlinePassed(Exception):
+class DeadlinePassed(SupportgateError):
     """The attempt took longer than its deadline and was cut off."""
 
 

@@ -22,14 +22,14 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from supportgate.errors import UsageError
+from supportgate.errors import SupportgateError, UsageError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 ALLOW_VARIABLE = "SUPPORTGATE_WEBHOOK_ALLOW"
 
 
-class TargetRefused(Exception):
+class TargetRefused(SupportgateError):
     """The URL's host is, or resolves to, an address webhooks are not sent to."""
 
 

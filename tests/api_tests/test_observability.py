@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
+
+from supportgate.logging import get_logger
 
 from ..api import Api
 from .support import created, deployment, example, hardware, post
@@ -110,6 +113,37 @@ def test_every_response_carries_a_request_id(api: Api) -> None:
     duration = "supportgate_http_request_duration_seconds_count"
     assert _value(samples, duration, route="unmatched", status="404") == 1
     assert _value(samples, duration, route="/v1/manifests", status="401") == 1
+
+
+def test_every_event_of_a_request_carries_its_request_id(sqlite_api: Api) -> None:
+    """Not only the request line: what a service logs on a request's behalf (a waiver made,
+    a waiver deleted) carries that request's id, another request's its own, and an event
+    logged after the requests none (the id is unbound when its request ends)."""
+    waiver = {
+        "rule": "port.production",
+        "kind": "DeploymentManifest",
+        "name": "v41-flash-h100-prod",
+        "justification": "H100 production pilot approved by the platform board (PLAT-12)",
+        "expires_at": "2199-01-01T00:00:00Z",
+    }
+    admin = sqlite_api.headers("admin")
+    with capture_logs(processors=[merge_contextvars]) as logs:
+        made = sqlite_api.client.post(
+            "/v1/waivers", json=waiver, headers={**admin, "X-Request-ID": "req-make"}
+        )
+        assert made.status_code == 201, made.text
+        deleted = sqlite_api.client.delete(
+            f"/v1/waivers/{made.json()['id']}", headers={**admin, "X-Request-ID": "req-delete"}
+        )
+        assert deleted.status_code == 204, deleted.text
+        get_logger("test").info("after_the_requests")
+    assert [(event["event"], event.get("request_id")) for event in logs] == [
+        ("waiver_created", "req-make"),
+        ("request", "req-make"),
+        ("waiver_deleted", "req-delete"),
+        ("request", "req-delete"),
+        ("after_the_requests", None),
+    ]
 
 
 def test_an_unexpected_error_is_a_bare_500_logged_with_its_traceback(

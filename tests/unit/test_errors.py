@@ -4,26 +4,28 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from litestar.exceptions import ValidationException
+from litestar.exceptions import HTTPException, ValidationException
+from structlog.testing import capture_logs
 
 import supportgate
 from supportgate import errors, tlog
 from supportgate.console.rendering import EXCEPTION_HANDLERS as CONSOLE_HANDLERS
-from supportgate.errors import InputError, ManifestError
-from supportgate.evaluations.tracking import NotTracked
+from supportgate.errors import DocumentTooLargeError, InputError, ManifestError, SupportgateError
 from supportgate.http_errors import (
     EXCEPTION_HANDLERS,
     handle_input_error,
     handle_unavailable,
     handle_validation_error,
+    log_unexpected,
 )
-from supportgate.manifests import DocumentTooLargeError
 from supportgate.tlog import TlogInputError
 
 PACKAGE = Path(supportgate.__file__).parent
@@ -45,7 +47,7 @@ def answer(exc: InputError | TlogInputError) -> tuple[int | None, dict[str, Any]
         (tlog.InvalidProof("does not lead to the root", field="hashes"), 400, "hashes"),
         (tlog.InvalidKey("not a key", field="verifier_key"), 400, "verifier_key"),
         (tlog.InvalidNote("no signature", field="note"), 400, "note"),
-        (NotTracked("no tracked DeploymentManifest named 'a'", field="name"), 404, "name"),
+        (errors.NotFound("no tracked DeploymentManifest named 'a'", field="name"), 404, "name"),
         (errors.NotFound("no sweep 'x'", field="sweep_id"), 404, "sweep_id"),
         (ManifestError("expected an int", path="$.spec.nodes"), 400, "$.spec.nodes"),
         (DocumentTooLargeError("the document is 2 MiB"), 413, "$"),
@@ -162,7 +164,7 @@ def test_every_input_error_raised_in_the_package_is_given_its_field() -> None:
                 doubled.append(where)
     assert (missing, doubled) == ([], [])
     assert seen > 100  # the scan found the raisers (about 120 today)
-    assert {"UsageError", "NotTracked", "CannotReplay", "InvalidNote"} <= names
+    assert {"UsageError", "NotFound", "CannotReplay", "InvalidNote"} <= names
 
 
 def _leading_text(node: ast.expr) -> str:
@@ -217,3 +219,90 @@ def test_a_node_store_that_lacks_a_node_is_a_503_that_says_so(error: Exception) 
     response = handle_unavailable(NO_REQUEST, error)
     assert response.status_code == 503
     assert response.content["detail"].startswith("node (level 0, index 3) is not stored; ")
+
+
+_ROOT = re.compile(r"^(?:supportgate\.tlog\.)?(?P<name>\w+)(?: |$)")
+_DRAWN = re.compile(r"^(?P<indent>[│ ]*)[├└]── (?P<name>\S+)")
+
+
+def _drawn_trees() -> dict[str, set[str]]:
+    """Each class the docstring of supportgate.errors draws -> the classes drawn above it (a
+    group in parentheses stands for the root it hangs from; a name may be drawn twice)."""
+    parents: dict[str, set[str]] = {}
+    above: list[str] = []
+    for line in (errors.__doc__ or "").splitlines():
+        drawn, root = _DRAWN.match(line), _ROOT.match(line)
+        if drawn is None:
+            if root is not None and root["name"].endswith("Error"):
+                above = [root["name"]]
+            continue
+        name = drawn["name"]
+        del above[len(drawn["indent"]) // 4 + 1 :]
+        if not name.startswith("("):
+            parents.setdefault(name, set()).add(above[-1])
+        above.append(above[-1] if name.startswith("(") else name)
+    return parents
+
+
+def _defined_exceptions() -> list[type[Exception]]:
+    """Every Exception class supportgate defines (an exit, SystemExit, is no error)."""
+    for module in pkgutil.walk_packages([str(PACKAGE)], prefix="supportgate."):
+        importlib.import_module(module.name)
+    found: list[type[Exception]] = []
+    pending: list[type[Exception]] = [Exception]
+    while pending:
+        kind = pending.pop()
+        pending.extend(kind.__subclasses__())
+        if kind.__module__.startswith("supportgate.") and kind not in found:
+            found.append(kind)
+    return found
+
+
+def test_every_error_class_of_the_package_is_in_a_drawn_tree_under_its_parent() -> None:
+    drawn = _drawn_trees()
+    roots = (SupportgateError, tlog.TlogError)
+    outside, undrawn, misplaced = [], [], []
+    for kind in _defined_exceptions():
+        where = f"{kind.__module__}.{kind.__qualname__}"
+        if issubclass(kind, HTTPException) or kind in roots:  # Litestar's own; the roots
+            continue
+        if not issubclass(kind, roots):
+            outside.append(where)
+        elif kind.__name__ not in drawn:
+            undrawn.append(where)
+        elif kind.__mro__[1].__name__ not in drawn[kind.__name__]:
+            misplaced.append(f"{where} drawn under {drawn[kind.__name__]}")
+    assert (outside, undrawn, misplaced) == ([], [], [])
+    assert len(drawn) > 35  # the parser read the drawing
+    assert drawn["NodeStoreError"] == {"DatabaseError", "TlogError"}
+
+
+def test_only_the_errors_a_handler_answers_are_kept_out_of_the_unexpected_log() -> None:
+    """An error meant to be caught where raised that escapes to a 500 is logged with its
+    traceback, like any other surprise; the answered ones are not."""
+    scope: Any = {"path": "/v1/x"}
+    escaped = errors.SupportgateError("caught nowhere")
+    answered = (errors.NotFound("no such", field="name"), tlog.InvalidNote("bad", field="note"))
+    with capture_logs() as logs:
+        for exc in (escaped, *answered):
+            asyncio.run(log_unexpected(exc, scope))
+    assert [(event["event"], event["exc_info"]) for event in logs] == [
+        ("unexpected_error", escaped)
+    ]
+
+
+def test_not_found_is_the_one_404_and_the_mapping_imports_no_domain_module() -> None:
+    source = (PACKAGE / "http_errors.py").read_text(encoding="utf-8")
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("supportgate")
+    }
+    assert imported <= {
+        "supportgate.db.engine",
+        "supportgate.errors",
+        "supportgate.logging",
+        "supportgate.manifests.decode",
+        "supportgate.tlog",
+    }
+    assert not hasattr(importlib.import_module("supportgate.evaluations.tracking"), "NotTracked")

@@ -9,11 +9,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supportgate.errors import ManifestError
+from supportgate.errors import DocumentTooLargeError, ManifestError
 from supportgate.manifests import (
     MAX_BYTES,
     DeploymentManifest,
-    DocumentTooLargeError,
     Format,
     HardwareManifest,
     Manifest,

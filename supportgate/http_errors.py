@@ -13,7 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, InternalServerException, ValidationException
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    InternalServerException,
+    ValidationException,
+)
 from litestar.types import ExceptionHandlersMap, Scope
 from sqlalchemy.exc import DBAPIError
 
@@ -34,6 +39,7 @@ from supportgate.manifests.decode import with_named_field
 from supportgate.tlog import NodeStoreError, TlogInputError
 
 log = get_logger(__name__)
+HTTP_400_BAD_REQUEST = 400
 HTTP_500 = 500
 
 _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
@@ -90,6 +96,22 @@ def handle_validation_error(
     if exc.extra is not None:
         body["extra"] = exc.extra
     return Response(body, status_code=exc.status_code)
+
+
+def handle_client_error(
+    request: Request[Any, Any, Any], exc: ClientException
+) -> Response[dict[str, Any]]:
+    """Litestar's other 4xx answers, as its own handler gives them (headers such as
+    Retry-After kept), with `field` on a 400: a malformed Host header is the one a client can
+    send to every route; any other concerns the request as a whole (`$`)."""
+    del request
+    field = None
+    if exc.status_code == HTTP_400_BAD_REQUEST:
+        field = "Host" if exc.detail == "Invalid host header" else "$"
+    body = _body(exc.status_code, exc.detail, field)
+    if exc.extra:
+        body["extra"] = exc.extra
+    return Response(body, status_code=exc.status_code, headers=exc.headers)
 
 
 def _missing(exc: ValidationException) -> str | None:
@@ -157,6 +179,7 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     InputError: handle_input_error,
     TlogInputError: handle_input_error,
     ValidationException: handle_validation_error,
+    ClientException: handle_client_error,
     PolicyEngineError: handle_unavailable,
     DatabaseError: handle_unavailable,
     NodeStoreError: handle_unavailable,

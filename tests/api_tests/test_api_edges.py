@@ -84,3 +84,13 @@ def test_no_body_still_sweeps_everything(api: Api) -> None:
     created(api, hardware("pool-a"))
     response = api.client.post("/v1/reevaluations", headers=api.headers("admin"))
     assert response.status_code == 202, response.text
+
+
+def test_a_malformed_host_header_is_a_400_naming_it(sqlite_api: Api) -> None:
+    """Litestar refuses it before any handler; the answer still names the field, as every 400
+    does, and other refusals keep their headers."""
+    response = sqlite_api.client.get(
+        "/v1/manifests", headers={**sqlite_api.headers("procurement"), "host": "#CO=F"}
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "Host"

@@ -23,6 +23,7 @@ H100_CHANGES = {
     ("HardwareManifest", "h100-pool-a"): ("experimental", "supported"),
     ("DeploymentManifest", "v41-flash-h100-trial"): ("experimental", "supported"),
     ("DeploymentManifest", "v41-flash-h100-prod"): ("rejected", "supported"),
+    ("DeploymentManifest", "v41-flash-h100-drift"): ("experimental", "supported"),
 }
 
 
@@ -120,6 +121,8 @@ def test_a_stricter_matrix_lists_what_it_adds(api: Api) -> None:
     assert changes(body) == {
         ("DeploymentManifest", "v41-flash-b200-batch"): ("supported", "rejected"),
         ("DeploymentManifest", "v41-flash-b200-trial"): ("supported", "rejected"),
+        ("DeploymentManifest", "v41-flash-b200-rollout"): ("supported", "rejected"),
+        ("DeploymentManifest", "v41-flash-h100-drift"): ("experimental", "rejected"),
         ("HardwareManifest", "b200-pool-cuda12"): ("experimental", "rejected"),
         ("DeploymentManifest", "v41-flash-h100-trial"): ("experimental", "rejected"),
         ("HardwareManifest", "ascend950-pool"): ("supported", "rejected"),

@@ -30,9 +30,10 @@ def replay(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[st
 def test_replay_reports_each_decision_that_differs(
     api: Api, examples: list[dict[str, object]], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    total = len(examples)  # one decision each (hardware first: no sweep follows)
     assert replay(capsys) == (
         0,
-        ["replayed 18: 18 reproduced, 0 differ, 0 cannot be replayed here"],
+        [f"replayed {total}: {total} reproduced, 0 differ, 0 cannot be replayed here"],
     )
     first, second = examples[0], examples[1]
     edited = "rejected" if first["verdict"] != "rejected" else "supported"
@@ -50,7 +51,7 @@ def test_replay_reports_each_decision_that_differs(
     assert lines == [
         f"decision {first['id']} differs: verdict {edited} -> {first['verdict']}",
         f"decision {second['id']} differs: its stored policy input does not match its input_digest",
-        "replayed 18: 16 reproduced, 2 differ, 0 cannot be replayed here",
+        f"replayed {total}: {total - 2} reproduced, 2 differ, 0 cannot be replayed here",
     ]
     code, lines = replay(capsys, str(first["id"]))
     assert (code, lines[-1]) == (1, "replayed 1: 0 reproduced, 1 differ, 0 cannot be replayed here")

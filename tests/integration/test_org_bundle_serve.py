@@ -31,6 +31,6 @@ def test_serve_refuses_a_bundle_that_fails_its_check(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "SUPPORTGATE_POLICY_BUNDLES: organisation policies refused" in done.stderr
     assert (
-        f"{bundle}/acme.rego:{line}: rule id org.acme.decode-replicas is already declared by "
-        f"{bundle}/acme.rego:" in done.stderr
+        f"{bundle}/acme.rego:{line}: the finding's \"rule\" is 'org.acme.rtx-production', not the "
+        "METADATA custom.id 'org.acme.decode-replicas' above it" in done.stderr
     )

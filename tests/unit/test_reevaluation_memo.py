@@ -72,13 +72,18 @@ def test_the_first_waiver_expiry_bounds_it() -> None:
 def test_a_flip_within_the_margin_or_an_unreadable_time_means_evaluate_again() -> None:
     close = (NOW - timedelta(days=90) + MARGIN / 2).isoformat()
     assert (
-        stable_until(deployment(build={"at": close}), evaluated_at=NOW, max_age_days=90, waivers=[])
+        stable_until(
+            deployment(build={"status": "passed", "at": close}),
+            evaluated_at=NOW,
+            max_age_days=90,
+            waivers=[],
+        )
         is None
     )
-    odd = deployment(build={"at": "last tuesday"})
+    odd = deployment(build={"status": "passed", "at": "last tuesday"})
     assert stable_until(odd, evaluated_at=NOW, max_age_days=90, waivers=[]) is None
 
 
 def test_without_a_numeric_max_age_evidence_never_goes_stale() -> None:
-    fresh = deployment(build={"at": NOW.isoformat()})
+    fresh = deployment(build={"status": "passed", "at": NOW.isoformat()})
     assert stable_until(fresh, evaluated_at=NOW, max_age_days=None, waivers=[]) == FOREVER

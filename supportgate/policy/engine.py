@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import msgspec
 
 from supportgate.errors import PolicyEvaluationError
-from supportgate.logging import get_logger
 from supportgate.manifests.decision import PolicyResult
 
 from .inputs import PolicyInput
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 
 RESULT_RULE = "data.supportgate.decision.result"
 
-log = get_logger(__name__)
 
 _matrix_encoder = msgspec.json.Encoder(order="sorted")
 _result_decoder = msgspec.json.Decoder(PolicyResult)
@@ -115,5 +113,11 @@ def sparing_org(
     try:
         return evaluate(policy_input)
     except PolicyEvaluationError as exc:
-        log.warning("organisation_rules_failed", error=str(exc), input=policy_input.digest)
+        # Imported here, on this rare path: structlog brings rich with it, and `check`, which
+        # imports this module, must start within 3x its engine's import (docs/performance.md).
+        from supportgate.logging import get_logger  # noqa: PLC0415
+
+        get_logger(__name__).warning(
+            "organisation_rules_failed", error=str(exc), input=policy_input.digest
+        )
         return evaluate(policy_input.without_organisation())

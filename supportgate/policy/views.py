@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from supportgate.events import PolicyReloadFailed
-
 from .bundle import PolicyBundle
 from .catalog import RuleInfo
+
+if TYPE_CHECKING:  # events bring the logging stack, which `check` does without
+    from supportgate.events import PolicyReloadFailed
 
 
 class BundleView(msgspec.Struct, frozen=True, kw_only=True):

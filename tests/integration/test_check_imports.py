@@ -1,5 +1,6 @@
-"""`supportgate check` on a file loads no database and no HTTP code: it runs in every CI job,
-and SQLAlchemy alone once tripled its start-up (bench/bench_cli_startup.py measures it)."""
+"""`supportgate check` on a file loads no database, HTTP or logging code: it runs in every CI
+job; SQLAlchemy alone once tripled its start-up, and structlog (which brings rich) once added
+half of it again (bench/bench_cli_startup.py measures it)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,18 @@ from pathlib import Path
 
 from ..server import clean_env
 
-# The top-level packages of the database and web stacks.
-HEAVY = ("sqlalchemy", "sqlmodel", "alembic", "litestar", "uvicorn", "psycopg", "httpx", "requests")
+# The top-level packages of the database, web and logging stacks.
+HEAVY = (
+    "sqlalchemy",
+    "sqlmodel",
+    "alembic",
+    "litestar",
+    "uvicorn",
+    "psycopg",
+    "httpx",
+    "requests",
+    "structlog",
+)
 
 # Runs the real command line in a fresh interpreter; prints what got imported on stderr, as
 # the check's report takes stdout.

@@ -6,10 +6,13 @@ rather than wait for the time to pass."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, timedelta
 from typing import Any
 
-from ..api import Api
+import pytest
+
+from ..api import Api, running_api
 from ..api_tests.support import created, example
 from ..clock import FakeClock
 from ..waiting import wait_until
@@ -46,6 +49,16 @@ def sweep_triggers(api: Api) -> set[str]:
     with api.runtime.db.connect() as connection:
         rows = connection.exec_driver_sql("SELECT trigger FROM sweeps WHERE cause = 'waiver'")
         return {str(row[0]) for row in rows}
+
+
+@pytest.fixture
+def clocked_api(migrated_db_url: str, clock: FakeClock) -> Iterator[Api]:
+    """tests/conftest.py's, with the nightly sweep twelve hours away from the hour the clock
+    starts in: the clock jumps past the expiry in one step, and a run that started at 02:xx
+    UTC saw the 03:00 sweep, due in that same tick, claim the expiry's flip (cause schedule)."""
+    nightly = f"0 {(clock.now().hour + 12) % 24} * * *"
+    with running_api(migrated_db_url, clock=clock, reevaluate_cron=nightly) as running:
+        yield running
 
 
 def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(

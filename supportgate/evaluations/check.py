@@ -268,9 +268,8 @@ def run_check(
     return write_report(report, options.fmt, options.output, sarif, stdout=stdout, stderr=stderr)
 
 
-def _write_copy(report: Report, fmt: str, path: str, sarif: SarifOptions) -> Report:
-    """Write the report in `fmt` to `path`; the report, with a problem more if it cannot."""
-    text = render(
+def _rendered(report: Report, fmt: str, sarif: SarifOptions) -> str:
+    return render(
         report.results,
         fmt,
         fail_on=report.fail_on,
@@ -278,6 +277,11 @@ def _write_copy(report: Report, fmt: str, path: str, sarif: SarifOptions) -> Rep
         sarif=sarif,
         skipped=report.skipped,
     )
+
+
+def _write_copy(report: Report, fmt: str, path: str, sarif: SarifOptions) -> Report:
+    """Write the report in `fmt` to `path`; the report, with a problem more if it cannot."""
+    text = _rendered(report, fmt, sarif)
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -299,14 +303,7 @@ def write_report(
 
     When `output` cannot be written, that is one more problem, and the report goes to stdout.
     """
-    text = render(
-        report.results,
-        fmt,
-        fail_on=report.fail_on,
-        problems=report.problems,
-        sarif=sarif,
-        skipped=report.skipped,
-    )
+    text = _rendered(report, fmt, sarif)
     if output is not None:
         try:
             Path(output).write_text(text, encoding="utf-8")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
@@ -82,16 +83,11 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
         custom = annotation.get("custom") or {}
         if "id" not in custom:
             continue
-        yield RuleInfo(
-            id=str(custom["id"]),
-            severity=str(custom.get("severity", "")),
-            title=str(annotation.get("title", "")),
-            description=_one_line(annotation.get("description")),
-            remediation=_one_line(custom.get("remediation")),
-            module=module,
+        yield _rule_info(
+            annotation,
+            module,
             head_set=head.group("set") if head else None,
             head_id=head.group("id") if head else None,
-            source=_source(module),
         )
 
 
@@ -102,17 +98,27 @@ def _org_rules(module: str, text: str) -> Iterable[RuleInfo]:
         custom = annotation.get("custom")
         if rule.name not in FINDING_SETS or not isinstance(custom, dict) or "id" not in custom:
             continue
-        yield RuleInfo(
-            id=str(custom["id"]),
-            severity=str(custom.get("severity", "")),
-            title=str(annotation.get("title", "")),
-            description=_one_line(annotation.get("description")),
-            remediation=_one_line(custom.get("remediation")),
-            module=module,
-            head_set=rule.name,
-            head_id=(rule.fields or {}).get("rule"),
-            source=_source(module),
+        yield _rule_info(
+            annotation, module, head_set=rule.name, head_id=(rule.fields or {}).get("rule")
         )
+
+
+def _rule_info(
+    annotation: dict[str, Any], module: str, *, head_set: str | None, head_id: str | None
+) -> RuleInfo:
+    """A rule's catalogue entry from its METADATA annotation (which has `custom.id`)."""
+    custom = annotation["custom"]
+    return RuleInfo(
+        id=str(custom["id"]),
+        severity=str(custom.get("severity", "")),
+        title=str(annotation.get("title", "")),
+        description=_one_line(annotation.get("description")),
+        remediation=_one_line(custom.get("remediation")),
+        module=module,
+        head_set=head_set,
+        head_id=head_id,
+        source=_source(module),
+    )
 
 
 def _source(module: str) -> str:

@@ -39,6 +39,7 @@ from supportgate.tlog import Checkpoint, NoteSigner, sign_checkpoint
 
 from .api import Api, running_api
 from .examples import expected
+from .services import drop_database
 
 ORIGIN = "supportgate/audit-tests"
 UNTRACKED = ("DeploymentManifest", "v41-flash-b200-api")
@@ -179,7 +180,6 @@ def copied(history: History, directory: Path) -> Iterator[History]:
             copy = url.set(database=name).render_as_string(hide_password=False)
             yield replace(history, url=copy, witness=witness)
         finally:
-            with admin.connect() as connection:
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            drop_database(admin, name)
     finally:
         admin.dispose()

@@ -97,7 +97,7 @@ def temporary_database(admin_url: str, *, template: str | None = None) -> Iterat
         try:
             yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
         finally:
-            _drop_database(admin, name)
+            drop_database(admin, name)
     finally:
         admin.dispose()
 
@@ -131,7 +131,7 @@ def copy_sqlite(source: Path, target: Path) -> str:
     return f"sqlite:///{target}"
 
 
-def _drop_database(admin: Engine, name: str) -> None:
+def drop_database(admin: Engine, name: str) -> None:
     """Drop `name`, ending its connections. WITH (FORCE) fails when an autovacuum worker is on
     the database (no role of ours owns it); a plain DROP cancels autovacuum itself, once our
     own connections are gone."""

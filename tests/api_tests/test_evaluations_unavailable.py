@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
@@ -18,6 +18,7 @@ from supportgate.db import database_url
 
 from ..api import Api, running_api
 from ..opa import running_opa
+from ..services import drop_database
 from .support import Rows, created, example, hardware, post, rows
 
 
@@ -50,8 +51,8 @@ def lose_database(request: pytest.FixtureRequest, db_url: str) -> Callable[[Api]
             database_url(admin_url), poolclass=NullPool, isolation_level="AUTOCOMMIT"
         )
         try:
-            with admin.connect() as connection:
-                connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+            assert name is not None
+            drop_database(admin, name)
         finally:
             admin.dispose()
 

@@ -66,7 +66,7 @@ async def admit_and_check(request: Request[Any, Any, Any]) -> None:
     calls each guard with a fresh `copy.copy` of the route handler, about 90 µs a request on
     the development machine, more than the guard's own work (docs/speed-history.md). A hook
     is resolved once per handler; no handler here declares its own `before_request` (which
-    would replace this one), and tests/api_tests/test_auth.py checks every route's 401 and
+    would replace this one), and tests/auth/test_auth.py checks every route's 401 and
     403. ASGI mounts run no hook: the only one, the console, has its own guard and
     `require_key` would let it through anyway."""
     await require_key(request, request.route_handler)

@@ -11,8 +11,8 @@ import httpx
 import yaml
 from sqlalchemy import text
 
-from ..api import Api
-from ..examples import EXAMPLES, expected
+from .api import Api
+from .examples import EXAMPLES, expected
 
 DECISION_FIELDS = {
     "id",

@@ -9,7 +9,7 @@ from this module, which an installed wheel keeps in site-packages, far from any 
 
 The Structs are the single source of truth; the files are pretty-printed with sorted keys
 and a trailing newline, so regenerating them is deterministic. A schema accepts exactly the
-documents the decoder accepts (tests/unit/test_schema_agreement.py checks it on mutations of
+documents the decoder accepts (tests/manifests/test_schema_agreement.py checks it on mutations of
 the examples). msgspec writes what the field types say; two steps here add what the decoder
 checks beyond them:
 

@@ -1,7 +1,7 @@
 """The in-process engine: regorus (PyPI `gordon-to-regorus`), compiled once per thread and matrix.
 
 A regorus Engine is "unsendable": PyO3 panics when one is used (or dropped) from any thread but
-the one that created it (tests/integration/test_engines.py shows it). So each thread compiles its
+the one that created it (tests/policy/test_engines.py shows it). So each thread compiles its
 own engine
 per (policy revision, matrix content) on first use (about 5 ms) and reuses it for every later
 evaluation; no engine ever crosses a thread. Batches run on one engine, item after item:

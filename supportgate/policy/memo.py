@@ -45,7 +45,7 @@ class MemoizedEngine:
         """Per policy revision: whether its decisions may be kept."""
         self._answers: OrderedDict[_Key, PolicyResult] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0  # these counts are for tests/integration/test_policy_memo.py (an oracle)
+        self.hits = 0  # these counts are for tests/policy/test_policy_memo.py (an oracle)
         self.misses = 0
 
     @property

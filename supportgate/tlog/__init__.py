@@ -1,5 +1,5 @@
 """A transparency log, on its own: it imports nothing else of supportgate (a test,
-tests/unit/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
+tests/app/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
 
     merkle      RFC 9162 section 2.1 tree hashing; a tree over a node store with inclusion and
                 consistency proofs at O(log n) node reads; the verification of both

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from ..api import Api
+from ..api_support import created, deployment, hardware
+from ..matrix.test_matrix import matrix, publish, with_sm90
+from ..reevaluation.test_reevaluation import get
 from ..waiting import wait_until
-from .support import created, deployment, hardware
-from .test_matrix import matrix, publish, with_sm90
-from .test_reevaluation import get
 
 
 def owned(doc: dict[str, Any], owner: str) -> dict[str, Any]:

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from ..api import Api, running_api
+from ..api_support import created, example
+from ..policy.test_org_policies import ACME
 from ..receiver import Receiver, running_receiver, verify
 from ..waiting import wait_until
-from .support import created, example
-from .test_org_policies import ACME
 
 
 @pytest.fixture

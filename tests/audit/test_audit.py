@@ -16,8 +16,8 @@ from supportgate.manifests.decision import Checklist, Claims, Decision, Manifest
 from supportgate.policy.inputs import PolicyInput, format_time
 
 from ..api import Api
+from ..api_support import post_examples
 from ..examples import expected
-from .support import post_examples
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 REVISION = "sha256:" + "e" * 64

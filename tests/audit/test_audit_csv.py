@@ -15,7 +15,7 @@ from supportgate.audit.services import AuditService
 from supportgate.csv_cells import safe_cell
 
 from ..api import Api
-from .support import post_examples
+from ..api_support import post_examples
 from .test_audit import AT, record, write
 
 

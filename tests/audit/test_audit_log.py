@@ -26,8 +26,8 @@ from supportgate.tlog import (
 )
 
 from ..api import Api, running_api
+from ..api_support import post_examples
 from ..waiting import wait_until
-from .support import post_examples
 
 NEVER = 3600.0
 

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from supportgate.audit.replay import CannotReplay, replay_decision
 
 from ..api import Api
-from ..api_tests.support import post_examples
+from ..api_support import post_examples
 
 
 def test_every_example_decision_replays(api: Api) -> None:

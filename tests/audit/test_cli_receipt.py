@@ -18,7 +18,7 @@ from supportgate.cli import main
 from supportgate.tlog import Checkpoint, MemoryNodeStore, MerkleTree, NoteSigner, sign_checkpoint
 
 from ..api import Api, running_api
-from ..api_tests.support import post_examples
+from ..api_support import post_examples
 from ..signing import key_env
 
 Receipt = dict[str, Any]

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from supportgate.cli import main
 
 from ..api import Api
-from ..api_tests.support import post_examples
+from ..api_support import post_examples
 
 
 @pytest.fixture

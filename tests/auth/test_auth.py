@@ -15,7 +15,7 @@ import pytest
 from litestar.routes import HTTPRoute
 
 from ..api import Api
-from .support import example, post, rows
+from ..api_support import example, post, rows
 
 ROLES = ("ci", "procurement", "admin")
 CONTRACT_ROLES: dict[tuple[str, str], str | None] = {
@@ -68,7 +68,7 @@ def _value(name: str, kind: type) -> str:
 
 OWN_CREDENTIAL = ["/v1/bundles/supportgate.tar.gz"]
 """Routes the API keys' guard lets through because they check a credential of their own: OPA
-fetches the policy bundle with the bundle token (tests/api_tests/test_bundle.py), 404 when the
+fetches the policy bundle with the bundle token (tests/policy/test_bundle.py), 404 when the
 service has no bundle signing key."""
 
 

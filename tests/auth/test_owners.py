@@ -25,9 +25,9 @@ from supportgate.ledger.batches import Batch, DecisionWrite, Tracking
 from supportgate.manifests import decode_manifest
 
 from ..api import Api
+from ..api_support import example, post, rows
 from ..clock import FakeClock
 from ..waiting import wait_until
-from .support import example, post, rows
 
 POOL = "h100-pool-a"
 DEPLOYMENT = "v41-flash-h100-prod"

@@ -24,9 +24,9 @@ from supportgate.console.session import CSRF_FIELD
 from supportgate.errors import UsageError
 
 from ..api import Api, running_api
+from ..api_support import example, post
 from ..clock import FakeClock
 from ..console.support import csrf
-from .support import example, post
 
 DEFAULTS = RateLimits()
 AT_ONCE = replace(DEFAULTS, auth_refusal_delay=0.0)  # tests do not wait out the delay

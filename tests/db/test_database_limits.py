@@ -15,8 +15,8 @@ from supportgate.config import DatabaseTimeouts
 from supportgate.db import database_url
 
 from ..api import Api, running_api
+from ..api_support import example, post
 from ..services import temporary_database
-from .support import example, post
 
 pytestmark = pytest.mark.postgres
 RELEASE_AFTER_S = 60.0

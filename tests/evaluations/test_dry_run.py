@@ -12,8 +12,8 @@ import yaml
 from sqlalchemy import text
 
 from ..api import Api
-from .support import DECISION_FIELDS, created, deployment, example, hardware, named, post
-from .test_owners import _as, _key
+from ..api_support import DECISION_FIELDS, created, deployment, example, hardware, named, post
+from ..auth.test_owners import _as, _key
 
 DRY_RUN = "/v1/evaluations/dry-run"
 TABLES = ("decisions", "manifests", "ledger_entries", "alerts", "webhook_deliveries")

@@ -15,8 +15,7 @@ import yaml
 from sqlalchemy import text
 
 from ..api import Api
-from ..examples import EXAMPLES, expected
-from .support import (
+from ..api_support import (
     DECISION_FIELDS,
     created,
     deployment,
@@ -26,6 +25,7 @@ from .support import (
     rows,
     rule_ids,
 )
+from ..examples import EXAMPLES, expected
 
 VIOLATION_FIELDS = {"rule", "severity", "message", "path"}
 

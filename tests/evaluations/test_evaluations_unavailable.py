@@ -17,9 +17,9 @@ from sqlalchemy.pool import NullPool
 from supportgate.db import database_url
 
 from ..api import Api, running_api
+from ..api_support import Rows, created, example, hardware, post, rows
 from ..opa import running_opa
 from ..services import drop_database
-from .support import Rows, created, example, hardware, post, rows
 
 
 def _closed_port() -> int:

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ..api import Api
-from .support import example, hardware, post, rows
+from ..api_support import example, hardware, post, rows
 
 KEY = "ci-run-1234-step-7"
 

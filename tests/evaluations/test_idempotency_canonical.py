@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from ..api import Api
-from .support import deployment, hardware, post, rows
+from ..api_support import deployment, hardware, post, rows
 
 KEY = "ci-run-77-step-2"
 

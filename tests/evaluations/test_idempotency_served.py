@@ -15,8 +15,8 @@ from sqlalchemy import text
 
 from supportgate.db import create_db_engine
 
+from ..api_support import hardware
 from ..server import clean_env, make_keys, serving
-from .support import hardware
 
 CLIENTS = 20
 

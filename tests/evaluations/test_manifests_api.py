@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from ..api import Api
+from ..api_support import created, deployment, example, hardware, named, rows
 from ..examples import expected
-from .support import created, deployment, example, hardware, named, rows
 
 KINDS = {"hw": "HardwareManifest", "dep": "DeploymentManifest"}
 

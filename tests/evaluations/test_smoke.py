@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..api import Api
+from ..api_support import post_examples
 from ..examples import expected
-from .support import post_examples
 
 
 def test_post_examples_and_read_back(api: Api) -> None:

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from ..api import Api
+from ..api_support import deployment, hardware, named, post
 from ..clock import FakeClock
-from .support import deployment, hardware, named, post
-from .test_matrix import publish, with_sm90
+from ..matrix.test_matrix import publish, with_sm90
 
 Key = tuple[str, str]
 HW, DEP = "HardwareManifest", "DeploymentManifest"

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ..api import Api
-from .support import created, hardware, named
+from ..api_support import created, hardware, named
 
 
 def _paged(api: Api) -> list[str]:

@@ -37,9 +37,9 @@ from supportgate.waivers.views import WaiverRequest
 from supportgate.webhooks.views import WebhookCreate
 
 from ..api import Api
+from ..api_support import example, post
 from ..examples import EXAMPLES
-from .support import example, post
-from .test_matrix import default_matrix
+from ..matrix.test_matrix import default_matrix
 
 Kind = Literal["text", "key", "integer", "number", "time"]
 KEY: Final = object()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ..api import Api
-from .support import hardware, post
+from ..api_support import hardware, post
 
 
 @pytest.mark.parametrize(

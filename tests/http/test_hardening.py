@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import text
 
 from ..api import Api
+from ..api_support import deployment, hardware, named, post, rows
 from ..examples import EXAMPLES
-from .support import deployment, hardware, named, post, rows
 
 YAML = "application/yaml"
 MIB = 1024 * 1024

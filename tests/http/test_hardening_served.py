@@ -13,8 +13,8 @@ from sqlalchemy import text
 
 from supportgate.db import create_db_engine
 
+from ..api_support import hardware
 from ..server import Served, clean_env, make_keys, serving
-from .support import hardware
 
 MIB = 1024 * 1024
 CHUNK = 64 * 1024

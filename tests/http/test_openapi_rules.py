@@ -17,7 +17,7 @@ from supportgate.openapi import NOT_NUL
 from supportgate.reevaluation.views import MAX_MANIFESTS
 
 from ..api import Api
-from .support import hardware, post
+from ..api_support import hardware, post
 
 
 def _document(api: Api) -> dict[str, Any]:

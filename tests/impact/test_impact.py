@@ -15,9 +15,9 @@ import yaml
 from sqlalchemy import text
 
 from ..api import Api, running_api
+from ..api_support import created, example, named, post_examples, rows
+from ..matrix.test_matrix import matrix, with_sm90
 from ..opa import shared_credentials
-from .support import created, example, named, post_examples, rows
-from .test_matrix import matrix, with_sm90
 
 H100_CHANGES = {
     ("HardwareManifest", "h100-pool-a"): ("experimental", "supported"),

@@ -37,8 +37,8 @@ from supportgate.ledger.writer_process import ProcessLedgerWriter, WriterProcess
 from supportgate.manifests import decode_manifest
 
 from ..api import Api, running_api
+from ..api_support import hardware, post, rows
 from ..clock import FakeClock
-from .support import hardware, post, rows
 
 CONCURRENT = 200
 

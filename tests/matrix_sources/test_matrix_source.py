@@ -22,11 +22,11 @@ from supportgate.db import MatrixVersion
 from supportgate.matrix_sources.services import PUBLISHER
 
 from ..api import Api, running_api
+from ..api_support import created, hardware
 from ..clock import FakeClock
-from ..matrix_sources import GitRepo, https_server, matrix_yaml, with_sm90
+from ..matrix_upstreams import GitRepo, https_server, matrix_yaml, with_sm90
 from ..receiver import running_receiver, verify
 from ..waiting import wait_until
-from .support import created, hardware
 
 LONG_POLL_S = 3600.0
 """Only the start's sync and the test's own: no poll comes in between."""

@@ -24,7 +24,7 @@ from supportgate.matrix_sources.git import GitReader
 from supportgate.matrix_sources.https import HttpsReader
 from supportgate.matrix_sources.spec import GitSource, HttpsSource, parse_source
 
-from ..matrix_sources import GIT, STALL, GitRepo, HttpsServer, https_server, matrix_yaml
+from ..matrix_upstreams import GIT, STALL, GitRepo, HttpsServer, https_server, matrix_yaml
 
 SHORT_DEADLINE_S = 0.5
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from ..examples import EXAMPLES
-from ..matrix_sources import GitRepo, matrix_yaml, with_sm90
+from ..matrix_upstreams import GitRepo, matrix_yaml, with_sm90
 from ..server import Served, clean_env, make_keys, run_cli, serving
 from ..services import free_port, temporary_database
 from ..waiting import wait_until

@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 from supportgate.logging import get_logger
 
 from ..api import Api
-from .support import created, deployment, example, hardware, post
+from ..api_support import created, deployment, example, hardware, post
 
 
 def _samples(api: Api) -> dict[str, dict[frozenset[tuple[str, str]], float]]:

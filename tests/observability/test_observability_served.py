@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
+from ..api_support import hardware
 from ..server import clean_env, make_keys, serving
-from .support import hardware
 
 WRONG_KEY = "sg_this-key-was-never-issued-0123456789abcdefgh"
 

@@ -14,7 +14,7 @@ from trestle.oscal.assessment_results import Model
 from supportgate.cli import main
 
 from ..api import Api, running_api
-from ..api_tests.support import post_examples
+from ..api_support import post_examples
 from ..signing import key_env
 
 

@@ -14,9 +14,9 @@ import pytest
 from trestle.oscal.assessment_results import AssessmentResults, Model
 
 from ..api import Api
+from ..api_support import created, example, post_examples
 from ..examples import expected
-from .support import created, example, post_examples
-from .test_waivers import PROD, waiver
+from ..waivers.test_waivers import PROD, waiver
 
 PATH = "/v1/reports/oscal"
 

@@ -28,7 +28,7 @@ from supportgate.policy.opa import OpaEngine
 
 from .. import strategies
 from ..engines import EXAMPLE_TIME, default_matrix, example_pools, opa_engine
-from .test_parity import moments
+from ..policy.test_parity import moments
 
 pytestmark = pytest.mark.opa
 

@@ -27,7 +27,7 @@ from supportgate.policy.engine import LoadedMatrix
 
 from .. import strategies
 from ..engines import EXAMPLE_TIME, example_pools
-from .test_parity import Engines
+from ..policy.test_parity import Engines
 
 pytestmark = pytest.mark.opa
 

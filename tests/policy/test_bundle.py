@@ -1,6 +1,6 @@
 """GET /v1/bundles/supportgate.tar.gz: the policies and the default matrix as the signed OPA
 bundle OPA pulls (docs/opa.md), to the bundle token only, with an ETag. OPA's own verdict on
-the signature is in tests/integration/test_engines.py and test_opa_served.py; here the
+the signature is in tests/policy/test_engines.py and test_opa_served.py; here the
 bundle is read as OPA reads it."""
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from ..api import Api, running_api
+from ..api_support import created, example, post, rows
 from ..opa import RunningOpa, running_opa
-from .support import created, example, post, rows
 
 pytestmark = pytest.mark.opa
 

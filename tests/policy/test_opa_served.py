@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..api_tests.support import example
+from ..api_support import example
 from ..opa import RunningOpa, running_opa, shared_credentials
 from ..server import Served, clean_env, make_keys, serving
 from ..services import free_port

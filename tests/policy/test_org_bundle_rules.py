@@ -12,7 +12,7 @@ import pytest
 
 from supportgate.policy.opa_check import capabilities
 from tests.examples import EXAMPLES
-from tests.policies.test_org_policy_cli import run
+from tests.policy.test_org_policy_cli import run
 
 METADATA = """# METADATA
 # title: {title}

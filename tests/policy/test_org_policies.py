@@ -28,10 +28,10 @@ from supportgate.policy.org_check import PolicyRefused
 
 from ..api import Api, running_api
 from ..clock import FakeClock
-from ..integration.test_org_misbehaving import FRAGILE, POOL
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
 from ..receiver import running_receiver
 from ..waiting import wait_until
+from .test_org_misbehaving import FRAGILE, POOL
 
 REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "examples" / "policies" / "acme"

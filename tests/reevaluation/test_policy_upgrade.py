@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Api, running_api
-from ..api_tests.support import post_examples
-from ..api_tests.test_matrix import matrix
+from ..api_support import post_examples
 from ..clock import FakeClock
 from ..examples import expected
+from ..matrix.test_matrix import matrix
 from ..policy_trees import BASELINE_REV, baseline_tree
 from ..waiting import wait_until
 

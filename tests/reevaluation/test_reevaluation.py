@@ -19,10 +19,10 @@ from supportgate.reevaluation.views import SweepView
 from supportgate.runtime import Runtime
 
 from ..api import Api
+from ..api_support import created, deployment, hardware, rows
 from ..clock import FakeClock
+from ..matrix.test_matrix import matrix, publish, with_sm90
 from ..waiting import wait_until
-from .support import created, deployment, hardware, rows
-from .test_matrix import matrix, publish, with_sm90
 
 
 def get(api: Api, path: str, role: str = "procurement", **params: Any) -> Any:

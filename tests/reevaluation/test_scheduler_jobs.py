@@ -15,9 +15,9 @@ from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.runtime import Runtime
 
 from ..api import Api
-from ..api_tests.support import created, example
-from ..api_tests.test_matrix import publish, with_sm90
+from ..api_support import created, example
 from ..clock import FakeClock
+from ..matrix.test_matrix import publish, with_sm90
 from ..waiting import wait_until
 
 PROD = ("DeploymentManifest", "v41-flash-h100-prod")

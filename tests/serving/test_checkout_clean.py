@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from ..matrix_sources import GitRepo, with_sm90
+from ..matrix_upstreams import GitRepo, with_sm90
 from ..server import clean_env, run_cli, supportgate_command
 from ..services import free_port
 from ..waiting import wait_until

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..api_tests.support import hardware
+from ..api_support import hardware
 from ..server import STOP_TIMEOUT_S, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database
 

@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from supportgate.db import create_db_engine
 
-from ..api_tests.support import example
+from ..api_support import example
 from ..examples import EXAMPLES
 from ..opa import shared_credentials
 from ..server import clean_env, run_cli, serving

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ..api import Api, running_api
-from ..api_tests.support import created, example
+from ..api_support import created, example
 from ..clock import FakeClock
 from ..waiting import wait_until
 

@@ -1,6 +1,6 @@
 """Waivers over HTTP, on SQLite and PostgreSQL: a waived deny stops rejecting one manifest
 until the waiver expires or is deleted; validation names the field; deleted waivers stay
-listed (tests/integration/test_waiver_cache.py: the hot path reads them from memory)."""
+listed (tests/waivers/test_waiver_cache.py: the hot path reads them from memory)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from sqlalchemy import text
 from supportgate.audit.replay import replay_decision
 
 from ..api import Api, running_api
+from ..api_support import created, deployment, example, named
 from ..clock import FakeClock
-from .support import created, deployment, example, named
 
 PROD = "dep-h100-production.yaml"
 PROD_KEY = ("DeploymentManifest", "v41-flash-h100-prod")

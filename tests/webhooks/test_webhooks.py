@@ -17,12 +17,12 @@ from supportgate.db import transaction
 from supportgate.webhooks import enqueue_alert_deliveries
 
 from ..api import Api, running_api
-from ..integration.test_webhook_delivery import alert
+from ..api_support import created, hardware, named
+from ..observability.test_observability import _samples, _value
 from ..receiver import Receiver, running_receiver, verify
 from ..services import copy_sqlite
 from ..waiting import wait_until
-from .support import created, hardware, named
-from .test_observability import _samples, _value
+from .test_webhook_delivery import alert
 
 PENDING = "supportgate_webhook_deliveries_pending"
 

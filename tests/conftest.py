@@ -27,28 +27,25 @@ from .services import (
 )
 from .tlog.go_verifier import build_verifier
 
-FAST_DIRECTORIES = ("unit", "ledger", "tlog", "policies")
-"""The folders of tests/ for in-process tests: the pure code, the ledger, the transparency
-log, the policies."""
 SLOW_FIXTURES = {"fresh_database", "sqlite_template", "postgres_url", "go_verifier"}
 """Fixtures that make a database or build a program: a test using one is not `fast`."""
 SLOW_MARKERS = ("go", "postgres", "browser", "slow")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `fast` the tests under FAST_DIRECTORIES that use no SLOW_FIXTURES and carry no
-    SLOW_MARKERS (`-m fast`: the quick local loop)."""
-    tests = Path(__file__).parent
-    for item in items:
-        if not item.path.is_relative_to(tests):
-            continue
-        if item.path.relative_to(tests).parts[0] not in FAST_DIRECTORIES:
-            continue
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
-            continue
-        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
-            continue
-        item.add_marker(pytest.mark.fast)
+    """Refuse a test declared `fast` that uses a SLOW_FIXTURE or carries a SLOW_MARKER (a
+    database fixture added to a `fast` module must not slow `-m fast` down unseen)."""
+    wrong = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("fast")
+        and (
+            SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or any(item.get_closest_marker(name) for name in SLOW_MARKERS)
+        )
+    ]
+    if wrong:
+        raise pytest.UsageError("marked fast but not in-process:\n" + "\n".join(wrong))
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ import pytest
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from tests.clock import FakeClock
 
+pytestmark = pytest.mark.fast
+
 
 def test_the_system_clock_is_aware_utc_and_monotonic() -> None:
     before = datetime.now(UTC)

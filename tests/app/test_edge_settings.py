@@ -8,6 +8,8 @@ import pytest
 from supportgate.config import DatabaseTimeouts, ServerLimits, Settings
 from supportgate.errors import UsageError
 
+pytestmark = pytest.mark.fast
+
 
 def test_the_defaults() -> None:
     settings = Settings.from_env({})

@@ -29,6 +29,8 @@ from supportgate.http_errors import (
 )
 from supportgate.tlog import TlogInputError
 
+pytestmark = pytest.mark.fast
+
 PACKAGE = Path(supportgate.__file__).parent
 NO_REQUEST: Any = None  # the handlers do not look at the request
 

@@ -19,6 +19,8 @@ from supportgate.events import (
     decisions_recorded,
 )
 
+pytestmark = pytest.mark.fast
+
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 

@@ -17,7 +17,11 @@ import ast
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pytest
+
 import supportgate
+
+pytestmark = pytest.mark.fast
 
 PACKAGE = Path(supportgate.__file__).parent
 

@@ -6,6 +6,8 @@ import pytest
 
 from supportgate.cli import main
 
+pytestmark = pytest.mark.fast
+
 REFUSED = [
     (
         ["keys", "create", "--role", "bogus", "--name", "x"],

@@ -17,6 +17,8 @@ from supportgate.collect.services import CollectError, collect
 from supportgate.errors import ManifestError
 from supportgate.manifests import HardwareManifest, decode_manifest
 
+pytestmark = pytest.mark.fast
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collect"
 NVIDIA_QUERY = (
     "nvidia-smi --query-gpu=index,name,compute_cap,memory.total,driver_version --format=csv"

@@ -8,6 +8,8 @@ import pytest
 
 from supportgate.collect import parsers
 
+pytestmark = pytest.mark.fast
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collect"
 
 

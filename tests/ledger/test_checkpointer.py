@@ -237,6 +237,7 @@ def test_a_rewritten_head_is_not_signed(
     assert latest(sessions).tree_size == 5
 
 
+@pytest.mark.fast
 def test_the_default_key_is_made_only_before_the_first_checkpoint(tmp_path: Path) -> None:
     """Beside the SQLite file (no SUPPORTGATE_SIGNING_KEY_FILE): made at the first start; once
     checkpoints are signed, a missing key is refused rather than replaced."""

@@ -10,6 +10,8 @@ import pytest
 from supportgate.errors import ManifestError
 from supportgate.manifests import decode_manifest, decode_manifests
 
+pytestmark = pytest.mark.fast
+
 BROKEN = b"""\
 apiVersion: supportgate/v1
 kind: HardwareManifest

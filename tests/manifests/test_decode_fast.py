@@ -15,6 +15,8 @@ from supportgate.manifests._convert import convert
 from supportgate.manifests._raw import parse_json
 from tests import strategies
 
+pytestmark = pytest.mark.fast
+
 
 def careful(data: bytes) -> Any:
     return convert(parse_json(data.decode()), decode.Manifest, numbers_as_text=False)

@@ -14,6 +14,8 @@ from supportgate.manifests import DeploymentManifest, HardwareManifest, decode_m
 from supportgate.manifests.decode import Format, decode_json
 from supportgate.waivers.views import WaiverRequest
 
+pytestmark = pytest.mark.fast
+
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer both policy engines read exactly
 
 HARDWARE = """\

@@ -30,6 +30,8 @@ from supportgate.policy.engine import LoadedMatrix
 from tests.examples import expected
 from tests.strategies import manifests, matrices
 
+pytestmark = pytest.mark.fast
+
 HARDWARE = """\
 apiVersion: supportgate/v1
 kind: HardwareManifest

@@ -24,6 +24,8 @@ from supportgate.manifests import (
 )
 from supportgate.manifests._yaml import parse_yaml
 
+pytestmark = pytest.mark.fast
+
 HARDWARE = """\
 apiVersion: supportgate/v1
 kind: HardwareManifest

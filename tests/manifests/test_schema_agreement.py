@@ -37,6 +37,8 @@ from supportgate.manifests.schema import DEFAULT_DIR
 from supportgate.openapi import ManifestBody
 from tests import strategies
 
+pytestmark = pytest.mark.fast
+
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / DEFAULT_DIR  # the repository's schemas/
 
 Doc = dict[str, Any]

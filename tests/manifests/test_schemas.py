@@ -11,6 +11,8 @@ from supportgate.manifests.common import STORABLE_TEXT_RE
 from supportgate.manifests.hardware import Accelerator
 from supportgate.manifests.schema import DEFAULT_DIR, SCHEMAS, expected, main, render
 
+pytestmark = pytest.mark.fast
+
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / DEFAULT_DIR  # the repository's schemas/
 REGENERATE = "run `python -m supportgate.manifests.schema --write` (or scripts/schemas)"
 

@@ -9,6 +9,8 @@ from supportgate.config import Settings
 from supportgate.errors import UsageError
 from supportgate.matrix_sources.spec import GitSource, HttpsSource, parse_source
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     ("text", "expected"),

@@ -23,6 +23,8 @@ import structlog
 
 from supportgate.logging import configure_logging, get_logger
 
+pytestmark = pytest.mark.fast
+
 LINES_PER_THREAD = 500
 
 

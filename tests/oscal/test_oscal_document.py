@@ -7,12 +7,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trestle.oscal.assessment_results import AssessmentResults, Model
 
 from supportgate.oscal.document import assessment_results
 from supportgate.oscal.fleet import FleetManifest, FleetViolation, OscalFleet
+
+pytestmark = pytest.mark.fast
 
 AS_OF = datetime(2026, 11, 30, 12, tzinfo=UTC)
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), min_size=0, max_size=30)

@@ -16,6 +16,8 @@ from supportgate.package_data import (
     package_directory,
 )
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     ("package", "parts", "inside"),

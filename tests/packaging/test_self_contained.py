@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.fast
+
 ROOT = Path(__file__).resolve().parents[2]
 
 WORKSPACE_NAMES = ("CONTRACT.md", "DOMAIN.md", "STYLE.md", "shared/examples")

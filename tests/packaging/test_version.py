@@ -9,6 +9,8 @@ import pytest
 import supportgate
 from supportgate.cli import main
 
+pytestmark = pytest.mark.fast
+
 
 def test_version_prints_the_installed_version_and_exits_0(
     capsys: pytest.CaptureFixture[str],

@@ -13,6 +13,8 @@ import pytest
 from supportgate.cli import EXIT_ERROR, EXIT_OK, main
 from supportgate.policy.opa_bundle import BundleSigner
 
+pytestmark = pytest.mark.fast
+
 SHARED = ("bundle-verification.pem", "bundle-token", "opa-api-token", "opa-api-token-sha256.json")
 
 

@@ -14,6 +14,8 @@ from supportgate.policy.opa_check import capabilities
 from tests.examples import EXAMPLES
 from tests.policy.test_org_policy_cli import run
 
+pytestmark = pytest.mark.fast
+
 METADATA = """# METADATA
 # title: {title}
 # description: What it asks.

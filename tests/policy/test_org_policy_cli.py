@@ -15,6 +15,8 @@ import pytest
 from supportgate.cli import main
 from tests.examples import EXAMPLES
 
+pytestmark = pytest.mark.fast
+
 REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "examples" / "policies" / "acme"
 AT = "2026-11-30T00:00:00Z"

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
 from supportgate.policy.prepared import prepared_document, range_text, version_key
 
 from ..engines import default_matrix
+
+pytestmark = pytest.mark.fast
 
 PREPARED_FILE = DEFAULT_POLICY_DIR / "supportgate" / "prepared" / "data.json"
 

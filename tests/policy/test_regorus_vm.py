@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import regorus
+
+pytestmark = pytest.mark.fast
 
 UNDEFINED = "<undefined>"  # what the VM answers for an undefined rule
 

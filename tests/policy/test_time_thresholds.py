@@ -20,6 +20,8 @@ from supportgate.policy.time_thresholds import (
     timestamp_ns,
 )
 
+pytestmark = pytest.mark.fast
+
 AT = "2026-10-01T00:00:00Z"
 AT_NS = 1_790_812_800 * 1_000_000_000
 WAIVER = {"id": "w-1", "rule": "port.production", "expires_at": "2027-01-01T00:00:00Z"}

@@ -5,7 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from supportgate.reevaluation.memo import MARGIN, memo_key, stable_until
+
+pytestmark = pytest.mark.fast
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 FOREVER = datetime.max.replace(tzinfo=UTC)

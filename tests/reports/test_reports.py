@@ -37,6 +37,8 @@ from supportgate.reports.rules import rule_anchor, rule_help_uri
 from supportgate.reports.sarif import artifact_location, fingerprint
 from tests.report_schemas import github_problems, sarif_schema_errors
 
+pytestmark = pytest.mark.fast
+
 DEPLOYMENT_YAML = """\
 # a port trial that went to production too early
 apiVersion: supportgate/v1

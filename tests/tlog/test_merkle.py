@@ -28,6 +28,8 @@ from supportgate.tlog import (
     verify_inclusion,
 )
 
+pytestmark = pytest.mark.fast
+
 
 def _entries(count: int, salt: str = "") -> list[bytes]:
     return [f'{{"salt":"{salt}","n":{i}}}'.encode() for i in range(count)]

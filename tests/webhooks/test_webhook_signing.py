@@ -15,6 +15,8 @@ from supportgate.webhooks.retries import DeliveryPolicy, retry_after_seconds, su
 from supportgate.webhooks.services import check_url
 from supportgate.webhooks.targets import AllowList
 
+pytestmark = pytest.mark.fast
+
 # The known answer of the standard-webhooks reference library's tests (test_sign_function in
 # libraries/python/tests/test_webhooks.py); the test below also recomputes it by hand.
 KNOWN_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # noqa: S105 - a published test vector

@@ -12,6 +12,8 @@ from supportgate.errors import UsageError
 from supportgate.webhooks.services import check_url
 from supportgate.webhooks.targets import AllowList, TargetRefused, delivery_address
 
+pytestmark = pytest.mark.fast
+
 NOBODY = AllowList()
 
 

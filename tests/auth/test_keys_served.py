@@ -1,19 +1,23 @@
 """Revocation across replicas (CONTRACT section 7): two `supportgate serve` processes on one
 PostgreSQL. A key revoked through one replica's API is refused by it at once and by the other
-within 2 s; one revoked with `supportgate keys revoke` (a third process on the same
-database) is refused by both within 2 s; a key created on one works on the other as soon."""
+after its next read of the keys; one revoked with `supportgate keys revoke` (a third process on
+the same database) is refused by both; a key created on one works on the other as soon. The
+contract's 2 s holds because a replica's keys are at most REFRESH_SECONDS old, which
+tests/app/test_memory_reloads.py shows on a fake clock; no test here times a request."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from supportgate.auth.services import REFRESH_SECONDS
+
 from ..server import Served, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database
+from ..waiting import wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -28,14 +32,9 @@ def _status(server: Served, secret: str) -> int:
     return httpx.get(server.url + PROBE, headers=headers, timeout=10).status_code
 
 
-def _seconds_until(server: Served, secret: str, status: int, limit: float) -> float | None:
-    """Seconds until `server` answers `status` for the key (polled), None if not in `limit`."""
-    start = time.monotonic()
-    while True:
-        if _status(server, secret) == status:
-            return time.monotonic() - start
-        if time.monotonic() - start > limit:
-            return None
+def _answers(server: Served, secret: str, status: int) -> None:
+    """Wait until `server` answers `status` for the key; the wait's limit is a safety net."""
+    wait_until(lambda: _status(server, secret) == status, f"{status} from {server.url}")
 
 
 @pytest.fixture
@@ -62,10 +61,11 @@ def _create(server: Served, admin: str, name: str) -> str:
 def test_a_key_revoked_on_one_replica_is_refused_by_the_other_within_2_s(
     replicas: Replicas, tmp_path: Path
 ) -> None:
+    assert REFRESH_SECONDS < WITHIN_S
     first, second, url, keys = replicas
     secret = _create(first, keys["admin"], "bot")
     assert _status(first, secret) == 200
-    assert _seconds_until(second, secret, 200, WITHIN_S) is not None  # created on the other
+    _answers(second, secret, 200)  # created on the other
     assert _status(second, secret) == 200  # and now in its memory
 
     revoked = httpx.delete(
@@ -73,14 +73,13 @@ def test_a_key_revoked_on_one_replica_is_refused_by_the_other_within_2_s(
     )
     assert revoked.status_code == 204, revoked.text
     assert _status(first, secret) == 401  # at once, here
-    waited = _seconds_until(second, secret, 401, WITHIN_S)
-    assert waited is not None, f"the other replica still took the key {WITHIN_S} s later"
+    _answers(second, secret, 401)
     assert _status(second, secret) == 401
 
-    # Through the CLI, which writes the same database: both replicas, within 2 s.
+    # Through the CLI, which writes the same database: both replicas.
     other = _create(second, keys["admin"], "cli-revoked")
     assert _status(second, other) == 200
-    assert _seconds_until(first, other, 200, WITHIN_S) is not None
+    _answers(first, other, 200)
     done = run_cli(
         ["keys", "revoke", "cli-revoked"],
         env=clean_env(SUPPORTGATE_DATABASE_URL=url),
@@ -88,7 +87,7 @@ def test_a_key_revoked_on_one_replica_is_refused_by_the_other_within_2_s(
     )
     assert done.returncode == 0, done.stderr
     for server in (first, second):
-        assert _seconds_until(server, other, 401, WITHIN_S) is not None, server.url
+        _answers(server, other, 401)
 
     for server in (first, second):  # the keys not revoked still work
         assert _status(server, keys["procurement"]) == 200

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -179,10 +178,10 @@ def stalling_http() -> Iterator[str]:
 def test_git_is_cut_off_at_the_deadline(stalling_http: str, tmp_path: Path) -> None:
     source = GitSource(url=stalling_http, ref="main", file="matrix.yaml")
     reader = GitReader(source, tmp_path / "cache", deadline=SHORT_DEADLINE_S)
-    began = time.monotonic()
+    # Only the reader's own deadline says this: left to git, the stall ends after a minute in
+    # an empty answer, which git reports otherwise.
     with pytest.raises(SourceUnreachable, match=r"no answer within the deadline of 0\.5 s"):
         reader.read(None)
-    assert time.monotonic() - began < 10  # cut off, not left to git's own timeouts
 
 
 @pytest.fixture
@@ -234,10 +233,10 @@ def test_https_other_answers_are_unreachable(https: HttpsServer, status: int, sa
 def test_https_is_cut_off_at_the_deadline(https: HttpsServer) -> None:
     https.served.publish(matrix_yaml("2026.12.1"))
     https.served.script.append(STALL)
-    began = time.monotonic()
+    # Only the reader's own deadline says this: left to itself, the stall ends after a minute
+    # in a connection closed unanswered, which reads otherwise.
     with pytest.raises(SourceUnreachable, match=r"no answer within the deadline of 0\.5 s"):
         _https_reader(https, deadline=SHORT_DEADLINE_S).read(None)
-    assert time.monotonic() - began < 10
 
 
 def test_https_checks_the_certificate(https: HttpsServer) -> None:

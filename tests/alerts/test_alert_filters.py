@@ -88,9 +88,9 @@ def test_each_filter_keeps_exactly_its_alerts(api: Api, eight_alerts: list[dict[
     ("param", "value"),
     [("kind", "Pod"), ("cause", "whenever"), ("since", "yesterday"), ("limit", "0")],
 )
-def test_a_bad_filter_is_a_400_naming_it(api: Api, param: str, value: str) -> None:
-    response = api.client.get(
-        "/v1/alerts", params={param: value}, headers=api.headers("procurement")
+def test_a_bad_filter_is_a_400_naming_it(shared_api: Api, param: str, value: str) -> None:
+    response = shared_api.client.get(
+        "/v1/alerts", params={param: value}, headers=shared_api.headers("procurement")
     )
     assert response.status_code == 400, response.text
     assert response.json()["field"] == param

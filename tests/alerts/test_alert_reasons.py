@@ -6,22 +6,13 @@ gained and lost with their messages."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from ..api import Api, running_api
 from ..api_support import created, example
-from ..policy.test_org_policies import ACME
-from ..receiver import Receiver, running_receiver, verify
+from ..examples import ACME
+from ..receiver import Receiver, verify
 from ..waiting import wait_until
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
 
 
 def alerts(api: Api) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Fixtures shared by the audit tests (test_audit_verify.py, test_audit_tamper.py)."""
+"""Fixtures of the audit tests: a signed history to verify and tamper with, an API whose
+checkpoints come only when asked."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ..api import Api, running_api
 from ..audit_history import History, build, copied
 from ..services import temporary_database
 
@@ -35,3 +37,10 @@ def history(
         monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", copy.url)
         monkeypatch.setenv("SUPPORTGATE_SIGNING_KEY_FILE", str(copy.key_file))
         yield copy
+
+
+@pytest.fixture
+def quiet_api(db_url: str) -> Iterator[Api]:
+    """The API whose checkpointer never signs on its timer (only at start, stop and sweeps)."""
+    with running_api(db_url, checkpoint_interval=3600.0) as running:
+        yield running

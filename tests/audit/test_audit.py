@@ -316,9 +316,11 @@ def test_default_limit_is_50(api: Api) -> None:
     ],
 )
 def test_bad_parameters_are_400_naming_the_field(
-    api: Api, params: dict[str, str], field: str
+    shared_api: Api, params: dict[str, str], field: str
 ) -> None:
-    response = api.client.get("/v1/audit", params=params, headers=api.headers("procurement"))
+    response = shared_api.client.get(
+        "/v1/audit", params=params, headers=shared_api.headers("procurement")
+    )
     assert response.status_code == 400, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()

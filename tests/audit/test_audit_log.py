@@ -8,12 +8,10 @@ from __future__ import annotations
 import base64
 import csv
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 
 from bench.sweep_data import sm90_matrix_json
 from supportgate.tlog import (
@@ -25,18 +23,9 @@ from supportgate.tlog import (
     verify_inclusion,
 )
 
-from ..api import Api, running_api
+from ..api import Api
 from ..api_support import post_examples
 from ..waiting import wait_until
-
-NEVER = 3600.0
-
-
-@pytest.fixture
-def quiet_api(db_url: str) -> Iterator[Api]:
-    """The API whose checkpointer never signs on its timer (only at start, stop and sweeps)."""
-    with running_api(db_url, checkpoint_interval=NEVER) as running:
-        yield running
 
 
 def get(api: Api, path: str, role: str = "procurement", **params: Any) -> Any:

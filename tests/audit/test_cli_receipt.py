@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 from supportgate.cli import main
 from supportgate.tlog import Checkpoint, MemoryNodeStore, MerkleTree, NoteSigner, sign_checkpoint
 
-from ..api import Api, running_api
+from ..api import Api
 from ..api_support import post_examples
 from ..signing import key_env
 
@@ -25,17 +25,15 @@ Receipt = dict[str, Any]
 
 
 @pytest.fixture
-def quiet_api(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
-    """The API with the examples posted, whose checkpointer signs only when asked (and at
-    start); the CLI on the same database and key."""
-    with running_api(db_url, checkpoint_interval=3600.0) as api:
-        post_examples(api)
-        assert api.runtime.reevaluation.wait_idle()
-        monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", db_url)
-        monkeypatch.setenv("SUPPORTGATE_LOG_ORIGIN", api.runtime.settings.log_origin)
-        for variable, value in key_env(db_url).items():
-            monkeypatch.setenv(variable, value)
-        yield api
+def receipt_api(quiet_api: Api, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Api:
+    """`quiet_api` with the examples posted; the CLI on the same database and key."""
+    post_examples(quiet_api)
+    assert quiet_api.runtime.reevaluation.wait_idle()
+    monkeypatch.setenv("SUPPORTGATE_DATABASE_URL", db_url)
+    monkeypatch.setenv("SUPPORTGATE_LOG_ORIGIN", quiet_api.runtime.settings.log_origin)
+    for variable, value in key_env(db_url).items():
+        monkeypatch.setenv(variable, value)
+    return quiet_api
 
 
 def newest_decision(api: Api) -> dict[str, Any]:
@@ -60,12 +58,12 @@ def verify_receipt(path: Path, capsys: pytest.CaptureFixture[str], *key: str) ->
 
 
 def test_a_receipt_verifies_offline(
-    quiet_api: Api,
+    receipt_api: Api,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    decision = newest_decision(quiet_api)
+    decision = newest_decision(receipt_api)
     out = tmp_path / "receipt.json"
     receipt, said = receipt_of(decision["id"], out, capsys)
     assert set(receipt) == {
@@ -81,7 +79,7 @@ def test_a_receipt_verifies_offline(
     # The latest checkpoint was the start's: the receipt signed one that covers the decision.
     assert f"signed one of {receipt['tree_size']} entries" in said
     assert receipt["tree_size"] > decision["leaf_index"]
-    log_key = quiet_api.runtime.checkpointer.verifier().encoded()
+    log_key = receipt_api.runtime.checkpointer.verifier().encoded()
     assert receipt["verifier_key"] == log_key
     second, said = receipt_of(decision["id"], tmp_path / "again.json", capsys)
     assert said == ""  # covered by the latest checkpoint now: nothing signed
@@ -138,9 +136,9 @@ TAMPERED: list[tuple[Callable[[Receipt], None], str]] = [
 
 
 def test_an_edited_receipt_fails_naming_what(
-    quiet_api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    receipt_api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    decision = newest_decision(quiet_api)
+    decision = newest_decision(receipt_api)
     receipt, _ = receipt_of(decision["id"], tmp_path / "receipt.json", capsys)
     assert receipt["hashes"], "a receipt with hashes to flip"
     log_key = receipt["verifier_key"]
@@ -156,7 +154,7 @@ def test_an_edited_receipt_fails_naming_what(
 
 
 def test_a_receipt_signed_by_another_key_never_holds(
-    quiet_api: Api,
+    receipt_api: Api,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -164,12 +162,12 @@ def test_a_receipt_signed_by_another_key_never_holds(
     """Whoever forges an entry can sign a tree of it with a key of their own and put that key
     in the receipt: without a key given apart, nothing is checked (exit 2 naming the option,
     where it used to exit 0 on the receipt's own key); with the log's key it fails."""
-    decision = newest_decision(quiet_api)
+    decision = newest_decision(receipt_api)
     receipt, _ = receipt_of(decision["id"], tmp_path / "receipt.json", capsys)
     forged_entry = receipt["entry"].replace('"allowed":false', '"allowed":true')
     tree = MerkleTree(MemoryNodeStore())
     tree.append([forged_entry.encode()])
-    origin = quiet_api.runtime.settings.log_origin
+    origin = receipt_api.runtime.settings.log_origin
     forger = NoteSigner.generate(origin)
     forged = {
         "entry": forged_entry,
@@ -217,7 +215,7 @@ def test_a_receipt_that_is_not_one(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_a_receipt_of_an_unknown_decision_is_refused(
-    quiet_api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    receipt_api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["audit", "receipt", "no-such-id", "--out", str(tmp_path / "r.json")]) == 2
     assert "DECISION_ID: no decision has id 'no-such-id'" in capsys.readouterr().err

@@ -6,12 +6,11 @@ import hashlib
 import itertools
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session, col, select
@@ -25,8 +24,6 @@ from supportgate.db import (
     LedgerHead,
     Manifest,
     MatrixVersion,
-    create_db_engine,
-    session_factory,
     transaction,
 )
 from supportgate.ledger.entries import untracked_entry
@@ -51,18 +48,6 @@ DOCUMENT: dict[str, Any] = {
     "nested": {"numbers": [1, 2.5, None, True], "empty": {}},
 }
 _leaves = itertools.count()  # a unique leaf_index for each row made below
-
-
-@pytest.fixture
-def engine(migrated_db_url: str) -> Iterator[Engine]:
-    engine = create_db_engine(migrated_db_url)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture
-def sessions(engine: Engine) -> sessionmaker[Session]:
-    return session_factory(engine)
 
 
 def make_decision(**overrides: Any) -> Decision:

@@ -320,9 +320,9 @@ def test_procurement_reads_the_fleet_and_ci_does_not(clocked_api: Api) -> None:
     ],
 )
 @pytest.mark.parametrize("path", ["/v1/reports/fleet", "/v1/manifests"])
-def test_a_bad_as_of_is_400_naming_it(clocked_api: Api, path: str, as_of: str) -> None:
-    response = clocked_api.client.get(
-        path, params={"as_of": as_of}, headers=clocked_api.headers("procurement")
+def test_a_bad_as_of_is_400_naming_it(shared_api: Api, path: str, as_of: str) -> None:
+    response = shared_api.client.get(
+        path, params={"as_of": as_of}, headers=shared_api.headers("procurement")
     )
     assert response.status_code == 400, response.text
     assert named(response.json()) == "as_of"

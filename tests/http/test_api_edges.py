@@ -49,8 +49,10 @@ def test_an_empty_cursor_is_the_first_page_everywhere(api: Api) -> None:
         ("/v1/audit/proof/consistency?second=1", "first"),
     ],
 )
-def test_a_missing_query_parameter_is_a_400_naming_it(api: Api, path: str, field: str) -> None:
-    response = api.client.get(path, headers=api.headers("admin"))
+def test_a_missing_query_parameter_is_a_400_naming_it(
+    shared_api: Api, path: str, field: str
+) -> None:
+    response = shared_api.client.get(path, headers=shared_api.headers("admin"))
     assert response.status_code == 400, response.text
     assert named(response.json()) == field
 

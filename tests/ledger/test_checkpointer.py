@@ -41,15 +41,6 @@ NEVER = 3600.0  # an interval no test waits for: what is signed, something else 
 
 
 @pytest.fixture
-def sessions(migrated_db_url: str) -> Iterator[sessionmaker[Session]]:
-    db = create_db_engine(migrated_db_url)
-    try:
-        yield session_factory(db)
-    finally:
-        db.dispose()
-
-
-@pytest.fixture
 def settings(migrated_db_url: str, tmp_path: Path) -> Settings:
     key = tmp_path / "keys" / "signing.key"
     key.parent.mkdir()

@@ -130,13 +130,13 @@ def test_duplicate_version_is_409_and_changes_nothing(api: Api) -> None:
     ],
 )
 def test_invalid_matrix_is_400_naming_the_field(
-    api: Api, change: dict[str, Any], field: str
+    shared_api: Api, change: dict[str, Any], field: str
 ) -> None:
-    response = publish(api, {**matrix("2026.12.1"), **change})
+    response = publish(shared_api, {**matrix("2026.12.1"), **change})
     assert response.status_code == 400, response.text
     body = response.json()
     assert body["field"].startswith(field), body
-    assert get(api, "/v1/matrix/versions").json()["items"][0]["version"] == DEFAULT_VERSION
+    assert get(shared_api, "/v1/matrix/versions").json()["items"][0]["version"] == DEFAULT_VERSION
 
 
 def test_nested_field_path_and_unquoted_yaml_version(sqlite_api: Api) -> None:

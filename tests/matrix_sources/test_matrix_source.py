@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import update
 from sqlmodel import col
 
@@ -71,11 +70,6 @@ def metric(api: Api, name: str) -> float | None:
         if line.startswith(name + " "):
             return float(line.split()[1])
     return None
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return GitRepo(tmp_path / "repo")
 
 
 def test_a_commit_is_published_with_its_provenance_and_sweeps_the_fleet(

@@ -34,11 +34,6 @@ def _git_reader(repo: GitRepo, tmp_path: Path, *, ref: str | None = None) -> Git
     return GitReader(source, tmp_path / "cache", deadline=30.0)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return GitRepo(tmp_path / "repo")
-
-
 def test_git_reads_the_commit_then_nothing_until_the_ref_moves(
     repo: GitRepo, tmp_path: Path
 ) -> None:

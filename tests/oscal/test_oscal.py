@@ -151,8 +151,10 @@ def test_ci_may_not_and_no_key_is_refused(api: Api) -> None:
         "2999-01-01T00:00:00Z",  # after now: not known yet
     ],
 )
-def test_a_bad_as_of_is_a_400_naming_it(api: Api, as_of: str) -> None:
-    response = api.client.get(PATH, params={"as_of": as_of}, headers=api.headers("procurement"))
+def test_a_bad_as_of_is_a_400_naming_it(shared_api: Api, as_of: str) -> None:
+    response = shared_api.client.get(
+        PATH, params={"as_of": as_of}, headers=shared_api.headers("procurement")
+    )
     assert response.status_code == 400, response.text
     assert response.json()["field"] == "as_of"
 

@@ -9,25 +9,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supportgate.evaluations.evaluator import Evaluator, Subject
-from supportgate.manifests import HardwareManifest, decode_manifest
-from supportgate.manifests.decision import Decision
-from supportgate.policy import EmbeddedEngine, PolicyBundle
-from supportgate.policy.engine import LoadedMatrix
-from supportgate.policy.opa import OpaEngine
-
 from .. import strategies
-from ..engines import EXAMPLE_TIME, default_matrix, example_pools, opa_engine
+from ..engines import EXAMPLE_TIME, Engines
 from ..policy.test_parity import moments
 
 pytestmark = pytest.mark.opa
@@ -92,36 +82,6 @@ def is_proof(name: str, item: dict[str, Any], now: datetime, max_age_days: int) 
     return True
 
 
-class Engines:
-    def __init__(self, bundle: PolicyBundle, opa_url: str, pools: dict[str, HardwareManifest]):
-        self.embedded = EmbeddedEngine(bundle)
-        self.opa: OpaEngine = opa_engine(opa_url, bundle)
-        self.matrix: LoadedMatrix = default_matrix(bundle)
-        self.pools = pools
-
-    def decide(self, spec: dict[str, Any], at: datetime) -> Decision:
-        """The decision on a deployment with `spec`, the same on both engines."""
-        document = {
-            "kind": "DeploymentManifest",
-            "apiVersion": "supportgate/v1",
-            "metadata": {"name": "dep-a"},
-            "spec": spec,
-        }
-        subject = Subject(decode_manifest(msgspec.json.encode(document), fmt="json"))
-        evaluator = Evaluator(self.embedded, self.matrix)
-        policy_input = evaluator.policy_input(subject, evaluated_at=at, hardware=self.pools.get)
-        embedded = self.embedded.evaluate(self.matrix, policy_input)
-        assert embedded == self.opa.evaluate(self.matrix, policy_input)
-        return evaluator.evaluate(subject, evaluated_at=at, hardware=self.pools.get).decision
-
-
-@pytest.fixture(scope="module")
-def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
-    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
-    yield built
-    built.opa.close()
-
-
 @settings(settings.get_profile("parity"), max_examples=150)
 @given(
     spec=strategies.deployment_specs(),
@@ -179,7 +139,7 @@ def _production_specs() -> st.SearchStrategy[dict[str, Any]]:
 def test_port_production_lets_unlisted_production_through_only_on_proof(
     engines: Engines,
 ) -> None:
-    max_age = engines.matrix.document["evidence_max_age_days"]
+    max_age = engines.default.document["evidence_max_age_days"]
     seen: set[str] = set()
 
     @settings(settings.get_profile("parity"), max_examples=300)

@@ -8,7 +8,6 @@ both engines (which must also agree):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +21,12 @@ from supportgate.evaluations.evaluator import Subject
 from supportgate.manifests import decode_manifest, decode_matrix
 from supportgate.manifests.decision import PolicyResult
 from supportgate.matrix import prepare
-from supportgate.policy import PolicyBundle
 from supportgate.policy.engine import LoadedMatrix
 
 from .. import strategies
-from ..engines import EXAMPLE_TIME, example_pools
-from ..policy.test_parity import Engines
+from ..engines import EXAMPLE_TIME, Engines
 
 pytestmark = pytest.mark.opa
-
-
-@pytest.fixture(scope="module")
-def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
-    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
-    yield built
-    built.opa.close()
 
 
 def _decisions(

@@ -28,20 +28,20 @@ BUNDLE = "/v1/bundles/supportgate.tar.gz"
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[Api]:
+def bundle_api(tmp_path: Path) -> Iterator[Api]:
     """A service that serves the bundle (it has the signing key), on the embedded engine."""
     credentials = shared_credentials()
     with running_api(
         f"sqlite:///{tmp_path / 'supportgate.db'}",
         bundle_signing_key_file=credentials.signing_key,
         bundle_token=credentials.bundle_token,
-    ) as api:
-        yield api
+    ) as running:
+        yield running
 
 
-def test_only_the_bundle_token_fetches_it(api: Api) -> None:
-    for token in (None, "not-the-token", api.keys["admin"]):  # an API key is no bundle token
-        response = api.client.get(
+def test_only_the_bundle_token_fetches_it(bundle_api: Api) -> None:
+    for token in (None, "not-the-token", bundle_api.keys["admin"]):  # an API key is no bundle token
+        response = bundle_api.client.get(
             BUNDLE, headers={"Authorization": f"Bearer {token}"} if token else {}
         )
         assert response.status_code == 401, token
@@ -49,10 +49,10 @@ def test_only_the_bundle_token_fetches_it(api: Api) -> None:
 
 
 def test_the_bundle_is_signed_over_every_file_and_owns_its_roots(
-    api: Api, policy_bundle: PolicyBundle
+    bundle_api: Api, policy_bundle: PolicyBundle
 ) -> None:
     credentials = shared_credentials()
-    response = api.client.get(
+    response = bundle_api.client.get(
         BUNDLE, headers={"Authorization": f"Bearer {credentials.bundle_token}"}
     )
     assert response.status_code == 200
@@ -81,12 +81,12 @@ def test_the_bundle_is_signed_over_every_file_and_owns_its_roots(
     assert signed == {name: hashlib.sha256(body).hexdigest() for name, body in unsigned.items()}
 
 
-def test_a_poll_with_the_current_etag_is_304(api: Api) -> None:
+def test_a_poll_with_the_current_etag_is_304(bundle_api: Api) -> None:
     headers = {"Authorization": f"Bearer {shared_credentials().bundle_token}"}
-    etag = api.client.get(BUNDLE, headers=headers).headers["etag"]
-    same = api.client.get(BUNDLE, headers={**headers, "If-None-Match": etag})
+    etag = bundle_api.client.get(BUNDLE, headers=headers).headers["etag"]
+    same = bundle_api.client.get(BUNDLE, headers={**headers, "If-None-Match": etag})
     assert (same.status_code, same.content, same.headers["etag"]) == (304, b"", etag)
-    other = api.client.get(BUNDLE, headers={**headers, "If-None-Match": '"sha256:old"'})
+    other = bundle_api.client.get(BUNDLE, headers={**headers, "If-None-Match": '"sha256:old"'})
     assert other.status_code == 200
 
 

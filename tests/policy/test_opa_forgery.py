@@ -48,9 +48,9 @@ def opa(opa_binary: str) -> Iterator[RunningOpa]:
 
 
 @pytest.fixture
-def api(opa: RunningOpa, tmp_path: Path) -> Iterator[Api]:
-    with running_api(f"sqlite:///{tmp_path / 'supportgate.db'}", opa_url=opa.url) as api:
-        yield api
+def opa_api(opa: RunningOpa, tmp_path: Path) -> Iterator[Api]:
+    with running_api(f"sqlite:///{tmp_path / 'supportgate.db'}", opa_url=opa.url) as running:
+        yield running
 
 
 def _rejected_deployment(api: Api) -> dict[str, Any]:
@@ -68,9 +68,9 @@ def _insider(opa: RunningOpa, method: str, path: str, **kwargs: Any) -> requests
 
 
 def test_a_forged_decision_module_is_refused_and_the_verdict_stands(
-    api: Api, opa: RunningOpa
+    opa_api: Api, opa: RunningOpa
 ) -> None:
-    before = _rejected_deployment(api)
+    before = _rejected_deployment(opa_api)
     modules = {policy["id"] for policy in _insider(opa, "GET", "/v1/policies").json()["result"]}
     assert DECISION_MODULE_ID in modules
 
@@ -82,7 +82,7 @@ def test_a_forged_decision_module_is_refused_and_the_verdict_stands(
     refused = _insider(opa, "PUT", "/v1/data/matrix", json={"version": "forged"})
     assert refused.status_code == 400, refused.text
 
-    after = created(api, example("dep-h100-production.yaml"))
+    after = created(opa_api, example("dep-h100-production.yaml"))
     assert (after["verdict"], after["allowed"]) == ("rejected", False)
     assert after["policy_revision"] == before["policy_revision"]
     assert {p["id"] for p in _insider(opa, "GET", "/v1/policies").json()["result"]} == modules
@@ -94,18 +94,18 @@ def test_without_the_token_opa_answers_nothing(opa: RunningOpa) -> None:
         assert response.status_code == 401, response.text
 
 
-def test_a_tampered_bundle_revision_is_503_never_a_verdict(api: Api, opa: RunningOpa) -> None:
-    _rejected_deployment(api)
-    before = rows(api)
+def test_a_tampered_bundle_revision_is_503_never_a_verdict(opa_api: Api, opa: RunningOpa) -> None:
+    _rejected_deployment(opa_api)
+    before = rows(opa_api)
     path = "/v1/data/system/bundles/supportgate/manifest/revision"
     assert _insider(opa, "PUT", path, json="sha256:forged").status_code == 204
 
-    response = post(api, example("dep-h100-production.yaml"))
+    response = post(opa_api, example("dep-h100-production.yaml"))
     assert response.status_code == 503, response.text
     assert "policy engine cannot answer" in response.json()["detail"]
     assert not {"verdict", "allowed", "id"} & set(response.json())
-    assert rows(api) == before
-    assert api.client.get("/health/ready").status_code == 503
+    assert rows(opa_api) == before
+    assert opa_api.client.get("/health/ready").status_code == 503
 
 
 def test_opas_api_token_is_not_in_data(opa: RunningOpa) -> None:

@@ -14,7 +14,7 @@ from supportgate.policy.opa_check import capabilities
 from tests.examples import EXAMPLES
 from tests.policy.test_org_policy_cli import run
 
-pytestmark = pytest.mark.fast
+pytestmark = [pytest.mark.fast, pytest.mark.usefixtures("no_bundles_configured")]
 
 METADATA = """# METADATA
 # title: {title}
@@ -40,12 +40,6 @@ def check(capsys: pytest.CaptureFixture[str], directory: Path) -> tuple[int, str
     code, _, err = run(capsys, "policy", "check", str(directory))
     assert "Traceback" not in err
     return code, err
-
-
-@pytest.fixture(autouse=True)
-def _no_bundles_configured(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SUPPORTGATE_POLICY_BUNDLES", raising=False)
-    monkeypatch.delenv("SUPPORTGATE_POLICY_DIR", raising=False)
 
 
 # A module that adds to the decision's waiver table: every built-in deny becomes "waived".

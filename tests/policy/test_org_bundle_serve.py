@@ -6,10 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from ..examples import ACME
 from ..server import clean_env, run_cli
 from ..services import free_port
-
-ACME = Path(__file__).resolve().parents[2] / "examples" / "policies" / "acme"
 
 
 def test_serve_refuses_a_bundle_that_fails_its_check(tmp_path: Path) -> None:

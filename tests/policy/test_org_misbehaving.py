@@ -61,11 +61,11 @@ deny contains {"rule": "org.fragile.helper", "message": message, "path": "spec.n
 POOL = Path(__file__).resolve().parents[2] / "examples" / "manifests" / "hw-h100-pool-a.yaml"
 
 
-Engines = dict[str, tuple[PolicyEngine, PolicyBundle]]
+Fragile = dict[str, tuple[PolicyEngine, PolicyBundle]]
 
 
 @pytest.fixture(scope="module")
-def engines(opa_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engines]:
+def fragile(opa_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fragile]:
     """The built-in policies alone (embedded), and with the fragile bundle on both engines."""
     directory = tmp_path_factory.mktemp("bundles") / "fragile"
     directory.mkdir()
@@ -92,8 +92,8 @@ def engines(opa_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         on_opa.close()
 
 
-def policy_input(engines: Engines, which: str, name: str) -> tuple[LoadedMatrix, PolicyInput]:
-    engine, policies = engines[which]
+def policy_input(fragile: Fragile, which: str, name: str) -> tuple[LoadedMatrix, PolicyInput]:
+    engine, policies = fragile[which]
     document = yaml.safe_load(POOL.read_text())
     document["metadata"]["name"] = name
     document["spec"]["nodes"] = 50
@@ -105,8 +105,8 @@ def policy_input(engines: Engines, which: str, name: str) -> tuple[LoadedMatrix,
     return evaluator.matrix, built
 
 
-def decide(engines: Engines, which: str, name: str) -> PolicyResult:
-    return engines[which][0].evaluate(*policy_input(engines, which, name))
+def decide(fragile: Fragile, which: str, name: str) -> PolicyResult:
+    return fragile[which][0].evaluate(*policy_input(fragile, which, name))
 
 
 @pytest.mark.parametrize(
@@ -117,13 +117,13 @@ def decide(engines: Engines, which: str, name: str) -> PolicyResult:
     ],
 )
 def test_a_misbehaving_org_rule_leaves_the_built_in_verdict_and_a_warn(
-    engines: Engines, name: str, rule: str, says: str
+    fragile: Fragile, name: str, rule: str, says: str
 ) -> None:
     """Both used to fail the evaluation (503 for the manifest): the message is no string, the
     helper's bodies conflict."""
-    builtin = decide(engines, "builtin", name)
-    embedded = decide(engines, "embedded", name)
-    assert decide(engines, "opa", name) == embedded
+    builtin = decide(fragile, "builtin", name)
+    embedded = decide(fragile, "embedded", name)
+    assert decide(fragile, "opa", name) == embedded
     assert embedded.verdict == builtin.verdict
     [warn] = [violation for violation in embedded.violations if violation.rule == rule]
     assert warn.severity == "warn"
@@ -134,10 +134,10 @@ def test_a_misbehaving_org_rule_leaves_the_built_in_verdict_and_a_warn(
 
 @pytest.mark.parametrize("which", ["embedded", "opa"])
 def test_a_batch_holding_such_manifests_is_decided_item_by_item(
-    engines: Engines, which: str
+    fragile: Fragile, which: str
 ) -> None:
     """A sweep evaluates in batches: one misbehaving manifest costs no other its org rules."""
     names = ["fragile-message", "fragile-helper", "sturdy"]
-    inputs = [policy_input(engines, which, name) for name in names]
-    batch = engines[which][0].evaluate_batch(inputs[0][0], [item for _, item in inputs])
-    assert batch == [decide(engines, which, name) for name in names]
+    inputs = [policy_input(fragile, which, name) for name in names]
+    batch = fragile[which][0].evaluate_batch(inputs[0][0], [item for _, item in inputs])
+    assert batch == [decide(fragile, which, name) for name in names]

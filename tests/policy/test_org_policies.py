@@ -28,14 +28,12 @@ from supportgate.policy.org_check import PolicyRefused
 
 from ..api import Api, running_api
 from ..clock import FakeClock
+from ..examples import ACME, EXAMPLES
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
 from ..receiver import running_receiver
 from ..waiting import wait_until
 from .test_org_misbehaving import FRAGILE, POOL
 
-REPO = Path(__file__).resolve().parents[2]
-ACME = REPO / "examples" / "policies" / "acme"
-EXAMPLES = REPO / "examples" / "manifests"
 ACME_RULES = {"org.acme.decode-replicas", "org.acme.rtx-production", "org.acme.quantization"}
 
 
@@ -55,12 +53,6 @@ def policy(api: Api) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
-
-
-@pytest.fixture
-def acme_api(migrated_db_url: str) -> Iterator[Api]:
-    with running_api(migrated_db_url, policy_bundles=(ACME,)) as api:
-        yield api
 
 
 def test_get_policy_is_for_procurement(sqlite_api: Api) -> None:

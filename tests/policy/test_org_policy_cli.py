@@ -15,10 +15,10 @@ import pytest
 from supportgate.cli import main
 from tests.examples import EXAMPLES
 
-pytestmark = pytest.mark.fast
+from ..examples import ACME
 
-REPO = Path(__file__).resolve().parents[2]
-ACME = REPO / "examples" / "policies" / "acme"
+pytestmark = [pytest.mark.fast, pytest.mark.usefixtures("no_bundles_configured")]
+
 AT = "2026-11-30T00:00:00Z"
 ACME_RULES = {"org.acme.decode-replicas", "org.acme.rtx-production", "org.acme.quantization"}
 
@@ -48,12 +48,6 @@ def line_of(path: Path, text: str) -> int:
     return next(
         number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line
     )
-
-
-@pytest.fixture(autouse=True)
-def _no_bundles_configured(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SUPPORTGATE_POLICY_BUNDLES", raising=False)
-    monkeypatch.delenv("SUPPORTGATE_POLICY_DIR", raising=False)
 
 
 # --- policy check ------------------------------------------------------------------------------

@@ -9,9 +9,7 @@ inline hardware, evaluation times around the examples' date, and waivers.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,15 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from supportgate.evaluations.evaluator import Evaluator, Subject
-from supportgate.manifests import HardwareManifest, Manifest, decode_manifest, decode_matrix
+from supportgate.evaluations.evaluator import Subject
+from supportgate.manifests import Manifest, decode_manifest, decode_matrix
 from supportgate.matrix import prepare
-from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy import PolicyBundle
 from supportgate.policy.catalog import read_catalog
-from supportgate.policy.engine import LoadedMatrix
 
 from .. import strategies
-from ..engines import EXAMPLE_TIME, default_matrix, example_pools, opa_engine
+from ..engines import EXAMPLE_TIME, Engines
 from ..examples import expected
 
 pytestmark = pytest.mark.opa
@@ -41,27 +38,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
 )
-
-
-class Engines:
-    def __init__(self, bundle: PolicyBundle, opa_url: str, pools: dict[str, HardwareManifest]):
-        self.embedded = EmbeddedEngine(bundle)
-        self.opa = opa_engine(opa_url, bundle)
-        self.pools = pools
-        self.default = default_matrix(bundle)
-
-    def inputs(self, matrix: LoadedMatrix, subjects: list[Subject], at: Any) -> list[Any]:
-        evaluator = Evaluator(self.embedded, matrix)
-        return [
-            evaluator.policy_input(s, evaluated_at=at, hardware=self.pools.get) for s in subjects
-        ]
-
-
-@pytest.fixture(scope="module")
-def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
-    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
-    yield built
-    built.opa.close()
 
 
 def _manifest(document: dict[str, Any]) -> Manifest:

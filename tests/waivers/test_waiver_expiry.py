@@ -52,19 +52,20 @@ def sweep_triggers(api: Api) -> set[str]:
 
 
 @pytest.fixture
-def clocked_api(migrated_db_url: str, clock: FakeClock) -> Iterator[Api]:
-    """tests/conftest.py's, with the nightly sweep twelve hours away from the hour the clock
-    starts in: the clock jumps past the expiry in one step, and a run that started at 02:xx
-    UTC saw the 03:00 sweep, due in that same tick, claim the expiry's flip (cause schedule)."""
+def expiry_api(migrated_db_url: str, clock: FakeClock) -> Iterator[Api]:
+    """`clocked_api` (tests/conftest.py) with the nightly sweep twelve hours away from the hour
+    the clock starts in: the clock jumps past the expiry in one step, and a run that started at
+    02:xx UTC saw the 03:00 sweep, due in that same tick, claim the expiry's flip (cause
+    schedule)."""
     nightly = f"0 {(clock.now().hour + 12) % 24} * * *"
     with running_api(migrated_db_url, clock=clock, reevaluate_cron=nightly) as running:
         yield running
 
 
 def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(
-    clocked_api: Api, clock: FakeClock
+    expiry_api: Api, clock: FakeClock
 ) -> None:
-    api = clocked_api
+    api = expiry_api
     created(api, example("hw-h100-pool-a.yaml"))
     assert created(api, example("dep-h100-production.yaml"))["verdict"] == "rejected"
 

@@ -173,12 +173,12 @@ def test_next_expiry_is_the_earliest_undeleted_waiver_to_expire(api: Api) -> Non
     ],
 )
 def test_bad_waivers_are_400_naming_the_field_and_write_nothing(
-    api: Api, changes: dict[str, Any], field: str
+    shared_api: Api, changes: dict[str, Any], field: str
 ) -> None:
-    response = create(api, **changes)
+    response = create(shared_api, **changes)
     assert response.status_code == 400, response.text
     assert named(response.json()) == field
-    assert waiver_rows(api) == 0
+    assert waiver_rows(shared_api) == 0
 
 
 def test_missing_and_unknown_fields_are_400_naming_them(api: Api) -> None:

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import create_db_engine, session_factory, transaction
+from supportgate.db import transaction
 from supportgate.db.tables import WebhookSubscription
 from supportgate.webhooks import enqueue_alert_deliveries, repository, targets
 from supportgate.webhooks.dispatcher import Outcome, WebhookDispatcher, record
@@ -55,21 +55,6 @@ def alert(number: int) -> dict[str, Any]:
         "at": datetime(2026, 11, 30, 12, 0, number, tzinfo=UTC),
         "decision_id": f"decision-{number}",
     }
-
-
-@pytest.fixture
-def sessions(migrated_db_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = create_db_engine(migrated_db_url)
-    try:
-        yield session_factory(engine)
-    finally:
-        engine.dispose()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
 
 
 RECEIVERS = AllowList.parse(ALLOW)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,6 @@ from ..waiting import wait_until
 from .test_webhook_delivery import alert
 
 PENDING = "supportgate_webhook_deliveries_pending"
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
 
 
 def subscribe(api: Api, body: Any, role: str | None = "admin") -> Any:
@@ -122,12 +115,14 @@ def test_internal_targets_are_a_400_naming_url_without_the_allow_list(
         {"url": "https://hooks.example.com", "events": ["all"]},
     ],
 )
-def test_a_bad_subscription_is_a_400_naming_the_field(api: Api, body: dict[str, Any]) -> None:
-    response = subscribe(api, body)
+def test_a_bad_subscription_is_a_400_naming_the_field(
+    shared_api: Api, body: dict[str, Any]
+) -> None:
+    response = subscribe(shared_api, body)
     assert response.status_code == 400, response.text
     answer = response.json()
     assert named(answer) == ("$.events" if "events" in body else "$.url")
-    assert get(api, "/v1/webhooks").json()["items"] == []
+    assert get(shared_api, "/v1/webhooks").json()["items"] == []
 
 
 def test_an_alert_is_delivered_signed_and_logged(api: Api, receiver: Receiver) -> None:

@@ -6,6 +6,7 @@ Events are key/value, never f-strings: `log.info("decision_recorded", manifest=.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from datetime import UTC, datetime
@@ -17,21 +18,65 @@ import structlog
 # structlog's events and stdlib records (uvicorn, APScheduler, alembic) go to the same stdout
 # from many threads; one lock around each whole line keeps two lines from interleaving.
 _LINE_LOCK = threading.RLock()
+_lost = {"total": 0, "unreported": 0}
+"""Lines that could not be written (a full disk, a closed stdout), under _LINE_LOCK."""
+
+
+def lost_log_lines() -> int:
+    """Lines this process could not write (/metrics: supportgate_log_lines_lost_total)."""
+    return _lost["total"]
+
+
+def _line_lost() -> None:
+    with _LINE_LOCK:
+        _lost["total"] += 1
+        _lost["unreported"] += 1
+
+
+class _Unbuffered:
+    """A text stream written straight to its file descriptor, line by line: a line the disk
+    has no room for is lost there and then (and counted), not kept in a buffer that a later
+    flush may or may not write."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        try:
+            file.flush()
+            self._fd: int | None = file.fileno()
+        except (OSError, ValueError):  # no descriptor (a test's StringIO): its own write
+            self._fd = None
+        self._encoding = getattr(file, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> None:
+        if self._fd is None:
+            self._file.write(text)
+            self._file.flush()
+            return
+        data = text.encode(self._encoding, "backslashreplace")
+        while data:  # a short write leaves the rest for the next call, which may raise
+            data = data[os.write(self._fd, data) :]
+
+    def flush(self) -> None:
+        """Nothing is held back."""
 
 
 class _LineWriter:
-    """structlog's output: each rendered event written as one line under the shared lock."""
+    """structlog's output: each rendered event written as one line under the shared lock; the
+    first line written after lost ones is followed by a `log_lines_lost` event counting them."""
 
-    def __init__(self, file: TextIO) -> None:
+    def __init__(self, file: _Unbuffered) -> None:
         self._file = file
 
     def msg(self, message: str) -> None:
         with _LINE_LOCK:
             try:
                 self._file.write(message + "\n")
-                self._file.flush()
-            except (OSError, ValueError):  # a full disk or a closed stdout: the line is lost,
-                return  # never the caller's work (the ledger's writer logs as it answers)
+            except (OSError, ValueError):  # the line is lost, never the caller's work (the
+                _line_lost()  # ledger's writer logs as it answers)
+                return
+            lost, _lost["unreported"] = _lost["unreported"], 0
+        if lost:
+            get_logger(__name__).warning("log_lines_lost", lost=lost)
 
     log = debug = info = warn = warning = error = critical = exception = fatal = msg
 
@@ -77,6 +122,12 @@ class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def createLock(self) -> None:  # noqa: N802 - logging's name
         self.lock = _LINE_LOCK
 
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        if isinstance(sys.exc_info()[1], OSError | ValueError):
+            _line_lost()  # not a traceback on stderr, which is often on the same full disk
+        else:
+            super().handleError(record)
+
 
 def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
     """Set up structlog and route stdlib logging (uvicorn, alembic) through the same renderer.
@@ -97,10 +148,10 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=lambda *_args: _LineWriter(sys.stdout),
+        logger_factory=lambda *_args: _LineWriter(_Unbuffered(sys.stdout)),
         cache_logger_on_first_use=True,
     )
-    handler = _LineHandler(sys.stdout)
+    handler = _LineHandler(_Unbuffered(sys.stdout))
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

@@ -18,6 +18,8 @@
 - supportgate_matrix_source_{last_sync,last_success}_timestamp_seconds,
   supportgate_matrix_source_consecutive_failures, supportgate_matrix_source_failures_total:
   the syncs of SUPPORTGATE_MATRIX_SOURCE (when set), read from the database when scraped
+- supportgate_log_lines_lost_total: log lines this process could not write (its log's disk
+  full, stdout closed); the log itself says how many at its next line (`log_lines_lost`)
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from sqlmodel import Session
 
 from supportgate.db import Manifest, transaction
 from supportgate.events import DecisionsRecorded, PolicyReloadFailed
-from supportgate.logging import get_logger
+from supportgate.logging import get_logger, lost_log_lines
 from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
 from supportgate.webhooks import repository as webhook_repository
@@ -170,6 +172,15 @@ class _MatrixSource(Collector):
         )
 
 
+class _LostLogLines(Collector):
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily(
+            "supportgate_log_lines_lost",
+            "Log lines that could not be written (the log's disk full, stdout closed)",
+            value=lost_log_lines(),
+        )
+
+
 class Metrics:
     def __init__(
         self, sessions: sessionmaker[Session], *, matrix_source: MatrixSourceService
@@ -203,6 +214,7 @@ class Metrics:
         self.registry.register(_PendingWebhookDeliveries(sessions))
         self.registry.register(_LastSweep(sessions))
         self.registry.register(_MatrixSource(matrix_source))
+        self.registry.register(_LostLogLines())
 
     def count_decisions(self, recorded: DecisionsRecorded) -> None:
         for count in recorded.counts:

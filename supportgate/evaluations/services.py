@@ -45,8 +45,9 @@ from supportgate.manifests import (
 )
 from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
-from supportgate.policy import MemoizedEngine, PolicyEngine
+from supportgate.policy import PolicyEngine
 from supportgate.policy.inputs import canonical_digest
+from supportgate.policy.memo import MemoizedEngine
 
 from . import repository
 from .evaluator import Evaluation, Evaluator, Subject

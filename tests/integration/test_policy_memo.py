@@ -18,7 +18,8 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import HardwareManifest, decode_manifest
 from supportgate.manifests.decision import PolicyResult
-from supportgate.policy import EmbeddedEngine, MemoizedEngine, PolicyBundle
+from supportgate.policy import EmbeddedEngine, PolicyBundle
+from supportgate.policy.memo import MemoizedEngine
 from supportgate.policy.engine import LoadedMatrix
 from supportgate.policy.inputs import PolicyInput, build_input, canonical_digest, format_time
 

@@ -19,9 +19,9 @@ from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import HardwareManifest, decode_manifest
 from supportgate.manifests.decision import PolicyResult
 from supportgate.policy import EmbeddedEngine, PolicyBundle
-from supportgate.policy.memo import MemoizedEngine
 from supportgate.policy.engine import LoadedMatrix
 from supportgate.policy.inputs import PolicyInput, build_input, canonical_digest, format_time
+from supportgate.policy.memo import MemoizedEngine
 
 from .. import strategies
 from ..clock import FakeClock

@@ -29,9 +29,10 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import HardwareManifest
 from supportgate.matrix import load_matrix_file, prepare
-from supportgate.policy import EmbeddedEngine, MemoizedEngine, PolicyBundle
+from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.engine import RESULT_RULE, LoadedMatrix
 from supportgate.policy.inputs import HardwareLookup
+from supportgate.policy.memo import MemoizedEngine
 
 
 def run(loops: int) -> list[Measurement]:

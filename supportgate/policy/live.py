@@ -13,17 +13,18 @@ starts the sweep with cause `policy`.
 Under OPA the new bundle is published first and taken only once OPA holds it: each tick asks
 OPA which revision it holds (the service keeps expecting, and deciding on, the last good one
 meanwhile). OPA refuses a bundle its compiler rejects and keeps its old one; when OPA does not
-hold the new revision OPA_ACTIVATION_BOUND after its publication, the service serves the last
-good bundle again and refuses the new one as above (docs/opa.md, "A bundle OPA refuses").
-At the first start there is no last good bundle: organisation bundles are published the same
-way, and the one OPA refuses falls back to the built-in policies alone, so decisions go on.
+hold the new revision OPA_ACTIVATION_BOUND after its publication (counted from when OPA
+answers), the service serves the last good bundle again and refuses the new one as above
+(docs/opa.md, "A bundle OPA refuses"). At the first start there is no last good bundle:
+organisation bundles are published the same way, and the one OPA refuses falls back to the
+built-in policies alone, so decisions go on.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -138,7 +139,12 @@ class LivePolicies:
     def _settle(self, published: _Published) -> bool:
         """Take the published policies once OPA holds them; after OPA_ACTIVATION_BOUND without,
         serve the fallback again (taken at the first start) and refuse these."""
-        if self._opa_holds(published.served):
+        try:
+            held = self._engine.held_revision() if isinstance(self._engine, OpaEngine) else None
+        except PolicyEngineError:  # OPA cannot have refused them: the bound starts once it answers
+            self._published = replace(published, since=self._clock.now())
+            return False
+        if held == published.served:
             self._published = None
             started_on = published.bundle is self._bundle  # no change to sweep for
             return self._take(published.bundle, published.served) and not started_on

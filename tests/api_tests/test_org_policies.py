@@ -31,6 +31,7 @@ from ..clock import FakeClock
 from ..integration.test_org_misbehaving import FRAGILE, POOL
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
 from ..receiver import running_receiver
+from ..services import free_port
 from ..waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -370,6 +371,22 @@ def test_at_the_first_start_a_bundle_opa_refuses_falls_back_to_the_built_ins(
         )
         decision = post(api, "dep-b200-offline.yaml")
         assert (decision["policy_revision"], rules(decision)) == (builtins, set())
+
+
+def test_at_the_first_start_an_opa_not_up_yet_is_waited_for(tmp_path: Path) -> None:
+    """OPA that does not answer cannot have refused the bundle: the bound starts once it
+    answers, so an OPA started after the service does not cost the organisation rules."""
+    clock = FakeClock()
+    with running_api(
+        f"sqlite:///{tmp_path / 'supportgate.db'}",
+        clock=clock,
+        opa_url=f"http://127.0.0.1:{free_port()}",
+        policy_bundles=(ACME,),
+    ) as api:
+        clock.advance(2 * OPA_ACTIVATION_BOUND)
+        assert not api.runtime.policies.reload()
+        assert policy(api)["last_error"] is None
+        assert policy(api)["revision"] == PolicyBundle.load(DEFAULT_POLICY_DIR, (ACME,)).revision
 
 
 @pytest.mark.opa

@@ -32,14 +32,8 @@ _.from_verdict
 _.to_verdict
 _.deleted_leaf_index
 
-# The standard library calls these: logging's handler hooks, structlog's logger methods, an
-# argparse Action's signature.
-_.createLock
+# The standard library calls these: logging's handlers, an argparse Action's signature.
 _.handlers
-_.debug
-_.warn
-_.critical
-_.fatal
 _.option_string
 
 # msgspec Structs of the contract and of the API's answers: every field is on the wire

@@ -25,6 +25,7 @@ from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
+from uuid import uuid4
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
@@ -36,7 +37,6 @@ from supportgate.db import Sweep, transaction
 from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
-from supportgate.ids import random_uuid
 from supportgate.ledger import sweeps as sweep_rows
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
@@ -95,6 +95,8 @@ class ReevaluationService:
         self._waivers_for = waivers_for
         self._events = events
         self.batch_size = SWEEP_BATCH_SIZE  # bench/bench_sweep.py --batch sets another
+        self.pipelined = True  # bench/bench_sweep.py measures the sweep with each off
+        self.use_memos = True
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
@@ -138,7 +140,7 @@ class ReevaluationService:
         only = None
         if body is not None and body.manifests is not None:
             only = [(m.kind, m.name) for m in body.manifests]
-        sweep_id = self.start_sweep("schedule", trigger=f"request:{random_uuid()}", only=only)
+        sweep_id = self.start_sweep("schedule", trigger=f"request:{uuid4()}", only=only)
         view = self.view(sweep_id)
         assert view is not None  # noqa: S101 - just inserted
         return view
@@ -311,7 +313,7 @@ class ReevaluationService:
         """Insert the sweep for `trigger` (queued) unless there is one; its id.
         `policy_revision`: only a process on these policies may run it (a policy sweep)."""
         values: dict[str, Any] = {
-            "id": random_uuid(),
+            "id": str(uuid4()),
             "trigger": trigger,
             "cause": cause,
             "status": "queued",
@@ -341,6 +343,7 @@ class ReevaluationService:
             ledger=self._ledger,
             waivers_for=self._waivers_for,
             clock=self._clock,
+            use_memos=self.use_memos,
         )
         after: Key | None = None
         if sweep.cursor_kind is not None and sweep.cursor_name is not None:
@@ -389,6 +392,12 @@ class ReevaluationService:
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
         )
+        if not self.pipelined:
+            for batch in batches:
+                skipped += sweeper.commit(sweeper.plan(sweeper.read(batch))).skipped
+                if self._stopping.is_set():
+                    return None
+            return skipped
         with (
             closing(_read_ahead(sweeper, batches)) as reads,
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer,

@@ -232,7 +232,7 @@ def _best(runs: list[tuple[SweepView, Run]]) -> tuple[SweepView, Run]:
 
 def _engine_cost(runtime: Runtime, policy_dir: Path, matrix: object, batch_size: int) -> float:
     """Seconds spent in Evaluator.evaluate_batch over every tracked manifest, in batches, on
-    an engine of its own: the runtime's memo would otherwise hand the sweep its answers."""
+    an engine of its own."""
     engine = EmbeddedEngine(PolicyBundle.load(policy_dir))
     evaluator = Evaluator(engine, matrix)  # type: ignore[arg-type]
     spent = 0.0

@@ -140,11 +140,9 @@ _.ticks
 _.levels
 
 # Test oracles, documented where they are defined: the rule head a METADATA block sits on
-# (tests/policies/test_catalog.py checks they agree), the memo's hit and miss counts.
+# (tests/policies/test_catalog.py checks they agree).
 _.head_set
 _.head_id
-_.hits
-_.misses
 
 # Waiting for their callers in issue 11's write-path rewrite, which is under way: the sweep
 # queue's wait_idle (reevaluation/services.py, being rewritten; tests wait on it).

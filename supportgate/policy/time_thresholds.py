@@ -15,11 +15,10 @@ The policies compare `input.evaluated_at` with input times in these places, and 
 - waiver expiry (`_active_waivers` in policies/supportgate/decision/): a waiver applies
   while `expires_at > evaluated_at`, so it lapses at `expires_at`.
 
-Each comparison is a Threshold: the first moment from which it answers the other way. An
-evaluation time is on one side of each; two times on the same sides of every threshold of
-an input get the same decision (given the same input otherwise, matrix and policies). The
-policy memo keys decisions on those sides (supportgate.policy.memo) and a sweep's memo on the
-first threshold ahead (supportgate.reevaluation.memo).
+Each comparison is a Threshold: the first moment from which it answers the other way. Two
+evaluation times on the same sides of every threshold of an input get the same decision
+(given the same input otherwise, matrix and policies): a sweep's memo keys on the first
+threshold ahead (supportgate.reevaluation.memo).
 
 Times are read exactly as the policies read them (RFC 3339, years 1678 to
 2261, real dates, to the nanosecond). A compared value that is not such a time, or a maximum
@@ -78,25 +77,6 @@ class Threshold:
         if microseconds >= _MAX_MICROSECONDS:
             return datetime.max.replace(tzinfo=UTC)
         return _EPOCH + timedelta(microseconds=microseconds)
-
-
-def sides(document: Mapping[str, Any], max_age_days: Any) -> tuple[bool, ...] | None:
-    """For a policy input document, whether its `evaluated_at` has passed each of its
-    thresholds (in `thresholds` order): the part of the time a decision depends on. None
-    when the decision may differ at every time: a time that cannot be read as the policies
-    read it, or stale evidence (evidence.stale's message names the age and the time)."""
-    try:
-        now = timestamp_ns(document.get("evaluated_at"))
-        found = thresholds(
-            document.get("manifest") or {}, document.get("waivers") or (), max_age_days
-        )
-    except UnknownTime:
-        return None
-    passed = tuple(threshold.passed(now) for threshold in found)
-    stale = any(
-        side for side, threshold in zip(passed, found, strict=True) if threshold.kind == "stale"
-    )
-    return None if stale else passed
 
 
 def thresholds(

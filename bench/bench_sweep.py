@@ -12,8 +12,12 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
    batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
    batch is committed (decisions, alerts, tracked manifests, cursor; written by the decision
    writer process, as in `serve`), and the growth of the resident memory of this process and
-   its children (sampled every 20 ms) over its start.
-3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
+   its children (sampled every 20 ms) over its start. Four such sweeps, the matrix flipping
+   sm90 on, off, on and off again (each a new version, each recording every decision): the
+   three-thread pipeline on, off, off, on (ReevaluationService.pipelined); the best of each
+   pair is shown.
+3. A scheduled sweep over the same, unchanged fleet (cause `schedule`), with the sweep memo
+   and without it (ReevaluationService.use_memos: every manifest evaluated).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
 With --baseline REV, all of it runs first under the policy tree of commit REV

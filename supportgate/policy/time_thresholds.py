@@ -33,9 +33,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from supportgate.errors import SupportgateError
+
+if TYPE_CHECKING:
+    from .bundle import PolicyBundle
 
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
 CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence.rego clock_skew_ns
@@ -77,6 +80,16 @@ class Threshold:
         if microseconds >= _MAX_MICROSECONDS:
             return datetime.max.replace(tzinfo=UTC)
         return _EPOCH + timedelta(microseconds=microseconds)
+
+
+def organisation_reads_the_time(bundle: PolicyBundle) -> bool:
+    """Whether an organisation module names `evaluated_at` or `now_ns`: it may compare the
+    time where none of these thresholds is, so no memo may rely on them under its policies."""
+    return any(
+        "evaluated_at" in text or "now_ns" in text
+        for org in bundle.bundles
+        for _, text in org.modules
+    )
 
 
 def thresholds(

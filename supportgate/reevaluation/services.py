@@ -21,7 +21,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
@@ -42,7 +42,8 @@ from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
-from supportgate.policy import PolicyEngine
+from supportgate.policy import PolicyBundle, PolicyEngine
+from supportgate.policy.time_thresholds import organisation_reads_the_time
 
 from . import repository
 from .locks import sweep_lock
@@ -80,12 +81,16 @@ class ReevaluationService:
         ledger: LedgerWriter,
         waivers_for: WaiversFor,
         events: Events,
+        policies: Callable[[], PolicyBundle],
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`waivers_for`: the unexpired waivers of a batch's manifests (the waivers domain's
         WaiverService.active_by_manifest, now). `events`: where a sweep's end is told
-        (SweepEnded: the ledger signs a checkpoint). `clock`: the time sweeps judge at and
-        are stamped with (waiting for other threads and processes is on real time)."""
+        (SweepEnded: the ledger signs a checkpoint). `policies`: those in force (the memo
+        is off under an organisation rule that reads the time). `clock`: the time sweeps
+        judge at and are stamped with (waiting for other threads and processes is on real
+        time)."""
+        self._policies = policies
         self._clock = clock
         self._sessions = sessions
         self._db = db
@@ -335,6 +340,10 @@ class ReevaluationService:
         if sweep is None:
             return True
         matrix = self._matrices.get(sweep.matrix_version or "") or self._matrices.current()
+        use_memos = self.use_memos
+        if use_memos and organisation_reads_the_time(self._policies()):
+            log.info("sweep_memo_off", sweep_id=sweep.id, reason="organisation_rule_reads_time")
+            use_memos = False
         sweeper = BatchSweeper(
             sweep_id=sweep.id,
             cause=sweep.cause,  # type: ignore[arg-type]  # a checked column
@@ -343,7 +352,7 @@ class ReevaluationService:
             ledger=self._ledger,
             waivers_for=self._waivers_for,
             clock=self._clock,
-            use_memos=self.use_memos,
+            use_memos=use_memos,
         )
         after: Key | None = None
         if sweep.cursor_kind is not None and sweep.cursor_name is not None:

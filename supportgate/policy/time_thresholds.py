@@ -68,9 +68,6 @@ class Threshold:
     """The first evaluation time (ns since 1970) from which the comparison answers the other
     way: evidence is no longer ahead of the time, evidence turns stale, a waiver lapses."""
 
-    def passed(self, now_ns: int) -> bool:
-        return now_ns >= self.flips_at_ns
-
     @property
     def flips_at(self) -> datetime:
         """flips_at_ns as a datetime, rounded down to the microsecond; datetime.max for a

@@ -100,7 +100,7 @@ class ReevaluationService:
         self._waivers_for = waivers_for
         self._events = events
         self.batch_size = SWEEP_BATCH_SIZE  # bench/bench_sweep.py --batch sets another
-        self.pipelined = True  # bench/bench_sweep.py measures the sweep with each off
+        self.pipelined = True  # the speed devices; off: their plain paths (tests, bench)
         self.use_memos = True
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
@@ -395,8 +395,9 @@ class ReevaluationService:
     ) -> int | None:
         """Every batch: evaluated here while the next one is read in a second thread and the
         one before is written in a third (the database works while the engine does; batches
-        still commit in order, one at a time). The manifests the memo knew unchanged; None
-        when stopped part way."""
+        still commit in order, one at a time); without `pipelined`, one stage after the other
+        here (the plain path: docs/performance.md, Speed devices). The manifests the memo knew
+        unchanged; None when stopped part way."""
         skipped = 0
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False

@@ -443,11 +443,11 @@ def _matrix_publish(args: argparse.Namespace) -> int:
 
 
 def _reevaluate(_: argparse.Namespace) -> int:
-    from supportgate.ids import random_uuid  # noqa: PLC0415 - uuid loads platform: see above
+    from uuid import uuid4  # noqa: PLC0415 - uuid loads platform: see above
 
     runtime = _runtime()
     try:
-        sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{random_uuid()}")
+        sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{uuid4()}")
     finally:
         runtime.stop()
     counts = sweep.counts

@@ -56,7 +56,6 @@ class MemoryNodeStore:
         self.reads = 0
 
     def __len__(self) -> int:
-        """The number of nodes stored."""
         return sum(len(row) for row in self._levels) // HASH_SIZE
 
     def get(self, ids: Sequence[NodeId]) -> list[bytes]:

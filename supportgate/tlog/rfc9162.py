@@ -11,7 +11,6 @@ from .merkle import EMPTY_ROOT, leaf_hash, node_hash
 
 
 def _split(n: int) -> int:
-    """The largest power of two smaller than n (n > 1)."""
     return 1 << ((n - 1).bit_length() - 1)
 
 

@@ -160,7 +160,6 @@ def _absolute_sqlite(url: URL) -> URL:
 
 
 def json_text(value: Any) -> str:
-    """JSON text as the database columns store it (msgspec)."""
     return msgspec.json.encode(value).decode()
 
 

@@ -478,8 +478,6 @@ def _report_oscal(args: argparse.Namespace) -> int:
 
 
 class _Refused(SystemExit):
-    """The parser refused the command line; `message` says why."""
-
     def __init__(self, message: str) -> None:
         super().__init__(EXIT_ERROR)
         self.message = message
@@ -673,8 +671,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_policy_commands(commands: Any) -> None:
-    """`supportgate policy ...` (the policies and organisation bundles) and `supportgate opa
-    setup` (the OPA server's trust)."""
     policy_commands.add_parser(commands, _Parser)
     opa_cmd = commands.add_parser("opa", help="the OPA server's trust").add_subparsers(
         dest="opa_command", metavar="COMMAND", required=True, parser_class=_Parser
@@ -691,7 +687,6 @@ def _add_policy_commands(commands: Any) -> None:
 
 
 def _add_audit_commands(commands: Any) -> None:
-    """`supportgate audit ...`: the verifiable log."""
     audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
         dest="audit_command", metavar="COMMAND", required=True, parser_class=_Parser
     )

@@ -21,8 +21,6 @@ def installed_version() -> str:
 
 
 class PrintVersion(argparse.Action):
-    """`--version`: print `supportgate <version>` and exit 0."""
-
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         kwargs.update(nargs=0, default=argparse.SUPPRESS)
         kwargs.setdefault("help", "print the version and exit")

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         verify_consistency,
         verify_inclusion,
     )
-    from .nodestore import HASH_SIZE, MemoryNodeStore, NodeId, NodeStore
+    from .nodestore import HASH_SIZE, NodeId, NodeStore
     from .note import NoteSigner, NoteVerifier, check_name, generate_key, open_note
     from .receipt import Receipt, ReceiptCheck, check_receipt, encode_receipt, read_receipt
 
@@ -42,7 +42,7 @@ _MODULES = {
     "checkpoint": "Checkpoint open_checkpoint sign_checkpoint unverified_checkpoint",
     "merkle": "EMPTY_ROOT Frontier MerkleTree leaf_hash node_hash verify_consistency "
     "verify_inclusion",
-    "nodestore": "HASH_SIZE MemoryNodeStore NodeId NodeStore",
+    "nodestore": "HASH_SIZE NodeId NodeStore",
     "note": "NoteSigner NoteVerifier check_name generate_key open_note",
     "receipt": "Receipt ReceiptCheck check_receipt encode_receipt read_receipt",
 }
@@ -56,7 +56,6 @@ __all__ = [
     "InvalidKey",
     "InvalidNote",
     "InvalidProof",
-    "MemoryNodeStore",
     "MerkleTree",
     "NodeId",
     "NodeStore",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 # Only what `check` and the parser need is imported here: `check` runs in every CI job, and
 # the database and web stacks (SQLAlchemy, Alembic, Litestar, httpx) would triple its start-up.
 # The commands that need them import them in their own function.
+from supportgate import __version__
 from supportgate.auth import ROLES
 from supportgate.collect import command as collect_command
 from supportgate.config import Settings
@@ -27,7 +28,6 @@ from supportgate.matrix import load_matrix_file
 from supportgate.policy import commands as policy_commands
 from supportgate.reports import FAIL_ON, FORMATS
 from supportgate.tlog import TlogError
-from supportgate.version import PrintVersion
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import sessionmaker
@@ -489,7 +489,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action=PrintVersion)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"supportgate {__version__}",  # pyproject.toml's version is read from it
+        help="print the version and exit",
+    )
     # Each group of subcommands is shown as COMMAND (its choices listed in --help): without a
     # metavar, argparse names the internal dest in "the following arguments are required".
     commands = parser.add_subparsers(

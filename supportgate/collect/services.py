@@ -57,7 +57,6 @@ class _Accelerator:
 
 
 def collect(options: CollectOptions, probe: Probe) -> HardwareManifest:
-    """The manifest, validated; CollectError lists every value that is missing."""
     missing: list[Missing] = []
     accelerator = _accelerator(options, probe, missing)
     spec: dict[str, Any] = {

@@ -118,7 +118,6 @@ def transaction(factory: sessionmaker[Session], *, write: bool = False) -> Itera
 
 
 def ping(engine: Engine) -> None:
-    """Raise DatabaseError unless the database answers a query (the readiness check)."""
     try:
         with engine.connect() as connection:
             connection.exec_driver_sql("SELECT 1")

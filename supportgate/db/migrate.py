@@ -29,7 +29,6 @@ UPGRADE_COMMAND = "supportgate db upgrade"
 
 
 def alembic_config(url: str | None = None) -> Config:
-    """An Alembic config for our migrations; `url` overrides SUPPORTGATE_DATABASE_URL."""
     if not (MIGRATIONS_DIR / "env.py").is_file():
         raise DatabaseError(f"the migrations are missing: no {MIGRATIONS_DIR / 'env.py'}")
     config = Config()

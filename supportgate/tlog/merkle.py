@@ -131,7 +131,6 @@ class MerkleTree:
 
     @property
     def frontier(self) -> Frontier:
-        """The complete subtrees that make up the whole tree, largest first, with their hashes."""
         return tuple(self._frontier)
 
     def append(self, entries: Iterable[bytes]) -> range:

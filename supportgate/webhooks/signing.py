@@ -21,7 +21,6 @@ def new_secret() -> str:
 
 
 def secret_key(secret: str) -> bytes:
-    """The HMAC key a `whsec_<base64>` secret stands for."""
     encoded = secret.removeprefix(SECRET_PREFIX)
     try:
         return base64.b64decode(encoded, validate=True)

@@ -148,9 +148,6 @@ _.head_id
 # queue's wait_idle (reevaluation/services.py, being rewritten; tests wait on it).
 _.wait_idle
 
-# The node store the tests build trees over (tests/tlog; docs/ledger.md).
-_.MemoryNodeStore
-
 # Read by Litestar when it renders the OpenAPI document (supportgate/openapi.py
 # OverlappingAnswers sets it on a response's Schema).
 _.any_of

@@ -119,7 +119,6 @@ class AlertService:
 
 
 def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:
-    """Each alert with what its decision gained and lost against the one before it."""
     pairs = repository.standings_with_previous(session, [view.decision_id for view in views])
     reasons: dict[str, Reason] = {
         id_: verdict_reason(before, after) for id_, (before, after) in pairs.items()

@@ -1,5 +1,3 @@
-"""Reads of the matrix_versions rows (supportgate/ledger/matrices.py writes them)."""
-
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -73,7 +73,6 @@ class MatrixService:
         self._loaded_at = float("-inf")
 
     def ensure_default(self, default: Matrix) -> None:
-        """Publish the default matrix when no version exists yet (a new database)."""
         if not self.versions(reload=True):
             with contextlib.suppress(ConflictError):  # another replica published it first
                 self.publish(default, published_by=DEFAULT_PUBLISHER)
@@ -205,7 +204,6 @@ class MatrixService:
 
 
 def describe(view: MatrixVersionSummary) -> str:
-    """One line for people: the version and whether it applies now."""
     if view.current:
         state = "current now"
     elif view.pending and view.effective_from is not None:
@@ -216,7 +214,6 @@ def describe(view: MatrixVersionSummary) -> str:
 
 
 def cli_publisher() -> str:
-    """`published_by` for a version published from the command line."""
     try:
         user = getpass.getuser()
     except (OSError, KeyError):  # no login name in this environment
@@ -262,7 +259,6 @@ def _published(row: MatrixVersion | MatrixPublication, loaded: LoadedMatrix) -> 
 
 
 def _provenance(kept: Provenance | dict[str, Any] | None) -> MatrixProvenance | None:
-    """The provenance of a publication just written, or as its row keeps it (JSON)."""
     if kept is None:
         return None
     document = kept.document() if isinstance(kept, Provenance) else kept

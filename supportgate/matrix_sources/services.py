@@ -292,7 +292,6 @@ class MatrixSourceService:
             self._events.publish([DeliveriesEnqueued(count=enqueued)])
 
     def view(self) -> MatrixSourceView:
-        """GET /v1/matrix/source."""
         if self.source is None:
             return _view(None, None, self.poll_seconds, None)
         with transaction(self._sessions) as session:

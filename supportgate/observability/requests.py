@@ -34,7 +34,6 @@ OTHER_METHOD = "other"
 
 
 def method_label(method: object) -> str:
-    """The method as a metric label: one of HTTP's own, else `other`."""
     return method if isinstance(method, str) and method in KNOWN_METHODS else OTHER_METHOD
 
 

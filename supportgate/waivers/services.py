@@ -114,7 +114,6 @@ class WaiverService:
 
     @property
     def deny_rules(self) -> frozenset[str]:
-        """The rule ids a waiver may name: the deny rules of the loaded policies."""
         return self._deny_rules
 
     def _check(self, request: WaiverRequest, now: datetime) -> None:
@@ -252,7 +251,6 @@ def _policy_form(row: Waiver) -> PolicyWaiver:
 
 
 def _named(view: WaiverView) -> dict[str, str]:
-    """The key/values that name a waiver in its log events."""
     return {"waiver_id": view.id, "rule": view.rule, "manifest": f"{view.kind}/{view.name}"}
 
 

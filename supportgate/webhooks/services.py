@@ -70,7 +70,6 @@ class WebhookService:
         self.dispatcher.stop()
 
     def wake(self) -> None:
-        """Deliveries were enqueued: have the dispatcher look now, not at its next poll."""
         self.dispatcher.wake()
 
     def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
@@ -116,7 +115,6 @@ class WebhookService:
         return WebhookList(items=[_view(row, pending.get(row.id, 0)) for row in rows])
 
     def delete(self, subscription_id: str) -> bool:
-        """Delete a subscription, its outbox rows and their log; False when there is none."""
         with transaction(self._sessions, write=True) as session:
             deleted = repository.delete_subscription(session, subscription_id)
         if deleted:

@@ -28,13 +28,9 @@ def build_engine(
 
     OPA evaluates the bundle the service serves (bundle_server.py; `served_revision` is its
     revision, None when it serves none), so it needs the bundle's signing key and a token for
-    OPA's API. The in-process engine keeps answers while the time cannot change
-    them (memo.py). OPA's are not kept: when the OPA server cannot answer, the
-    service must say so (503), not answer from memory."""
+    OPA's API."""
     if not settings.opa_url:
-        from .memo import MemoizedEngine  # noqa: PLC0415 - the service's, not `check`'s
-
-        return MemoizedEngine(EmbeddedEngine(bundle), bundle)
+        return EmbeddedEngine(bundle)
     if served_revision is None:
         raise UsageError(
             "OPA pulls the policies as a bundle the service signs: set the signing key",

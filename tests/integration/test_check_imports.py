@@ -33,7 +33,6 @@ HEAVY = (
     "subprocess",
     "xml",
     "importlib.resources",
-    "supportgate.policy.memo",
 )
 
 # Runs the real command line in a fresh interpreter; prints what got imported on stderr, as

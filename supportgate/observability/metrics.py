@@ -19,7 +19,7 @@ from sqlmodel import Session
 
 from supportgate.db import Manifest, transaction
 from supportgate.events import DecisionsRecorded, PolicyReloadFailed
-from supportgate.logging import get_logger
+from supportgate.logging import get_logger, lost_log_lines
 from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
 from supportgate.webhooks import repository as webhook_repository
@@ -145,6 +145,15 @@ class _MatrixSource(Collector):
         )
 
 
+class _LostLogLines(Collector):
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily(
+            "supportgate_log_lines_lost",
+            "Log lines that could not be written (the log's disk full, stdout closed)",
+            value=lost_log_lines(),
+        )
+
+
 class Metrics:
     def __init__(
         self, sessions: sessionmaker[Session], *, matrix_source: MatrixSourceService
@@ -181,6 +190,7 @@ class Metrics:
         ):
             self.registry.register(_FromDatabase(sessions, read, unavailable=unavailable))
         self.registry.register(_MatrixSource(matrix_source))
+        self.registry.register(_LostLogLines())
 
     def count_decisions(self, recorded: DecisionsRecorded) -> None:
         for count in recorded.counts:

@@ -1,7 +1,8 @@
 """The timed triggers, on APScheduler 3 (the only module that imports it):
 
 - the cron (SUPPORTGATE_REEVALUATE_CRON, UTC): a sweep with cause `schedule`, its trigger
-  the minute it fired for, so replicas firing together start one sweep;
+  the minute it fired for, so replicas firing together start one sweep; an instant that
+  passed while the service was down (after the last cron sweep) is swept at its first tick;
 - a matrix version's `effective_from`: at that moment, the sweep for the version (cause
   `matrix`);
 - a waiver's expiry (when the waivers domain is wired): a sweep with cause `waiver` of the
@@ -42,6 +43,7 @@ from supportgate.matrix.services import MatrixService
 
 from .services import POLL_SECONDS, ReevaluationService
 
+CRON_TRIGGER = "schedule:"
 log = get_logger(__name__)
 MISFIRE_GRACE_S = 3600
 WAIVER_JOB = "waiver-expiry"
@@ -114,7 +116,8 @@ class SweepScheduler:
 
     def start(self) -> None:
         with self._lock:
-            self._cron_due = self._cron.get_next_fire_time(None, self._clock.now())
+            now = self._clock.now()
+            self._cron_due = self._missed_cron(now) or self._cron.get_next_fire_time(None, now)
         jobs = self._scheduler
         jobs.add_job(
             self.tick, self._cron, id="cron", coalesce=True, misfire_grace_time=MISFIRE_GRACE_S
@@ -169,6 +172,16 @@ class SweepScheduler:
         if self._policies is not None and self._policies.reload():
             self._reevaluation.policies_changed()
 
+    def _missed_cron(self, now: datetime) -> datetime | None:
+        """The first cron instant after the last cron sweep, when it has passed (none before
+        the first cron sweep: a new service makes up nothing)."""
+        last = self._reevaluation.latest_trigger(CRON_TRIGGER)
+        if last is None:
+            return None
+        ran = datetime.fromisoformat(last.removeprefix(CRON_TRIGGER).replace("Z", "+00:00"))
+        following = self._cron.get_next_fire_time(None, ran + timedelta(seconds=1))
+        return following if following is not None and following <= now else None
+
     def _run_due_cron(self) -> None:
         """The sweep of the latest cron instant that has come: instants missed meanwhile (a
         suspended process) coalesce into it, as APScheduler's `coalesce` would."""
@@ -179,7 +192,7 @@ class SweepScheduler:
         following = self._cron.get_next_fire_time(due, now)
         while following is not None and following <= now:
             due, following = following, self._cron.get_next_fire_time(following, now)
-        self._reevaluation.start_sweep("schedule", trigger=f"schedule:{_text(due)}")
+        self._reevaluation.start_sweep("schedule", trigger=f"{CRON_TRIGGER}{_text(due)}")
         self._cron_due = following
 
     def _schedule_matrix_versions(self) -> None:

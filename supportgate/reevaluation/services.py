@@ -224,6 +224,10 @@ class ReevaluationService:
             time.sleep(0.02)
         return False
 
+    def latest_trigger(self, prefix: str) -> str | None:
+        with transaction(self._sessions) as session:
+            return repository.latest_trigger(session, prefix)
+
     def view(self, sweep_id: str) -> SweepView | None:
         with transaction(self._sessions) as session:
             row = repository.sweep(session, sweep_id)

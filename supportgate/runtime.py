@@ -56,6 +56,7 @@ from supportgate.policy.bundle_server import BundleServer
 from supportgate.policy.live import LivePolicies
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
+from supportgate.threads import in_thread
 from supportgate.waivers.services import WaiverService, deny_rule_ids
 from supportgate.webhooks.services import WebhookService
 from supportgate.webhooks.targets import AllowList
@@ -227,6 +228,8 @@ class Runtime:
             matrix_version=self.matrices.current().version,
         )
 
+    start_in_thread = in_thread(start)
+
     def stop(self) -> None:
         self.sweeps.stop()
         self.reevaluation.stop()
@@ -236,6 +239,8 @@ class Runtime:
         self.checkpointer.stop()  # after the last write: signs it
         self.engine.close()
         self.db.dispose()
+
+    stop_in_thread = in_thread(stop)
 
 
 def react(runtime: Runtime) -> None:

@@ -17,6 +17,7 @@ from sqlmodel import Session
 from supportgate.db import transaction
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.log import entry_at, latest_checkpoint, read_head, tree
+from supportgate.threads import in_thread
 from supportgate.tlog import OutOfRange
 
 from .views import ConsistencyProof, InclusionProof, LogEntry
@@ -33,6 +34,8 @@ class ProofService:
             latest = latest_checkpoint(session)
         return None if latest is None else latest.note
 
+    checkpoint_in_thread = in_thread(checkpoint)
+
     def verifier_key(self) -> str:
         return self._checkpointer.verifier().encoded()
 
@@ -43,6 +46,8 @@ class ProofService:
         if row is None:  # a gap below the head: `audit verify` names it
             raise OutOfRange(f"leaf {leaf_index} is not stored", field="leaf_index")
         return LogEntry(leaf_index=row.leaf_index, type=row.type, entry=row.entry)  # type: ignore[arg-type]  # a checked column
+
+    entry_in_thread = in_thread(entry)
 
     def inclusion(self, leaf_index: int, tree_size: int) -> InclusionProof:
         with transaction(self._sessions) as session:
@@ -57,12 +62,16 @@ class ProofService:
             hashes=_all_b64(hashes),
         )
 
+    inclusion_in_thread = in_thread(inclusion)
+
     def consistency(self, first: int, second: int) -> ConsistencyProof:
         with transaction(self._sessions) as session:
             _check_size(second, _head_size(session), field="second")
             _check_size(first, second, field="first")
             hashes = tree(session, second).consistency_proof(first, second)
         return ConsistencyProof(first=first, second=second, hashes=_all_b64(hashes))
+
+    consistency_in_thread = in_thread(consistency)
 
 
 def _head_size(session: Session) -> int:

@@ -19,6 +19,7 @@ from supportgate.db import transaction
 from supportgate.evaluations.views import DecisionPage
 from supportgate.ledger.rows import decision_from_columns
 from supportgate.pagination import check_limit, decode_seq_cursor, trim_page
+from supportgate.threads import in_thread
 
 from . import repository
 from .csv_export import csv_header, csv_rows
@@ -48,6 +49,8 @@ class AuditService:
         return DecisionPage(
             items=[decision_from_columns(row) for row in rows], next_cursor=next_cursor
         )
+
+    page_in_thread = in_thread(page)
 
     def csv_chunk(self, where: AuditFilter, before_seq: int | None) -> CsvChunk:
         """The CSV lines of the next chunk of matching decisions below `before_seq`."""

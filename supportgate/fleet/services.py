@@ -16,6 +16,7 @@ from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision
 from supportgate.pagination import check_choice, check_limit, decode_cursor, parse_time, trim_page
 from supportgate.policy.inputs import format_time
+from supportgate.threads import in_thread
 
 from .compare import FleetChange, verdict_changes
 from .query import FleetAt, FleetManifest, fleet_at
@@ -105,12 +106,18 @@ class FleetService:
             next_cursor=next_cursor,
         )
 
+    manifests_page_in_thread = in_thread(manifests_page)
+
     def report(self, as_of: str | None) -> FleetReport:
         return fleet_report(self.at(self.as_of(as_of)))
+
+    report_in_thread = in_thread(report)
 
     def report_csv(self, as_of: str | None) -> tuple[FleetReport, bytes]:
         report = self.report(as_of)
         return report, report_csv(report)
+
+    report_csv_in_thread = in_thread(report_csv)
 
 
 def _view(manifest: FleetManifest) -> FleetManifestView:

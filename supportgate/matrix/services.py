@@ -30,6 +30,7 @@ from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, Matrix, decode_matrix, to_builtins
 from supportgate.policy.engine import LoadedMatrix
+from supportgate.threads import in_thread
 
 from . import prepare
 from .repository import all_versions
@@ -152,6 +153,8 @@ class MatrixService:
         )
         return view
 
+    publish_document_in_thread = in_thread(publish_document)
+
     def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
         """Publish, and say whether the new version is current, pending or never applied."""
         published = self.publish(matrix, published_by=published_by)
@@ -161,9 +164,13 @@ class MatrixService:
         now = self._clock.now()
         return self._detail(self.current(now), now)
 
+    current_view_in_thread = in_thread(current_view)
+
     def version_view(self, version: str) -> MatrixVersionDetail | None:
         found = self.get(version)
         return None if found is None else self._detail(found, self._clock.now())
+
+    version_view_in_thread = in_thread(version_view)
 
     def version_list(self) -> MatrixVersionList:
         """Every version, newest effective first (pending versions lead)."""
@@ -171,6 +178,8 @@ class MatrixService:
         versions = self.versions()
         current = _in_effect(versions, now)
         return MatrixVersionList(items=[_summary(v, now, current) for v in reversed(versions)])
+
+    version_list_in_thread = in_thread(version_list)
 
     def _detail(self, published: PublishedMatrix, now: datetime) -> MatrixVersionDetail:
         summary = _summary(published, now, _in_effect(self.versions(), now))

@@ -37,6 +37,7 @@ from supportgate.events import DecisionsRecorded, PolicyReloadFailed
 from supportgate.logging import get_logger
 from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
+from supportgate.threads import in_thread
 from supportgate.webhooks import repository as webhook_repository
 
 MEDIA_TYPE = "text/plain; version=0.0.4"
@@ -216,3 +217,5 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+    exposition_in_thread = in_thread(exposition)

@@ -43,6 +43,7 @@ from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
+from supportgate.threads import in_thread
 
 from . import repository
 from .locks import sweep_lock
@@ -143,6 +144,8 @@ class ReevaluationService:
         assert view is not None  # noqa: S101 - just inserted
         return view
 
+    request_now_in_thread = in_thread(request_now)
+
     def hardware_recorded(self, recorded: HardwareRecorded) -> None:
         """A HardwareManifest's decision is recorded: re-evaluate the deployments on it that
         were judged before it (in the worker, so the writer does not wait)."""
@@ -221,6 +224,8 @@ class ReevaluationService:
         with transaction(self._sessions) as session:
             row = repository.sweep(session, sweep_id)
             return None if row is None else _view(row)
+
+    view_in_thread = in_thread(view)
 
     # Running them.
 

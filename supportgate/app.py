@@ -98,7 +98,11 @@ def console_app(runtime: Runtime, key_guard: KeyGuard) -> Litestar:
 
 
 def create_app(
-    settings: Settings | None = None, *, runtime: Runtime | None = None, upgrade_schema: bool = True
+    settings: Settings | None = None,
+    *,
+    runtime: Runtime | None = None,
+    upgrade_schema: bool = True,
+    key_check_as_hook: bool = True,
 ) -> Litestar:
     """The API. `upgrade_schema=False` refuses to start on an out-of-date schema instead.
     Here, and only here, each domain's routes get the services they serve (the Runtime's
@@ -136,7 +140,8 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],
         lifespan=[lifespan],
-        before_request=api_key_hook(key_guard),
+        before_request=api_key_hook(key_guard) if key_check_as_hook else check_parameters,
+        guards=None if key_check_as_hook else [key_guard],
         logging_config=_logging_config(),
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(

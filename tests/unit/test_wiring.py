@@ -1,0 +1,87 @@
+"""Wiring you can see: only the composition roots know the Runtime.
+
+supportgate/app.py gives each domain's routes, the API's guard, the console and the request
+observer the services they use; supportgate/cli.py runs commands on the Runtime's parts. No
+other module takes the whole Runtime, and nothing finds a service in an application's state
+(`app.state`, `State({...})`): read from the syntax trees, type-only imports included.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+import supportgate
+
+PACKAGE = Path(supportgate.__file__).parent
+COMPOSITION_ROOTS = frozenset(
+    {"supportgate/app.py", "supportgate/cli.py", "supportgate/runtime.py"}
+)
+STATE_CACHES = frozenset({"supportgate/http_input.py"})
+"""Modules that keep something of their own in an application's state: http_input its query
+names per route, computed once (not a service)."""
+
+
+def _sources() -> Iterable[tuple[str, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path.relative_to(PACKAGE.parent).as_posix(), ast.parse(path.read_text())
+
+
+def _imported(tree: ast.Module) -> Iterable[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def knows_the_runtime(tree: ast.Module) -> bool:
+    return "supportgate.runtime" in set(_imported(tree))
+
+
+def _is_an_app(node: ast.expr) -> bool:
+    """`app`, `x.app` or `scope["app"]`."""
+    if isinstance(node, ast.Name | ast.Attribute):
+        return (node.id if isinstance(node, ast.Name) else node.attr) == "app"
+    return isinstance(node, ast.Subscript) and ast.literal_eval(node.slice) == "app"
+
+
+def uses_application_state(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "state" and _is_an_app(node.value):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) == "State":
+                return True
+    return False
+
+
+def test_only_the_composition_roots_know_the_runtime() -> None:
+    knowing = {path for path, tree in _sources() if knows_the_runtime(tree)}
+    assert knowing <= COMPOSITION_ROOTS, sorted(knowing - COMPOSITION_ROOTS)
+
+
+def test_nothing_finds_a_service_in_an_applications_state() -> None:
+    using = {path for path, tree in _sources() if uses_application_state(tree)}
+    assert using <= STATE_CACHES, sorted(using - STATE_CACHES)
+
+
+def test_the_checks_see_what_they_forbid() -> None:
+    for source in (
+        "from supportgate.runtime import Runtime",
+        "if TYPE_CHECKING:\n    from supportgate.runtime import Runtime",
+        "import supportgate.runtime",
+    ):
+        assert knows_the_runtime(ast.parse(source)), source
+    for source in (
+        "keys = connection.app.state.runtime.keys",
+        "limits = app.state['runtime'].limits",
+        'metrics = scope["app"].state.get("runtime")',
+        "Litestar([], state=State({'logins': logins}))",
+    ):
+        assert uses_application_state(ast.parse(source)), source
+    assert not uses_application_state(ast.parse("request.state['log'] = {}"))
+    assert not knows_the_runtime(ast.parse("from supportgate.runtime_parts import x"))

@@ -34,6 +34,7 @@ from supportgate.events import (
     DeliveriesEnqueued,
     Events,
     HardwareRecorded,
+    JobFailed,
     MatrixPublished,
     PolicyReloadFailed,
     SweepEnded,
@@ -191,7 +192,7 @@ class Runtime:
                 policies=policies,
                 matrix_source=matrix_source,
                 clock=clock,
-                failed=metrics.job_failed,
+                events=events,
             ),
             clock=clock,
             checkpointer=checkpointer,
@@ -256,6 +257,7 @@ def react(runtime: Runtime) -> None:
     on(WaiverChanged, lambda _changed: runtime.sweeps.tick())
     # A sweep's decisions are signed together, at its end (not only at the next interval).
     on(SweepEnded, lambda _ended: runtime.checkpointer.after_sweep())
+    on(JobFailed, runtime.metrics.count_job_failure)
     on(PolicyReloadFailed, runtime.metrics.count_policy_reload_failure)
     on(PolicyReloadFailed, runtime.webhooks.policy_reload_failed)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import anyio.to_thread
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
@@ -61,10 +60,12 @@ class AuditService:
         full = len(rows) == self._csv_chunk
         return CsvChunk(body=csv_rows(rows), next_before=rows[-1]["seq"] if full else None)
 
+    csv_chunk_in_thread = in_thread(csv_chunk)
+
     async def csv(self, where: AuditFilter) -> AsyncIterator[bytes]:
         """The CSV body. The first chunk is read before this returns, so a database that
         cannot answer is a 503 rather than a response cut short."""
-        first = await anyio.to_thread.run_sync(self.csv_chunk, where, None)
+        first = await self.csv_chunk_in_thread(where, None)
         return self._csv_body(where, first)
 
     async def _csv_body(self, where: AuditFilter, chunk: CsvChunk) -> AsyncIterator[bytes]:
@@ -74,4 +75,4 @@ class AuditService:
                 yield chunk.body
             if chunk.next_before is None:
                 return
-            chunk = await anyio.to_thread.run_sync(self.csv_chunk, where, chunk.next_before)
+            chunk = await self.csv_chunk_in_thread(where, chunk.next_before)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from litestar import Litestar, Request
+from litestar import Litestar
 from litestar.logging.config import LoggingConfig
 from litestar.openapi.config import OpenAPIConfig
-from litestar.types import BeforeRequestHookHandler
 
 from supportgate import __version__
 from supportgate.alerts.controllers import routes as alert_routes
@@ -53,24 +51,6 @@ def _logging_config() -> LoggingConfig:
     )
 
 
-def api_key_hook(guard: KeyGuard) -> BeforeRequestHookHandler:
-    """Before every handler: the API key and the route's role (`guard`), then the parameters
-    (http_input.check_parameters).
-
-    The key is checked in this hook rather than as a Litestar guard (`guards=[...]`): Litestar
-    calls each guard with a fresh `copy.copy` of the route handler (docs/performance.md,
-    "Speed devices", gives what that costs). A hook is resolved once per handler; no handler
-    here declares its own `before_request` (which would replace this one), and
-    tests/api_tests/test_auth.py checks every route's 401 and 403. ASGI mounts run no hook:
-    the only one, the console, has its own guard."""
-
-    async def admit_and_check(request: Request[Any, Any, Any]) -> None:
-        await guard(request, request.route_handler)
-        await check_parameters(request)
-
-    return admit_and_check
-
-
 def console_app(runtime: Runtime, key_guard: KeyGuard) -> Litestar:
     return create_console(
         ConsoleService(
@@ -102,7 +82,6 @@ def create_app(
     *,
     runtime: Runtime | None = None,
     upgrade_schema: bool = True,
-    key_check_as_hook: bool = True,
 ) -> Litestar:
     """The API. `upgrade_schema=False` refuses to start on an out-of-date schema instead.
     Here, and only here, each domain's routes get the services they serve (the Runtime's
@@ -140,8 +119,10 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],
         lifespan=[lifespan],
-        before_request=api_key_hook(key_guard) if key_check_as_hook else check_parameters,
-        guards=None if key_check_as_hook else [key_guard],
+        # a plain guard: the key checked in a before_request hook instead bought nothing
+        # (docs/performance.md, "Speed devices")
+        guards=[key_guard],
+        before_request=check_parameters,
         logging_config=_logging_config(),
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(

@@ -1,12 +1,12 @@
-"""Everything a running supportgate holds, built once from Settings and shared by the API and
-the CLI: the one registry of the service's parts.
+"""A running supportgate's parts and their lifecycle: built once from Settings, started,
+stopped.
 
-How parts are wired, chosen once: `Runtime.build` constructs every part (database, policy
-engine, the ledger's writer, each domain's service) exactly once and hands each the parts it
-needs as constructor arguments; nothing is assigned after construction. What one domain does
-when another's write commits is an event of the ledger (supportgate/events.py), and every
-such reaction is registered in `react`, here. Route handlers get parts by name from this
-registry (supportgate/dependencies.py); the CLI uses the Runtime's fields.
+`Runtime.build` constructs every part (database, policy engine, the ledger's writer, each
+domain's service) exactly once and hands each the parts it needs as constructor arguments;
+nothing is assigned after construction. What one domain does when another's write commits
+is an event (supportgate/events.py), and every reaction is registered in `react`, here. The
+Runtime is no registry: supportgate/app.py hands each domain's routes, the guard, the console
+and the middleware the parts they use, and the CLI runs its commands on the parts.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """The one way a blocking call leaves the event loop: `in_thread`, written beside the call.
 
-A service keeps its blocking method (the CLI, tests and other services call it as it is) and
-declares its awaitable twin once, under it:
+A method that only async code calls is decorated, `@in_thread`, and so is awaited. One that
+the CLI, tests or other services also call as it is keeps that form and declares its
+awaitable twin once, under it:
 
     def page(self, ...) -> Page: ...
     page_in_thread = in_thread(page)
 
-so a handler awaits `service.page_in_thread(...)` and never writes a thread hop of its own.
+so that no handler, guard or service writes a thread hop of its own
+(tests/unit/test_wiring.py).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ class AuditController(Controller):
     async def inclusion(
         self, proofs: Part[ProofService], *, leaf_index: LeafIndex, tree_size: TreeSize
     ) -> InclusionProof:
-        return await proofs.inclusion_in_thread(leaf_index, tree_size)
+        return await proofs.inclusion(leaf_index, tree_size)
 
     @get(
         "/proof/consistency",
@@ -194,7 +194,7 @@ class AuditController(Controller):
     async def consistency(
         self, proofs: Part[ProofService], *, first: First, second: Second
     ) -> ConsistencyProof:
-        return await proofs.consistency_in_thread(first, second)
+        return await proofs.consistency(first, second)
 
 
 def routes(audit: AuditService, proofs: ProofService) -> Router:

@@ -49,6 +49,7 @@ class ProofService:
 
     entry_in_thread = in_thread(entry)
 
+    @in_thread
     def inclusion(self, leaf_index: int, tree_size: int) -> InclusionProof:
         with transaction(self._sessions) as session:
             _check_size(tree_size, _head_size(session), field="tree_size")
@@ -62,16 +63,13 @@ class ProofService:
             hashes=_all_b64(hashes),
         )
 
-    inclusion_in_thread = in_thread(inclusion)
-
+    @in_thread
     def consistency(self, first: int, second: int) -> ConsistencyProof:
         with transaction(self._sessions) as session:
             _check_size(second, _head_size(session), field="second")
             _check_size(first, second, field="first")
             hashes = tree(session, second).consistency_proof(first, second)
         return ConsistencyProof(first=first, second=second, hashes=_all_b64(hashes))
-
-    consistency_in_thread = in_thread(consistency)
 
 
 def _head_size(session: Session) -> int:

@@ -112,7 +112,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, MANIFEST_FIELDS)
-        page = await console.manifests_in_thread(query, cursor=cursor)
+        page = await console.manifests(query, cursor=cursor)
         return render(request, "manifests.html.j2", page=page)
 
     @get("/manifests/{kind:str}/{name:str}", opt=MANIFEST)
@@ -127,7 +127,7 @@ class PageController(Controller):
         a: FromQuery[str | None] = None,
         b: FromQuery[str | None] = None,
     ) -> Template:
-        page = await console.manifest_in_thread(kind, name, cursor=cursor, a=a, b=b)
+        page = await console.manifest(kind, name, cursor=cursor, a=a, b=b)
         return render(request, "manifest.html.j2", page=page)
 
     @get("/audit", opt=AUDIT)
@@ -138,7 +138,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, AUDIT_FIELDS)
-        page = await console.audit_in_thread(query, cursor=cursor)
+        page = await console.audit(query, cursor=cursor)
         return render(request, "audit.html.j2", page=page)
 
     @get("/audit.csv", opt=AUDIT)
@@ -161,18 +161,18 @@ class PageController(Controller):
         old: FromQuery[str | None] = None,
         new: FromQuery[str | None] = None,
     ) -> Template:
-        page = await console.matrix_in_thread(old=old, new=new)
+        page = await console.matrix(old=old, new=new)
         return render(request, "matrix.html.j2", page=page)
 
     @get("/impact", opt=IMPACT_FORM)
     async def impact_form(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
-        page = await console.impact_form_in_thread()
+        page = await console.impact_form()
         return render(request, "impact.html.j2", page=page)
 
     @post("/impact", opt=IMPACT, status_code=200)
     async def impact(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
         proposal = str((await request.form()).get("matrix") or "")
-        page = await console.impact_in_thread(proposal)
+        page = await console.impact(proposal)
         return render(request, "impact.html.j2", status_code=page.status_code, page=page)
 
     @get("/alerts", opt=ALERTS)
@@ -183,7 +183,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, ALERT_FIELDS)
-        page = await console.alerts_in_thread(query, cursor=cursor)
+        page = await console.alerts(query, cursor=cursor)
         return render(request, "alerts.html.j2", page=page)
 
     @get("/fleet", opt=FLEET)
@@ -194,14 +194,14 @@ class PageController(Controller):
         earlier: Annotated[str | None, QueryParameter(name="from")] = None,
         later: Annotated[str | None, QueryParameter(name="to")] = None,
     ) -> Template:
-        page = await console.fleet_in_thread(earlier=earlier, later=later)
+        page = await console.fleet(earlier=earlier, later=later)
         return render(request, "fleet.html.j2", page=page)
 
     @get("/fleet.csv", opt=FLEET)
     async def fleet_csv(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, text = await console.fleet_csv_in_thread(day)
+        found, text = await console.fleet_csv(day)
         filename = f"supportgate-fleet-{found}.csv"
         return Response(
             text,
@@ -213,7 +213,7 @@ class PageController(Controller):
     async def fleet_manifests_csv(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, text = await console.fleet_manifests_csv_in_thread(day)
+        found, text = await console.fleet_manifests_csv(day)
         return Response(
             text,
             media_type=CSV_MEDIA_TYPE,
@@ -224,7 +224,7 @@ class PageController(Controller):
     async def fleet_oscal(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, document = await console.fleet_oscal_in_thread(day)
+        found, document = await console.fleet_oscal(day)
         filename = f"supportgate-fleet-{found}.oscal.json"
         return Response(
             document,
@@ -234,7 +234,7 @@ class PageController(Controller):
 
     @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
-        page = await console.webhooks_in_thread()
+        page = await console.webhooks()
         return render(request, "webhooks.html.j2", page=page)
 
     @get("/waivers", opt=WAIVERS)
@@ -245,7 +245,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, WAIVER_FIELDS)
-        page = await console.waivers_in_thread(query, cursor=cursor)
+        page = await console.waivers(query, cursor=cursor)
         return render(request, "waivers.html.j2", page=page)
 
     @get("/rules", opt=RULES)

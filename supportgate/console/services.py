@@ -249,6 +249,7 @@ class ConsoleService:
         policies = self._policies
         return policy_view(policies.bundle, policies.catalog, policies.last_error)
 
+    @in_thread
     def manifests(self, query: Query, *, cursor: str | None) -> ManifestsPage:
         page = self._tracking.page(
             kind=query.get("kind"),
@@ -260,8 +261,7 @@ class ConsoleService:
         )
         return ManifestsPage(query, self.choices, page.items, page.next_cursor)
 
-    manifests_in_thread = in_thread(manifests)
-
+    @in_thread
     def manifest(
         self, kind: str, name: str, *, cursor: str | None, a: str | None, b: str | None
     ) -> ManifestPage:
@@ -303,8 +303,6 @@ class ConsoleService:
             more_deployments=on_pool is not None and on_pool.next_cursor is not None,
         )
 
-    manifest_in_thread = in_thread(manifest)
-
     def _diff(self, kind: str, name: str, a: str | None, b: str | None) -> DecisionDiff | None:
         if a is None and b is None:
             return None
@@ -316,12 +314,11 @@ class ConsoleService:
                 raise UsageError(f"{kind} {name!r} has no decision {wanted!r}", field=param)
         return diff_decisions(found[a], found[b])
 
+    @in_thread
     def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
         cursor = given(cursor)
         page = self._audit.page(self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT)
         return AuditPage(query, self.choices, page.items, page.next_cursor, cursor)
-
-    audit_in_thread = in_thread(audit)
 
     async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
         return await self._audit.csv(self._audit_filter(query))
@@ -330,6 +327,7 @@ class ConsoleService:
     def _audit_filter(query: Query) -> AuditFilter:
         return AuditFilter.parse(**{name: query.get(name) for name in AUDIT_FIELDS})
 
+    @in_thread
     def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
         matrices = self._matrices
         versions = matrices.version_list().items
@@ -349,15 +347,13 @@ class ConsoleService:
             documents.append(view.document)
         return MatrixPage(versions, old, new, diff_matrices(*documents), current)
 
-    matrix_in_thread = in_thread(matrix)
-
+    @in_thread
     def impact_form(self) -> ImpactPage:
         """The form, filled with the current matrix to edit."""
         current = self._matrices.current_view().document
         return ImpactPage(yaml.safe_dump(current, sort_keys=False), None, None)
 
-    impact_form_in_thread = in_thread(impact_form)
-
+    @in_thread
     def impact(self, proposal: str) -> ImpactPage:
         """What the pasted matrix (YAML or JSON) would change; a bad one is shown on the
         form, with the message naming the field, and the text kept."""
@@ -367,8 +363,7 @@ class ConsoleService:
             return ImpactPage(proposal, None, str(exc), status_code=input_status(exc))
         return ImpactPage(proposal, report, None)
 
-    impact_in_thread = in_thread(impact)
-
+    @in_thread
     def alerts(self, query: Query, *, cursor: str | None) -> AlertsPage:
         """Alerts matching the filters, each with its reason: what its decision gained and
         lost against the manifest's decision before it."""
@@ -387,8 +382,7 @@ class ConsoleService:
         versions = tuple(v.version for v in self._matrices.version_list().items)
         return AlertsPage(query, self.choices, versions, page.items, page.next_cursor)
 
-    alerts_in_thread = in_thread(alerts)
-
+    @in_thread
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and
         the manifests whose verdict changed between them."""
@@ -413,30 +407,25 @@ class ConsoleService:
         ]
         return FleetPage(sides[0], sides[1], rows)
 
-    fleet_in_thread = in_thread(fleet)
-
+    @in_thread
     def fleet_csv(self, day: str | None) -> tuple[str, bytes]:
         """The fleet report at the end of `day` (default today) as CSV, and the day."""
         found, end = self._day_ending(day)
         return found, report_csv(fleet_report(self._fleet.at(end)))
 
-    fleet_csv_in_thread = in_thread(fleet_csv)
-
+    @in_thread
     def fleet_manifests_csv(self, day: str | None) -> tuple[str, bytes]:
         """Every manifest tracked at the end of `day` (default today) with its verdict and
         reasons, as CSV, and the day."""
         found, end = self._day_ending(day)
         return found, manifests_csv(self._fleet.at(end))
 
-    fleet_manifests_csv_in_thread = in_thread(fleet_manifests_csv)
-
+    @in_thread
     def fleet_oscal(self, day: str | None) -> tuple[str, bytes]:
         """The fleet at the end of `day` (default today) as the OSCAL Assessment Results
         document GET /v1/reports/oscal gives for that time, and the day."""
         found, end = self._day_ending(day)
         return found, self._oscal.document(end)
-
-    fleet_oscal_in_thread = in_thread(fleet_oscal)
 
     def _day_ending(self, day: str | None) -> tuple[str, datetime]:
         """A download's `day` (YYYY-MM-DD, default today) and the instant its fleet is read
@@ -445,6 +434,7 @@ class ConsoleService:
         found = _day("day", given(day), now) or now.date()
         return found.isoformat(), _day_end(found, now)
 
+    @in_thread
     def webhooks(self) -> WebhooksPage:
         webhooks = self._webhooks
         found = []
@@ -456,8 +446,7 @@ class ConsoleService:
                 found.append(Subscription(webhook, page.items, page.next_cursor is not None))
         return WebhooksPage(found)
 
-    webhooks_in_thread = in_thread(webhooks)
-
+    @in_thread
     def waivers(self, query: Query, *, cursor: str | None) -> WaiversPage:
         active = query.get("active")
         if active not in {None, "true", "false"}:
@@ -472,8 +461,6 @@ class ConsoleService:
         )
         now = self._clock.now()
         return WaiversPage(query, self.choices, page.items, page.next_cursor, now)
-
-    waivers_in_thread = in_thread(waivers)
 
 
 def _day(field_name: str, text: str | None, now: datetime) -> date | None:

@@ -96,7 +96,7 @@ class ManifestController(Controller):
         limit: Limit = DEFAULT_LIMIT,
     ) -> TrackedManifestPage | FleetManifestPage:
         if as_of is not None:  # from the log: the manifests tracked then (supportgate/fleet/)
-            return await fleet.manifests_page_in_thread(
+            return await fleet.manifests_page(
                 as_of, kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
             )
         return await tracking.page_in_thread(

@@ -63,7 +63,7 @@ class FleetReportController(Controller):
         check_choice("format", output, FORMATS)
         if output == "json":
             return await fleet.report_in_thread(as_of)
-        report, text = await fleet.report_csv_in_thread(as_of)
+        report, text = await fleet.report_csv(as_of)
         filename = f"supportgate-fleet-{report.as_of.strftime('%Y%m%dT%H%M%SZ')}.csv"
         return Response(
             text,

@@ -72,6 +72,7 @@ class FleetService:
         with transaction(self._sessions) as session:
             return verdict_changes(session, earlier, later)
 
+    @in_thread
     def manifests_page(
         self,
         as_of: str,
@@ -106,18 +107,15 @@ class FleetService:
             next_cursor=next_cursor,
         )
 
-    manifests_page_in_thread = in_thread(manifests_page)
-
     def report(self, as_of: str | None) -> FleetReport:
         return fleet_report(self.at(self.as_of(as_of)))
 
     report_in_thread = in_thread(report)
 
+    @in_thread
     def report_csv(self, as_of: str | None) -> tuple[FleetReport, bytes]:
         report = self.report(as_of)
         return report, report_csv(report)
-
-    report_csv_in_thread = in_thread(report_csv)
 
 
 def _view(manifest: FleetManifest) -> FleetManifestView:

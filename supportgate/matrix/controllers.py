@@ -62,7 +62,7 @@ class MatrixController(Controller):
         fmt = format_for_media_type(request.headers.get("content-type"))
         body = await request.body()
         publisher = principal_of(request).name
-        published = await matrices.publish_document_in_thread(body, fmt=fmt, published_by=publisher)
+        published = await matrices.publish_document(body, fmt=fmt, published_by=publisher)
         request.state["log"] = {"matrix_version": published.version}
         return published
 

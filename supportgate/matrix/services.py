@@ -138,6 +138,7 @@ class MatrixService:
 
     # The HTTP views: what the matrix endpoints answer.
 
+    @in_thread
     def publish_document(
         self, data: bytes, *, fmt: Format, published_by: str | None
     ) -> MatrixVersionDetail:
@@ -152,8 +153,6 @@ class MatrixService:
             pending=view.pending,
         )
         return view
-
-    publish_document_in_thread = in_thread(publish_document)
 
     def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
         """Publish, and say whether the new version is current, pending or never applied."""

@@ -33,7 +33,7 @@ class MatrixSourceController(Controller):
         responses={409: error(409)},
     )
     async def sync(self, matrix_source: Part[MatrixSourceService]) -> Response[MatrixSourceView]:
-        view = await matrix_source.requested_view_in_thread()
+        view = await matrix_source.requested_view()
         return Response(view, status_code=202, background=BackgroundTask(_sync, matrix_source))
 
 

@@ -305,6 +305,7 @@ class MatrixSourceService:
 
     view_in_thread = in_thread(view)
 
+    @in_thread
     def requested_view(self) -> MatrixSourceView:
         """POST /v1/matrix/sync: the state as it is before the sync it asks for (a
         ConflictError naming SUPPORTGATE_MATRIX_SOURCE when none is configured)."""
@@ -315,8 +316,6 @@ class MatrixSourceService:
                 field="SUPPORTGATE_MATRIX_SOURCE",
             )
         return self.view()
-
-    requested_view_in_thread = in_thread(requested_view)
 
 
 def cache_dir(settings: Settings) -> Path:

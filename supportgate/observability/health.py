@@ -153,7 +153,7 @@ async def ready(readiness: Part[Readiness]) -> Response[dict[str, Any]]:
     media_type=MEDIA_TYPE,
 )
 async def exposition(metrics: Part[Metrics]) -> Response[bytes]:
-    return Response(await metrics.exposition_in_thread(), media_type=MEDIA_TYPE)
+    return Response(await metrics.exposition(), media_type=MEDIA_TYPE)
 
 
 def routes(readiness: Readiness, metrics: Metrics) -> Router:

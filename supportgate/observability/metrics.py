@@ -215,7 +215,6 @@ class Metrics:
     def count_job_failure(self, failed: JobFailed) -> None:
         self.job_failures.labels(failed.job).inc()
 
+    @in_thread
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-    exposition_in_thread = in_thread(exposition)

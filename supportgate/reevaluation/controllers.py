@@ -49,7 +49,7 @@ class ReevaluationController(Controller):
         self, request: Request[Any, Any, Any], reevaluation: Part[ReevaluationService]
     ) -> SweepView:
         wanted = decode_request(await request.body(), request.headers.get("content-type"))
-        sweep = await reevaluation.request_now_in_thread(wanted)
+        sweep = await reevaluation.request_now(wanted)
         request.state["log"] = {"sweep_id": sweep.id}
         return sweep
 

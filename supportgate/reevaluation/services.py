@@ -134,6 +134,7 @@ class ReevaluationService:
                 )
             time.sleep(WAIT_SECONDS)  # another process holds the sweep lock
 
+    @in_thread
     def request_now(self, body: SweepRequest | None) -> SweepView:
         """POST /v1/reevaluations: a new sweep now (cause `schedule`), queued."""
         only = None
@@ -143,8 +144,6 @@ class ReevaluationService:
         view = self.view(sweep_id)
         assert view is not None  # noqa: S101 - just inserted
         return view
-
-    request_now_in_thread = in_thread(request_now)
 
     def hardware_recorded(self, recorded: HardwareRecorded) -> None:
         """A HardwareManifest's decision is recorded: re-evaluate the deployments on it that

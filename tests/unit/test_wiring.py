@@ -21,6 +21,14 @@ COMPOSITION_ROOTS = frozenset(
 STATE_CACHES = frozenset({"supportgate/http_input.py"})
 """Modules that keep something of their own in an application's state: http_input its query
 names per route, computed once (not a service)."""
+THREAD_HOPS = frozenset(
+    {
+        "supportgate/threads.py",
+        # the POST path's own hops, which the evaluation of a new manifest moves off the loop
+        "supportgate/evaluations/services.py",
+        "supportgate/evaluations/dry_run.py",
+    }
+)
 
 
 def _sources() -> Iterable[tuple[str, ast.Module]]:
@@ -59,6 +67,14 @@ def uses_application_state(tree: ast.Module) -> bool:
     return False
 
 
+def hops_to_a_thread(tree: ast.Module) -> bool:
+    """Runs something in a worker thread itself (anyio's run_sync, asyncio's to_thread)."""
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in {"run_sync", "to_thread"}
+        for node in ast.walk(tree)
+    )
+
+
 def test_only_the_composition_roots_know_the_runtime() -> None:
     knowing = {path for path, tree in _sources() if knows_the_runtime(tree)}
     assert knowing <= COMPOSITION_ROOTS, sorted(knowing - COMPOSITION_ROOTS)
@@ -67,6 +83,12 @@ def test_only_the_composition_roots_know_the_runtime() -> None:
 def test_nothing_finds_a_service_in_an_applications_state() -> None:
     using = {path for path, tree in _sources() if uses_application_state(tree)}
     assert using <= STATE_CACHES, sorted(using - STATE_CACHES)
+
+
+def test_a_thread_hop_is_written_beside_the_blocking_call() -> None:
+    """Through supportgate.threads.in_thread, never at a call site."""
+    hopping = {path for path, tree in _sources() if hops_to_a_thread(tree)}
+    assert hopping <= THREAD_HOPS, sorted(hopping - THREAD_HOPS)
 
 
 def test_the_checks_see_what_they_forbid() -> None:
@@ -84,4 +106,7 @@ def test_the_checks_see_what_they_forbid() -> None:
     ):
         assert uses_application_state(ast.parse(source)), source
     assert not uses_application_state(ast.parse("request.state['log'] = {}"))
+    assert hops_to_a_thread(ast.parse("await anyio.to_thread.run_sync(keys.list_keys)"))
+    assert hops_to_a_thread(ast.parse("await asyncio.to_thread(keys.list_keys)"))
+    assert not hops_to_a_thread(ast.parse("await keys.list_keys_in_thread()"))
     assert not knows_the_runtime(ast.parse("from supportgate.runtime_parts import x"))

@@ -17,7 +17,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_api import WARMUP_SECONDS, _bodies, _first_round, _lua, _run_wrk, _wrk
+from bench.bench_api import (
+    WARMUP_SECONDS,
+    _bodies,
+    _cpu_seconds,
+    _first_round,
+    _lua,
+    _run_wrk,
+    _wrk,
+)
 from bench.server import Server, running_server
 from tests.services import postgres_admin_url, temporary_database
 
@@ -59,16 +67,29 @@ def main() -> None:
                     ("evaluations", url, evaluations),
                     ("echo", f"{server.url}/bench/echo", echo),
                 ):
-                    result = _wrk(target, script, args.seconds, args.connections, 1)
+                    _run_wrk(target, script, 1, args.connections)
+                    cpu = _cpu_seconds(server.pid)
+                    result = _wrk(target, script, args.seconds, args.connections, 0)
+                    cpu = _cpu_seconds(server.pid) - cpu
                     if result["errors"]:
                         raise RuntimeError(f"{mode} {case}: {result['errors']:.0f} non-2xx")
                     figures.setdefault((mode, case), []).append(result["rps"])
+                    served = result["rps"] * args.seconds
+                    figures.setdefault((mode, f"{case} cpu"), []).append(cpu / served * 1e6)
     print(f"### API key check, {args.rounds} rounds of {args.seconds} s (median req/s)\n")
-    print("| key checked in | POST /v1/evaluations | echo | share of echo |\n|---|---:|---:|---:|")
+    print(
+        "| key checked in | POST /v1/evaluations | server CPU per POST | echo "
+        "| server CPU per echo | share of echo |\n|---|---:|---:|---:|---:|---:|"
+    )
     for mode in MODES:
-        posts = statistics.median(figures[mode, "evaluations"])
-        echoes = statistics.median(figures[mode, "echo"])
-        print(f"| {mode} | {posts:,.0f} | {echoes:,.0f} | {posts / echoes:.0%} |")
+        posts, echoes = (statistics.median(figures[mode, case]) for case in ("evaluations", "echo"))
+        post_cpu, echo_cpu = (
+            statistics.median(figures[mode, f"{case} cpu"]) for case in ("evaluations", "echo")
+        )
+        print(
+            f"| {mode} | {posts:,.0f} | {post_cpu:,.0f} µs | {echoes:,.0f} | {echo_cpu:,.0f} µs "
+            f"| {posts / echoes:.0%} |"
+        )
     gain = statistics.median(figures["hook", "evaluations"]) / statistics.median(
         figures["guard", "evaluations"]
     )

@@ -32,8 +32,8 @@ async def echo(data: dict[str, Any]) -> dict[str, Any]:
 configure_logging()
 _runtime = Runtime.build(Settings.from_env())
 _APPS = {
-    signal.SIGUSR1: ("hook", create_app(runtime=_runtime)),
-    signal.SIGUSR2: ("guard", create_app(runtime=_runtime, key_check_as_hook=False)),
+    signal.SIGUSR1: ("hook", create_app(runtime=_runtime, key_check_as_hook=True)),
+    signal.SIGUSR2: ("guard", create_app(runtime=_runtime)),
 }
 for _name, _app in _APPS.values():
     _app.register(echo)

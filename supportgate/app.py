@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 from contextlib import asynccontextmanager
 
 from litestar import Litestar
@@ -52,14 +51,6 @@ def _logging_config() -> LoggingConfig:
     )
 
 
-def _hook(guard: KeyGuard) -> Any:
-    async def admit_and_check(request: Any) -> None:
-        await guard(request, request.route_handler)
-        await check_parameters(request)
-
-    return admit_and_check
-
-
 def console_app(runtime: Runtime, key_guard: KeyGuard) -> Litestar:
     return create_console(
         ConsoleService(
@@ -91,7 +82,6 @@ def create_app(
     *,
     runtime: Runtime | None = None,
     upgrade_schema: bool = True,
-    key_check_as_hook: bool = False,
 ) -> Litestar:
     """The API. `upgrade_schema=False` refuses to start on an out-of-date schema instead.
     Here, and only here, each domain's routes get the services they serve (the Runtime's
@@ -131,8 +121,8 @@ def create_app(
         lifespan=[lifespan],
         # a plain guard: the key checked in a before_request hook instead bought nothing
         # (docs/performance.md, "Speed devices")
-        guards=None if key_check_as_hook else [key_guard],
-        before_request=_hook(key_guard) if key_check_as_hook else check_parameters,
+        guards=[key_guard],
+        before_request=check_parameters,
         logging_config=_logging_config(),
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(

@@ -41,8 +41,8 @@ DEFAULT_ROLE: Role = "ci"
 
 
 class KeyGuard:
-    """The API's guard (`guard(connection, handler)`), over the keys and the rate limits it
-    is built with. `limits` may be replaced while the service runs (bench/switched_app.py)."""
+    """The API's guard, over the keys and the rate limits it is built with; the console's
+    login form asks it too (`authenticate`)."""
 
     def __init__(self, keys: KeyService, limits: RequestLimits) -> None:
         self.keys = keys

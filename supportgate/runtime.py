@@ -57,7 +57,7 @@ from supportgate.policy.bundle_server import BundleServer
 from supportgate.policy.live import LivePolicies
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
-from supportgate.threads import in_thread
+from supportgate.threads import thread_twin
 from supportgate.waivers.services import WaiverService, deny_rule_ids
 from supportgate.webhooks.services import WebhookService
 from supportgate.webhooks.targets import AllowList
@@ -229,7 +229,7 @@ class Runtime:
             matrix_version=self.matrices.current().version,
         )
 
-    start_in_thread = in_thread(start)
+    start_in_thread = thread_twin(start)
 
     def stop(self) -> None:
         self.sweeps.stop()
@@ -241,7 +241,7 @@ class Runtime:
         self.engine.close()
         self.db.dispose()
 
-    stop_in_thread = in_thread(stop)
+    stop_in_thread = thread_twin(stop)
 
 
 def react(runtime: Runtime) -> None:

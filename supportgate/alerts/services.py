@@ -35,7 +35,7 @@ from supportgate.pagination import (
     parse_time,
     trim_page,
 )
-from supportgate.threads import in_thread
+from supportgate.threads import thread_twin
 
 from . import repository
 from .repository import AlertFilter, Standing
@@ -118,7 +118,7 @@ class AlertService:
             items = _with_reasons(session, [_view(row._mapping) for row in rows])
         return AlertPage(items=items, next_cursor=next_cursor)
 
-    page_in_thread = in_thread(page)
+    page_in_thread = thread_twin(page)
 
 
 def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:

@@ -17,7 +17,7 @@ from sqlmodel import Session
 from supportgate.db import transaction
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.log import entry_at, latest_checkpoint, read_head, tree
-from supportgate.threads import in_thread
+from supportgate.threads import in_thread, thread_twin
 from supportgate.tlog import OutOfRange
 
 from .views import ConsistencyProof, InclusionProof, LogEntry
@@ -34,7 +34,7 @@ class ProofService:
             latest = latest_checkpoint(session)
         return None if latest is None else latest.note
 
-    checkpoint_in_thread = in_thread(checkpoint)
+    checkpoint_in_thread = thread_twin(checkpoint)
 
     def verifier_key(self) -> str:
         return self._checkpointer.verifier().encoded()
@@ -47,7 +47,7 @@ class ProofService:
             raise OutOfRange(f"leaf {leaf_index} is not stored", field="leaf_index")
         return LogEntry(leaf_index=row.leaf_index, type=row.type, entry=row.entry)  # type: ignore[arg-type]  # a checked column
 
-    entry_in_thread = in_thread(entry)
+    entry_in_thread = thread_twin(entry)
 
     @in_thread
     def inclusion(self, leaf_index: int, tree_size: int) -> InclusionProof:

@@ -18,7 +18,7 @@ from supportgate.db import transaction
 from supportgate.evaluations.views import DecisionPage
 from supportgate.ledger.rows import decision_from_columns
 from supportgate.pagination import check_limit, decode_seq_cursor, trim_page
-from supportgate.threads import in_thread
+from supportgate.threads import thread_twin
 
 from . import repository
 from .csv_export import csv_header, csv_rows
@@ -49,7 +49,7 @@ class AuditService:
             items=[decision_from_columns(row) for row in rows], next_cursor=next_cursor
         )
 
-    page_in_thread = in_thread(page)
+    page_in_thread = thread_twin(page)
 
     def csv_chunk(self, where: AuditFilter, before_seq: int | None) -> CsvChunk:
         """The CSV lines of the next chunk of matching decisions below `before_seq`."""
@@ -60,7 +60,7 @@ class AuditService:
         full = len(rows) == self._csv_chunk
         return CsvChunk(body=csv_rows(rows), next_before=rows[-1]["seq"] if full else None)
 
-    csv_chunk_in_thread = in_thread(csv_chunk)
+    csv_chunk_in_thread = thread_twin(csv_chunk)
 
     async def csv(self, where: AuditFilter) -> AsyncIterator[bytes]:
         """The CSV body. The first chunk is read before this returns, so a database that

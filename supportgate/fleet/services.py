@@ -16,7 +16,7 @@ from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision
 from supportgate.pagination import check_choice, check_limit, decode_cursor, parse_time, trim_page
 from supportgate.policy.inputs import format_time
-from supportgate.threads import in_thread
+from supportgate.threads import in_thread, thread_twin
 
 from .compare import FleetChange, verdict_changes
 from .query import FleetAt, FleetManifest, fleet_at
@@ -110,7 +110,7 @@ class FleetService:
     def report(self, as_of: str | None) -> FleetReport:
         return fleet_report(self.at(self.as_of(as_of)))
 
-    report_in_thread = in_thread(report)
+    report_in_thread = thread_twin(report)
 
     @in_thread
     def report_csv(self, as_of: str | None) -> tuple[FleetReport, bytes]:

@@ -30,7 +30,7 @@ from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, Matrix, decode_matrix, to_builtins
 from supportgate.policy.engine import LoadedMatrix
-from supportgate.threads import in_thread
+from supportgate.threads import in_thread, thread_twin
 
 from . import prepare
 from .repository import all_versions
@@ -163,13 +163,13 @@ class MatrixService:
         now = self._clock.now()
         return self._detail(self.current(now), now)
 
-    current_view_in_thread = in_thread(current_view)
+    current_view_in_thread = thread_twin(current_view)
 
     def version_view(self, version: str) -> MatrixVersionDetail | None:
         found = self.get(version)
         return None if found is None else self._detail(found, self._clock.now())
 
-    version_view_in_thread = in_thread(version_view)
+    version_view_in_thread = thread_twin(version_view)
 
     def version_list(self) -> MatrixVersionList:
         """Every version, newest effective first (pending versions lead)."""
@@ -178,7 +178,7 @@ class MatrixService:
         current = _in_effect(versions, now)
         return MatrixVersionList(items=[_summary(v, now, current) for v in reversed(versions)])
 
-    version_list_in_thread = in_thread(version_list)
+    version_list_in_thread = thread_twin(version_list)
 
     def _detail(self, published: PublishedMatrix, now: datetime) -> MatrixVersionDetail:
         summary = _summary(published, now, _in_effect(self.versions(), now))

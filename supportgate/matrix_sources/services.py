@@ -47,7 +47,7 @@ from supportgate.manifests import decode_matrix
 from supportgate.matrix import prepare
 from supportgate.matrix.services import MatrixService
 from supportgate.policy.inputs import format_time
-from supportgate.threads import in_thread
+from supportgate.threads import in_thread, thread_twin
 from supportgate.webhooks.outbox import SYNC_FAILED, enqueue_event_deliveries
 
 from . import repository
@@ -143,7 +143,7 @@ class MatrixSourceService:
             log.exception("matrix_source_poll_failed")
             return "skipped"
 
-    poll_in_thread = in_thread(poll)
+    poll_in_thread = thread_twin(poll)
 
     def sync(self, *, requested: bool = True) -> SyncOutcome:
         """Read the source now and publish what is new (see the module's docstring)."""
@@ -303,7 +303,7 @@ class MatrixSourceService:
         kind: SourceKind = "git" if isinstance(self.source, GitSource) else "https"
         return _view(self.source.shown, kind, self.poll_seconds, row)
 
-    view_in_thread = in_thread(view)
+    view_in_thread = thread_twin(view)
 
     @in_thread
     def requested_view(self) -> MatrixSourceView:

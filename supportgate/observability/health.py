@@ -32,7 +32,7 @@ from supportgate.matrix.services import MatrixService
 from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.policy import PolicyEngine
 from supportgate.policy.engine import LoadedMatrix
-from supportgate.threads import in_thread
+from supportgate.threads import thread_twin
 
 CANARY_SECONDS = 5.0
 CANARY = msgspec.convert(
@@ -86,7 +86,7 @@ class Readiness:
                 checks[name] = str(exc)
         return checks
 
-    checks_in_thread = in_thread(checks)
+    checks_in_thread = thread_twin(checks)
 
     def _database(self) -> None:
         ping(self._db)

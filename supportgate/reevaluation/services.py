@@ -43,7 +43,7 @@ from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
-from supportgate.threads import in_thread
+from supportgate.threads import in_thread, thread_twin
 
 from . import repository
 from .locks import sweep_lock
@@ -224,7 +224,7 @@ class ReevaluationService:
             row = repository.sweep(session, sweep_id)
             return None if row is None else _view(row)
 
-    view_in_thread = in_thread(view)
+    view_in_thread = thread_twin(view)
 
     # Running them.
 

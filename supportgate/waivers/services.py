@@ -35,7 +35,7 @@ from supportgate.manifests.decision import MANIFEST_KINDS
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
 from supportgate.policy.catalog import read_catalog
 from supportgate.policy.inputs import format_time
-from supportgate.threads import in_thread
+from supportgate.threads import thread_twin
 
 from . import repository
 from .views import LATEST_EXPIRY, NAME_PATTERN, WaiverPage, WaiverRequest, WaiverView
@@ -99,7 +99,7 @@ class WaiverService:
         )
         return view
 
-    create_in_thread = in_thread(create)
+    create_in_thread = thread_twin(create)
 
     def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
         """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
@@ -115,7 +115,7 @@ class WaiverService:
         log.info("waiver_deleted", **_named(view), deleted_by=deleted_by)
         return view
 
-    delete_in_thread = in_thread(delete)
+    delete_in_thread = thread_twin(delete)
 
     @property
     def deny_rules(self) -> frozenset[str]:
@@ -178,7 +178,7 @@ class WaiverService:
         items, next_cursor = trim_page(items, limit, lambda item: [item[0]])
         return WaiverPage(items=[view for _, view in items], next_cursor=next_cursor)
 
-    page_in_thread = in_thread(page)
+    page_in_thread = thread_twin(page)
 
     def cache_is_fresh(self) -> bool:
         """Whether active_for() answers from memory, without reading the database."""

@@ -25,7 +25,7 @@ from supportgate.events import PolicyReloadFailed
 from supportgate.ids import random_uuid
 from supportgate.logging import get_logger
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
-from supportgate.threads import in_thread
+from supportgate.threads import thread_twin
 
 from . import repository, signing
 from .dispatcher import WebhookDispatcher
@@ -110,7 +110,7 @@ class WebhookService:
         log.info("webhook_subscribed", subscription=row.id, url=url, created_by=created_by)
         return WebhookCreated(**msgspec.structs.asdict(_view(row, 0)), secret=row.secret)
 
-    create_in_thread = in_thread(create)
+    create_in_thread = thread_twin(create)
 
     def subscriptions(self) -> WebhookList:
         with transaction(self._sessions) as session:
@@ -118,7 +118,7 @@ class WebhookService:
             pending = repository.pending_counts(session)
         return WebhookList(items=[_view(row, pending.get(row.id, 0)) for row in rows])
 
-    subscriptions_in_thread = in_thread(subscriptions)
+    subscriptions_in_thread = thread_twin(subscriptions)
 
     def delete(self, subscription_id: str) -> bool:
         """Delete a subscription, its outbox rows and their log; False when there is none."""
@@ -128,7 +128,7 @@ class WebhookService:
             log.info("webhook_deleted", subscription=subscription_id)
         return deleted
 
-    delete_in_thread = in_thread(delete)
+    delete_in_thread = thread_twin(delete)
 
     def deliveries(
         self, subscription_id: str, *, status: str | None, cursor: str | None, limit: int
@@ -148,7 +148,7 @@ class WebhookService:
         items = [_delivery(row, attempts.get(row.seq or 0, [])) for row in rows]
         return DeliveryPage(items=items, next_cursor=next_cursor)
 
-    deliveries_in_thread = in_thread(deliveries)
+    deliveries_in_thread = thread_twin(deliveries)
 
 
 def check_url(url: str, allow: AllowList) -> str:

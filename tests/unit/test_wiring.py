@@ -9,10 +9,15 @@ other module takes the whole Runtime, and nothing finds a service in an applicat
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+import anyio
+import pytest
+
 import supportgate
+from supportgate.threads import in_thread, thread_twin
 
 PACKAGE = Path(supportgate.__file__).parent
 COMPOSITION_ROOTS = frozenset(
@@ -110,3 +115,28 @@ def test_the_checks_see_what_they_forbid() -> None:
     assert hops_to_a_thread(ast.parse("await asyncio.to_thread(keys.list_keys)"))
     assert not hops_to_a_thread(ast.parse("await keys.list_keys_in_thread()"))
     assert not knows_the_runtime(ast.parse("from supportgate.runtime_parts import x"))
+
+
+class _Pages:
+    def page(self, number: int) -> tuple[int, int]:
+        return number, threading.get_ident()
+
+    page_in_thread = thread_twin(page)
+
+    @in_thread
+    def only_awaited(self) -> int:
+        return threading.get_ident()
+
+
+def test_a_twin_runs_the_instances_method_in_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pages = _Pages()
+    monkeypatch.setattr(pages, "page", lambda number: (number + 1, threading.get_ident()))
+
+    async def awaited() -> tuple[int, tuple[int, int], int]:
+        return threading.get_ident(), await pages.page_in_thread(1), await pages.only_awaited()
+
+    loop, (number, twin), decorated = anyio.run(awaited)
+    assert number == 2  # the stand-in ran, not the method the twin was declared beside
+    assert loop not in {twin, decorated}

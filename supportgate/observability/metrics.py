@@ -18,10 +18,11 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import Manifest, transaction
-from supportgate.events import DecisionsRecorded, PolicyReloadFailed
+from supportgate.events import DecisionsRecorded, JobFailed, PolicyReloadFailed
 from supportgate.logging import get_logger, lost_log_lines
 from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
+from supportgate.threads import in_thread
 from supportgate.webhooks import repository as webhook_repository
 
 MEDIA_TYPE = "text/plain; version=0.0.4"
@@ -199,8 +200,9 @@ class Metrics:
     def count_policy_reload_failure(self, _failed: PolicyReloadFailed) -> None:
         self.policy_reload_failures.inc()
 
-    def job_failed(self, job: str) -> None:
-        self.job_failures.labels(job).inc()
+    def count_job_failure(self, failed: JobFailed) -> None:
+        self.job_failures.labels(failed.job).inc()
 
+    @in_thread
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -20,7 +20,7 @@
 Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
 jobs only call tick() at the right moments. Each part of a tick, and the matrix source's poll,
 is a job that fails alone (named where tick() attempts it): its failure is logged with its
-name (`scheduler_job_failed`), counted (`failed(job)`: /metrics) and tried again at the next
+name (`scheduler_job_failed`), counted (`JobFailed`: /metrics) and tried again at the next
 tick.
 """
 
@@ -38,6 +38,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.errors import UsageError
+from supportgate.events import Events, JobFailed
 from supportgate.logging import get_logger
 from supportgate.matrix.services import MatrixService
 
@@ -96,10 +97,10 @@ class SweepScheduler:
         policies: PolicyReload | None = None,
         matrix_source: MatrixSourcePoll | None = None,
         clock: Clock = SYSTEM_CLOCK,
-        failed: Callable[[str], None] = lambda _job: None,
+        events: Events | None = None,
     ) -> None:
-        """`failed(job)`: told of each job's failure (Metrics.job_failed counts them)."""
-        self._failed = failed
+        """`events`: where each job's failure is told (JobFailed)."""
+        self._events = events or Events()
         self._reevaluation = reevaluation
         self._matrix_source = matrix_source
         self._matrices = matrices
@@ -166,7 +167,7 @@ class SweepScheduler:
             run()
         except Exception:  # the other jobs still run; this one is tried again next time
             log.exception("scheduler_job_failed", job=job)
-            self._failed(job)
+            self._events.publish([JobFailed(job=job)])
 
     def _reload_policies(self) -> None:
         if self._policies is not None and self._policies.reload():

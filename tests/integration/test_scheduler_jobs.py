@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from supportgate.events import Events, JobFailed
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.runtime import Runtime
 
@@ -195,12 +196,14 @@ def test_a_failing_matrix_source_poll_is_counted_and_stops_nothing(clocked_api: 
 
     runtime = clocked_api.runtime
     failed: list[str] = []
+    events = Events()
+    events.on(JobFailed, lambda event: failed.append(event.job))
     scheduler = SweepScheduler(
         runtime.reevaluation,
         runtime.matrices,
         cron="0 3 * * *",
         matrix_source=Unreachable(),
-        failed=failed.append,
+        events=events,
     )
     scheduler.start()
     try:

@@ -1,13 +1,9 @@
 """Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit, GitHub
 workflow commands or Markdown.
 
-    render(results, "sarif", fail_on="rejected", problems=problems, sarif=SarifOptions(...))
-
 Every format is a pure function of the checked manifests, the problems that kept check from
-judging some input, and the gate (`fail_on`); none does I/O. Each returns the whole document
-ending in a newline, for the caller to write as is, and each stays a valid document of its
-format when there are problems: they are part of the report, not a reason to write none.
-Line numbers come from `locate()` on the text of each file.
+judging some input, and the gate (`fail_on`). Each stays a valid document of its format when
+there are problems: they are part of the report, not a reason to write none.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ from supportgate.errors import UsageError
 from supportgate.manifests.locate import locate
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
-from supportgate.reports.junit import render_junit
 from supportgate.reports.markdown import render_markdown
 from supportgate.reports.model import (
     EXIT_CODES,
@@ -48,11 +43,19 @@ __all__ = [
     "summary_line",
 ]
 
+
+def _render_junit(report: Report) -> str:
+    # xml.etree (and expat) only for the format that needs them: `check` starts faster.
+    from supportgate.reports.junit import render_junit  # noqa: PLC0415
+
+    return render_junit(report)
+
+
 _RENDERERS: dict[str, Callable[[Report], str]] = {
     "text": render_text,
     "json": render_json,
     "sarif": render_sarif,
-    "junit": render_junit,
+    "junit": _render_junit,
     "github": render_github,
     "markdown": render_markdown,
 }

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from uuid import uuid4
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
@@ -27,7 +28,6 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Waiver, transaction
 from supportgate.errors import UsageError
-from supportgate.ids import random_uuid
 from supportgate.ledger.batches import Batch, WaiverCreation, WaiverDeletion
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
@@ -35,6 +35,7 @@ from supportgate.manifests.decision import MANIFEST_KINDS
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
 from supportgate.policy.catalog import read_catalog
 from supportgate.policy.inputs import format_time
+from supportgate.threads import thread_twin
 
 from . import repository
 from .views import LATEST_EXPIRY, NAME_PATTERN, WaiverPage, WaiverRequest, WaiverView
@@ -78,7 +79,7 @@ class WaiverService:
         now = self._clock.now()
         self._check(request, now)
         creation = WaiverCreation(
-            id=random_uuid(),
+            id=str(uuid4()),
             rule=request.rule,
             kind=request.kind,
             name=request.name,
@@ -98,6 +99,8 @@ class WaiverService:
         )
         return view
 
+    create_in_thread = thread_twin(create)
+
     def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
         """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
         deletion = WaiverDeletion(id=waiver_id, deleted_by=deleted_by, deleted_at=self._clock.now())
@@ -112,9 +115,10 @@ class WaiverService:
         log.info("waiver_deleted", **_named(view), deleted_by=deleted_by)
         return view
 
+    delete_in_thread = thread_twin(delete)
+
     @property
     def deny_rules(self) -> frozenset[str]:
-        """The rule ids a waiver may name: the deny rules of the loaded policies."""
         return self._deny_rules
 
     def _check(self, request: WaiverRequest, now: datetime) -> None:
@@ -172,6 +176,8 @@ class WaiverService:
             items = [(row.seq, _view(row)) for row in rows]
         items, next_cursor = trim_page(items, limit, lambda item: [item[0]])
         return WaiverPage(items=[view for _, view in items], next_cursor=next_cursor)
+
+    page_in_thread = thread_twin(page)
 
     def cache_is_fresh(self) -> bool:
         """Whether active_for() answers from memory, without reading the database."""
@@ -252,7 +258,6 @@ def _policy_form(row: Waiver) -> PolicyWaiver:
 
 
 def _named(view: WaiverView) -> dict[str, str]:
-    """The key/values that name a waiver in its log events."""
     return {"waiver_id": view.id, "rule": view.rule, "manifest": f"{view.kind}/{view.name}"}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import string
 from urllib.parse import urlsplit
+from uuid import uuid4
 
 import httpx
 import msgspec
@@ -22,9 +23,9 @@ from supportgate.db.tables import (
 )
 from supportgate.errors import UsageError
 from supportgate.events import PolicyReloadFailed
-from supportgate.ids import random_uuid
 from supportgate.logging import get_logger
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
+from supportgate.threads import thread_twin
 
 from . import repository, signing
 from .dispatcher import WebhookDispatcher
@@ -70,7 +71,6 @@ class WebhookService:
         self.dispatcher.stop()
 
     def wake(self) -> None:
-        """Deliveries were enqueued: have the dispatcher look now, not at its next poll."""
         self.dispatcher.wake()
 
     def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
@@ -83,7 +83,7 @@ class WebhookService:
             enqueued = enqueue_event_deliveries(
                 session,
                 event_type=POLICY_RELOAD_FAILED,
-                event_id=f"policy_{random_uuid()}",
+                event_id=f"policy_{uuid4()}",
                 at=data.pop("at"),
                 data=data,
                 now=now,
@@ -96,7 +96,7 @@ class WebhookService:
         if request.description is not None and "\x00" in request.description:
             raise UsageError("NUL characters are not accepted", field="$.description")
         row = WebhookSubscription(
-            id=random_uuid(),
+            id=str(uuid4()),
             url=url,
             description=request.description,
             secret=signing.new_secret(),
@@ -109,19 +109,24 @@ class WebhookService:
         log.info("webhook_subscribed", subscription=row.id, url=url, created_by=created_by)
         return WebhookCreated(**msgspec.structs.asdict(_view(row, 0)), secret=row.secret)
 
+    create_in_thread = thread_twin(create)
+
     def subscriptions(self) -> WebhookList:
         with transaction(self._sessions) as session:
             rows = repository.all_subscriptions(session)
             pending = repository.pending_counts(session)
         return WebhookList(items=[_view(row, pending.get(row.id, 0)) for row in rows])
 
+    subscriptions_in_thread = thread_twin(subscriptions)
+
     def delete(self, subscription_id: str) -> bool:
-        """Delete a subscription, its outbox rows and their log; False when there is none."""
         with transaction(self._sessions, write=True) as session:
             deleted = repository.delete_subscription(session, subscription_id)
         if deleted:
             log.info("webhook_deleted", subscription=subscription_id)
         return deleted
+
+    delete_in_thread = thread_twin(delete)
 
     def deliveries(
         self, subscription_id: str, *, status: str | None, cursor: str | None, limit: int
@@ -140,6 +145,8 @@ class WebhookService:
             attempts = repository.attempts_of(session, [row.seq for row in rows if row.seq])
         items = [_delivery(row, attempts.get(row.seq or 0, [])) for row in rows]
         return DeliveryPage(items=items, next_cursor=next_cursor)
+
+    deliveries_in_thread = thread_twin(deliveries)
 
 
 def check_url(url: str, allow: AllowList) -> str:

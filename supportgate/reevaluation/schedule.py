@@ -1,26 +1,10 @@
-"""The timed triggers, on APScheduler 3 (the only module that imports it):
+"""The timed triggers (the cron, a matrix version's `effective_from`, waiver expiry, policy
+reload, the matrix source's poll), on APScheduler 3, the only module that imports it.
 
-- the cron (SUPPORTGATE_REEVALUATE_CRON, UTC): a sweep with cause `schedule`, its trigger
-  the minute it fired for, so replicas firing together start one sweep;
-- a matrix version's `effective_from`: at that moment, the sweep for the version (cause
-  `matrix`);
-- a waiver's expiry (when the waivers domain is wired): a sweep with cause `waiver` of the
-  manifests last judged before their waiver expired (`WaiverService.expired_unjudged`), so an
-  expiry that passed while the service was down is applied at its first tick; a wake-up at
-  the next one (`WaiverService.next_expiry`);
-- every POLL_SECONDS: reload the policies when their files changed (a changed organisation
-  bundle that passes its check: a sweep with cause `policy`; policy/live.py), look again
-  (versions or waivers another replica published, a current version no sweep judged under
-  yet) and wake the worker (sweeps to resume);
-- the matrix source (SUPPORTGATE_MATRIX_SOURCE, when set): a sync at start, then a poll every
-  SUPPORTGATE_MATRIX_POLL (supportgate/matrix_sources/: one sync at a time across replicas,
-  and about one poll an interval between them).
-
-Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
-jobs only call tick() at the right moments. Each part of a tick, and the matrix source's poll,
-is a job that fails alone (named where tick() attempts it): its failure is logged with its
-name (`scheduler_job_failed`), counted (`failed(job)`: /metrics) and tried again at the next
-tick.
+The cron's sweep is keyed by the minute it fired for, so replicas firing together start one
+sweep. A waiver expiry that passed while the service was down is applied at its first tick.
+Each part of a tick is a job that fails alone: logged (`scheduler_job_failed`), counted
+(/metrics) and tried again at the next tick.
 """
 
 from __future__ import annotations
@@ -58,8 +42,6 @@ class PolicyReload(Protocol):
 
 
 class MatrixSourcePoll(Protocol):
-    """supportgate.matrix_sources.services.MatrixSourceService, as the scheduler sees it."""
-
     @property
     def configured(self) -> bool: ...
 
@@ -69,7 +51,6 @@ class MatrixSourcePoll(Protocol):
 
 
 def cron_trigger(expression: str) -> CronTrigger:
-    """The trigger for a five-field crontab line, in UTC (a bad line is a UsageError)."""
     try:
         return CronTrigger.from_crontab(expression, timezone=UTC)
     except ValueError as exc:
@@ -79,10 +60,8 @@ def cron_trigger(expression: str) -> CronTrigger:
 
 
 class SweepScheduler:
-    """Starts the timed sweeps. What is due is decided by tick() against the clock; APScheduler
-    only wakes it (every POLL_SECONDS, on the cron's instants, at a pending version's
-    `effective_from`, just after the next waiver expiry). So a test moves a fake clock and
-    calls tick() rather than wait for a minute or an expiry to pass."""
+    """What is due is decided by tick() against the clock; APScheduler only wakes it. So a test
+    moves a fake clock and calls tick() rather than wait for a minute or an expiry to pass."""
 
     def __init__(
         self,
@@ -96,7 +75,6 @@ class SweepScheduler:
         clock: Clock = SYSTEM_CLOCK,
         failed: Callable[[str], None] = lambda _job: None,
     ) -> None:
-        """`failed(job)`: told of each job's failure (Metrics.job_failed counts them)."""
         self._failed = failed
         self._reevaluation = reevaluation
         self._matrix_source = matrix_source
@@ -147,9 +125,6 @@ class SweepScheduler:
             self._scheduler.shutdown(wait=True)
 
     def tick(self) -> None:
-        """Start what is due (the cron's sweep, a waiver expiry's), wake up for what is coming
-        (pending matrix versions, the next waiver expiry), and look at the current version:
-        each a job of its own, which fails alone."""
         self._attempt("policy-reload", self._reload_policies)
         with self._lock:
             self._attempt("scheduled-sweep", self._run_due_cron)
@@ -170,8 +145,8 @@ class SweepScheduler:
             self._reevaluation.policies_changed()
 
     def _run_due_cron(self) -> None:
-        """The sweep of the latest cron instant that has come: instants missed meanwhile (a
-        suspended process) coalesce into it, as APScheduler's `coalesce` would."""
+        """Instants missed meanwhile (a suspended process) coalesce into the latest, as
+        APScheduler's `coalesce` would."""
         now = self._clock.now()
         due = self._cron_due
         if due is None or due > now:

@@ -23,6 +23,7 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.errors import UsageError
 from supportgate.logging import get_logger
 from supportgate.matrix.services import MatrixService
+from supportgate.policy.inputs import format_time
 
 from .services import POLL_SECONDS, ReevaluationService
 
@@ -154,7 +155,7 @@ class SweepScheduler:
         following = self._cron.get_next_fire_time(due, now)
         while following is not None and following <= now:
             due, following = following, self._cron.get_next_fire_time(following, now)
-        self._reevaluation.start_sweep("schedule", trigger=f"schedule:{_text(due)}")
+        self._reevaluation.start_sweep("schedule", trigger=f"schedule:{format_time(due)}")
         self._cron_due = following
 
     def _schedule_matrix_versions(self) -> None:
@@ -177,7 +178,7 @@ class SweepScheduler:
         if expired is not None:
             latest, manifests = expired
             self._reevaluation.start_sweep(
-                "waiver", trigger=f"waiver:{_text(latest)}", only=manifests
+                "waiver", trigger=f"waiver:{format_time(latest)}", only=manifests
             )
         moment = self.waivers.next_expiry(now)
         if moment == self._waiver_at:
@@ -194,7 +195,3 @@ class SweepScheduler:
                 misfire_grace_time=MISFIRE_GRACE_S,
             )
         self._waiver_at = moment
-
-
-def _text(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -12,8 +12,6 @@ from supportgate.manifests.common import DnsLabel
 from supportgate.manifests.decision import Cause, ManifestKind
 from supportgate.manifests.decode import decode_json, format_for_media_type
 
-SweepStatus = str
-
 
 class SweepCounts(msgspec.Struct, frozen=True, kw_only=True):
     evaluated: int
@@ -23,7 +21,7 @@ class SweepCounts(msgspec.Struct, frozen=True, kw_only=True):
 
 class SweepView(msgspec.Struct, frozen=True, kw_only=True):
     id: str
-    status: SweepStatus
+    status: str
     cause: Cause
     trigger: str
     counts: SweepCounts

@@ -32,8 +32,6 @@ class PolicyBundle:
 
     @classmethod
     def load(cls, directory: Path, bundle_paths: Sequence[Path] = ()) -> PolicyBundle:
-        """The policies, the organisation bundles checked (PolicyRefused names the file and
-        line of each problem)."""
         bundle = cls.read(directory, bundle_paths)
         if bundle.bundles:
             refuse_problems(bundle)
@@ -47,8 +45,7 @@ class PolicyBundle:
         *,
         field: str | None = BUNDLES_SETTING,
     ) -> PolicyBundle:
-        """The policies as the files are now, unchecked: to compare revisions before paying
-        for a check."""
+        """Unchecked: to compare revisions before paying for a check."""
         if not directory.is_dir():
             raise UsageError(f"{directory} does not exist", field="SUPPORTGATE_POLICY_DIR")
         files = sorted(
@@ -76,7 +73,6 @@ class PolicyBundle:
 
 
 def _revision(modules: tuple[tuple[str, str], ...]) -> str:
-    """sha256 over the modules' paths and texts, in path order: any edit is a new revision."""
     digest = hashlib.sha256()
     for name, text in modules:
         digest.update(name.encode())

@@ -108,7 +108,6 @@ def _alternative(index: int, alternative: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _runtime(runtime: Mapping[str, Any]) -> dict[str, Any]:
-    """What engines and alternatives share: their models by identity, host bounds and texts."""
     host = runtime.get("host", {})
     prepared: dict[str, Any] = {
         "models": {identity(model): model for model in reversed(runtime.get("models", ()))},
@@ -174,7 +173,6 @@ def _texts(engine: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _alternatives(alternatives: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
-    """For each (vendor, arch), the alternatives that document it, in matrix order."""
     names: dict[tuple[str, str], list[str]] = {}
     for alternative in alternatives:
         documented = {(p["vendor"], p["arch"]) for p in alternative["platforms"]}

@@ -7,14 +7,13 @@ engines load every module.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from supportgate.errors import UsageError
 
-from .org import BUNDLES_SETTING, OrgBundle, read_bundles
+from .org import BUNDLES_SETTING, OrgBundle, modules_revision, read_bundles
 from .org_check import refuse_problems
 
 DEFAULT_MATRIX_FILE = Path("matrix") / "data.yaml"
@@ -60,7 +59,10 @@ class PolicyBundle:
         bundles = read_bundles(bundle_paths, field=field)
         modules = builtin + tuple(module for bundle in bundles for module in bundle.modules)
         return cls(
-            directory=directory, modules=modules, revision=_revision(modules), bundles=bundles
+            directory=directory,
+            modules=modules,
+            revision=modules_revision(modules),
+            bundles=bundles,
         )
 
     @property
@@ -70,13 +72,3 @@ class PolicyBundle:
     @property
     def default_matrix_path(self) -> Path:
         return self.directory / DEFAULT_MATRIX_FILE
-
-
-def _revision(modules: tuple[tuple[str, str], ...]) -> str:
-    digest = hashlib.sha256()
-    for name, text in modules:
-        digest.update(name.encode())
-        digest.update(b"\0")
-        digest.update(text.encode())
-        digest.update(b"\0")
-    return f"sha256:{digest.hexdigest()}"

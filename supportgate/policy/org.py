@@ -34,13 +34,18 @@ class OrgBundle:
 
     @property
     def revision(self) -> str:
-        digest = hashlib.sha256()
-        for name, text in self.modules:
-            digest.update(name.encode() + b"\0" + text.encode() + b"\0")
-        return f"sha256:{digest.hexdigest()}"
+        return modules_revision(self.modules)
 
     def file(self, module: str) -> str:
         return f"{self.source}/{module.removeprefix(f'{MODULE_PREFIX}{self.name}/')}"
+
+
+def modules_revision(modules: Iterable[tuple[str, str]]) -> str:
+    """In path order: any edit is a new revision."""
+    digest = hashlib.sha256()
+    for name, text in modules:
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+    return f"sha256:{digest.hexdigest()}"
 
 
 def read_bundles(

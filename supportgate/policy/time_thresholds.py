@@ -13,9 +13,9 @@ evaluation times on the same sides of every threshold of an input get the same d
 sweep's memo keys on the first threshold ahead (supportgate.reevaluation.memo).
 
 Times are read exactly as the policies read them (RFC 3339, years 1678 to 2261, real dates,
-to the nanosecond). A compared value that is not such a time, or a maximum
-age that is not a whole number of days, gives None ("unknown"): the caller then evaluates
-every time instead of guessing how the policies treat it.
+to the nanosecond). A compared value that is not such a time, or a maximum age that is not
+a whole number of days, is UnknownTime: the caller then evaluates every time instead of
+guessing how the policies treat it.
 """
 
 from __future__ import annotations

@@ -5,11 +5,6 @@ in this process or another). Sweeps run one at a time per database, oldest first
 in a worker thread; a sweep left unfinished by a dead process is resumed from its cursor by
 whichever process next takes the lock (at startup, and every POLL_SECONDS). The matrix a
 sweep judges under is pinned when it starts running, so a resumed sweep judges alike.
-
-What starts sweeps (triggers): a matrix version becoming current (published now, or its
-effective_from arriving), a new policy revision at startup or on reload, a tracked HardwareManifest
-recorded (its deployments), a waiver expiring, the cron, POST /v1/reevaluations and
-`supportgate reevaluate` (schedule.py holds the timed ones).
 """
 
 from __future__ import annotations

@@ -7,17 +7,13 @@ from supportgate.errors import UsageError
 
 from .bundle import PolicyBundle
 from .embedded import EmbeddedEngine
-from .engine import LoadedMatrix, PolicyEngine
-from .inputs import PolicyInput, build_input
+from .engine import PolicyEngine
 
 __all__ = [
     "EmbeddedEngine",
-    "LoadedMatrix",
     "PolicyBundle",
     "PolicyEngine",
-    "PolicyInput",
     "build_engine",
-    "build_input",
 ]
 
 

@@ -17,13 +17,13 @@ import yaml
 
 from supportgate.errors import UsageError
 
+from .org import MODULE_PREFIX
 from .rego_parse import FINDING_SETS, parse_module
 
 # libyaml's safe loader when PyYAML has it: every `supportgate check` reads the ~30 METADATA
 # blocks, and PyYAML's pure-Python loader takes ~10 ms over them (bench/bench_cli_startup.py).
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 BUILTIN_SOURCE = "builtin"
-_ORG_MODULE = "org/"  # organisation modules are named org/<bundle>/<path> (org.py)
 # A head adds {"rule": "<id>", "path": ..., "message": ...} to the set; the object may begin on
 # the next line.
 _HEAD = re.compile(r'^(?P<set>deny|warn) contains \{\s*"rule": "(?P<id>[a-z_.-]+)"')
@@ -47,7 +47,7 @@ class RuleInfo:
 def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
     catalog: dict[str, RuleInfo] = {}
     for module, text in modules:
-        rules = _org_rules if module.startswith(_ORG_MODULE) else _module_rules
+        rules = _org_rules if module.startswith(MODULE_PREFIX) else _module_rules
         for info in rules(module, text):
             if info.id in catalog and catalog[info.id].module == module:
                 continue  # another body of the same rule (an OR)
@@ -114,8 +114,8 @@ def _rule_info(
 
 
 def _source(module: str) -> str:
-    if module.startswith(_ORG_MODULE):
-        return module.removeprefix(_ORG_MODULE).split("/", 1)[0]
+    if module.startswith(MODULE_PREFIX):
+        return module.removeprefix(MODULE_PREFIX).split("/", 1)[0]
     return BUILTIN_SOURCE
 
 

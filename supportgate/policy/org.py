@@ -73,19 +73,14 @@ def read_bundle(path: Path, *, field: str | None = BUNDLES_SETTING) -> OrgBundle
             f"{path}: a bundle's name ({name!r}) is lower-case letters, digits, '_', '.', '-'",
             field=field,
         )
-    modules = tuple(
-        (f"{MODULE_PREFIX}{name}/{relative}", text)
-        for relative, text in files
-        if not relative.endswith("_test.rego")
-    )
-    tests = tuple(
-        (f"{MODULE_PREFIX}{name}/{relative}", text)
-        for relative, text in files
-        if relative.endswith("_test.rego")
-    )
+    modules: list[tuple[str, str]] = []
+    tests: list[tuple[str, str]] = []
+    for relative, text in files:
+        kept = tests if relative.endswith("_test.rego") else modules
+        kept.append((f"{MODULE_PREFIX}{name}/{relative}", text))
     if not modules:
         raise UsageError(f"{path} holds no .rego policy files", field=field)
-    return OrgBundle(name=name, source=path, modules=modules, tests=tests)
+    return OrgBundle(name=name, source=path, modules=tuple(modules), tests=tuple(tests))
 
 
 def _directory_files(directory: Path, *, field: str | None) -> list[tuple[str, str]]:

@@ -169,22 +169,17 @@ class ReevaluationService:
             other_matrix, other_policy = repository.judged_elsewhere(
                 session, matrix_version=current.version, policy_revision=revision
             )
-            last = repository.latest_finished(session)
         if other_matrix:
             self.start_sweep("matrix", trigger=matrix_trigger(current.version))
         elif other_policy:
-            self._policy_sweep(revision, after=last.id if last is not None else "none")
+            self.policies_changed()
 
     def policies_changed(self) -> None:
         """Only a process on the new policies may run their sweep."""
+        revision = self._engine.policy_revision
         with transaction(self._sessions) as session:
             last = repository.latest_finished(session)
-        self._policy_sweep(
-            self._engine.policy_revision, after=last.id if last is not None else "none"
-        )
-
-    def _policy_sweep(self, revision: str, *, after: str) -> None:
-        trigger = f"policy:{revision}:after:{after}"
+        trigger = f"policy:{revision}:after:{last.id if last is not None else 'none'}"
         self._request("policy", trigger=trigger, only=None, policy_revision=revision)
         self.wake()
 

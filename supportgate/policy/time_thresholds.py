@@ -55,6 +55,7 @@ class UnknownTime(SupportgateError):
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
+    kind: Literal["future", "stale", "waiver"]
     flips_at_ns: int  # since 1970
 
     @property
@@ -85,18 +86,18 @@ def thresholds(
         moment = timestamp_ns(value)
         if where == "waiver":
             # decision.rego _active_waivers: time.parse_rfc3339_ns(expires_at) > evaluated_at_ns
-            found.append(Threshold(moment))
+            found.append(Threshold("waiver", moment))
             continue
         # lib/evidence.rego evidence.future:
         #   parse_rfc3339_ns(at) > evaluated_at_ns + clock_skew_ns
-        found.append(Threshold(moment - CLOCK_SKEW_NS))
+        found.append(Threshold("future", moment - CLOCK_SKEW_NS))
         if max_age_days is None:
             continue  # lib/evidence.rego evidence.stale: is_number(max_age_days) fails, never stale
         if not isinstance(max_age_days, int) or isinstance(max_age_days, bool):
             raise UnknownTime(f"evidence_max_age_days {max_age_days!r}")
         # lib/evidence.rego evidence.stale:
         #   evaluated_at_ns - parse_rfc3339_ns(at) > max_age_days * day_ns
-        found.append(Threshold(moment + max_age_days * NS_PER_DAY + 1))
+        found.append(Threshold("stale", moment + max_age_days * NS_PER_DAY + 1))
     return found
 
 

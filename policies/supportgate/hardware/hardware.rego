@@ -7,11 +7,8 @@
 # unresolved (manifest.hardware-ref rejects instead).
 package supportgate.hardware
 
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.subject
+import data.supportgate.lib.report
+import data.supportgate.lib.subject
 
 # METADATA
 # title: Accelerator arch
@@ -24,16 +21,28 @@ import data.supportgate.lib.subject.subject
 #   remediation: >-
 #     Set accelerator.arch to the arch the catalogue gives this model, or correct
 #     accelerator.model if it names the wrong card.
-deny contains {"rule": "hardware.accelerator-arch", "path": hardware_path("accelerator.arch"), "message": message} if {
-	archs := subject.catalogued_archs
+deny contains {
+	"rule": "hardware.accelerator-arch",
+	"path": subject.hardware_path("accelerator.arch"),
+	"message": message,
+} if {
+	archs := subject.facts.catalogued_archs
 	count(archs) > 0
-	not _base_arch(hardware.accelerator.arch) in archs
-	message := hardware_message(sprintf("accelerator %v (%v) is declared arch %v, but the catalogue gives it %v", [
-		hardware.accelerator.model,
-		hardware.accelerator.vendor,
-		hardware.accelerator.arch,
-		list_text(sort(archs)),
+	not _base_arch(subject.hardware.accelerator.arch) in archs
+	message := subject.hardware_message(sprintf("accelerator %v (%v) is declared arch %v, but the catalogue gives it %v", [
+		subject.hardware.accelerator.model,
+		subject.hardware.accelerator.vendor,
+		subject.hardware.accelerator.arch,
+		report.list_text(sort(archs)),
 	]))
+}
+
+# applies: the model is catalogued and its arch, as written, is not among the catalogue's.
+# The deny rule requires it (a base arch in the catalogue is one as written, or sm90a's sm90),
+# and the decision reads hardware.deny only when it holds.
+applies if {
+	subject.facts.catalogued_archs != set()
+	not subject.facts.arch_catalogued
 }
 
 # _base_arch: NVIDIA's arch-specific and family-specific compile targets (sm90a, sm100f) name

@@ -6,14 +6,10 @@
 # A missing os, compiler or python fires: it cannot be shown to meet the requirement.
 package supportgate.host
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.prepared
-import data.supportgate.lib.report.text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.versions.in_range
+import data.supportgate.lib.engines
+import data.supportgate.lib.report
+import data.supportgate.lib.subject
+import data.supportgate.lib.versions
 
 # The host concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
@@ -27,12 +23,12 @@ warn := set()
 #   remediation: >-
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
-deny contains {"rule": "host.os", "path": hardware_path("os.name"), "message": message} if {
-	not _met.os
-	message := hardware_message(sprintf("os %v is not among the operating systems %v supports (%v)", [
-		text(hardware, ["os", "name"]),
-		engine_name,
-		prepared.texts.os,
+deny contains {"rule": "host.os", "path": subject.hardware_path("os.name"), "message": message} if {
+	_met.os == false
+	message := subject.hardware_message(sprintf("os %v is not among the operating systems %v supports (%v)", [
+		report.text(subject.hardware, ["os", "name"]),
+		engines.engine_name,
+		engines.prepared.texts.os,
 	]))
 }
 
@@ -60,36 +56,37 @@ deny contains {"rule": "host.compiler", "path": finding.path, "message": finding
 #   remediation: >-
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
-deny contains {"rule": "host.python", "path": hardware_path("python"), "message": message} if {
-	not _met.python
-	message := hardware_message(sprintf("python %v is outside the range %v supports (%v)", [
-		text(hardware, ["python"]),
-		engine_name,
-		prepared.texts.python_range,
+deny contains {"rule": "host.python", "path": subject.hardware_path("python"), "message": message} if {
+	_met.python == false
+	message := subject.hardware_message(sprintf("python %v is outside the range %v supports (%v)", [
+		report.text(subject.hardware, ["python"]),
+		engines.engine_name,
+		engines.prepared.texts.python_range,
 	]))
 }
 
 # _compiler_finding: the wrong name, or else, the name being right, the version out of range.
-_compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
-	not _met.compiler_name
-	message := hardware_message(sprintf("compiler %v is not %v, which %v requires (%v %v)", [
-		text(hardware, ["compiler", "name"]),
-		engine.host.compiler.name,
-		engine_name,
-		engine.host.compiler.name,
-		prepared.texts.compiler_range,
+_compiler_finding := {"path": subject.hardware_path("compiler.name"), "message": message} if {
+	_met.compiler_name == false
+	message := subject.hardware_message(sprintf("compiler %v is not %v, which %v requires (%v %v)", [
+		report.text(subject.hardware, ["compiler", "name"]),
+		engines.engine.host.compiler.name,
+		engines.engine_name,
+		engines.engine.host.compiler.name,
+		engines.prepared.texts.compiler_range,
 	]))
-} else := {"path": hardware_path("compiler.version"), "message": message} if {
-	not _met.compiler_version
-	message := hardware_message(sprintf("compiler %v %v is outside the range %v supports (%v)", [
-		text(hardware, ["compiler", "name"]),
-		text(hardware, ["compiler", "version"]),
-		engine_name,
-		prepared.texts.compiler_range,
+} else := {"path": subject.hardware_path("compiler.version"), "message": message} if {
+	_met.compiler_version == false
+	message := subject.hardware_message(sprintf("compiler %v %v is outside the range %v supports (%v)", [
+		report.text(subject.hardware, ["compiler", "name"]),
+		report.text(subject.hardware, ["compiler", "version"]),
+		engines.engine_name,
+		engines.prepared.texts.compiler_range,
 	]))
 }
 
-# applies: some requirement is not met. The decision reads host.deny only then: a host that
+# applies: some requirement is not met (every deny rule requires it: a requirement judged
+# false, not one left undefined). The decision reads host.deny only then: a host that
 # meets them all costs the deny rules nothing.
 applies if false in _met
 
@@ -99,20 +96,20 @@ applies if false in _met
 # (`[1 | x] != []` reads "x holds", false rather than undefined when x is; negating a check
 # on a missing value would differ between OPA and regorus.)
 _met := {
-	"os": [1 | hardware.os.name in host.os] != [],
+	"os": [1 | subject.hardware.os.name in host.os] != [],
 	"python": true in [
 		[1 | not host.python] != [],
-		[1 | in_range(hardware.python, prepared.python)] != [],
+		[1 | versions.in_range(subject.hardware.python, engines.prepared.python)] != [],
 	],
 	"compiler_name": true in [
 		[1 | not host.compiler] != [],
-		[1 | hardware.compiler.name == host.compiler.name] != [],
+		[1 | subject.hardware.compiler.name == host.compiler.name] != [],
 	],
 	"compiler_version": true in [
 		[1 | not host.compiler] != [],
-		[1 | in_range(hardware.compiler.version, prepared.compiler)] != [],
+		[1 | versions.in_range(subject.hardware.compiler.version, engines.prepared.compiler)] != [],
 	],
 } if {
-	host := engine.host
-	hardware
+	host := engines.engine.host
+	subject.hardware
 }

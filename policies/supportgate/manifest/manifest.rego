@@ -7,7 +7,7 @@
 # alone is unlisted) stays quiet rather than guessing.
 package supportgate.manifest
 
-import data.supportgate.lib.subject.subject
+import data.supportgate.lib.subject
 
 # The manifest concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
@@ -29,18 +29,18 @@ deny contains {"rule": "manifest.hardware-ref", "path": finding.path, "message":
 # applies: a deployment whose hardware is unresolved. The rule here requires it, and the
 # decision reads manifest.deny only when it holds.
 applies if {
-	subject.deployment
-	not subject.hardware_known
+	subject.facts.deployment
+	not subject.facts.hardware_known
 }
 
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
-	subject.hardware_ref != null
-	message := sprintf("hardware.ref %v names no tracked HardwareManifest", [subject.hardware_ref])
+	subject.facts.hardware_ref != null
+	message := sprintf("hardware.ref %v names no tracked HardwareManifest", [subject.facts.hardware_ref])
 }
 
 _hardware_findings contains {"path": "spec.hardware", "message": message} if {
 	applies
-	subject.hardware_ref == null
+	subject.facts.hardware_ref == null
 	message := "spec.hardware has neither a ref nor an inline spec"
 }

@@ -1,7 +1,7 @@
 # The experimental-port discipline (docs/domain.md): a deployment on an unlisted platform or
 # model keeps the production stack unchanged, works on an isolated branch with pinned
 # versions, inventories the architecture-dependent dependencies and reaches production
-# only with every evidence item proof (lib/evidence.rego).
+# only with every evidence item proof (lib/evidence/evidence.rego).
 #
 # The deny rules apply to deployments that are provably unlisted (engines.unlisted): quiet
 # when the engine is not in the matrix (support.engine rejects) and, unless the model alone
@@ -14,17 +14,11 @@
 # Missing port fields count as not true / not pinned / not inventoried.
 package supportgate.port
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.standing
-import data.supportgate.lib.evidence.items as evidence_items
-import data.supportgate.lib.evidence.not_proof
-import data.supportgate.lib.evidence.pins
-import data.supportgate.lib.names.identity
-import data.supportgate.lib.report.text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.subject
+import data.supportgate.lib.engines
+import data.supportgate.lib.evidence
+import data.supportgate.lib.names
+import data.supportgate.lib.report
+import data.supportgate.lib.subject
 
 # METADATA
 # title: Production on an unlisted configuration
@@ -42,11 +36,11 @@ import data.supportgate.lib.subject.subject
 deny contains {"rule": "port.production", "path": "spec.stage", "message": message} if {
 	applies
 	input.manifest.spec.stage == "production"
-	missing := not_proof
-	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence_items; why := missing[item]]
+	missing := evidence.not_proof
+	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence.items; why := missing[item]]
 	count(reasons) > 0
 	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
-		standing.unlisted_text,
+		engines.standing.unlisted_text,
 		concat(", ", reasons),
 	])
 }
@@ -65,7 +59,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 #     port.production_stack_unchanged: true.
 deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
-	standing.port_discipline
+	engines.standing.port_discipline
 	input.manifest.spec.stage in {"evaluation", "experimental"}
 	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(
@@ -74,8 +68,8 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 			"port.production_stack_unchanged is %v, not true",
 		]),
 		[
-			standing.unlisted_text,
-			text(input.manifest.spec, ["port", "production_stack_unchanged"]),
+			engines.standing.unlisted_text,
+			report.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
 		],
 	)
 }
@@ -91,11 +85,11 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 #     port.isolated_branch: true.
 deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "message": message} if {
 	applies
-	standing.port_discipline
+	engines.standing.port_discipline
 	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
-		standing.unlisted_text,
-		text(input.manifest.spec, ["port", "isolated_branch"]),
+		engines.standing.unlisted_text,
+		report.text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -112,11 +106,11 @@ deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "m
 #     compiler and model (a digest such as sha256:...).
 deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [pin]), "message": message} if {
 	applies
-	standing.port_discipline
-	some pin in pins
+	engines.standing.port_discipline
+	some pin in evidence.pins
 	not pin in _pinned
 	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
-		standing.unlisted_text,
+		engines.standing.unlisted_text,
 		pin,
 		pin,
 	])
@@ -136,8 +130,8 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
 deny contains {"rule": "port.arch-dependencies", "path": path, "message": message} if {
 	applies
-	standing.port_discipline
-	some dependency in engine.arch_dependencies
+	engines.standing.port_discipline
+	some dependency in engines.engine.arch_dependencies
 	not dependency in _inventoried
 	path := sprintf("spec.port.arch_dependencies.%v", [dependency])
 	message := sprintf(
@@ -146,9 +140,9 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 			"before compiling; its port status is %v",
 		]),
 		[
-			standing.unlisted_text,
+			engines.standing.unlisted_text,
 			dependency,
-			text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
+			report.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
 		],
 	)
 }
@@ -164,16 +158,16 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 #   remediation: >-
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
-warn contains {"rule": "port.consumer-card", "path": hardware_path("accelerator"), "message": message} if {
-	subject.consumer_card
-	message := hardware_message(sprintf(
+warn contains {"rule": "port.consumer-card", "path": subject.hardware_path("accelerator"), "message": message} if {
+	subject.facts.consumer_card
+	message := subject.hardware_message(sprintf(
 		concat(" ", [
 			"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
 			"small pool does not replace the reference topology",
 		]),
 		[
-			text(hardware.accelerator, ["model"]),
-			subject.accelerator_text,
+			report.text(subject.hardware.accelerator, ["model"]),
+			subject.facts.accelerator_text,
 		],
 	))
 }
@@ -199,8 +193,8 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 	pin := pinned[what]
 	is_string(pin)
 	not pin in pool.forms # as written: the usual case, without the regexes below
-	not _version_form(identity(pin)) in {_version_form(identity(form)) | some form in pool.forms}
-	message := hardware_message(sprintf(
+	not _version_form(names.identity(pin)) in {_version_form(names.identity(form)) | some form in pool.forms}
+	message := subject.hardware_message(sprintf(
 		"port.pinned.%v is %v, but the pool has %v %v: the port was tested with another version than it runs on",
 		[what, pin, what, pool.text],
 	))
@@ -210,12 +204,12 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 # take and its text for messages (a part the pool does not state is not compared).
 _pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
 	some what in ["toolkit", "compiler"]
-	name := hardware[what].name
-	version := hardware[what].version
+	name := subject.hardware[what].name
+	version := subject.hardware[what].version
 	named := sprintf("%v-%v", [name, version])
 }
 
-_pool_stack["driver"] := {"forms": [hardware.driver], "text": hardware.driver}
+_pool_stack["driver"] := {"forms": [subject.hardware.driver], "text": subject.hardware.driver}
 
 # _version_form drops trailing ".0" parts: version 13.0 is version 13.
 _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
@@ -224,8 +218,8 @@ _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
 # here starts with it (and port.pin-drift), and the decision reads port.deny only when it
 # holds.
 applies if {
-	subject.deployment
-	standing.unlisted
+	subject.facts.deployment
+	engines.standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once

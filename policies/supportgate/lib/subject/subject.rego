@@ -6,7 +6,7 @@
 # anything else.
 package supportgate.lib.subject
 
-import data.supportgate.lib.accelerators.catalogued
+import data.supportgate.lib.accelerators
 
 # hardware is the HardwareManifest spec the decision is about: the manifest's own spec, or
 # for a deployment input.hardware (resolved by Python from spec.hardware.ref, or the inline
@@ -18,7 +18,7 @@ hardware := input.manifest.spec if {
 	input.hardware
 } else := input.manifest.spec.hardware.spec
 
-# subject: what the rules ask about the manifest, worked out in one rule (regorus charges
+# facts: what the rules ask about the manifest, worked out in one rule (regorus charges
 # about 4 µs for every rule it evaluates, and little for a field of one it has evaluated).
 # Every field is defined:
 #
@@ -30,27 +30,27 @@ hardware := input.manifest.spec if {
 # - consumer_card: the accelerator's arch is sm89 or sm120, its model contains RTX, or the
 #   catalogue marks its family consumer.
 # - catalogued_archs: the archs of the catalogue families the accelerator's model belongs to
-#   (lib/accelerators.rego); empty when it names none.
+#   (lib/accelerators); empty when it names none.
 # - arch_catalogued: the declared arch is among them as written; when not, and the model is
 #   catalogued, hardware.accelerator-arch judges it (the decision reads hardware.deny only
 #   then).
-subject := {
+facts := {
 	"deployment": input.manifest.kind == "DeploymentManifest",
 	"online": object.get(spec, "mode", null) == "online",
-	"hardware_known": accelerators != [],
+	"hardware_known": fitted != [],
 	"hardware_ref": object.get(spec, ["hardware", "ref"], null),
 	"accelerator_text": concat("", texts),
 	"consumer_card": consumer_cards != [],
 	"catalogued_archs": archs,
-	"arch_catalogued": [1 | some accelerator in accelerators; accelerator.arch in archs] != [],
+	"arch_catalogued": [1 | some accelerator in fitted; accelerator.arch in archs] != [],
 } if {
 	spec := input.manifest.spec
-	accelerators := [accelerator | accelerator := hardware.accelerator]
-	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in accelerators]
-	families := [entry | some accelerator in accelerators; some entry in catalogued(accelerator)]
+	fitted := [accelerator | accelerator := hardware.accelerator]
+	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in fitted]
+	families := [entry | some accelerator in fitted; some entry in accelerators.catalogued(accelerator)]
 	archs := {entry.arch | some entry in families}
 	consumer_cards := [1 |
-		some accelerator in accelerators
+		some accelerator in fitted
 		true in [
 			accelerator.arch in {"sm89", "sm120"},
 			contains(upper(accelerator.model), "RTX"),
@@ -63,13 +63,13 @@ subject := {
 # HardwareManifest, below spec.hardware.spec for an inline deployment; a deployment that
 # references a pool points at spec.hardware.ref (the field lives in another manifest).
 hardware_path(subpath) := "spec.hardware.ref" if {
-	subject.hardware_ref != null
+	facts.hardware_ref != null
 } else := concat(".", ["spec", subpath]) if {
-	not subject.deployment
+	not facts.deployment
 } else := concat(".", ["spec.hardware.spec", subpath])
 
 # hardware_message names the referenced pool in messages about its fields.
 hardware_message(message) := sprintf("%v (hardware %v)", [message, ref]) if {
-	ref := subject.hardware_ref
+	ref := facts.hardware_ref
 	ref != null
 } else := message

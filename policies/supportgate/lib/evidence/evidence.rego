@@ -8,8 +8,7 @@
 # unresolved issue or a forum post": a bare "passed" is such a post.
 package supportgate.lib.evidence
 
-import data.supportgate.lib.times.day_ns
-import data.supportgate.lib.times.evaluated_at_ns
+import data.supportgate.lib.times
 
 items := [
 	"build",
@@ -40,11 +39,11 @@ proof contains item if {
 }
 
 # _latest_ns: the latest time evidence may have at evaluated_at.
-_latest_ns := evaluated_at_ns + clock_skew_ns
+_latest_ns := times.evaluated_at_ns + clock_skew_ns
 
 # _oldest_ns: the oldest time evidence may have at evaluated_at; without a numeric
 # evidence_max_age_days, a time before any the policies read (nothing is stale).
-_oldest_ns := evaluated_at_ns - (max_age_days * day_ns) if {
+_oldest_ns := times.evaluated_at_ns - (max_age_days * times.day_ns) if {
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
 } else := -1e19
@@ -98,8 +97,8 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 	unproven
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
-	max_age_ns := max_age_days * day_ns
-	now := evaluated_at_ns
+	max_age_ns := max_age_days * times.day_ns
+	now := times.evaluated_at_ns
 	some item, record in _passed
 	age := now - time.parse_rfc3339_ns(record.at)
 	age > max_age_ns
@@ -107,7 +106,7 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 	message := sprintf("%v evidence from %v is %v days old at %v, older than the %v days the matrix allows", [
 		item,
 		record.at,
-		floor(age / day_ns),
+		floor(age / times.day_ns),
 		input.evaluated_at,
 		max_age_days,
 	])

@@ -37,7 +37,7 @@ warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v",
 	not item in proven
 	message := sprintf(
 		"%v %v is not proof (%v): a build proves only that the code compiles, not that results are correct",
-		[item, scope, evidence.not_proof[item]],
+		[item, scope, evidence.not_proof(item)],
 	)
 }
 
@@ -58,7 +58,7 @@ warn contains {"rule": "claims.performance", "path": "spec.evidence.performance"
 	not "performance" in evidence.proof
 	message := sprintf(
 		"performance %v is not proof (%v): its latency, concurrency, memory and recovery are not shown",
-		[scope, evidence.not_proof.performance],
+		[scope, evidence.not_proof("performance")],
 	)
 }
 

@@ -36,8 +36,7 @@ import data.supportgate.lib.subject
 deny contains {"rule": "port.production", "path": "spec.stage", "message": message} if {
 	applies
 	input.manifest.spec.stage == "production"
-	missing := evidence.not_proof
-	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence.items; why := missing[item]]
+	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence.items; why := evidence.not_proof(item)]
 	count(reasons) > 0
 	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
 		engines.standing.unlisted_text,

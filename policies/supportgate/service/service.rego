@@ -179,28 +179,30 @@ warn contains {"rule": "service.external", "path": sprintf("spec.service.%v", [n
 }
 
 # applies: an online deployment, or one that declares service components. Every rule here
-# requires it (the component rules ask for online, the others iterate _components), and the
-# decision reads service.deny and service.warn only when it holds. An alternative runtime is
-# judged on its service only where the matrix states what it provides (CONTRACT 10.6).
+# requires it (the component rules ask for online and _missing_online, the others iterate
+# _components), and the decision reads service.deny and service.warn only when it holds. An
+# alternative runtime is judged on its service only where the matrix states what it provides
+# (CONTRACT 10.6): _components and _missing_online are empty for one that does not.
 applies if {
 	subject.facts.online
 	not _unstated_alternative
 }
 
-applies if {
-	subject.facts.deployment
-	count(_components) > 0
-	not _unstated_alternative
-}
+applies if count(_components) > 0
 
 _unstated_alternative if engines.alternative.judges_service == false
 
-# _components: the declared service components (undefined without a service section).
-_components := input.manifest.spec.service if subject.facts.deployment
+# _components: the declared service components (undefined without a service section, or for
+# an alternative runtime the matrix states no `provides` of).
+_components := input.manifest.spec.service if {
+	subject.facts.deployment
+	not _unstated_alternative
+}
 
 # _missing_online: the message for each component an online deployment lacks.
 _missing_online[name] := sprintf("online serving needs %v, and its source is missing", [name]) if {
 	subject.facts.online
+	not _unstated_alternative
 	some name, source in services.sources
 	source == "missing"
 }

@@ -134,15 +134,12 @@ flaws contains {"rule": "evidence.incomplete", "item": "performance", "why": why
 	)
 }
 
-# not_proof: why each evidence item that is not proof is not: its status, or for an item that
-# says passed, its flaws.
-not_proof[item] := status(item) if {
-	some item in items
+# not_proof: why an evidence item that is not proof is not: its status, or for an item that
+# says passed, its flaws; undefined for proof. A function, not a rule: regorus evaluates every
+# rule of a package a rule reads through a package import, and only messages ask this.
+not_proof(item) := status(item) if {
 	not _passed[item]
-}
-
-not_proof[item] := sprintf("passed, but %v", [concat("; ", whys)]) if {
-	some item, _ in _passed
+} else := sprintf("passed, but %v", [concat("; ", whys)]) if {
 	whys := [flaw.why | some flaw in flaws; flaw.item == item]
 	count(whys) > 0
 }

@@ -9,10 +9,6 @@
 # absent. Why an item that says passed is no proof is reported by the evidence concern.
 package supportgate.claims
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.evidence
-import data.supportgate.lib.subject
-
 # The claims concern has no deny rules; the empty set keeps the concern interface uniform.
 deny := set()
 
@@ -32,12 +28,12 @@ deny := set()
 #     of numerical_parity.
 warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
 	scope := _scope
-	proven := evidence.proof
-	some item in evidence.correctness_items
+	proven := data.supportgate.lib.evidence.proof
+	some item in data.supportgate.lib.evidence.correctness_items
 	not item in proven
 	message := sprintf(
 		"%v %v is not proof (%v): a build proves only that the code compiles, not that results are correct",
-		[item, scope, evidence.not_proof(item)],
+		[item, scope, data.supportgate.lib.evidence.not_proof(item)],
 	)
 }
 
@@ -55,19 +51,19 @@ warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v",
 #     concurrency, memory_gib and recovery_s.
 warn contains {"rule": "claims.performance", "path": "spec.evidence.performance", "message": message} if {
 	scope := _scope
-	not "performance" in evidence.proof
+	not "performance" in data.supportgate.lib.evidence.proof
 	message := sprintf(
 		"performance %v is not proof (%v): its latency, concurrency, memory and recovery are not shown",
-		[scope, evidence.not_proof("performance")],
+		[scope, data.supportgate.lib.evidence.not_proof("performance")],
 	)
 }
 
 # _scope: why the deployment needs the claims proven, for messages; undefined when it does
 # not (a deployment on a listed platform before production, or a HardwareManifest).
-_scope := sprintf("on unlisted platform %v", [subject.facts.accelerator_text]) if {
-	subject.facts.deployment
-	engines.standing.platform_unlisted
+_scope := sprintf("on unlisted platform %v", [data.supportgate.lib.subject.facts.accelerator_text]) if {
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.engines.standing.platform_unlisted
 } else := "at stage production" if {
-	subject.facts.deployment
+	data.supportgate.lib.subject.facts.deployment
 	input.manifest.spec.stage == "production"
 }

@@ -5,13 +5,6 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.evidence
-import data.supportgate.lib.report
-import data.supportgate.lib.services
-import data.supportgate.lib.subject
-import data.supportgate.lib.times
-
 # The checklist answers the four pre-migration questions (docs/domain.md):
 # distributed_performance is answered by the performance evidence (latency, concurrency,
 # memory, recovery). It and the other parts are written into result directly rather than
@@ -22,7 +15,7 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": engines.standing.officially_supported,
+		"official_support": data.supportgate.lib.engines.standing.officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
@@ -136,7 +129,7 @@ violations contains object.union(found, {"severity": "waived", "waiver_id": waiv
 # waivers name the same rule, the smallest id is reported (deterministic on both engines).
 _active_waivers contains waiver if {
 	some waiver in input.waivers
-	time.parse_rfc3339_ns(waiver.expires_at) > times.evaluated_at_ns
+	time.parse_rfc3339_ns(waiver.expires_at) > data.supportgate.lib.times.evaluated_at_ns
 }
 
 # _waiver_ids: the waiver id reported for each waived rule.
@@ -153,7 +146,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	engines.standing.officially_supported
+	data.supportgate.lib.engines.standing.officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -165,23 +158,23 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not subject.facts.deployment
+	not data.supportgate.lib.subject.facts.deployment
 } else := {"builds": word[builds], "correct": word[correct], "performant": word[performant]} if {
 	word := {true: "proven", false: "unproven"}
-	proven := evidence.proof
+	proven := data.supportgate.lib.evidence.proof
 	builds := "build" in proven
-	correct := count([item | some item in evidence.correctness_items; not item in proven]) == 0
+	correct := count([item | some item in data.supportgate.lib.evidence.correctness_items; not item in proven]) == 0
 	performant := "performance" in proven
 }
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not subject.facts.online
+	not data.supportgate.lib.subject.facts.online
 } else := "incomplete" if {
-	some source in services.sources
+	some source in data.supportgate.lib.services.sources
 	source == "missing"
 } else := "external" if {
-	some source in services.sources
+	some source in data.supportgate.lib.services.sources
 	source == "external"
 } else := "complete"
 
@@ -192,13 +185,13 @@ recommendations contains sprintf(
 		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
 		"topology, not on %v's published numbers for other hardware",
 	]),
-	[alternatives_text, subject.facts.accelerator_text, engines.engine_name],
+	[alternatives_text, data.supportgate.lib.subject.facts.accelerator_text, data.supportgate.lib.engines.engine_name],
 ) if {
-	engines.standing.platform_unlisted
+	data.supportgate.lib.engines.standing.platform_unlisted
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
 	# (listed by Python once per matrix: supportgate/policy/prepared.py).
-	accelerator := subject.hardware.accelerator
+	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
 }
 
@@ -211,9 +204,13 @@ recommendations contains sprintf(
 		"concurrency, memory use and recovery after failures, and roll out further only",
 		"if the port improves your workload",
 	]),
-	[engines.engine_name, engines.standing.unlisted_text, engines.prepared.texts.arch_dependencies],
+	[
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.prepared.texts.arch_dependencies,
+	],
 ) if {
-	engines.standing.port_discipline
+	data.supportgate.lib.engines.standing.port_discipline
 }
 
 recommendations contains sprintf(
@@ -222,16 +219,16 @@ recommendations contains sprintf(
 		"supported; until then it is judged as an experimental port",
 	]),
 	[
-		subject.hardware.toolkit.name,
-		subject.hardware.toolkit.version,
-		subject.facts.accelerator_text,
-		engines.engine_name,
+		data.supportgate.lib.subject.hardware.toolkit.name,
+		data.supportgate.lib.subject.hardware.toolkit.version,
+		data.supportgate.lib.subject.facts.accelerator_text,
+		data.supportgate.lib.engines.engine_name,
 		required.name,
 		required.range,
 	],
 ) if {
-	engines.standing.toolkit_unlisted
-	required := engines.standing.platform_toolkits[0]
+	data.supportgate.lib.engines.standing.toolkit_unlisted
+	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
 }
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
@@ -242,13 +239,13 @@ recommendations contains sprintf(
 		"plan the topology from your own measurements on it",
 	]),
 	[
-		engines.prepared.texts.reference_topology, engines.engine_name,
-		engines.prepared.texts.platforms, subject.facts.accelerator_text,
+		data.supportgate.lib.engines.prepared.texts.reference_topology, data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.platforms, data.supportgate.lib.subject.facts.accelerator_text,
 	],
 ) if {
-	subject.facts.deployment
-	engines.standing.platform_unlisted
-	engines.engine.reference_topology
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.engines.standing.platform_unlisted
+	data.supportgate.lib.engines.engine.reference_topology
 }
 
 recommendations contains sprintf(
@@ -257,19 +254,22 @@ recommendations contains sprintf(
 		"endpoint a general local inference runtime fits better; a single card or a small",
 		"pool is no cheap replacement for %v",
 	]),
-	[report.text(subject.hardware.accelerator, ["model"]), _reference_topology_text],
+	[
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
+		_reference_topology_text,
+	],
 ) if {
-	subject.facts.consumer_card
+	data.supportgate.lib.subject.facts.consumer_card
 }
 
 recommendations contains sprintf(
 	"budget the engineering for the external service components (%v) in the migration cost",
-	[report.list_text(names)],
+	[data.supportgate.lib.report.list_text(names)],
 ) if {
 	# Without a service section every component counts as missing.
 	input.manifest.spec.service
 	names := sort([name |
-		some name, source in services.sources
+		some name, source in data.supportgate.lib.services.sources
 		source == "external"
 	])
 	count(names) > 0
@@ -277,24 +277,24 @@ recommendations contains sprintf(
 
 recommendations contains sprintf(
 	"provide %v (source missing) from the platform or an external component before serving online",
-	[report.list_text(names)],
+	[data.supportgate.lib.report.list_text(names)],
 ) if {
-	subject.facts.online
-	sources := services.sources
+	data.supportgate.lib.subject.facts.online
+	sources := data.supportgate.lib.services.sources
 	names := [name |
-		some name in services.components
+		some name in data.supportgate.lib.services.components
 		sources[name] == "missing"
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf("engine %v is not in the support matrix; the matrix lists %v", [
-	report.text(input.manifest.spec, ["engine", "name"]),
-	engines.known_engines_text,
+	data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"]),
+	data.supportgate.lib.engines.known_engines_text,
 ]) if {
-	subject.facts.deployment
-	not engines.standing.engine_known
-	not engines.standing.alternative
+	data.supportgate.lib.subject.facts.deployment
+	not data.supportgate.lib.engines.standing.engine_known
+	not data.supportgate.lib.engines.standing.alternative
 }
 
 recommendations contains sprintf(
@@ -302,11 +302,11 @@ recommendations contains sprintf(
 		"track HardwareManifest %v before evaluating deployments that reference it, or",
 		"inline the hardware spec",
 	]),
-	[subject.facts.hardware_ref],
+	[data.supportgate.lib.subject.facts.hardware_ref],
 ) if {
-	subject.facts.deployment
-	not subject.facts.hardware_known
-	subject.facts.hardware_ref != null
+	data.supportgate.lib.subject.facts.deployment
+	not data.supportgate.lib.subject.facts.hardware_known
+	data.supportgate.lib.subject.facts.hardware_ref != null
 }
 
 recommendations contains concat(" ", [
@@ -319,6 +319,6 @@ recommendations contains concat(" ", [
 
 # The consumer-card recommendation names the reference topology also when the matrix does not
 # list the engine.
-_reference_topology_text := engines.prepared.texts.reference_topology if {
-	engines.prepared
+_reference_topology_text := data.supportgate.lib.engines.prepared.texts.reference_topology if {
+	data.supportgate.lib.engines.prepared
 } else := "the engine's reference topology"

@@ -6,11 +6,6 @@
 # A missing os, compiler or python fires: it cannot be shown to meet the requirement.
 package supportgate.host
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
-import data.supportgate.lib.versions
-
 # The host concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
 
@@ -23,13 +18,18 @@ warn := set()
 #   remediation: >-
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
-deny contains {"rule": "host.os", "path": subject.hardware_path("os.name"), "message": message} if {
+deny contains {
+	"rule": "host.os",
+	"path": data.supportgate.lib.subject.hardware_path("os.name"),
+	"message": message,
+} if {
 	_met.os == false
-	message := subject.hardware_message(sprintf("os %v is not among the operating systems %v supports (%v)", [
-		report.text(subject.hardware, ["os", "name"]),
-		engines.engine_name,
-		engines.prepared.texts.os,
-	]))
+	text := sprintf("os %v is not among the operating systems %v supports (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["os", "name"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.os,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # METADATA
@@ -56,33 +56,40 @@ deny contains {"rule": "host.compiler", "path": finding.path, "message": finding
 #   remediation: >-
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
-deny contains {"rule": "host.python", "path": subject.hardware_path("python"), "message": message} if {
+deny contains {
+	"rule": "host.python",
+	"path": data.supportgate.lib.subject.hardware_path("python"),
+	"message": message,
+} if {
 	_met.python == false
-	message := subject.hardware_message(sprintf("python %v is outside the range %v supports (%v)", [
-		report.text(subject.hardware, ["python"]),
-		engines.engine_name,
-		engines.prepared.texts.python_range,
-	]))
+	text := sprintf("python %v is outside the range %v supports (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["python"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.python_range,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # _compiler_finding: the wrong name, or else, the name being right, the version out of range.
-_compiler_finding := {"path": subject.hardware_path("compiler.name"), "message": message} if {
+_compiler_finding := {"path": data.supportgate.lib.subject.hardware_path("compiler.name"), "message": message} if {
 	_met.compiler_name == false
-	message := subject.hardware_message(sprintf("compiler %v is not %v, which %v requires (%v %v)", [
-		report.text(subject.hardware, ["compiler", "name"]),
-		engines.engine.host.compiler.name,
-		engines.engine_name,
-		engines.engine.host.compiler.name,
-		engines.prepared.texts.compiler_range,
-	]))
-} else := {"path": subject.hardware_path("compiler.version"), "message": message} if {
+	text := sprintf("compiler %v is not %v, which %v requires (%v %v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "name"]),
+		data.supportgate.lib.engines.engine.host.compiler.name,
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.engine.host.compiler.name,
+		data.supportgate.lib.engines.prepared.texts.compiler_range,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
+} else := {"path": data.supportgate.lib.subject.hardware_path("compiler.version"), "message": message} if {
 	_met.compiler_version == false
-	message := subject.hardware_message(sprintf("compiler %v %v is outside the range %v supports (%v)", [
-		report.text(subject.hardware, ["compiler", "name"]),
-		report.text(subject.hardware, ["compiler", "version"]),
-		engines.engine_name,
-		engines.prepared.texts.compiler_range,
-	]))
+	text := sprintf("compiler %v %v is outside the range %v supports (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "name"]),
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "version"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.compiler_range,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # applies: some requirement is not met (every deny rule requires it: a requirement judged
@@ -96,20 +103,22 @@ applies if false in _met
 # (`[1 | x] != []` reads "x holds", false rather than undefined when x is; negating a check
 # on a missing value would differ between OPA and regorus.)
 _met := {
-	"os": [1 | subject.hardware.os.name in host.os] != [],
+	"os": [1 | hardware.os.name in host.os] != [],
 	"python": true in [
 		[1 | not host.python] != [],
-		[1 | versions.in_range(subject.hardware.python, engines.prepared.python)] != [],
+		[1 | data.supportgate.lib.versions.in_range(hardware.python, data.supportgate.lib.engines.prepared.python)] != [],
 	],
 	"compiler_name": true in [
 		[1 | not host.compiler] != [],
-		[1 | subject.hardware.compiler.name == host.compiler.name] != [],
+		[1 | hardware.compiler.name == host.compiler.name] != [],
 	],
 	"compiler_version": true in [
 		[1 | not host.compiler] != [],
-		[1 | versions.in_range(subject.hardware.compiler.version, engines.prepared.compiler)] != [],
+		[1 |
+			data.supportgate.lib.versions.in_range(hardware.compiler.version, data.supportgate.lib.engines.prepared.compiler)
+		] != [],
 	],
 } if {
-	host := engines.engine.host
-	subject.hardware
+	host := data.supportgate.lib.engines.engine.host
+	hardware := data.supportgate.lib.subject.hardware
 }

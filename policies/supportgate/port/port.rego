@@ -14,12 +14,6 @@
 # Missing port fields count as not true / not pinned / not inventoried.
 package supportgate.port
 
-import data.supportgate.lib.engines
-import data.supportgate.lib.evidence
-import data.supportgate.lib.names
-import data.supportgate.lib.report
-import data.supportgate.lib.subject
-
 # METADATA
 # title: Production on an unlisted configuration
 # description: >-
@@ -36,10 +30,13 @@ import data.supportgate.lib.subject
 deny contains {"rule": "port.production", "path": "spec.stage", "message": message} if {
 	applies
 	input.manifest.spec.stage == "production"
-	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence.items; why := evidence.not_proof(item)]
+	reasons := [sprintf("%v (%v)", [item, why]) |
+		some item in data.supportgate.lib.evidence.items
+		why := data.supportgate.lib.evidence.not_proof(item)
+	]
 	count(reasons) > 0
 	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
-		engines.standing.unlisted_text,
+		data.supportgate.lib.engines.standing.unlisted_text,
 		concat(", ", reasons),
 	])
 }
@@ -58,7 +55,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 #     port.production_stack_unchanged: true.
 deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
-	engines.standing.port_discipline
+	data.supportgate.lib.engines.standing.port_discipline
 	input.manifest.spec.stage in {"evaluation", "experimental"}
 	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(
@@ -67,8 +64,8 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 			"port.production_stack_unchanged is %v, not true",
 		]),
 		[
-			engines.standing.unlisted_text,
-			report.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
+			data.supportgate.lib.engines.standing.unlisted_text,
+			data.supportgate.lib.report.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
 		],
 	)
 }
@@ -84,11 +81,11 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 #     port.isolated_branch: true.
 deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "message": message} if {
 	applies
-	engines.standing.port_discipline
+	data.supportgate.lib.engines.standing.port_discipline
 	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
-		engines.standing.unlisted_text,
-		report.text(input.manifest.spec, ["port", "isolated_branch"]),
+		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.report.text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -105,11 +102,11 @@ deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "m
 #     compiler and model (a digest such as sha256:...).
 deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [pin]), "message": message} if {
 	applies
-	engines.standing.port_discipline
-	some pin in evidence.pins
+	data.supportgate.lib.engines.standing.port_discipline
+	some pin in data.supportgate.lib.evidence.pins
 	not pin in _pinned
 	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
-		engines.standing.unlisted_text,
+		data.supportgate.lib.engines.standing.unlisted_text,
 		pin,
 		pin,
 	])
@@ -129,8 +126,8 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
 deny contains {"rule": "port.arch-dependencies", "path": path, "message": message} if {
 	applies
-	engines.standing.port_discipline
-	some dependency in engines.engine.arch_dependencies
+	data.supportgate.lib.engines.standing.port_discipline
+	some dependency in data.supportgate.lib.engines.engine.arch_dependencies
 	not dependency in _inventoried
 	path := sprintf("spec.port.arch_dependencies.%v", [dependency])
 	message := sprintf(
@@ -139,9 +136,9 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 			"before compiling; its port status is %v",
 		]),
 		[
-			engines.standing.unlisted_text,
+			data.supportgate.lib.engines.standing.unlisted_text,
 			dependency,
-			report.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
+			data.supportgate.lib.report.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
 		],
 	)
 }
@@ -157,16 +154,20 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 #   remediation: >-
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
-warn contains {"rule": "port.consumer-card", "path": subject.hardware_path("accelerator"), "message": message} if {
-	subject.facts.consumer_card
-	message := subject.hardware_message(sprintf(
+warn contains {
+	"rule": "port.consumer-card",
+	"path": data.supportgate.lib.subject.hardware_path("accelerator"),
+	"message": message,
+} if {
+	data.supportgate.lib.subject.facts.consumer_card
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		concat(" ", [
 			"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
 			"small pool does not replace the reference topology",
 		]),
 		[
-			report.text(subject.hardware.accelerator, ["model"]),
-			subject.facts.accelerator_text,
+			data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
+			data.supportgate.lib.subject.facts.accelerator_text,
 		],
 	))
 }
@@ -192,8 +193,9 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 	pin := pinned[what]
 	is_string(pin)
 	not pin in pool.forms # as written: the usual case, without the regexes below
-	not _version_form(names.identity(pin)) in {_version_form(names.identity(form)) | some form in pool.forms}
-	message := subject.hardware_message(sprintf(
+	forms := {_version_form(data.supportgate.lib.names.identity(form)) | some form in pool.forms}
+	not _version_form(data.supportgate.lib.names.identity(pin)) in forms
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		"port.pinned.%v is %v, but the pool has %v %v: the port was tested with another version than it runs on",
 		[what, pin, what, pool.text],
 	))
@@ -203,12 +205,14 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 # take and its text for messages (a part the pool does not state is not compared).
 _pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
 	some what in ["toolkit", "compiler"]
-	name := subject.hardware[what].name
-	version := subject.hardware[what].version
+	name := data.supportgate.lib.subject.hardware[what].name
+	version := data.supportgate.lib.subject.hardware[what].version
 	named := sprintf("%v-%v", [name, version])
 }
 
-_pool_stack["driver"] := {"forms": [subject.hardware.driver], "text": subject.hardware.driver}
+_pool_stack["driver"] := {"forms": [driver], "text": driver} if {
+	driver := data.supportgate.lib.subject.hardware.driver
+}
 
 # _version_form drops trailing ".0" parts: version 13.0 is version 13.
 _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
@@ -217,8 +221,8 @@ _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
 # here starts with it (and port.pin-drift), and the decision reads port.deny only when it
 # holds.
 applies if {
-	subject.facts.deployment
-	engines.standing.unlisted
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.engines.standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once

@@ -1,17 +1,13 @@
 # The engine a manifest is judged against, and whether the matrix supports it there.
 package supportgate.lib.engines
 
-import data.supportgate.lib.names
-import data.supportgate.lib.subject
-import data.supportgate.lib.versions
-
 # HardwareManifests are judged against the matrix's default engine (deepinfer when it names
 # none), deployments against their own engine: the matrix's spelling of it when the matrix
 # lists it under another (names are identities, CONTRACT 10.5), the alternative runtime's
 # when it is one on this platform, else as written. (Each test is tried only when the one
 # before fails: a name written as the matrix writes it costs one lookup.)
 engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
-	not subject.facts.deployment
+	not data.supportgate.lib.subject.facts.deployment
 } else := input.manifest.spec.engine.name if {
 	data.supportgate.prepared.engines[input.manifest.spec.engine.name]
 } else := name if {
@@ -24,11 +20,11 @@ engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
 # its alternatives documenting the hardware's (vendor, arch), that alternative as
 # supportgate/policy/prepared.py prepares it (CONTRACT 10.6). Undefined otherwise.
 alternative := runtime if {
-	subject.facts.deployment
+	data.supportgate.lib.subject.facts.deployment
 	not data.supportgate.prepared.engines[input.manifest.spec.engine.name]
 	not data.supportgate.prepared.engine_names[_identity]
 	runtime := data.supportgate.prepared.alternative_runtimes[_identity]
-	accelerator := subject.hardware.accelerator
+	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	runtime.documents[accelerator.vendor][accelerator.arch]
 }
 
@@ -49,7 +45,7 @@ prepared := listed if {
 # known_engines_text: the matrix's engines, for messages.
 known_engines_text := data.supportgate.prepared.known_engines_text
 
-_identity := names.identity(input.manifest.spec.engine.name)
+_identity := data.supportgate.lib.names.identity(input.manifest.spec.engine.name)
 
 # standing: how the matrix judges the manifest, worked out in one rule; every fact is true or
 # false. (`[1 | x] != []` reads "x holds": false, not undefined, when x is undefined.)
@@ -80,7 +76,7 @@ _identity := names.identity(input.manifest.spec.engine.name)
 standing := {
 	"engine_known": engine_known,
 	"alternative": on_alternative,
-	"platform_toolkits": toolkits,
+	"platform_toolkits": _platform_toolkits,
 	"platform_listed": platform_listed,
 	"platform_unlisted": platform_unlisted,
 	"toolkit_unlisted": toolkit_unlisted,
@@ -96,14 +92,14 @@ standing := {
 } if {
 	engine_known := [1 | data.supportgate.prepared.engines[engine_name]] != []
 	on_alternative := [1 | alternative] != []
-	toolkits := _platform_toolkits
 	tiers := _accepting_tiers
-	platform_listed := toolkits != []
-	platform_unlisted := [engine_known, subject.facts.hardware_known, platform_listed] == [true, true, false]
+	platform_listed := _platform_toolkits != []
+	facts := data.supportgate.lib.subject.facts
+	platform_unlisted := [engine_known, facts.hardware_known, platform_listed] == [true, true, false]
 	toolkit_unlisted := [platform_listed, tiers] == [true, []]
 	preview := [tiers != [], "official" in tiers] == [true, false]
-	model_listed := [1 | prepared.models[names.identity(input.manifest.spec.model.name)]] != []
-	model_unlisted := [subject.facts.deployment, engine_known, model_listed] == [true, true, false]
+	model_listed := [1 | prepared.models[data.supportgate.lib.names.identity(input.manifest.spec.model.name)]] != []
+	model_unlisted := [facts.deployment, engine_known, model_listed] == [true, true, false]
 	unlisted := true in [platform_unlisted, toolkit_unlisted, preview, model_unlisted]
 	listed_alternative := [on_alternative, model_listed] == [true, true]
 }
@@ -111,7 +107,7 @@ standing := {
 # _platform_toolkits: the engine's matrix entries for the hardware's (vendor, arch), in matrix
 # order; empty when it lists none or the hardware is unresolved.
 _platform_toolkits := [toolkit |
-	accelerator := subject.hardware.accelerator
+	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
 ]
 
@@ -119,17 +115,17 @@ _platform_toolkits := [toolkit |
 # name, and its range holds the version).
 _accepting_tiers := [object.get(toolkit, "tier", "official") |
 	some toolkit in _platform_toolkits
-	subject.hardware.toolkit.name == toolkit.name
-	versions.in_range(subject.hardware.toolkit.version, toolkit)
+	data.supportgate.lib.subject.hardware.toolkit.name == toolkit.name
+	data.supportgate.lib.versions.in_range(data.supportgate.lib.subject.hardware.toolkit.version, toolkit)
 ]
 
 # _hardware_text: how unlisted_text names the hardware when it is what is not listed.
-_hardware_text(true, _) := sprintf("platform %v", [subject.facts.accelerator_text])
+_hardware_text(true, _) := sprintf("platform %v", [data.supportgate.lib.subject.facts.accelerator_text])
 
 _hardware_text(false, true) := sprintf("toolkit %v %v on %v", [
-	subject.hardware.toolkit.name,
-	subject.hardware.toolkit.version,
-	subject.facts.accelerator_text,
+	data.supportgate.lib.subject.hardware.toolkit.name,
+	data.supportgate.lib.subject.hardware.toolkit.version,
+	data.supportgate.lib.subject.facts.accelerator_text,
 ])
 
-_hardware_text(false, false) := sprintf("preview platform %v", [subject.facts.accelerator_text])
+_hardware_text(false, false) := sprintf("preview platform %v", [data.supportgate.lib.subject.facts.accelerator_text])

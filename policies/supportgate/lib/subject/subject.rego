@@ -6,8 +6,6 @@
 # anything else.
 package supportgate.lib.subject
 
-import data.supportgate.lib.accelerators
-
 # hardware is the HardwareManifest spec the decision is about: the manifest's own spec, or
 # for a deployment input.hardware (resolved by Python from spec.hardware.ref, or the inline
 # spec.hardware.spec). Undefined when a deployment's ref names no tracked HardwareManifest:
@@ -37,20 +35,23 @@ hardware := input.manifest.spec if {
 facts := {
 	"deployment": input.manifest.kind == "DeploymentManifest",
 	"online": object.get(spec, "mode", null) == "online",
-	"hardware_known": fitted != [],
+	"hardware_known": accelerators != [],
 	"hardware_ref": object.get(spec, ["hardware", "ref"], null),
 	"accelerator_text": concat("", texts),
 	"consumer_card": consumer_cards != [],
 	"catalogued_archs": archs,
-	"arch_catalogued": [1 | some accelerator in fitted; accelerator.arch in archs] != [],
+	"arch_catalogued": [1 | some accelerator in accelerators; accelerator.arch in archs] != [],
 } if {
 	spec := input.manifest.spec
-	fitted := [accelerator | accelerator := hardware.accelerator]
-	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in fitted]
-	families := [entry | some accelerator in fitted; some entry in accelerators.catalogued(accelerator)]
+	accelerators := [accelerator | accelerator := hardware.accelerator]
+	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in accelerators]
+	families := [entry |
+		some accelerator in accelerators
+		some entry in data.supportgate.lib.accelerators.catalogued(accelerator)
+	]
 	archs := {entry.arch | some entry in families}
 	consumer_cards := [1 |
-		some accelerator in fitted
+		some accelerator in accelerators
 		true in [
 			accelerator.arch in {"sm89", "sm120"},
 			contains(upper(accelerator.model), "RTX"),

@@ -1,6 +1,11 @@
 # The engine a manifest is judged against, and whether the matrix supports it there.
 package supportgate.lib.engines
 
+# _prepared: what Python prepared from the matrix (supportgate/policy/prepared.py), read once:
+# regorus looks a `data.` reference indexed by a variable up among the rules of every module,
+# a rule's value it indexes directly.
+_prepared := data.supportgate.prepared
+
 # HardwareManifests are judged against the matrix's default engine (deepinfer when it names
 # none), deployments against their own engine: the matrix's spelling of it when the matrix
 # lists it under another (names are identities, CONTRACT 10.5), the alternative runtime's
@@ -9,9 +14,9 @@ package supportgate.lib.engines
 engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
 	not data.supportgate.lib.subject.facts.deployment
 } else := input.manifest.spec.engine.name if {
-	data.supportgate.prepared.engines[input.manifest.spec.engine.name]
+	_prepared.engines[input.manifest.spec.engine.name]
 } else := name if {
-	name := data.supportgate.prepared.engine_names[_identity]
+	name := _prepared.engine_names[_identity]
 } else := alternative.name if {
 	alternative
 } else := input.manifest.spec.engine.name
@@ -21,9 +26,9 @@ engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
 # supportgate/policy/prepared.py prepares it (CONTRACT 10.6). Undefined otherwise.
 alternative := runtime if {
 	data.supportgate.lib.subject.facts.deployment
-	not data.supportgate.prepared.engines[input.manifest.spec.engine.name]
-	not data.supportgate.prepared.engine_names[_identity]
-	runtime := data.supportgate.prepared.alternative_runtimes[_identity]
+	not _prepared.engines[input.manifest.spec.engine.name]
+	not _prepared.engine_names[_identity]
+	runtime := _prepared.alternative_runtimes[_identity]
 	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	runtime.documents[accelerator.vendor][accelerator.arch]
 }
@@ -32,18 +37,22 @@ alternative := runtime if {
 # (host and service rules read its host and provides); undefined when the matrix lists
 # neither.
 engine := listed if {
-	listed := data.matrix.engines[engine_name]
-} else := data.matrix.alternatives[alternative.index]
+	engines := data.matrix.engines
+	listed := engines[engine_name]
+} else := listed if {
+	alternatives := data.matrix.alternatives
+	listed := alternatives[alternative.index]
+}
 
 # prepared: what Python derived from that matrix entry (supportgate/policy/prepared.py): its
 # version ranges as keys, its platforms by (vendor, arch), its models by identity and the
 # texts messages quote. Undefined when the matrix lists neither.
 prepared := listed if {
-	listed := data.supportgate.prepared.engines[engine_name]
+	listed := _prepared.engines[engine_name]
 } else := alternative
 
 # known_engines_text: the matrix's engines, for messages.
-known_engines_text := data.supportgate.prepared.known_engines_text
+known_engines_text := _prepared.known_engines_text
 
 _identity := data.supportgate.lib.names.identity(input.manifest.spec.engine.name)
 
@@ -90,7 +99,7 @@ standing := {
 		[_hardware_text(platform_unlisted, toolkit_unlisted) | true in [platform_unlisted, toolkit_unlisted, preview]],
 	)),
 } if {
-	engine_known := [1 | data.supportgate.prepared.engines[engine_name]] != []
+	engine_known := [1 | _prepared.engines[engine_name]] != []
 	on_alternative := [1 | alternative] != []
 	tiers := _accepting_tiers
 	platform_listed := _platform_toolkits != []

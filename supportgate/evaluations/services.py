@@ -45,7 +45,7 @@ from supportgate.manifests import (
 )
 from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
-from supportgate.policy import MemoizedEngine, PolicyEngine
+from supportgate.policy import PolicyEngine
 from supportgate.policy.inputs import canonical_digest
 
 from . import repository
@@ -162,13 +162,9 @@ class EvaluationService:
         evaluator = Evaluator(self._engine, matrix.loaded)
         subject = Subject(manifest, waivers=await self._active_waivers(manifest, now))
         policy_input = evaluator.policy_input(subject, evaluated_at=now, hardware=lambda _n: pool)
-        # Only an answer the memo keeps is had here: an evaluation (an organisation's rule may
-        # take seconds) in a thread, so the loop answers /health/live and the rest meanwhile.
-        remembered = isinstance(self._engine, MemoizedEngine) and self._engine.remembers(
-            matrix.loaded, policy_input
-        )
-        evaluation = await self._run_off_loop_if(
-            not remembered, lambda: evaluator.decide(subject, policy_input, now)
+        # In a thread (an organisation's rule may take seconds): the loop answers meanwhile.
+        evaluation = await anyio.to_thread.run_sync(
+            lambda: evaluator.decide(subject, policy_input, now)
         )
         write = submission_write(
             evaluation,

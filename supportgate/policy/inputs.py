@@ -19,18 +19,11 @@ HardwareLookup = Callable[[str], HardwareManifest | None]
 
 @dataclass(frozen=True, slots=True)
 class PolicyInput:
-    """One manifest's input: the document, its canonical JSON and `sha256:` digest.
-
-    `timeless_key` is the digest of everything but `evaluated_at`. Equal keys under one policy
-    revision and matrix, with the evaluation times on the same sides of the input's time
-    thresholds (supportgate.policy.time_thresholds), mean equal decisions, which lets
-    supportgate.policy.memo reuse them.
-    """
+    """One manifest's input: the document, its canonical JSON and `sha256:` digest."""
 
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
-    timeless_key: str
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
@@ -39,23 +32,12 @@ class PolicyInput:
             document=document,
             canonical=canonical,
             digest=canonical_digest(canonical),
-            timeless_key=canonical_digest(_without_time(canonical, document["evaluated_at"])),
         )
 
     def without_organisation(self) -> PolicyInput:
         """This input, asking the decision to leave every organisation rule unread (one failed
         on it: decision.rego, docs/organisation-policies.md)."""
         return PolicyInput.from_document({**self.document, "organisation_failed": True})
-
-
-def _without_time(canonical: bytes, evaluated_at: str) -> bytes:
-    """The canonical JSON less its `evaluated_at` member: keys are sorted, so it is the first
-    one (`evaluated_at` < `hardware` < `manifest` < `waivers`), and cut off without encoding
-    the document again."""
-    member = b'"evaluated_at":' + _encoder.encode(evaluated_at) + b","
-    if not canonical.startswith(b"{" + member):
-        raise ValueError("the policy input does not start with its evaluation time")
-    return b"{" + canonical[len(member) + 1 :]
 
 
 def canonical_digest(canonical: bytes) -> str:

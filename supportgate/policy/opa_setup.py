@@ -7,9 +7,8 @@ Writes what is missing, keeps what exists (a restart reuses them):
   key, OPA's `keys.supportgate.key`), `bundle-token` (OPA's credential for fetching the
   bundle, SUPPORTGATE_BUNDLE_TOKEN), `opa-api-token` (the service's token for OPA's API,
   SUPPORTGATE_OPA_TOKEN) and `opa-api-token-sha256.json` (its SHA-256, hex, as a JSON string,
-  which OPA loads as data for its authorization policy, opa/system/authz/authz.rego: a
-  digest, because every policy OPA holds can read `data`, organisation bundles included,
-  CONTRACT 11.2).
+  which OPA's authorization policy, opa/system/authz/authz.rego, loads as data: a digest, as
+  every policy OPA holds can read `data`, organisation bundles included, CONTRACT 11.2).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def identity(name: str) -> str:
-    """As lib/names.rego identity: lower case, each run of "-", "_" and spaces one "-", none
+    """As lib/names/names.rego identity: lower case, each run of "-", "_" and spaces one "-", none
     at either end."""
     return re.sub(r"[-_ ]+", "-", name.lower()).strip("-")
 
@@ -36,7 +36,7 @@ def version_key(version: str) -> list[list[Any]]:
     """The version as [digit count, digits] pairs, leading zeros dropped, and trailing zero
     parts too: "12.8" -> [[2, "12"], [1, "8"]], "13.0" -> [[2, "13"]]. Keys of versions
     compare as the versions compare, and the key of a version the policies make
-    (lib/versions.rego key, trailing zeros kept) compares with such a key as the versions do:
+    (lib/versions key, trailing zeros kept) compares with such a key as the versions do:
     arrays compare part by part, and a shorter one first when it is the other's start."""
     parts = [[len(digits), digits] for digits in (part.lstrip("0") for part in version.split("."))]
     while len(parts) > 1 and parts[-1] == [0, ""]:
@@ -45,7 +45,7 @@ def version_key(version: str) -> list[list[Any]]:
 
 
 def list_text(values: Iterable[Any]) -> str:
-    """As lib/report.rego list_text renders a list of matrix values."""
+    """As lib/report/report.rego list_text renders a list of matrix values."""
     return ", ".join(str(value) for value in values)
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .bundle import PolicyBundle
 
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
-CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence.rego clock_skew_ns
+CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence/evidence.rego clock_skew_ns
 
 # The RFC 3339 times the previous policy tree's timestamp_ns admitted (its pattern and year
 # range: nanoseconds since 1970 fit in int64); the policies now read validated times with
@@ -88,14 +88,14 @@ def thresholds(
             # decision.rego _active_waivers: time.parse_rfc3339_ns(expires_at) > evaluated_at_ns
             found.append(Threshold("waiver", moment))
             continue
-        # lib/evidence.rego evidence.future:
+        # lib/evidence/evidence.rego evidence.future:
         #   parse_rfc3339_ns(at) > evaluated_at_ns + clock_skew_ns
         found.append(Threshold("future", moment - CLOCK_SKEW_NS))
         if max_age_days is None:
-            continue  # lib/evidence.rego evidence.stale: is_number(max_age_days) fails, never stale
+            continue  # lib/evidence evidence.stale: is_number(max_age_days) fails, never stale
         if not isinstance(max_age_days, int) or isinstance(max_age_days, bool):
             raise UnknownTime(f"evidence_max_age_days {max_age_days!r}")
-        # lib/evidence.rego evidence.stale:
+        # lib/evidence/evidence.rego evidence.stale:
         #   evaluated_at_ns - parse_rfc3339_ns(at) > max_age_days * day_ns
         found.append(Threshold("stale", moment + max_age_days * NS_PER_DAY + 1))
     return found

@@ -136,7 +136,7 @@ def _restore(
     span = replace(span, tracked_since=created_at)
     content = tracking_of(key[0], expected.content)
     tracking.write_current(
-        session, {key: span}, {key: change}, {span.leaf_index: content}, {key: last_evaluated_at}
+        session, {key: span}, {key: change}, {key: content}, {key: last_evaluated_at}
     )
     if row is None:
         rebuilt.inserted.append(key)

@@ -141,7 +141,8 @@ def apply(session: Session, changes: Sequence[Change], tracked: Mapping[int, Tra
     open_spans = open_spans_of(session, list({change.key for change in changes}))
     advance(session, open_spans, changes)
     latest = {change.key: change for change in changes}
-    write_current(session, {key: open_spans.get(key) for key in latest}, latest, tracked)
+    content = {c.key: tracked[c.leaf_index] for c in changes if c.leaf_index in tracked}
+    write_current(session, {key: open_spans.get(key) for key in latest}, latest, content)
 
 
 def advance(session: Session, open_spans: dict[Key, Span], changes: Sequence[Change]) -> None:
@@ -157,12 +158,12 @@ def write_current(
     session: Session,
     spans: Mapping[Key, Span | None],
     latest: Mapping[Key, Change],
-    tracked: Mapping[int, Tracking],
+    tracked: Mapping[Key, Tracking],
     evaluated: Mapping[Key, datetime | None] | None = None,
 ) -> None:
     """The `manifests` rows of `spans`' keys: deleted where the key is no longer tracked
-    (None); the whole row where its open span brought content (`tracked`, by leaf); else
-    only the latest decision moves. `evaluated` sets a last_evaluated_at other than the
+    (None); the whole row where new content is `tracked`; else only the latest decision
+    moves. `evaluated` sets a last_evaluated_at other than the
     latest decision's evaluated_at (rebuild keeps a later one)."""
     gone = [key for key, span in spans.items() if span is None]
     if gone:
@@ -173,7 +174,7 @@ def write_current(
             continue
         change = latest[key]
         at = (evaluated or {}).get(key, change.evaluated_at)
-        tracking = tracked.get(span.leaf_index)
+        tracking = tracked.get(key)
         if tracking is None:
             moves.append({"k": key[0], "n": key[1], "id": span.decision_id, "v": change.verdict, "at": at})
         else:

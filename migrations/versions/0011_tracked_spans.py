@@ -63,7 +63,7 @@ def upgrade() -> None:
 def _replay() -> None:
     """The spans of the entries stored, written as the writer writes them."""
     session = Session(bind=op.get_bind())
-    open_spans: dict[tracking.Key, tracking.Span] = {}
+    open_spans: dict[tuple[str, str], tracking.Span] = {}
     first = 0
     while True:
         rows = session.execute(

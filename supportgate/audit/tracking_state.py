@@ -39,7 +39,15 @@ from supportgate.policy.inputs import canonical_digest
 Key = tuple[str, str]
 """(kind, name) of a tracked manifest."""
 
-_SPAN_COLUMNS = ("kind", "name", "decision_id", "valid_from", "valid_to", "tracked_since", "submitted_at")
+_SPAN_COLUMNS = (
+    "kind",
+    "name",
+    "decision_id",
+    "valid_from",
+    "valid_to",
+    "tracked_since",
+    "submitted_at",
+)
 
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""

@@ -163,9 +163,7 @@ class LedgerEntry(SQLModel, table=True):
     `leaf_index` of the Merkle tree (CONTRACT section 6). Appended, never changed."""
 
     __tablename__ = "ledger_entries"
-    __table_args__ = (
-        CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),
-    )
+    __table_args__ = (CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),)
 
     leaf_index: int = Field(
         sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)

@@ -113,9 +113,7 @@ def step(open_span: Span | None, change: Change) -> tuple[Span | None, Span | No
     if change.decision_id is None:
         return ended, None
     since = change.at if open_span is None else open_span.tracked_since
-    submitted = (
-        change.at if change.submission or open_span is None else open_span.submitted_at
-    )
+    submitted = change.at if change.submission or open_span is None else open_span.submitted_at
     opened = Span(*change.key, change.leaf_index, change.decision_id, change.at, since, submitted)
     return ended, opened
 
@@ -176,7 +174,9 @@ def write_current(
         at = (evaluated or {}).get(key, change.evaluated_at)
         tracking = tracked.get(key)
         if tracking is None:
-            moves.append({"k": key[0], "n": key[1], "id": span.decision_id, "v": change.verdict, "at": at})
+            moves.append(
+                {"k": key[0], "n": key[1], "id": span.decision_id, "v": change.verdict, "at": at}
+            )
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     _upsert(session, rows)
@@ -226,7 +226,9 @@ def open_spans_of(session: Session, keys: Sequence[Key]) -> dict[Key, Span]:
     return {(row.kind, row.name): Span(**row._mapping) for row in session.execute(statement)}
 
 
-def current_row(span: Span, verdict: str, tracking: Tracking, at: datetime | None) -> dict[str, Any]:
+def current_row(
+    span: Span, verdict: str, tracking: Tracking, at: datetime | None
+) -> dict[str, Any]:
     return {
         "kind": span.kind,
         "name": span.name,

@@ -62,7 +62,7 @@ writer gets them: a group of submissions, a sweep's batch, or an untracking."""
 
 
 def _decision(
-    key: tuple[str, str], n: int, op: Op, content: dict[str, Any], at: datetime, cause: str
+    key: tuple[str, str], n: int, op: Op, content: dict[str, Any], at: datetime, *, cause: str
 ) -> DecisionWrite:
     policy_input = _canonical.encode({"manifest": content})
     decision = Decision(
@@ -98,10 +98,12 @@ def _apply(session: Session, plan: list[tuple[int, str, list[Op]]]) -> None:
         for op in parts:
             key, n = KEYS[op.key], n + 1
             if what == "untrack":
-                batch.untracked.append(Untracking(kind=key[0], name=key[1], untracked_by="t", at=now))
+                batch.untracked.append(
+                    Untracking(kind=key[0], name=key[1], untracked_by="t", at=now)
+                )
             elif what == "submit":
                 content = {"kind": key[0], "metadata": {"name": key[1], "owner": op.owner}, "n": n}
-                write = _decision(key, n, op, content, now, "submission")
+                write = _decision(key, n, op, content, now, cause="submission")
                 batch.decisions.append(
                     msgspec.structs.replace(
                         write,
@@ -115,7 +117,7 @@ def _apply(session: Session, plan: list[tuple[int, str, list[Op]]]) -> None:
                     )
                 )
             elif key in heads:  # a sweep re-evaluates the content it read as tracked
-                write = _decision(key, n, op, _content(session, key), now, "schedule")
+                write = _decision(key, n, op, _content(session, key), now, cause="schedule")
                 batch.decisions.append(msgspec.structs.replace(write, expected=heads[key]))
         apply_batch(session, batch, now, edge)
 
@@ -123,10 +125,13 @@ def _apply(session: Session, plan: list[tuple[int, str, list[Op]]]) -> None:
 def _content(session: Session, key: tuple[str, str]) -> dict[str, Any]:
     statement = text("SELECT content FROM manifests WHERE kind = :k AND name = :n")
     stored = session.execute(statement, {"k": key[0], "n": key[1]}).scalar_one()
-    return json.loads(stored) if isinstance(stored, str) else stored
+    content: dict[str, Any] = json.loads(stored) if isinstance(stored, str) else stored
+    return content
 
 
-def _replayed(session: Session) -> tuple[TrackingFromLog, list[Span], list[tuple[int, dict[str, Any]]]]:
+def _replayed(
+    session: Session,
+) -> tuple[TrackingFromLog, list[Span], list[tuple[int, dict[str, Any]]]]:
     replay = TrackingFromLog()
     entries = []
     for entry in entries_between(session, 0, read_head(session).size - 1):
@@ -137,7 +142,9 @@ def _replayed(session: Session) -> tuple[TrackingFromLog, list[Span], list[tuple
     return replay, spans, entries
 
 
-def _naively_at(entries: list[tuple[int, dict[str, Any]]], at: datetime) -> dict[tuple[str, str], str]:
+def _naively_at(
+    entries: list[tuple[int, dict[str, Any]]], at: datetime
+) -> dict[tuple[str, str], str]:
     """(kind, name) -> the id of its decision at `at`: its last entry recorded by then, when
     that is a decision (the times only grow, so the last in leaf order is the latest)."""
     last: dict[tuple[str, str], str | None] = {}
@@ -172,9 +179,7 @@ def test_forward_and_replayed_state_agree_now_and_at_every_entry(
             assert spans_stored(session) == len(spans) == replay.spans
             times = sorted({datetime.fromisoformat(doc["recorded_at"]) for _, doc in entries})
             for at in [START - timedelta(seconds=1), *times]:
-                forward = {
-                    (m.kind, m.name): m.decision.id for m in fleet_at(session, at).manifests
-                }
+                forward = {(m.kind, m.name): m.decision.id for m in fleet_at(session, at).manifests}
                 replayed = {
                     span.key: span.decision_id
                     for span in spans

@@ -10,8 +10,9 @@ published at or before T (matrix/services.py's rule: the latest to take effect, 
 latest published); the policy revision in force is that of the latest decision recorded at
 or before T (the policies are the service's code: only its decisions record them).
 
-The same query answers every T, now included: the latest span of each manifest begun at or
-before T, read from ix_tracked_spans_kind_name_valid_from alone, then the decisions of those.
+The same query answers every T, now included: one pass over the spans (narrow rows, one per
+decision), then the decisions of the few open at T by their leaf; the policy revision is the
+latest span begun by T, read backwards from ix_tracked_spans_valid_from_leaf_index.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, func, or_, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
@@ -92,27 +93,18 @@ _owner_decoder = msgspec.json.Decoder(_Owner)
 
 
 def fleet_at(session: Session, as_of: datetime) -> FleetAt:
-    """The fleet at `as_of` (an aware time; any time, past or now): two reads in `session`."""
-    latest = (
-        select(func.max(_spans.c.leaf_index).label("leaf_index"))
-        .where(_spans.c.valid_from <= as_of)
-        .group_by(_spans.c.kind, _spans.c.name)
-        .subquery("latest")
-    )
+    """The fleet at `as_of` (an aware time; any time, past or now): three reads in `session`."""
     columns = [_decisions.c[column] for column in DECISION_COLUMNS]
     statement = (
-        select(*columns, _decisions.c.policy_input, _spans.c.valid_to)
-        .join(latest, _decisions.c.leaf_index == latest.c.leaf_index)
-        .join(_spans, _spans.c.leaf_index == latest.c.leaf_index)
-        .order_by(_decisions.c.kind, _decisions.c.name)
+        select(*columns, _decisions.c.policy_input)
+        .join(_spans, _spans.c.leaf_index == _decisions.c.leaf_index)
+        .where(
+            _spans.c.valid_from <= as_of,
+            or_(_spans.c.valid_to.is_(None), _spans.c.valid_to > as_of),
+        )
     )
     manifests = []
-    policy_revision, newest = None, -1
     for row in session.execute(statement).mappings():
-        if row["seq"] > newest:
-            policy_revision, newest = row["policy_revision"], row["seq"]
-        if row["valid_to"] is not None and row["valid_to"] <= as_of:
-            continue
         owner = _owner_decoder.decode(row["policy_input"]).manifest.metadata.owner
         manifests.append(
             FleetManifest(
@@ -123,6 +115,15 @@ def fleet_at(session: Session, as_of: datetime) -> FleetAt:
                 policy_input=row["policy_input"],
             )
         )
+    manifests.sort(key=lambda manifest: (manifest.kind, manifest.name))
+    latest = (
+        select(_decisions.c.policy_revision)
+        .join(_spans, _spans.c.leaf_index == _decisions.c.leaf_index)
+        .where(_spans.c.valid_from <= as_of)
+        .order_by(_spans.c.valid_from.desc(), _spans.c.leaf_index.desc())
+        .limit(1)
+    )
+    policy_revision = session.execute(latest).scalar_one_or_none()
     return FleetAt(
         as_of=as_of,
         manifests=tuple(manifests),

@@ -42,7 +42,7 @@ def upgrade() -> None:
         sa.Column("submitted_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index(
-        "ix_tracked_spans_valid_from_leaf_index", "tracked_spans", ["valid_from", "leaf_index"]
+        "ix_tracked_spans_valid", "tracked_spans", ["valid_from", "valid_to", "leaf_index"]
     )
     op.create_index(
         "uq_tracked_spans_open",
@@ -86,5 +86,5 @@ def downgrade() -> None:
     )
     op.create_index("ix_ledger_entries_type_recorded_at", "ledger_entries", ["type", "recorded_at"])
     op.drop_index("uq_tracked_spans_open", table_name="tracked_spans")
-    op.drop_index("ix_tracked_spans_valid_from_leaf_index", table_name="tracked_spans")
+    op.drop_index("ix_tracked_spans_valid", table_name="tracked_spans")
     op.drop_table("tracked_spans")

@@ -33,21 +33,12 @@ from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, TrackedSpan
 from supportgate.errors import DatabaseError
 from supportgate.ledger.batches import Tracking
-from supportgate.ledger.tracking import Change, Span, change_of, fold
+from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, fold
 from supportgate.policy.inputs import canonical_digest
 
 Key = tuple[str, str]
 """(kind, name) of a tracked manifest."""
 
-_SPAN_COLUMNS = (
-    "kind",
-    "name",
-    "decision_id",
-    "valid_from",
-    "valid_to",
-    "tracked_since",
-    "submitted_at",
-)
 
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""
@@ -293,7 +284,7 @@ def span_wrongs(session: Session, spans: Sequence[Span]) -> list[tuple[Span, str
             differ = [
                 f"its {column} is {_shown_value(row[column])}, the log says "
                 f"{_shown_value(getattr(span, column))}"
-                for column in _SPAN_COLUMNS
+                for column in SPAN_COLUMNS
                 if row[column] != getattr(span, column)
             ]
             if differ:

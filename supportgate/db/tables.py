@@ -130,7 +130,7 @@ class TrackedSpan(SQLModel, table=True):
 
     __tablename__ = "tracked_spans"
     __table_args__ = (
-        Index("ix_tracked_spans_valid_from_leaf_index", "valid_from", "leaf_index"),
+        Index("ix_tracked_spans_valid", "valid_from", "valid_to", "leaf_index"),
         Index(
             "uq_tracked_spans_open",
             "kind",

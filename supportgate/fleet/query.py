@@ -10,9 +10,9 @@ published at or before T (matrix/services.py's rule: the latest to take effect, 
 latest published); the policy revision in force is that of the latest decision recorded at
 or before T (the policies are the service's code: only its decisions record them).
 
-The same query answers every T, now included: one pass over the spans (narrow rows, one per
-decision), then the decisions of the few open at T by their leaf; the policy revision is the
-latest span begun by T, read backwards from ix_tracked_spans_valid_from_leaf_index.
+The same query answers every T, now included: one pass over ix_tracked_spans_valid (it covers
+what the filter reads), then the decisions of the spans open at T by their leaf; the policy
+revision is that of the last decision in log order whose span began by T.
 """
 
 from __future__ import annotations
@@ -116,12 +116,9 @@ def fleet_at(session: Session, as_of: datetime) -> FleetAt:
             )
         )
     manifests.sort(key=lambda manifest: (manifest.kind, manifest.name))
-    latest = (
-        select(_decisions.c.policy_revision)
-        .join(_spans, _spans.c.leaf_index == _decisions.c.leaf_index)
-        .where(_spans.c.valid_from <= as_of)
-        .order_by(_spans.c.valid_from.desc(), _spans.c.leaf_index.desc())
-        .limit(1)
+    newest = select(func.max(_spans.c.leaf_index)).where(_spans.c.valid_from <= as_of)
+    latest = select(_decisions.c.policy_revision).where(
+        _decisions.c.leaf_index == newest.scalar_subquery()
     )
     policy_revision = session.execute(latest).scalar_one_or_none()
     return FleetAt(

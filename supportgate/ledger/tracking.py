@@ -7,7 +7,7 @@ supportgate/fleet/query.py); the open ones, with the content tracked, are the `m
 
 The writer applies the fold forward (`apply`, from write.apply_batch under the log's head
 lock); `supportgate audit verify` and `audit rebuild-tracking` replay it from the entries
-(`Replay`, supportgate/audit/tracking_state.py). Both go through `fold`, so they cannot
+(`TrackingFromLog`, supportgate/audit/tracking_state.py). Both go through `fold`, so they cannot
 disagree about what an entry does.
 
 Not in the log, so not in the fold: `manifests.last_evaluated_at` when a sweep finds a
@@ -210,17 +210,17 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
         return
     session.connection().execute(
         _spans.insert(),
-        [{column: getattr(span, column) for column in _SPAN_COLUMNS} for span in spans],
+        [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans],
     )
 
 
-_SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
+SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
 
 
 def open_spans_of(session: Session, keys: Sequence[Key]) -> dict[Key, Span]:
     if not keys:
         return {}
-    statement = select(*(_spans.c[column] for column in _SPAN_COLUMNS)).where(
+    statement = select(*(_spans.c[column] for column in SPAN_COLUMNS)).where(
         _spans.c.valid_to.is_(None), in_keys(session, _spans, keys)
     )
     return {(row.kind, row.name): Span(**row._mapping) for row in session.execute(statement)}

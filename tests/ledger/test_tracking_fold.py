@@ -21,6 +21,8 @@ from supportgate.audit.tracking_state import (
     span_wrongs,
     spans_stored,
 )
+from supportgate.db import create_db_engine
+from supportgate.db.migrate import downgrade, upgrade
 from supportgate.fleet.query import fleet_at
 from supportgate.ledger import tracking
 from supportgate.ledger.batches import Batch, DecisionWrite, Tracking, Untracking
@@ -188,3 +190,36 @@ def test_forward_and_replayed_state_agree_now_and_at_every_entry(
                 assert forward == replayed == _naively_at(entries, at), at
         finally:
             session.rollback()
+
+
+def test_migration_0011_replays_the_log_into_the_spans(migrated_db_url: str) -> None:
+    """A database whose log was written before the spans existed gets the spans the writer
+    would have written."""
+    plan = [
+        (0, "submit", [Op(0, "supported", "team-a"), Op(1, "rejected", "team-b")]),
+        (1, "sweep", [Op(0, "rejected", "team-a")]),
+        (1, "untrack", [Op(1, "supported", "team-b")]),
+        (0, "submit", [Op(1, "experimental", "team-b")]),
+    ]
+    engine = create_db_engine(migrated_db_url)
+    try:
+        with Session(engine) as session, session.begin():
+            _apply(session, plan)
+        with Session(engine) as session:
+            written = _spans(session)
+    finally:
+        engine.dispose()
+    downgrade(migrated_db_url, "0010")
+    upgrade(migrated_db_url)
+    engine = create_db_engine(migrated_db_url)
+    try:
+        with Session(engine) as session:
+            assert _spans(session) == written
+            assert len(written) == 4
+    finally:
+        engine.dispose()
+
+
+def _spans(session: Session) -> list[Any]:
+    rows = session.execute(text("SELECT * FROM tracked_spans ORDER BY leaf_index"))
+    return [tuple(row) for row in rows]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ..examples import ACME
+from ..examples import ACME, ACME_FILE
 from ..server import clean_env, run_cli
 from ..services import free_port
 
@@ -14,7 +14,7 @@ from ..services import free_port
 def test_serve_refuses_a_bundle_that_fails_its_check(tmp_path: Path) -> None:
     bundle = tmp_path / "acme"
     shutil.copytree(ACME, bundle)
-    rules = bundle / "acme.rego"
+    rules = bundle / ACME_FILE
     text = rules.read_text()
     rules.write_text(text.replace("id: org.acme.rtx-production", "id: org.acme.decode-replicas"))
     line = next(
@@ -30,6 +30,7 @@ def test_serve_refuses_a_bundle_that_fails_its_check(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "SUPPORTGATE_POLICY_BUNDLES: organisation policies refused" in done.stderr
     assert (
-        f"{bundle}/acme.rego:{line}: the finding's \"rule\" is 'org.acme.rtx-production', not the "
+        f"{bundle}/{ACME_FILE}:{line}: the finding's \"rule\" is 'org.acme.rtx-production', "
+        "not the "
         "METADATA custom.id 'org.acme.decode-replicas' above it" in done.stderr
     )

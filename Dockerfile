@@ -1,8 +1,8 @@
 # The supportgate service: `docker build -t supportgate .` (docker-compose.yml builds it too).
 # Two stages: the first builds supportgate's wheel (the package with its policies, default
 # matrix, migrations and console files as package data); the image installs only that wheel,
-# with no checkout and no build tools in it. tests/integration/test_dockerfile.py checks that
-# what is copied exists and suffices, and tests/integration/test_wheel.py builds and runs the
+# with no checkout and no build tools in it. tests/packaging/test_dockerfile.py checks that
+# what is copied exists and suffices, and tests/packaging/test_wheel.py builds and runs the
 # wheel from exactly these files.
 FROM python:3.11-slim AS build
 

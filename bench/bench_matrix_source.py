@@ -2,7 +2,7 @@
 
 Run: python -m bench.bench_matrix_source [--polls 20]
 
-A git repository and an https server on loopback (tests/matrix_sources.py) hold the default
+A git repository and an https server on loopback (tests/matrix_upstreams.py) hold the default
 matrix, already synced once; each poll is MatrixSourceService.sync() as the scheduler runs it:
 the state row read, the source asked (`git ls-remote`; a GET with If-None-Match answered 304),
 the state row written. Baselines, in the same run: the one round trip a poll cannot avoid (the
@@ -26,7 +26,7 @@ import httpx
 from bench.common import Measurement, measure, table
 from supportgate.config import Settings
 from supportgate.runtime import Runtime
-from tests.matrix_sources import GIT, GitRepo, https_server, matrix_yaml, with_sm90
+from tests.matrix_upstreams import GIT, GitRepo, https_server, matrix_yaml, with_sm90
 from tests.signing import with_test_key
 
 

@@ -1,6 +1,6 @@
 """The prepared matrix data on and off: a decision with data.supportgate.prepared made by
 Python once per matrix (supportgate/policy/prepared.py, as the service runs) against the
-same data derived from data.matrix by Rego in every query (tests/policies/prepared_in_rego.rego,
+same data derived from data.matrix by Rego in every query (tests/policy/prepared_in_rego.rego,
 the plain path).
 
 Run: python -m bench.bench_prepared [--loops N] [--repeats R]
@@ -27,7 +27,7 @@ from supportgate.matrix import load_matrix_file, prepare
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.engine import RESULT_RULE
 
-IN_REGO = Path(__file__).resolve().parents[1] / "tests" / "policies" / "prepared_in_rego.rego"
+IN_REGO = Path(__file__).resolve().parents[1] / "tests" / "policy" / "prepared_in_rego.rego"
 
 
 def _engine(bundle: PolicyBundle, data: str, *extra: Path) -> Any:

@@ -75,7 +75,7 @@ class ErrorBody(msgspec.Struct, kw_only=True):
 
 
 class BadInputBody(ErrorBody, kw_only=True):
-    """The body of a 400: it always names the input at fault (tests/api_tests/test_schemathesis.py
+    """The body of a 400: it always names the input at fault (tests/http/test_schemathesis.py
     holds every 400 of every operation to this)."""
 
     field: str

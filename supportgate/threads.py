@@ -8,7 +8,7 @@ awaitable twin once, under it:
     page_in_thread = thread_twin(page)
 
 so that no handler, guard or service writes a thread hop of its own
-(tests/unit/test_wiring.py).
+(tests/app/test_wiring.py).
 """
 
 from __future__ import annotations

@@ -6,16 +6,20 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+from sqlmodel import Session
 
 from supportgate.config import DEFAULT_POLICY_DIR
-from supportgate.db import create_db_engine
+from supportgate.db import create_db_engine, session_factory
 from supportgate.db.migrate import upgrade
 from supportgate.policy.bundle import PolicyBundle
 
 from .api import Api, running_api
 from .clock import FakeClock
-from .examples import EXAMPLES
+from .engines import Engines, example_pools
+from .examples import ACME, EXAMPLES
 from .opa import RunningOpa, running_opa
+from .receiver import Receiver, running_receiver
 from .services import (
     PostgresUnavailableError,
     copy_sqlite,
@@ -27,28 +31,25 @@ from .services import (
 )
 from .tlog.go_verifier import build_verifier
 
-FAST_DIRECTORIES = ("unit", "ledger", "tlog", "policies")
-"""The folders of tests/ for in-process tests: the pure code, the ledger, the transparency
-log, the policies."""
 SLOW_FIXTURES = {"fresh_database", "sqlite_template", "postgres_url", "go_verifier"}
 """Fixtures that make a database or build a program: a test using one is not `fast`."""
 SLOW_MARKERS = ("go", "postgres", "browser", "slow")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `fast` the tests under FAST_DIRECTORIES that use no SLOW_FIXTURES and carry no
-    SLOW_MARKERS (`-m fast`: the quick local loop)."""
-    tests = Path(__file__).parent
-    for item in items:
-        if not item.path.is_relative_to(tests):
-            continue
-        if item.path.relative_to(tests).parts[0] not in FAST_DIRECTORIES:
-            continue
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
-            continue
-        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
-            continue
-        item.add_marker(pytest.mark.fast)
+    """Refuse a test declared `fast` that uses a SLOW_FIXTURE or carries a SLOW_MARKER (a
+    database fixture added to a `fast` module must not slow `-m fast` down unseen)."""
+    wrong = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("fast")
+        and (
+            SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or any(item.get_closest_marker(name) for name in SLOW_MARKERS)
+        )
+    ]
+    if wrong:
+        raise pytest.UsageError("marked fast but not in-process:\n" + "\n".join(wrong))
 
 
 @pytest.fixture(scope="session")
@@ -89,6 +90,14 @@ def opa_url(opa_server: RunningOpa) -> str:
 def examples_dir() -> Path:
     """examples/manifests/: the example manifests (and nothing else)."""
     return EXAMPLES
+
+
+@pytest.fixture(scope="module")
+def engines(policy_bundle: PolicyBundle, opa_url: str, examples_dir: Path) -> Iterator[Engines]:
+    """Both engines with the example pools (tests/engines.py), once per module."""
+    built = Engines(policy_bundle, opa_url, example_pools(examples_dir))
+    yield built
+    built.opa.close()
 
 
 @pytest.fixture(params=["embedded", "opa"])
@@ -192,10 +201,42 @@ def migrated_db(migrated_db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
+def sessions(migrated_db: Engine) -> sessionmaker[Session]:
+    return session_factory(migrated_db)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on a loopback port (tests/receiver.py)."""
+    with running_receiver() as running:
+        yield running
+
+
+@pytest.fixture
 def api(migrated_db_url: str) -> Iterator[Api]:
     """The API on a fresh database, once on SQLite and once on PostgreSQL."""
     with running_api(migrated_db_url) as running:
         yield running
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def shared_api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Api]:
+    """`api`, built once per module and backend, for tests whose every request is refused
+    (bad input answered 400): building the app was most of such a test's time. A test that
+    changes what it holds would change it for the next test, so such a test takes `api`."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("shared-api") / "supportgate.db"
+        with running_api(copy_sqlite(request.getfixturevalue("sqlite_template"), path)) as api:
+            yield api
+        return
+    server = request.getfixturevalue("postgres_url")
+    template = request.getfixturevalue("postgres_template")
+    with temporary_database(server, template=template) as url, running_api(url) as api:
+        yield api
 
 
 @pytest.fixture
@@ -209,6 +250,13 @@ def clocked_api(migrated_db_url: str, clock: FakeClock) -> Iterator[Api]:
     """`api` whose parts ask `clock` the time: expiries, schedules and cache ages move when
     the test advances it (sweeps and requests still stamp decisions with the real time)."""
     with running_api(migrated_db_url, clock=clock) as running:
+        yield running
+
+
+@pytest.fixture
+def acme_api(migrated_db_url: str) -> Iterator[Api]:
+    """`api` with the example organisation bundle added to the built-in policies."""
+    with running_api(migrated_db_url, policy_bundles=(ACME,)) as running:
         yield running
 
 

@@ -1,8 +1,8 @@
 """The Dockerfile as BuildKit reads it (the `dockerfile` package wraps BuildKit's own parser):
 its stages, and the files its build stage copies from the build context.
 
-tests/integration/test_dockerfile.py checks that those files exist and suffice for the wheel;
-tests/integration/test_wheel.py builds the wheel from exactly those files and runs it.
+tests/packaging/test_dockerfile.py checks that those files exist and suffice for the wheel;
+tests/packaging/test_wheel.py builds the wheel from exactly those files and runs it.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ import yaml
 
 EXAMPLES: Final = Path(__file__).resolve().parents[1] / "examples" / "manifests"
 EXPECTED_FILE: Final = EXAMPLES.parent / "expected.yaml"
+ACME: Final = EXAMPLES.parent / "policies" / "acme"
+"""The example organisation policy bundle (docs/organisation-policies.md)."""
+ACME_FILE: Final = "supportgate/org/acme/acme.rego"  # in the directory its package names
 
 Verdict = Literal["supported", "experimental", "rejected"]
 

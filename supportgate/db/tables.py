@@ -1,7 +1,7 @@
 """The supportgate tables. Every index and constraint is named here and in migrations/.
 
 Times are aware UTC datetimes (`UTCDateTime`); documents are JSON (`jsonb` on PostgreSQL).
-A change here needs a new Alembic revision: tests/integration/test_migrations.py fails
+A change here needs a new Alembic revision: tests/db/test_migrations.py fails
 while the migrations and these tables disagree.
 """
 

@@ -8,7 +8,7 @@ or the waivers). Nothing is recorded: no decision, no tracking, no alert.
 The analysis evaluates in-process (regorus) even when the service decides on an OPA server:
 that server holds one matrix at a time, and loading a proposed one there would let concurrent
 submissions be judged under it. The two engines give identical decisions
-(tests/integration/test_parity.py).
+(tests/policy/test_parity.py).
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def _clean_json_manifest(data: bytes) -> Manifest | None:
     decode succeeds (types, patterns, enums, unknown fields, post-init checks; nesting is
     bounded by the types), the text holds no backslash-u escape (so no NUL, no lone surrogate)
     and no object repeats a key, which msgspec would silently accept. Anything else goes the
-    careful way, which decides it and names the field. tests/unit/test_decode_fast.py checks
+    careful way, which decides it and names the field. tests/manifests/test_decode_fast.py checks
     that both ways agree.
     """
     if len(data) > MAX_BYTES or b"\\u" in data:

@@ -5,7 +5,7 @@ r"""JSON Schemas generated from the Structs, checked in under schemas/.
 
 Run from the repository's root: the directory is `schemas`, relative to the working
 directory, unless `--dir` names another. A schema accepts exactly the documents the decoder
-accepts (tests/unit/test_schema_agreement.py): each Struct's `json_schema_rules` are merged
+accepts (tests/manifests/test_schema_agreement.py): each Struct's `json_schema_rules` are merged
 into its definition, and every string and map key without a pattern gets STORABLE_TEXT_RE.
 What JSON Schema cannot say (an empty version range, `default_engine` among `engines`, an
 unpaired surrogate) the decoder alone enforces; the descriptions say so.

@@ -1,5 +1,5 @@
 """A transparency log, on its own: it imports nothing else of supportgate (a test,
-tests/unit/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
+tests/app/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
 It does not know where entries and nodes are kept (supportgate.ledger keeps them in the
 database), when to sign, nor with which key file.
 

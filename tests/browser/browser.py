@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
-from ..matrix_sources import GitRepo
+from ..matrix_upstreams import GitRepo
 from ..receiver import ALLOW
 from ..server import Served, clean_env, make_keys, serving
 from .seed import seed

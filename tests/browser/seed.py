@@ -12,7 +12,7 @@ import httpx
 import yaml
 
 from ..examples import EXAMPLES, expected
-from ..matrix_sources import GitRepo
+from ..matrix_upstreams import GitRepo
 from ..waiting import wait_until
 
 NEW_VERSION = "2026.12.1"

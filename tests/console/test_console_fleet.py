@@ -15,7 +15,7 @@ from trestle.oscal.assessment_results import Model
 from supportgate.fleet.report import CSV_COLUMNS
 
 from ..api import Api
-from ..api_tests.support import created, deployment, hardware
+from ..api_support import created, deployment, hardware
 from ..clock import FakeClock
 from .support import alert_text, login
 from .test_console_pages import publish_with_sm90

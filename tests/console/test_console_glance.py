@@ -18,7 +18,7 @@ from supportgate.manifests.decision import Decision, Violation
 from supportgate.manifests.reasons import verdict_reason
 
 from ..api import Api
-from ..api_tests.support import created, deployment, hardware, post_examples
+from ..api_support import created, deployment, hardware, post_examples
 from ..waiting import wait_until
 from .support import alert_text, login
 from .test_console_pages import listed, publish_with_sm90

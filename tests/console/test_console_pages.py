@@ -16,7 +16,7 @@ from supportgate.audit.csv_export import CSV_COLUMNS
 from supportgate.console.session import CSRF_FIELD
 
 from ..api import Api
-from ..api_tests.support import created, deployment, example, hardware, post_examples, rows
+from ..api_support import created, deployment, example, hardware, post_examples, rows
 from ..examples import expected
 from .support import alert_text, csrf, login
 

@@ -4,24 +4,13 @@ source; the rule filter offers the organisation's rules too (docs/organisation-p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-
-from ..api import Api, running_api
+from ..api import Api
 from .support import login
 
-ACME = Path(__file__).resolve().parents[2] / "examples" / "policies" / "acme"
 _ROW = re.compile(
     r'<tr id="rule-([^"]+)">\s*<td><code>[^<]+</code></td>\s*<td>(\w+)</td>\s*<td>([\w.-]+)</td>'
 )
-
-
-@pytest.fixture
-def acme_api(tmp_path: Path) -> Iterator[Api]:
-    with running_api(f"sqlite:///{tmp_path / 'supportgate.db'}", policy_bundles=(ACME,)) as api:
-        yield api
 
 
 def test_the_rules_page_lists_every_rule_with_its_source(acme_api: Api) -> None:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ..api import running_api
-from ..matrix_sources import GitRepo, with_sm90
+from ..matrix_upstreams import GitRepo, with_sm90
 from ..waiting import wait_until
 from .support import login
 

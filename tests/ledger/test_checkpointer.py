@@ -41,15 +41,6 @@ NEVER = 3600.0  # an interval no test waits for: what is signed, something else 
 
 
 @pytest.fixture
-def sessions(migrated_db_url: str) -> Iterator[sessionmaker[Session]]:
-    db = create_db_engine(migrated_db_url)
-    try:
-        yield session_factory(db)
-    finally:
-        db.dispose()
-
-
-@pytest.fixture
 def settings(migrated_db_url: str, tmp_path: Path) -> Settings:
     key = tmp_path / "keys" / "signing.key"
     key.parent.mkdir()
@@ -237,6 +228,7 @@ def test_a_rewritten_head_is_not_signed(
     assert latest(sessions).tree_size == 5
 
 
+@pytest.mark.fast
 def test_the_default_key_is_made_only_before_the_first_checkpoint(tmp_path: Path) -> None:
     """Beside the SQLite file (no SUPPORTGATE_SIGNING_KEY_FILE): made at the first start; once
     checkpoints are signed, a missing key is refused rather than replaced."""

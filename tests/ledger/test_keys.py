@@ -33,6 +33,8 @@ from supportgate.tlog import (
 from ..server import run_cli
 from ..services import free_port
 
+pytestmark = pytest.mark.fast
+
 ORIGIN = "supportgate.test/keys"
 PG_URL = "postgresql://supportgate@127.0.0.1:5432/never-connected"
 

@@ -6,7 +6,6 @@ was left at."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -14,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import create_db_engine, session_factory, transaction
+from supportgate.db import transaction
 from supportgate.ledger.entries import Entry, untracked_entry
 from supportgate.ledger.log import Head, SqlNodeStore, TreeEdge, append_entries, lock_head
 from tests.tlog import rfc9162
@@ -25,15 +24,6 @@ GROUPS = [1, 1, 2, 3, 5, 8, 13, 1, 30, 64, 7]  # sizes that cross many powers of
 
 class _RolledBack(Exception):
     pass
-
-
-@pytest.fixture
-def sessions(migrated_db_url: str) -> Iterator[sessionmaker[Session]]:
-    db = create_db_engine(migrated_db_url)
-    try:
-        yield session_factory(db)
-    finally:
-        db.dispose()
 
 
 def _entries(label: str, count: int) -> list[Entry]:

@@ -1,5 +1,5 @@
 """The ledger's writer through faults, on SQLite and PostgreSQL: ENOSPC injected at the write
-(where a full file system cannot be mounted; tests/integration/test_full_disk.py mounts one),
+(where a full file system cannot be mounted; tests/serving/test_full_disk.py mounts one),
 a log that cannot be written, a writer that is down. Every waiting request is answered (503
 naming the cause), the writer goes on with the next group, readiness says what is wrong, and
 nothing committed is lost. Also the readiness canary of the policy engine, cached on the
@@ -23,11 +23,11 @@ from supportgate.ledger.writer import FAILURE_HOLD_S, LedgerWriteFailed
 from supportgate.observability.health import CANARY_SECONDS
 
 from ..api import Api, running_api
-from ..api_tests.support import hardware, post
-from ..api_tests.test_database_limits import _driver_url
-from ..api_tests.test_writer_process import _record
+from ..api_support import hardware, post
 from ..clock import FakeClock
+from ..db.test_database_limits import _driver_url
 from ..services import temporary_database
+from .test_writer_process import _record
 
 NO_SPACE = OSError(errno.ENOSPC, "No space left on device")
 ANSWER_LIMIT_S = 60.0  # a safety net against a hang, not a timing expectation

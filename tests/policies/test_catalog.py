@@ -14,6 +14,8 @@ from supportgate.policy.catalog import RuleInfo, read_catalog
 from supportgate.reports.rules import rule_anchor
 from supportgate.reports.rules_page import render_rules_page
 
+pytestmark = pytest.mark.fast
+
 CONTRACT_DENY = {
     "host.os",
     "host.compiler",

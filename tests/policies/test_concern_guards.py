@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 import msgspec
+import pytest
 import regorus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,8 @@ from supportgate.policy.inputs import PolicyInput
 from .. import strategies
 from ..engines import EXAMPLE_TIME, default_matrix, example_pools
 from ..policy_examples import examples
+
+pytestmark = pytest.mark.fast
 
 GUARDED = re.compile(
     r"\{found \| data\.supportgate\.(\w+)\.applies; "

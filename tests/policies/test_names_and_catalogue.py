@@ -9,12 +9,15 @@ import random
 import subprocess
 from typing import Any
 
+import pytest
 import regorus
 
 from supportgate.policy import PolicyBundle
 from supportgate.policy.prepared import identity
 
 from ..engines import default_matrix
+
+pytestmark = pytest.mark.fast
 
 # model as written -> (vendor, the first pattern of the one family it belongs to, its arch)
 REAL_NAMES: dict[str, tuple[str, str, str]] = {

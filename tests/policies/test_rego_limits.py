@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.fast
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "rego_limits.py"
 
 

@@ -36,6 +36,8 @@ from ..engines import default_matrix
 from ..examples import EXAMPLES
 from ..policy_examples import examples
 
+pytestmark = pytest.mark.fast
+
 CLOCK = {"now_ns"}  # the builtins of `time.` that read the clock
 _MICROSECOND = timedelta(microseconds=1)
 _WIDE = [datetime(year, 7, 1, tzinfo=UTC) for year in range(1680, 2261, 20)]

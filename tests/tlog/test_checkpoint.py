@@ -20,6 +20,8 @@ from tests.tlog import rfc9162
 
 from .test_note import NAME, SIGNED, SIGNER_KEY, TEXT, VERIFIER_KEY
 
+pytestmark = pytest.mark.fast
+
 ROOT_ABC = rfc9162.mth([b"a", b"b", b"c"])
 
 

@@ -28,6 +28,8 @@ from supportgate.tlog import (
 from tests.tlog import rfc9162
 from tests.tlog.memory_store import MemoryNodeStore
 
+pytestmark = pytest.mark.fast
+
 
 def _entries(count: int, salt: str = "") -> list[bytes]:
     return [f'{{"salt":"{salt}","n":{i}}}'.encode() for i in range(count)]

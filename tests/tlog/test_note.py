@@ -26,6 +26,8 @@ from supportgate.tlog import (
 )
 from supportgate.tlog.note import key_hash
 
+pytestmark = pytest.mark.fast
+
 NAME = "example.com/supportgate-kat"
 SEED = bytes(range(32))
 SIGNER_KEY = f"PRIVATE+KEY+{NAME}+0ee2cb20+AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f"

@@ -8,7 +8,11 @@ import inspect
 import subprocess
 import sys
 
+import pytest
+
 from supportgate import tlog
+
+pytestmark = pytest.mark.fast
 
 
 def test_every_public_name_is_the_packages_own() -> None:

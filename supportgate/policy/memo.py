@@ -61,13 +61,6 @@ class MemoizedEngine:
         self._keep(key, result)
         return result
 
-    def remembers(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> bool:
-        """Is the answer kept (evaluate() then costs a lookup, not an evaluation)? Counts
-        neither a hit nor a miss."""
-        key = self._key(matrix, policy_input)
-        with self._lock:
-            return key is not None and key in self._answers
-
     def evaluate_batch(
         self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
     ) -> list[PolicyResult]:

@@ -39,23 +39,15 @@ class PolicyInput:
             document=document,
             canonical=canonical,
             digest=canonical_digest(canonical),
-            timeless_key=canonical_digest(_without_time(canonical, document["evaluated_at"])),
+            timeless_key=canonical_digest(
+                _encoder.encode({k: v for k, v in document.items() if k != "evaluated_at"})
+            ),
         )
 
     def without_organisation(self) -> PolicyInput:
         """This input, asking the decision to leave every organisation rule unread (one failed
         on it: decision.rego, docs/organisation-policies.md)."""
         return PolicyInput.from_document({**self.document, "organisation_failed": True})
-
-
-def _without_time(canonical: bytes, evaluated_at: str) -> bytes:
-    """The canonical JSON less its `evaluated_at` member: keys are sorted, so it is the first
-    one (`evaluated_at` < `hardware` < `manifest` < `waivers`), and cut off without encoding
-    the document again."""
-    member = b'"evaluated_at":' + _encoder.encode(evaluated_at) + b","
-    if not canonical.startswith(b"{" + member):
-        raise ValueError("the policy input does not start with its evaluation time")
-    return b"{" + canonical[len(member) + 1 :]
 
 
 def canonical_digest(canonical: bytes) -> str:

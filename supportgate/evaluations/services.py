@@ -45,7 +45,6 @@ from supportgate.manifests import (
 from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
-from supportgate.policy.inputs import canonical_digest
 
 from . import repository
 from .evaluator import Evaluation, Evaluator, Subject
@@ -58,7 +57,6 @@ IDEMPOTENCY_KEY_PATTERN = (
 """1 to MAX_IDEMPOTENCY_KEY printable ASCII characters; spaces and tabs around them are not
 part of the key (HTTP strips them from a header value; so does `_check_idempotency_key`)."""
 OWNER_FIELD = "$.metadata.owner"
-_canonical = msgspec.json.Encoder(order="sorted")
 
 
 class ActiveWaivers(Protocol):
@@ -145,8 +143,7 @@ class EvaluationService:
         subject = Subject(manifest, waivers=waivers)
         pool = self._hardware(manifest)
         policy_input = evaluator.policy_input(subject, evaluated_at=now, hardware=lambda _n: pool)
-        content = policy_input.document["manifest"]  # to_builtins(manifest), made once
-        digest = canonical_digest(_canonical.encode(content))
+        digest = policy_input.manifest_digest
         claim = None
         if key is not None:
             stored = self._stored(principal.key_id, key, digest)
@@ -160,7 +157,7 @@ class EvaluationService:
             decision=evaluation.decision,
             policy_input=policy_input.canonical.decode(),
             tracking=Tracking(
-                content=content,
+                content=policy_input.document["manifest"],
                 content_digest=digest,
                 owner=manifest.metadata.owner,
                 hardware_ref=_hardware_ref(manifest),

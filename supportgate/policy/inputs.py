@@ -31,17 +31,22 @@ class PolicyInput:
     canonical: bytes
     digest: str
     timeless_key: str
+    manifest_digest: str
+    """Of the manifest's canonical JSON: a tracked manifest's content_digest."""
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
-        canonical = _encoder.encode(document)
+        # the manifest encoded once, then embedded as it is (msgspec.Raw) in both documents
+        manifest = _encoder.encode(document["manifest"])
+        parts = {**document, "manifest": msgspec.Raw(manifest)}
+        canonical = _encoder.encode(parts)
+        del parts["evaluated_at"]
         return cls(
             document=document,
             canonical=canonical,
             digest=canonical_digest(canonical),
-            timeless_key=canonical_digest(
-                _encoder.encode({k: v for k, v in document.items() if k != "evaluated_at"})
-            ),
+            timeless_key=canonical_digest(_encoder.encode(parts)),
+            manifest_digest=canonical_digest(manifest),
         )
 
     def without_organisation(self) -> PolicyInput:

@@ -278,7 +278,9 @@ def test_the_memo_answers_as_a_fresh_evaluation_at_every_time(
             )
 
 
-def test_the_timeless_key_is_the_input_without_its_time(examples_dir: Path) -> None:
+def test_the_timeless_key_is_the_input_without_its_time_and_the_manifest_encoded_once(
+    examples_dir: Path,
+) -> None:
     manifest = msgspec.to_builtins(_manifest(examples_dir, "hw-h100-pool-a.yaml"))
     now = build_input(manifest, evaluated_at=EXAMPLE_TIME)
     later = build_input(manifest, evaluated_at=EXAMPLE_TIME + timedelta(seconds=1))
@@ -287,6 +289,9 @@ def test_the_timeless_key_is_the_input_without_its_time(examples_dir: Path) -> N
     assert now.timeless_key == later.timeless_key
     assert now.digest != later.digest
     assert now.timeless_key == canonical_digest(msgspec.json.encode(without_time, order="sorted"))
+    # the manifest is encoded once and embedded: the same bytes as encoding it all again
+    assert now.canonical == msgspec.json.encode(now.document, order="sorted")
+    assert now.manifest_digest == canonical_digest(msgspec.json.encode(manifest, order="sorted"))
 
 
 _ORG_TIME_RULE = """package supportgate.org.freeze

@@ -8,7 +8,7 @@ PostgreSQL (started like the tests start it; a scratch database is made and drop
    HardwareManifests in turn (each a decision committed to the verifiable log, its entry, tree
    nodes and row, and a tracked-manifest upsert; checkpoints signed every 5 s) —
    decisions/s as a share of echo req/s; then the same with a new name in every
-   request, so that no decision can be reused from memory (supportgate.policy.memo). "Sustained"
+   request, so that every request inserts a new tracked manifest. "Sustained"
    is the steady state: each case first runs --warmup seconds (3) unmeasured; before that, the
    evaluations' first round of the 1,000 manifests is posted once, each evaluated afresh and
    inserted as a new tracked manifest (on a loaded machine 3 s did not cover it, and the
@@ -110,7 +110,7 @@ def _first_round(url: str, key: str, bodies: list[bytes]) -> None:
 
 def _lua(path: Path, key: str | None, bodies: list[bytes], *, fresh: bool = False) -> Path:
     """A wrk script posting `bodies` in turn; `fresh`: each request renames its manifest to a
-    name never posted before, so no decision can be reused (supportgate.policy.memo)."""
+    name never posted before (a new tracked manifest each time)."""
     lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"']
     if key:
         lines.append(f'wrk.headers["Authorization"] = "Bearer {key}"')

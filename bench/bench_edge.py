@@ -5,8 +5,8 @@ Run: python -m bench.bench_edge [--seconds 10] [--connections 64] [--rounds 6]
 Needs wrk, vegeta and PostgreSQL, as bench.bench_api does.
 
 1. Cost: POST /v1/evaluations (1,000 distinct HardwareManifests in turn, one admin key, wrk
-   with 64 connections), each server first given every manifest once (decisions from the
-   memo, as in bench_api). Three slots a round: the limits on (the defaults), off
+   with 64 connections), each server first given every manifest once (as in
+   bench_api). Three slots a round: the limits on (the defaults), off
    (SUPPORTGATE_RATE_LIMITS=off), and off again: the A/A control, measured exactly as the
    others, whose ratio to off is the noise floor to read the on/off ratio against. The slots'
    order changes from round to round (ORDERS: six rounds balance it). Two ways, one table row
@@ -188,7 +188,7 @@ def main() -> None:
             database = stack.enter_context(temporary_database(admin_url))
             return stack.enter_context(running_server(database, app=app, env=env))
 
-        def posted(server: Server) -> Server:  # decisions from the memo, as in bench_api
+        def posted(server: Server) -> Server:  # as in bench_api
             _first_round(f"{server.url}/v1/evaluations", server.admin_key, bodies)
             return server
 

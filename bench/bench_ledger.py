@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from bench.common import _duration
-from supportgate.tlog import MemoryNodeStore, MerkleTree, verify_consistency, verify_inclusion
+from supportgate.tlog import MerkleTree, verify_consistency, verify_inclusion
+from tests.tlog.memory_store import MemoryNodeStore
 
 
 def _entries(count: int, size: int) -> Iterator[bytes]:

@@ -27,13 +27,13 @@ from supportgate.db import LedgerHead, LedgerNode, create_db_engine, session_fac
 from supportgate.db.migrate import upgrade
 from supportgate.ledger.log import tree
 from supportgate.tlog import (
-    MemoryNodeStore,
     MerkleTree,
     NodeId,
     leaf_hash,
     verify_consistency,
     verify_inclusion,
 )
+from tests.tlog.memory_store import MemoryNodeStore
 
 BATCH = 50_000
 

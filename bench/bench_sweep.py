@@ -12,8 +12,12 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
    batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
    batch is committed (decisions, alerts, tracked manifests, cursor; written by the ledger's
    writer thread, as in `serve`), and the growth of the resident memory of this process and
-   its children (sampled every 20 ms) over its start.
-3. A scheduled sweep over the same, unchanged fleet (cause `schedule`).
+   its children (sampled every 20 ms) over its start. Four such sweeps, the matrix flipping
+   sm90 on, off, on and off again (each a new version, each recording every decision): the
+   three-thread pipeline on, off, off, on (ReevaluationService.pipelined); the best of each
+   pair is shown.
+3. A scheduled sweep over the same, unchanged fleet (cause `schedule`), with the sweep memo
+   and without it (ReevaluationService.use_memos: every manifest evaluated).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
 With --baseline REV, all of it runs first under the policy tree of commit REV
@@ -32,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -42,6 +47,7 @@ from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.reevaluation.source import SWEEP_BATCH_SIZE, iter_tracked_batches, subjects
+from supportgate.reevaluation.views import SweepView
 from supportgate.runtime import Runtime
 from tests.policy_trees import BASELINE_REV, baseline_tree
 from tests.services import postgres_admin_url, temporary_database
@@ -133,8 +139,10 @@ def main() -> None:
 
 
 def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, float]:
-    """The three sweeps on a scratch database; prints their table, returns the matrix and the
-    no-change sweeps' manifests per second."""
+    """The sweeps on a scratch database; prints their table, returns the matrix and the
+    no-change sweeps' manifests per second. The speed devices are measured on and off in the
+    same run: the three-thread pipeline on matrix sweeps that flip the same third of the fleet
+    back and forth (on, off, off, on), the sweep memo on no-change sweeps (on, off)."""
     with temporary_database(postgres_admin_url()) as url:
         settings = replace(Settings.from_env({}), database_url=url, policy_dir=policy_dir)
         runtime = Runtime.build(settings)
@@ -149,16 +157,33 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
                     text("VACUUM ANALYZE manifests")
                 )
             initial, first = _timed(lambda: sweeps.run_sweep("matrix", trigger="bench:initial"))
-            published = runtime.matrices.publish(sm90_matrix("2026.12.1"), published_by="bench")
-            engine_seconds = _engine_cost(runtime, policy_dir, published.loaded, batch)
-            changing, change = _timed(
-                lambda: sweeps.run_sweep("matrix", trigger=f"matrix:{published.version}")
-            )
+            engine_seconds = 0.0
+            matrix_runs: dict[bool, list[tuple[SweepView, Run]]] = {True: [], False: []}
+            for number, pipelined in enumerate((True, False, False, True), start=1):
+                matrix = sm90_matrix(f"2026.12.{number}", official=number % 2 == 1)
+                published = runtime.matrices.publish(matrix, published_by="bench")
+                if number == 1:
+                    engine_seconds = _engine_cost(runtime, policy_dir, published.loaded, batch)
+                sweeps.pipelined = pipelined
+                matrix_runs[pipelined].append(
+                    _timed(
+                        partial(sweeps.run_sweep, "matrix", trigger=f"matrix:{published.version}")
+                    )
+                )
+            sweeps.pipelined = True
             with runtime.db.connect() as connection:
                 alerts = connection.execute(text("SELECT count(*) FROM alerts")).scalar_one()
-            quiet, still = _timed(lambda: sweeps.run_sweep("schedule", trigger="bench:nochange"))
+            quiet_runs = {}
+            for use_memos in (True, False):
+                sweeps.use_memos = use_memos
+                again = partial(sweeps.run_sweep, "schedule", trigger=f"bench:memo-{use_memos}")
+                quiet_runs[use_memos] = _timed(again)
+            sweeps.use_memos = True
         finally:
             runtime.stop()
+    changing, change = _best(matrix_runs[True])
+    plain_sweep, plain = _best(matrix_runs[False])
+    (quiet, still), (_, unmemo) = quiet_runs[True], quiet_runs[False]
     per = change.seconds / changing.counts.evaluated
     engine_per = engine_seconds / changing.counts.evaluated
     rows = [
@@ -166,17 +191,24 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
         (f"first sweep ({initial.counts.changed:,} decisions)", first, n, None),
         ("engine: Evaluator.evaluate_batch only (baseline)", Run(engine_seconds, 0), n, 1.0),
         (
-            f"matrix sweep ({changing.counts.changed:,} decisions, {alerts:,} alerts)",
+            f"matrix sweep ({changing.counts.changed:,} decisions), pipeline on (best of 2)",
             change,
             n,
             per / engine_per,
         ),
         (
-            f"no-change scheduled sweep ({quiet.counts.changed} decisions)",
+            f"matrix sweep ({plain_sweep.counts.changed:,} decisions), pipeline off (best of 2)",
+            plain,
+            n,
+            (plain.seconds / n) / engine_per,
+        ),
+        (
+            f"no-change scheduled sweep ({quiet.counts.changed} decisions), memo on",
             still,
             n,
             (still.seconds / n) / engine_per,
         ),
+        ("no-change scheduled sweep, memo off", unmemo, n, (unmemo.seconds / n) / engine_per),
     ]
     print(f"### Sweeps over {n:,} tracked manifests on PostgreSQL (batch {batch}), {tree}\n")
     print("| case | total | per manifest | manifests/s | RSS growth | ratio to engine |")
@@ -190,15 +222,21 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
         )
     print(
         f"\nno-change sweep {change.seconds / still.seconds:.1f}x faster than the matrix "
-        f"sweep; {changing.counts.changed:,} of {n:,} decisions changed under the new matrix "
-        f"(failed: {changing.counts.failed})"
+        f"sweep with the memo, {change.seconds / unmemo.seconds:.1f}x without; "
+        f"{changing.counts.changed:,} of {n:,} decisions changed under the new matrix "
+        f"({alerts:,} alerts over all sweeps; failed: {changing.counts.failed}); "
+        f"pipeline on/off: {plain.seconds / change.seconds:.2f}x faster"
     )
     return n / change.seconds, n / still.seconds
 
 
+def _best(runs: list[tuple[SweepView, Run]]) -> tuple[SweepView, Run]:
+    return min(runs, key=lambda run: run[1].seconds)
+
+
 def _engine_cost(runtime: Runtime, policy_dir: Path, matrix: object, batch_size: int) -> float:
     """Seconds spent in Evaluator.evaluate_batch over every tracked manifest, in batches, on
-    an engine of its own: the runtime's memo would otherwise hand the sweep its answers."""
+    an engine of its own."""
     engine = EmbeddedEngine(PolicyBundle.load(policy_dir))
     evaluator = Evaluator(engine, matrix)  # type: ignore[arg-type]
     spent = 0.0

@@ -109,15 +109,17 @@ def insert_fleet(db: Engine, n: int) -> None:
                 )
 
 
-def sm90_matrix(version: str, *, effective_from: str | None = None) -> Matrix:
-    """The default matrix with sm90 (H100, CUDA 12.4 up to 14) an official platform."""
+def sm90_matrix(
+    version: str, *, effective_from: str | None = None, official: bool = True
+) -> Matrix:
+    """The default matrix with sm90 (H100, CUDA 12.4 up to 14) an official platform (with
+    `official=False`, the default matrix under another version: sm90 unlisted again)."""
     text = (POLICIES / "matrix" / "data.yaml").read_text()
     text = text.replace('version: "2026.11.1"', f'version: "{version}"')
-    text = text.replace(
-        '      - {vendor: nvidia, arch: sm100, toolkit: {name: cuda, min: "13.0", below: "14"}}',
-        '      - {vendor: nvidia, arch: sm100, toolkit: {name: cuda, min: "13.0", below: "14"}}\n'
-        '      - {vendor: nvidia, arch: sm90, toolkit: {name: cuda, min: "12.4", below: "14"}}',
-    )
+    sm100 = '      - {vendor: nvidia, arch: sm100, toolkit: {name: cuda, min: "13.0", below: "14"}}'
+    sm90 = '      - {vendor: nvidia, arch: sm90, toolkit: {name: cuda, min: "12.4", below: "14"}}'
+    if official:
+        text = text.replace(sm100, f"{sm100}\n{sm90}")
     moment = effective_from or "2026-11-01T00:00:00Z"
     text = text.replace('effective_from: "2026-11-01T00:00:00Z"', f'effective_from: "{moment}"')
     return decode_matrix(text.encode(), fmt="yaml")

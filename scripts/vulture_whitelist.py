@@ -32,14 +32,8 @@ _.from_verdict
 _.to_verdict
 _.deleted_leaf_index
 
-# The standard library calls these: logging's handler hooks, structlog's logger methods, an
-# argparse Action's signature.
-_.createLock
+# The standard library calls these: logging's handlers, an argparse Action's signature.
 _.handlers
-_.debug
-_.warn
-_.critical
-_.fatal
 _.option_string
 
 # msgspec Structs of the contract and of the API's answers: every field is on the wire
@@ -146,18 +140,13 @@ _.ticks
 _.levels
 
 # Test oracles, documented where they are defined: the rule head a METADATA block sits on
-# (tests/policies/test_catalog.py checks they agree), the memo's hit and miss counts.
+# (tests/policies/test_catalog.py checks they agree).
 _.head_set
 _.head_id
-_.hits
-_.misses
 
 # Waiting for their callers in issue 11's write-path rewrite, which is under way: the sweep
 # queue's wait_idle (reevaluation/services.py, being rewritten; tests wait on it).
 _.wait_idle
-
-# The node store the tests build trees over (tests/tlog; docs/ledger.md).
-_.MemoryNodeStore
 
 # Read by Litestar when it renders the OpenAPI document (supportgate/openapi.py
 # OverlappingAnswers sets it on a response's Schema).

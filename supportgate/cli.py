@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 # Only what `check` and the parser need is imported here: `check` runs in every CI job, and
 # the database and web stacks (SQLAlchemy, Alembic, Litestar, httpx) would triple its start-up.
 # The commands that need them import them in their own function.
+from supportgate import __version__
 from supportgate.auth import ROLES
 from supportgate.collect import command as collect_command
 from supportgate.config import Settings
@@ -27,7 +28,6 @@ from supportgate.matrix import load_matrix_file
 from supportgate.policy import commands as policy_commands
 from supportgate.reports import FAIL_ON, FORMATS
 from supportgate.tlog import TlogError
-from supportgate.version import PrintVersion
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import sessionmaker
@@ -68,11 +68,8 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging()
     settings = Settings.from_env()
     if args.bootstrap_admin_key:
-        runtime = _runtime(may_create=True)
-        try:
+        with _running(may_create=True) as runtime:
             secret = runtime.keys.bootstrap_admin()
-        finally:
-            runtime.stop()
         if secret is not None:
             print("no API key existed: created admin key 'admin'; it is shown only once:")
             print(secret, flush=True)
@@ -85,7 +82,8 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _runtime(*, may_create: bool = False) -> Runtime:
+@contextmanager
+def _running(*, may_create: bool = False) -> Iterator[Runtime]:
     """The service's parts for a CLI command, on a database at the current schema.
 
     Only the commands that set a database up (`keys create`, `serve --bootstrap-admin-key`)
@@ -99,7 +97,10 @@ def _runtime(*, may_create: bool = False) -> Runtime:
     runtime.prepare_database(upgrade_schema=True)
     if absent is not None:
         print(f"supportgate: created the database {absent}", file=sys.stderr)
-    return runtime
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
 
 
 def _absent_database(url: str, *, may_create: bool) -> str | None:
@@ -150,16 +151,14 @@ _KEY_OPTIONS = {
 
 
 def _keys_create(args: argparse.Namespace) -> int:
-    runtime = _runtime(may_create=True)  # a first key, made before the first `serve`
     try:
-        secret = runtime.keys.create_key(
-            name=args.name, role=args.role, owners=args.owner, expires_in=args.expires_in
-        )
+        with _running(may_create=True) as runtime:  # a first key, made before the first `serve`
+            secret = runtime.keys.create_key(
+                name=args.name, role=args.role, owners=args.owner, expires_in=args.expires_in
+            )
     except InputError as exc:  # named as the API's body names it: say the option instead
         option = _KEY_OPTIONS.get((exc.field or "").partition("[")[0], exc.field)
         raise UsageError(exc.message, field=option) from exc
-    finally:
-        runtime.stop()
     scope = f"for {', '.join(sorted(set(args.owner)))}" if args.owner else "for every owner"
     until = f", expiring in {args.expires_in}" if args.expires_in else ""
     print(
@@ -171,11 +170,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _keys_list(_: argparse.Namespace) -> int:
-    runtime = _runtime()
-    try:
+    with _running() as runtime:
         keys = runtime.keys.list_keys()
-    finally:
-        runtime.stop()
     rows = [("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES", "LAST USED", "REVOKED")]
     rows.extend(
         (
@@ -202,11 +198,8 @@ def _when(at: datetime | None) -> str:
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
-    runtime = _runtime()
-    try:
+    with _running() as runtime:
         revoked = runtime.keys.revoke(args.name)
-    finally:
-        runtime.stop()
     assert revoked.revoked_at is not None  # noqa: S101 - revoke() just set it
     print(
         f"revoked API key {revoked.name!r} at {_when(revoked.revoked_at)}: refused from now on "
@@ -315,11 +308,8 @@ def _audit_receipt(args: argparse.Namespace) -> int:
     from supportgate.audit.receipts import make_receipt  # noqa: PLC0415 - see the imports above
     from supportgate.tlog import encode_receipt  # noqa: PLC0415 - see above
 
-    runtime = _runtime()
-    try:
+    with _running() as runtime:
         made = make_receipt(runtime.sessions, runtime.checkpointer, args.decision_id)
-    finally:
-        runtime.stop()
     receipt = made.receipt
     if made.signed_now:
         print(
@@ -375,9 +365,8 @@ def _audit_replay(args: argparse.Namespace) -> int:
     if args.since is not None and args.decisions:
         raise UsageError("give decision ids or --since, not both", field="--since")
     since = parse_time("--since", args.since)
-    runtime = _runtime()
     reproduced = differ = skipped = 0
-    try:
+    with _running() as runtime:
         for decision_id in args.decisions or decision_ids(runtime, since=since):
             try:
                 replayed = replay_decision(runtime, decision_id)
@@ -390,8 +379,6 @@ def _audit_replay(args: argparse.Namespace) -> int:
                 continue
             differ += 1
             print(f"decision {decision_id} differs: {'; '.join(differences(replayed))}")
-    finally:
-        runtime.stop()
     print(
         f"replayed {reproduced + differ}: {reproduced} reproduced, {differ} differ, "
         f"{skipped} cannot be replayed here"
@@ -433,23 +420,17 @@ def _matrix_publish(args: argparse.Namespace) -> int:
     from supportgate.matrix.services import cli_publisher, describe  # noqa: PLC0415 - see above
 
     matrix = load_matrix_file(args.file)
-    runtime = _runtime()
-    try:
+    with _running() as runtime:
         published = runtime.matrices.publish_view(matrix, published_by=cli_publisher())
-    finally:
-        runtime.stop()
     print(describe(published))
     return EXIT_OK
 
 
 def _reevaluate(_: argparse.Namespace) -> int:
-    from supportgate.ids import random_uuid  # noqa: PLC0415 - uuid loads platform: see above
+    from uuid import uuid4  # noqa: PLC0415 - uuid loads platform: see above
 
-    runtime = _runtime()
-    try:
-        sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{random_uuid()}")
-    finally:
-        runtime.stop()
+    with _running() as runtime:
+        sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{uuid4()}")
     counts = sweep.counts
     print(
         f"sweep {sweep.id} {sweep.status}: evaluated {counts.evaluated}, "
@@ -459,12 +440,9 @@ def _reevaluate(_: argparse.Namespace) -> int:
 
 
 def _report_oscal(args: argparse.Namespace) -> int:
-    runtime = _runtime()
-    try:
+    with _running() as runtime:
         at = runtime.oscal.as_of(args.as_of, field="--as-of")
         document = runtime.oscal.document(at)
-    finally:
-        runtime.stop()
     if args.output is None:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
@@ -478,8 +456,6 @@ def _report_oscal(args: argparse.Namespace) -> int:
 
 
 class _Refused(SystemExit):
-    """The parser refused the command line; `message` says why."""
-
     def __init__(self, message: str) -> None:
         super().__init__(EXIT_ERROR)
         self.message = message
@@ -513,7 +489,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action=PrintVersion)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"supportgate {__version__}",  # pyproject.toml's version is read from it
+        help="print the version and exit",
+    )
     # Each group of subcommands is shown as COMMAND (its choices listed in --help): without a
     # metavar, argparse names the internal dest in "the following arguments are required".
     commands = parser.add_subparsers(
@@ -602,16 +583,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve_cmd.set_defaults(run=_serve)
 
-    db_cmd = commands.add_parser("db", help="database schema").add_subparsers(
-        dest="db_command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
+    db_cmd = _commands(commands, "db", help="database schema")
     db_cmd.add_parser("upgrade", help="migrate the schema to this version").set_defaults(
         run=_db_upgrade
     )
 
-    keys_cmd = commands.add_parser("keys", help="API keys").add_subparsers(
-        dest="keys_command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
+    keys_cmd = _commands(commands, "keys", help="API keys")
     create_cmd = keys_cmd.add_parser("create", help="create a key; prints it on the last line")
     create_cmd.add_argument("--role", required=True, choices=ROLES)
     create_cmd.add_argument("--name", required=True)
@@ -636,9 +613,7 @@ def _parser() -> argparse.ArgumentParser:
     revoke_cmd.add_argument("name", metavar="NAME")
     revoke_cmd.set_defaults(run=_keys_revoke)
 
-    matrix_cmd = commands.add_parser("matrix", help="the support matrix").add_subparsers(
-        dest="matrix_command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
+    matrix_cmd = _commands(commands, "matrix", help="the support matrix")
     publish_cmd = matrix_cmd.add_parser("publish", help="publish a new matrix version")
     publish_cmd.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
     publish_cmd.set_defaults(run=_matrix_publish)
@@ -650,9 +625,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_audit_commands(commands)
     _add_policy_commands(commands)
 
-    report_cmd = commands.add_parser("report", help="reports on the tracked fleet").add_subparsers(
-        dest="report_command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
+    report_cmd = _commands(commands, "report", help="reports on the tracked fleet")
     oscal_cmd = report_cmd.add_parser(
         "oscal",
         help="the fleet at a time as an OSCAL Assessment Results document (JSON)",
@@ -672,13 +645,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_policy_commands(commands: Any) -> None:
-    """`supportgate policy ...` (the policies and organisation bundles) and `supportgate opa
-    setup` (the OPA server's trust)."""
-    policy_commands.add_parser(commands, _Parser)
-    opa_cmd = commands.add_parser("opa", help="the OPA server's trust").add_subparsers(
-        dest="opa_command", metavar="COMMAND", required=True, parser_class=_Parser
+def _commands(commands: Any, name: str, *, help: str) -> Any:
+    return commands.add_parser(name, help=help).add_subparsers(
+        dest=f"{name}_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
+
+
+def _add_policy_commands(commands: Any) -> None:
+    policy_commands.add_parser(commands, _Parser)
+    opa_cmd = _commands(commands, "opa", help="the OPA server's trust")
     setup_cmd = opa_cmd.add_parser(
         "setup",
         help="write the bundle signing key and the tokens OPA and the service share",
@@ -691,10 +666,7 @@ def _add_policy_commands(commands: Any) -> None:
 
 
 def _add_audit_commands(commands: Any) -> None:
-    """`supportgate audit ...`: the verifiable log."""
-    audit_cmd = commands.add_parser("audit", help="the audit history").add_subparsers(
-        dest="audit_command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
+    audit_cmd = _commands(commands, "audit", help="the audit history")
     verify_cmd = audit_cmd.add_parser(
         "verify", help="check the verifiable log; exit 1 naming the first bad entry or checkpoint"
     )

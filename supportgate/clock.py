@@ -24,8 +24,6 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The machine's clocks."""
-
     def now(self) -> datetime:
         return datetime.now(UTC)
 

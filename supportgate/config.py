@@ -52,8 +52,6 @@ class RateLimits:
 
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
-    """What `supportgate serve` allows a connection (supportgate/serving.py)."""
-
     header_timeout: float = 10.0
     """Seconds for a request's head (request line and headers) to arrive, from the
     connection's start or the previous response's end: then the connection is closed."""

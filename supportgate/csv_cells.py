@@ -17,12 +17,10 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def safe_cell(text: str) -> str:
-    """The text a spreadsheet will not read as a formula."""
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
 
 
 def encode_lines(lines: Iterable[Iterable[str]]) -> bytes:
-    """CSV lines, every cell made safe."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerows([safe_cell(cell) for cell in line] for line in lines)

@@ -84,7 +84,6 @@ class InputError(SupportgateError):
         super().__init__(self.describe())
 
     def describe(self) -> str:
-        """The message for people: `field: message`."""
         return self.message if self.field is None else f"{self.field}: {self.message}"
 
 
@@ -163,8 +162,7 @@ class ConflictError(InputError):
 
 
 class Forbidden(InputError):
-    """The request is well-formed, but its key may not make it (HTTP 403): a manifest of an
-    owner the key does not act for, or one another owner holds; `field` names what."""
+    """A manifest of an owner the key does not act for, or one another owner holds."""
 
 
 class NotFound(InputError):
@@ -188,8 +186,7 @@ class DatabaseError(SupportgateError):
 
 
 class DatabaseBusy(DatabaseError):
-    """PostgreSQL gave up on a statement at its lock or statement timeout (config.py
-    DatabaseTimeouts): a 503 worth retrying, not a hung request."""
+    """A lock or statement timeout (config.py DatabaseTimeouts): a 503 worth retrying."""
 
 
 class SchemaOutdated(DatabaseError):
@@ -197,5 +194,4 @@ class SchemaOutdated(DatabaseError):
 
 
 class NodeStoreError(DatabaseError, tlog.NodeStoreError):
-    """The database's node store (supportgate.ledger.log) lacks a node the tree needs, or was
-    asked to rewrite one: the database is not as the log left it (HTTP 503, CLI exit 2)."""
+    """The database is not as the log left it (supportgate.ledger.log's node store)."""

@@ -4,5 +4,4 @@ from __future__ import annotations
 
 
 def attachment(filename: str) -> dict[str, str]:
-    """Content-Disposition for a response the browser saves as `filename`."""
     return {"Content-Disposition": f'attachment; filename="{filename}"'}

@@ -1,81 +1,32 @@
 """structlog, configured once: JSON lines to stdout in production, console on a terminal.
 
 Events are key/value, never f-strings: `log.info("decision_recorded", manifest=..., verdict=...)`.
+structlog's events go through the stdlib logger of their name, so they and the stdlib's
+records (uvicorn, APScheduler, alembic) are written by one handler, whose lock keeps two lines
+from interleaving.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import sys
-import threading
-from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
-import msgspec
+import orjson
 import structlog
 
-# structlog's events and stdlib records (uvicorn, APScheduler, alembic) go to the same stdout
-# from many threads; one lock around each whole line keeps two lines from interleaving.
-_LINE_LOCK = threading.RLock()
+# Every field a JSON value: times as RFC 3339 (a naive one is UTC, as every supportgate time
+# is), NaN as null, bytes as base64, anything else orjson cannot write as its str().
+_OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
 
-class _LineWriter:
-    """structlog's output: each rendered event written as one line under the shared lock."""
-
-    def __init__(self, file: TextIO) -> None:
-        self._file = file
-
-    def msg(self, message: str) -> None:
-        with _LINE_LOCK:
-            try:
-                self._file.write(message + "\n")
-                self._file.flush()
-            except (OSError, ValueError):  # a full disk or a closed stdout: the line is lost,
-                return  # never the caller's work (the ledger's writer logs as it answers)
-
-    log = debug = info = warn = warning = error = critical = exception = fatal = msg
-
-
-# msgspec writes what the json module would repr into a string: datetimes as RFC 3339 text
-# (UTC as `Z`), dates and times ISO 8601, Decimals and UUIDs as strings, bytes as base64,
-# NaN as null (json.dumps writes `NaN`, which is not JSON). Anything else: its str().
-_JSON = msgspec.json.Encoder(enc_hook=str)
-
-
-def _aware(value: Any) -> Any:
-    """`value` with each naive datetime in it taken as UTC.
-
-    msgspec writes a naive datetime without an offset, which is not RFC 3339. supportgate's
-    times are UTC throughout (UTCDateTime in the database, the timestamps structlog adds), so
-    a naive one is UTC, not the machine's local time, and is written with `Z`. Text and
-    numbers, nearly every field of nearly every event, are passed over at once (every
-    request logs an event: the isinstance chain took 10 µs of its 34).
-    """
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-    if isinstance(value, dict):
-        return {key: _aware(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_aware(item) for item in value]
-    return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+def _fallback(value: Any) -> Any:
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
 
 
 def _json_line(event: dict[str, Any], **_renderer_options: Any) -> str:
-    """An event as one line of JSON whose every field is a JSON value."""
-    return _JSON.encode(_aware(event)).decode()
-
-
-class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The stdlib handler, taking the same lock as _LineWriter."""
-
-    def createLock(self) -> None:  # noqa: N802 - logging's name
-        self.lock = _LINE_LOCK
+    return orjson.dumps(event, default=_fallback, option=_OPTIONS).decode()
 
 
 def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
@@ -95,12 +46,16 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
         else structlog.dev.ConsoleRenderer()
     )
     structlog.configure(
-        processors=[*shared, structlog.processors.format_exc_info, renderer],
+        processors=[
+            *shared,
+            structlog.processors.format_exc_info,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=lambda *_args: _LineWriter(sys.stdout),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
     )
-    handler = _LineHandler(sys.stdout)
+    handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

@@ -1,23 +1,9 @@
-"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer.
-
-- Request bodies read raw (JSON or YAML): a handler names its body with `operation_class=`
-  `ManifestBody` (a HardwareManifest or a DeploymentManifest) or `MatrixBody`. Their schemas
-  are the ones under schemas/, generated from the same Structs, with `$defs` inlined so they
-  hold anywhere in the document.
-- Security and errors, from the guard's rules (`document(app)`, once, in create_app): every
-  route that is not `opt={"public": True}` needs the bearer key (401, 403), may find the
-  database or the policy engine unavailable (503) and refuses bad input (400, whose body's
-  `field` names it); a route with path parameters may answer 404; a route with a
-  raw body may answer 413 (over 1 MiB) and 415 (neither JSON nor YAML). A handler's own
-  `responses=` (a 409, a 201 with its body) win over these.
-- Request rules the types do not carry (`declare_request_rules(app, ...)`, once, in
-  create_app): a JSON body Struct that forbids unknown fields says `additionalProperties:
-  false`, every free string parameter excludes NUL (supportgate.http_input refuses it),
-  a waiver's `rule` is one of the loaded policies' deny rules and its `expires_at` matches
-  RFC3339_RE (msgspec's reading of a time, as in the manifests), a key's owners match their pattern.
-  The rest is declared where the parameter or body field is (patterns, lengths, list
-  sizes); only what no schema can say is left to the descriptions: a waiver's `expires_at`
-  must be in the future, and a cursor must be one the endpoint gave out.
+"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer:
+raw request bodies (`ManifestBody`, `MatrixBody`: the schemas under schemas/, `$defs` inlined),
+security and the error responses every route may give (`document(app)`; a handler's own
+`responses=` win), and request rules the types do not carry (`declare_request_rules`). Only
+what no schema can say is left to the descriptions: a waiver's `expires_at` must be in the
+future, and a cursor must be one the endpoint gave out.
 """
 
 from __future__ import annotations
@@ -130,8 +116,6 @@ def components() -> Components:
 
 @dataclass(eq=False)  # keeps Schema's __hash__
 class _RawSchema(Schema):
-    """A JSON Schema written as a dict, put into the document as it is."""
-
     document: dict[str, Any] | None = None
 
     def to_schema(self) -> dict[str, Any]:
@@ -139,7 +123,6 @@ class _RawSchema(Schema):
 
 
 def raw_schema(document: dict[str, Any]) -> Schema:
-    """A JSON Schema written as a dict (e.g. `inlined_schema(Struct)`), as it is."""
     return _RawSchema(document=document)
 
 
@@ -221,8 +204,6 @@ class ManifestsBody(RawBody):
 
 
 class MatrixBody(RawBody):
-    """The body is a support matrix, JSON or YAML."""
-
     def body(self) -> RequestBody:
         return _request_body(
             inlined_schema(Matrix), "A support matrix (docs/manifests.md), as JSON or YAML"
@@ -265,7 +246,6 @@ def document(app: Litestar) -> None:
 
 
 def operations(openapi: OpenAPI) -> dict[tuple[str, str], Operation]:
-    """Every operation of the document by (METHOD, path template)."""
     found: dict[tuple[str, str], Operation] = {}
     for path, item in (openapi.paths or {}).items():
         for method in HTTP_METHODS:
@@ -294,7 +274,6 @@ def _structs(base: type[msgspec.Struct] = msgspec.Struct) -> dict[str, type[msgs
 
 
 def _body_components(openapi: OpenAPI) -> set[str]:
-    """The component names that request bodies refer to (`#/components/schemas/X`)."""
     names: set[str] = set()
     for operation in operations(openapi).values():
         body = operation.request_body

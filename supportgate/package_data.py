@@ -1,12 +1,10 @@
 """Where the installed package keeps its data: the policies, the migrations, the console's
 templates and static files.
 
-Found with importlib.resources, so the same lookup works for a wheel installed anywhere and for
-an editable checkout (where pyproject.toml maps `supportgate.policies` to policies/ and
-`supportgate.migrations` to migrations/). The callers need real directories that outlive any
-`with` block (Alembic reads the migrations by path, OPA gets the policy files uploaded, Litestar
-serves the static files), so these are the package directories themselves, not temporary
-copies: pip always unpacks a wheel, and a zipped install gets a clear error instead.
+The callers need real directories that outlive any `with` block (Alembic reads the migrations
+by path, OPA gets the policy files uploaded, Litestar serves the static files), so these are
+the package directories themselves: pip always unpacks a wheel, and a zipped install gets a
+clear error instead.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ CONSOLE_PACKAGE = "supportgate.console"
 
 
 def package_directory(package: str, *parts: str) -> Path:
-    """The directory of `package` (then `parts` below it) on the file system."""
     found = files(package).joinpath(*parts)
     if not isinstance(found, Path):
         raise RuntimeError(  # noqa: TRY004 - a broken install, not a caller's wrong type

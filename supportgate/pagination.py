@@ -67,7 +67,6 @@ def _storable(value: object) -> bool:
 
 
 def check_choice(field: str, value: str | None, choices: tuple[str, ...]) -> None:
-    """A query parameter that must be one of `choices` (None: not given)."""
     if value is not None and value not in choices:
         raise UsageError(f"must be one of {', '.join(choices)}, got {value!r}", field=field)
 

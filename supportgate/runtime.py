@@ -128,6 +128,7 @@ class Runtime:
             ledger=ledger,
             waivers_for=lambda keys: waivers.active_by_manifest(keys, clock.now()),
             events=events,
+            policies=lambda: policies.bundle,
             clock=clock,
         )
         checkpointer = Checkpointer(settings, sessions, clock=clock)

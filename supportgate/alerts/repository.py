@@ -35,8 +35,6 @@ COLUMNS = (
 
 
 class Standing(msgspec.Struct, frozen=True):
-    """What an alert reads of a stored decision: its verdict and its violations."""
-
     verdict: Verdict
     violations: tuple[Violation, ...] = ()
 

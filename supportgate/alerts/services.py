@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+from uuid import uuid4
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import transaction
-from supportgate.ids import random_uuid
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, Decision, ManifestRef
 from supportgate.manifests.reasons import Reason, verdict_reason
 from supportgate.pagination import (
@@ -62,7 +62,7 @@ def record_alerts(
         reason = verdict_reason(before, decision)
         views.append(
             AlertView(
-                id=random_uuid(),
+                id=str(uuid4()),
                 manifest=ManifestRef(kind=key[0], name=key[1]),
                 from_=before.verdict,
                 to=decision.verdict,
@@ -119,7 +119,6 @@ class AlertService:
 
 
 def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:
-    """Each alert with what its decision gained and lost against the one before it."""
     pairs = repository.standings_with_previous(session, [view.decision_id for view in views])
     reasons: dict[str, Reason] = {
         id_: verdict_reason(before, after) for id_, (before, after) in pairs.items()

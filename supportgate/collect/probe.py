@@ -19,8 +19,6 @@ TIMEOUT_S: Final = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Output:
-    """What a command printed and how it exited."""
-
     returncode: int
     stdout: str
     stderr: str = ""
@@ -46,8 +44,6 @@ class Probe(Protocol):
 
 
 class SystemProbe:
-    """The machine `collect` runs on."""
-
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._environ = dict(os.environ if environ is None else environ)
 

@@ -21,8 +21,6 @@ _TOP_LEVEL: Final = ("apiVersion", "kind", "metadata", "spec")
 
 
 class _Quoted(str):
-    """A string value to write double-quoted."""
-
     __slots__ = ()
 
 

@@ -1,21 +1,10 @@
-"""`collect`: a HardwareManifest for the machine it runs on.
+"""`collect`: a HardwareManifest for the machine it runs on (docs/collect.md lists each value's
+probe and flag).
 
-Every value comes from a flag when one is given, else from a probe:
-
-- accelerator (vendor, model, arch, memory_gib, per_node) and driver: `nvidia-smi
-  --query-gpu=...`, else `npu-smi info`; flags `--vendor --model --arch --memory-gib
-  --per-node --driver`
-- toolkit: `nvcc --version` (cuda) or `ascend_toolkit_install.info` (cann);
-  `--toolkit-name --toolkit-version`
-- os: `uname -s`, `uname -r`, `/etc/os-release`; `--os-name --distribution --kernel`
-- compiler: `gcc --version`; `--compiler-name --compiler-version`
-- python: `python3 --version` (or `--python-command`); `--python-version`
-
-What no probe can know (`--name`, `--owner`, `--label`, `--nodes` (default 1: this machine),
-`--scale-up-domain`, `--fabric`) comes from flags. A value that can neither be probed nor was
-given is an error naming the field, why the probe failed and the flag to use; all of them are
-reported at once (CLI exit 2). `--omit` leaves an optional field out on purpose. The result is
-decoded by the same decoder the service uses, so what `collect` writes is what `check` reads.
+Every value comes from a flag when one is given, else from a probe. A value that can neither
+be probed nor was given is an error naming the field, why the probe failed and the flag to
+use; all of them are reported at once (CLI exit 2). The result is decoded by the same decoder
+the service uses, so what `collect` writes is what `check` reads.
 """
 
 from __future__ import annotations
@@ -68,7 +57,6 @@ class _Accelerator:
 
 
 def collect(options: CollectOptions, probe: Probe) -> HardwareManifest:
-    """The manifest, validated; CollectError lists every value that is missing."""
     missing: list[Missing] = []
     accelerator = _accelerator(options, probe, missing)
     spec: dict[str, Any] = {

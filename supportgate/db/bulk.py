@@ -1,5 +1,3 @@
-"""Appending many rows to a table in one statement."""
-
 from __future__ import annotations
 
 from typing import Any

@@ -118,7 +118,6 @@ def transaction(factory: sessionmaker[Session], *, write: bool = False) -> Itera
 
 
 def ping(engine: Engine) -> None:
-    """Raise DatabaseError unless the database answers a query (the readiness check)."""
     try:
         with engine.connect() as connection:
             connection.exec_driver_sql("SELECT 1")
@@ -160,7 +159,6 @@ def _absolute_sqlite(url: URL) -> URL:
 
 
 def json_text(value: Any) -> str:
-    """JSON text as the database columns store it (msgspec)."""
     return msgspec.json.encode(value).decode()
 
 

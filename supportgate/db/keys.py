@@ -18,7 +18,6 @@ from sqlmodel import Session
 
 
 def one_of(session: Session, column: Column[Any], values: Iterable[Any]) -> Any:
-    """`column IN (values)`."""
     chosen = sorted(set(values))
     if session.get_bind().dialect.name == "postgresql":
         return column == any_(bindparam(None, chosen, type_=ARRAY(column.type)))

@@ -29,7 +29,6 @@ UPGRADE_COMMAND = "supportgate db upgrade"
 
 
 def alembic_config(url: str | None = None) -> Config:
-    """An Alembic config for our migrations; `url` overrides SUPPORTGATE_DATABASE_URL."""
     if not (MIGRATIONS_DIR / "env.py").is_file():
         raise DatabaseError(f"the migrations are missing: no {MIGRATIONS_DIR / 'env.py'}")
     config = Config()
@@ -40,7 +39,6 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Migrate the database at `url` forward to `revision`."""
     _run(url, lambda config: command.upgrade(config, revision))
 
 
@@ -50,7 +48,6 @@ def downgrade(url: str, revision: str) -> None:
 
 
 def head_revision() -> str:
-    """The revision this supportgate's code needs."""
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise DatabaseError(f"no migrations found in {MIGRATIONS_DIR}")

@@ -369,8 +369,6 @@ class WebhookDelivery(SQLModel, table=True):
 
 
 class WebhookAttempt(SQLModel, table=True):
-    """The delivery log: one row per attempt made."""
-
     __tablename__ = "webhook_attempts"
     __table_args__ = (
         ForeignKeyConstraint(

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import uuid4
 
-from supportgate.ids import random_uuid
 from supportgate.manifests import HardwareManifest, Manifest, to_builtins
 from supportgate.manifests.decision import Cause, Decision, ManifestRef, PolicyResult
 from supportgate.policy.engine import LoadedMatrix, PolicyEngine
@@ -98,7 +98,7 @@ class Evaluator:
     ) -> Evaluation:
         manifest = subject.manifest
         decision = Decision(
-            id=random_uuid(),
+            id=str(uuid4()),
             manifest=ManifestRef(kind=manifest.kind, name=manifest.metadata.name),
             verdict=result.verdict,
             allowed=result.allowed,

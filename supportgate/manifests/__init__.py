@@ -1,9 +1,4 @@
-"""The contract's Structs, safe YAML/JSON decoding and schema export (docs/manifests.md).
-
-Public surface: the decode functions and `to_builtins` (`decode.py`), the manifest and matrix
-Structs (`hardware.py`, `deployment.py`, `matrix.py`), the decision Structs (`decision.py`)
-and the JSON Schema export (`schema.py`, `python -m supportgate.manifests.schema`).
-"""
+"""The contract's Structs, safe YAML/JSON decoding and schema export (docs/manifests.md)."""
 
 from supportgate.manifests.decode import (
     MAX_BYTES,

@@ -61,7 +61,6 @@ def _members(kind: mi.Type | None) -> tuple[mi.Type, ...]:
 
 
 def _wants_text(kind: mi.Type | None) -> bool:
-    """Whether a string, and no number, is valid at a place of this type."""
     members = _members(kind)
     text = any(
         isinstance(m, mi.StrType)
@@ -76,7 +75,6 @@ def _wants_float(kind: mi.Type | None) -> bool:
 
 
 def _wants_integer(kind: mi.Type | None) -> bool:
-    """Whether an integer, and no float, is valid at a place of this type."""
     members = _members(kind)
     integer = any(isinstance(m, mi.IntType) for m in members)
     return integer and not any(isinstance(m, mi.FloatType) for m in members)
@@ -87,7 +85,6 @@ def _tag(mapping: RawMapping, field: str) -> object:
 
 
 def _value_types(kind: mi.Type | None, mapping: RawMapping) -> Callable[[str], mi.Type | None]:
-    """The type of each key's value in `mapping`, when known."""
     shapes = [m for m in _members(kind) if isinstance(m, mi.StructType | mi.DictType)]
     tagged = [m for m in shapes if isinstance(m, mi.StructType) and m.tag_field is not None]
     if tagged:
@@ -203,7 +200,6 @@ def _key_path(path: str, key: str, seen: dict[str, object], mark: tuple[int, int
 
 
 def _keep(error: ManifestError, found: list[ManifestError] | None) -> None:
-    """Add `error` to `found`, or raise it when not collecting."""
     if found is None:
         raise error
     found.append(error)

@@ -129,7 +129,6 @@ def _constant(text: str) -> Raw:
 
 
 def parse_json(text: str) -> Raw:
-    """One JSON document (an object, or for manifests also an array) as a raw tree."""
     check_json_depth(text)
     try:
         tree: Raw = json.loads(

@@ -50,7 +50,6 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 
 
 def resolve_plain(text: str) -> Raw:
-    """A plain (unquoted) scalar under the YAML 1.2 core schema."""
     if text in _NULLS:
         return None
     if text in _BOOLS:
@@ -90,7 +89,6 @@ def _line(event: yaml.Event) -> int:
 
 
 def _mark(event: yaml.Event) -> tuple[int, int]:
-    """The 1-based line and column where `event` starts."""
     mark = event.start_mark
     return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
@@ -128,7 +126,6 @@ def _add(stack: list[_Frame], docs: list[Raw], value: Raw) -> None:
 
 
 def parse_yaml(text: str, *, loader: Loader = LOADER) -> list[Raw]:
-    """Every document of a YAML stream, as raw trees."""
     docs: list[Raw] = []
     stack: list[_Frame] = []
     try:

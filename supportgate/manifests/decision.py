@@ -27,7 +27,7 @@ MANIFEST_KINDS: tuple[str, ...] = get_args(ManifestKind)
 class _Doc(
     msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True, omit_defaults=True
 ):
-    """Base of the decision Structs."""
+    pass
 
 
 class Violation(_Doc, frozen=True):
@@ -96,5 +96,4 @@ class Decision(_Doc, frozen=True):
     decision is written, and never part of the entry itself."""
 
     def rules(self, *severities: Severity) -> set[str]:
-        """The rule ids among the violations, optionally only those of the given severities."""
         return {v.rule for v in self.violations if not severities or v.severity in severities}

@@ -1,18 +1,10 @@
 """Safe decoding of manifests and matrices from YAML or JSON, and their canonical form.
 
-    decode_manifest(data, fmt=..., source=...)   one HardwareManifest or DeploymentManifest
-    decode_manifests(data, fmt=..., source=...)  every manifest of a YAML stream (`---`) or
-                                                 of a JSON object or array
-    decode_matrix(data, fmt=..., source=...)     one support matrix
-    to_builtins(struct)                          the canonical, JSON-ready dict
-
-Every failure is a `ManifestError` naming the JSON path of the failing field; `source`
-(a file name) is attached when given. Limits, checked before anything recursive runs:
-MAX_BYTES (1 MiB; `DocumentTooLargeError`) and MAX_DEPTH nesting levels. Input must be UTF-8 (a
-leading byte order mark is ignored). YAML rules are in `supportgate.manifests._yaml`; in both
-formats duplicate keys are refused. A number where a string is expected (a version such as
-`9.20`, an arch such as `950`) is read from YAML as the text written, and refused in JSON
-with a message to quote it. Numbers and booleans are never read from strings.
+Every failure is a `ManifestError` naming the JSON path of the failing field. Limits, checked
+before anything recursive runs: MAX_BYTES (`DocumentTooLargeError`) and MAX_DEPTH. A number
+where a string is expected (a version such as `9.20`) is read from YAML as the text written,
+and refused in JSON with a message to quote it. Numbers and booleans are never read from
+strings; duplicate keys are refused in both formats.
 """
 
 from __future__ import annotations
@@ -199,7 +191,6 @@ def _sourced(error: ManifestError, source: str | None) -> ManifestError:
 
 
 def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> Manifest:
-    """One manifest; `kind` selects HardwareManifest or DeploymentManifest."""
     if fmt == "json":
         fast = _clean_json_manifest(data)
         if fast is not None:
@@ -310,7 +301,6 @@ def decode_json(data: bytes, target: type[T]) -> T:
 
 
 def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:
-    """One support matrix."""
     try:
         text = _text(data)
         docs = [_single(_documents(text, fmt), "matrix")]

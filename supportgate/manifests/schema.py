@@ -3,27 +3,12 @@ r"""JSON Schemas generated from the Structs, checked in under schemas/.
     python -m supportgate.manifests.schema --write   regenerate schemas/*.schema.json
     python -m supportgate.manifests.schema --check   exit 1 when a checked-in schema has drifted
 
-Run from the repository's root (scripts/schemas and scripts/test do): the directory is
-`schemas`, relative to the working directory, unless `--dir` names another. Not a path found
-from this module, which an installed wheel keeps in site-packages, far from any checkout.
-
-The Structs are the single source of truth; the files are pretty-printed with sorted keys
-and a trailing newline, so regenerating them is deterministic. A schema accepts exactly the
-documents the decoder accepts (tests/unit/test_schema_agreement.py checks it on mutations of
-the examples). msgspec writes what the field types say; two steps here add what the decoder
-checks beyond them:
-
-- each Struct's `json_schema_rules` (its `__post_init__` checks: an NVIDIA arch is `sm` +
-  digits, exactly one of `hardware.ref` and `hardware.spec`) are merged into its definition;
-- every string and every map key without a pattern of its own gets STORABLE_TEXT_RE (no NUL
-  character).
-
-Patterns keep END_GUARD, so that validators using Python's `re` agree with ECMA-262 ones, and
-use only what Rust's and Go's regex dialects read too. What the decoder alone enforces, since
-JSON Schema cannot say it: a matrix's version range must not be empty (`min` < `below`) and
-its `default_engine` must be among `engines` (one field compared with another; their
-descriptions say so), and no string may hold an unpaired surrogate (JSON `"\ud800"`; see
-STORABLE_TEXT_RE).
+Run from the repository's root: the directory is `schemas`, relative to the working
+directory, unless `--dir` names another. A schema accepts exactly the documents the decoder
+accepts (tests/unit/test_schema_agreement.py): each Struct's `json_schema_rules` are merged
+into its definition, and every string and map key without a pattern gets STORABLE_TEXT_RE.
+What JSON Schema cannot say (an empty version range, `default_engine` among `engines`, an
+unpaired surrogate) the decoder alone enforces; the descriptions say so.
 """
 
 from __future__ import annotations
@@ -59,7 +44,6 @@ def _contracts(base: type[Contract] = Contract) -> Iterator[type[Contract]]:
 
 
 def _merge_struct_rules(defs: dict[str, Any]) -> None:
-    """Merge each Struct's `json_schema_rules` into its definition (named after the class)."""
     for struct in _contracts():
         rules = struct.json_schema_rules
         if struct.__name__ not in defs or not rules or "json_schema_rules" not in vars(struct):
@@ -94,12 +78,10 @@ def schema(target: Any) -> dict[str, Any]:
 
 
 def render(target: Any) -> str:
-    """The schema document for `target`, as the text checked in."""
     return json.dumps(schema(target), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def expected() -> dict[str, str]:
-    """File name to text, for every schema."""
     return {f"{name}.schema.json": render(target) for name, target in SCHEMAS.items()}
 
 
@@ -113,7 +95,6 @@ def drifted(directory: Path) -> list[str]:
 
 
 def write(directory: Path) -> list[str]:
-    """Write the schemas that changed; returns their names."""
     directory.mkdir(parents=True, exist_ok=True)
     changed = drifted(directory)
     texts = expected()

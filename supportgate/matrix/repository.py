@@ -1,5 +1,3 @@
-"""Reads of the matrix_versions rows (supportgate/ledger/matrices.py writes them)."""
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,5 +8,12 @@ from sqlmodel import Session
 from supportgate.db import MatrixVersion
 
 
-def all_versions(session: Session) -> Sequence[MatrixVersion]:
-    return session.execute(select(MatrixVersion)).scalars().all()
+def digests(session: Session) -> dict[str, str]:
+    """Every published version's digest, by version (no documents read)."""
+    statement = select(MatrixVersion.version, MatrixVersion.digest)  # type: ignore[call-overload]
+    return dict(session.execute(statement).all())
+
+
+def versions_named(session: Session, versions: Sequence[str]) -> Sequence[MatrixVersion]:
+    statement = select(MatrixVersion).where(MatrixVersion.version.in_(versions))  # type: ignore[attr-defined]
+    return session.execute(statement).scalars().all()

@@ -3,10 +3,13 @@
 Only the current version is applied: among the published versions whose `effective_from`
 has arrived (no `effective_from`: effective when published), the one that took effect last
 (ties: the one published last). A version with a future `effective_from` becomes current at
-that time. The versions are few and small, so they are cached in memory and reloaded after a
-publish and every RELOAD_SECONDS (another replica may have published). Publishing is a write
-of the ledger (supportgate/ledger/); its MatrixPublished event, after the commit, starts the
-sweep of a version that is current (supportgate/runtime.py registers that).
+that time. The versions are few and small, so they are held in memory; a reload (after a
+publish, and every RELOAD_SECONDS: another replica may have published) reads the list of
+versions and their digests, and the document of a version this process does not hold yet.
+Versions are never edited in place, so each is read and prepared once per process (the one
+that publishes it reads it not at all). Publishing is a write of the ledger
+(supportgate/ledger/); its MatrixPublished event, after the commit, starts the sweep of a
+version that is current (supportgate/runtime.py registers that).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from supportgate.manifests import Format, Matrix, decode_matrix, to_builtins
 from supportgate.policy.engine import LoadedMatrix
 
 from . import prepare
-from .repository import all_versions
+from .repository import digests, versions_named
 from .views import MatrixProvenance, MatrixVersionDetail, MatrixVersionList, MatrixVersionSummary
 
 log = get_logger(__name__)
@@ -65,10 +68,11 @@ class MatrixService:
         self._lock = threading.Lock()
         self._reloading = threading.Lock()
         self._versions: list[PublishedMatrix] = []
+        self._writing: dict[str, PublishedMatrix] = {}
+        """Versions this process is publishing: a reload takes them as written, unread."""
         self._loaded_at = float("-inf")
 
     def ensure_default(self, default: Matrix) -> None:
-        """Publish the default matrix when no version exists yet (a new database)."""
         if not self.versions(reload=True):
             with contextlib.suppress(ConflictError):  # another replica published it first
                 self.publish(default, published_by=DEFAULT_PUBLISHER)
@@ -88,15 +92,25 @@ class MatrixService:
             published_by=published_by,
             provenance=provenance,
         )
-        applied = self._ledger.write(Batch(matrices=[publication]))
+        published = _published(publication, loaded)
+        with self._lock:
+            self._writing[matrix.version] = published
+        try:
+            applied = self._ledger.write(Batch(matrices=[publication]))
+            if applied.conflicts_in("matrix"):
+                with self._lock:  # another publication of that version: read that one
+                    self._writing.pop(matrix.version, None)
+            self.versions(reload=True)
+        finally:
+            with self._lock:
+                self._writing.pop(matrix.version, None)
         if applied.conflicts_in("matrix"):
             raise ConflictError(
                 f"matrix version {matrix.version!r} is already published; versions are never "
                 "edited in place, publish a new version",
                 field="$.version",
             )
-        self.versions(reload=True)
-        return _published(publication, loaded)
+        return published
 
     def versions(self, *, reload: bool = False) -> list[PublishedMatrix]:
         """Every published version, oldest effective first."""
@@ -113,9 +127,19 @@ class MatrixService:
             return list(self._versions)
 
     def _read(self, now: float) -> None:
+        with self._lock:
+            held = {v.version: v for v in (*self._versions, *self._writing.values())}
         with transaction(self._sessions) as session:
-            rows = all_versions(session)
-            versions = [_published(row, _load(row)) for row in rows]
+            listed = digests(session)
+            versions = [
+                held[version]
+                for version, digest in listed.items()
+                if version in held and held[version].loaded.key == digest
+            ]
+            unread = sorted(set(listed) - {v.version for v in versions})
+            if unread:
+                rows = versions_named(session, unread)
+                versions += [_published(row, _load(row)) for row in rows]
         versions.sort(key=lambda v: (v.effective_at, v.published_at))
         with self._lock:
             self._versions, self._loaded_at = versions, now
@@ -174,7 +198,6 @@ class MatrixService:
 
 
 def describe(view: MatrixVersionSummary) -> str:
-    """One line for people: the version and whether it applies now."""
     if view.current:
         state = "current now"
     elif view.pending and view.effective_from is not None:
@@ -185,7 +208,6 @@ def describe(view: MatrixVersionSummary) -> str:
 
 
 def cli_publisher() -> str:
-    """`published_by` for a version published from the command line."""
     try:
         user = getpass.getuser()
     except (OSError, KeyError):  # no login name in this environment
@@ -231,7 +253,6 @@ def _published(row: MatrixVersion | MatrixPublication, loaded: LoadedMatrix) -> 
 
 
 def _provenance(kept: Provenance | dict[str, Any] | None) -> MatrixProvenance | None:
-    """The provenance of a publication just written, or as its row keeps it (JSON)."""
     if kept is None:
         return None
     document = kept.document() if isinstance(kept, Provenance) else kept

@@ -37,12 +37,8 @@ class Fetched:
 
 @dataclass(frozen=True, slots=True)
 class Unchanged:
-    """The source is still at the revision known: nothing was read."""
-
     revision: str
 
 
 class Reader(Protocol):
-    def read(self, known: str | None) -> Fetched | Unchanged:
-        """The source's content, or Unchanged when it is still at revision `known`."""
-        ...
+    def read(self, known: str | None) -> Fetched | Unchanged: ...

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
+from uuid import uuid4
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
@@ -40,12 +41,11 @@ from supportgate.db.engine import absent_sqlite_database, database_url
 from supportgate.db.locks import advisory_lock
 from supportgate.errors import ConflictError, ManifestError
 from supportgate.events import DeliveriesEnqueued, Events
-from supportgate.ids import random_uuid
 from supportgate.ledger.batches import Provenance
 from supportgate.logging import get_logger
-from supportgate.manifests import decode_matrix
-from supportgate.matrix import prepare
+from supportgate.manifests import decode_matrix, to_builtins
 from supportgate.matrix.services import MatrixService
+from supportgate.policy.engine import matrix_key
 from supportgate.policy.inputs import format_time
 from supportgate.webhooks.outbox import SYNC_FAILED, enqueue_event_deliveries
 
@@ -192,11 +192,11 @@ class MatrixSourceService:
             return self._failed(
                 _Failure("invalid", exc.message, exc.field, read.revision), version=None
             )
-        loaded = prepare(matrix)
         provenance = Provenance(
             source=source.shown, revision=read.revision, fetched_at=self._clock.now()
         )
         self._matrices.versions(reload=True)  # another replica, or the API, may have published
+        # (a reload reads only the versions this process does not hold yet)
         if self._matrices.get(matrix.version) is None:
             try:
                 self._matrices.publish(matrix, published_by=PUBLISHER, provenance=provenance)
@@ -217,7 +217,7 @@ class MatrixSourceService:
                 )
                 return "published"
         existing = self._matrices.get(matrix.version)
-        if existing is not None and existing.loaded.key != loaded.key:
+        if existing is not None and existing.loaded.key != matrix_key(to_builtins(matrix)):
             return self._failed(
                 _Failure(
                     "conflict",
@@ -280,7 +280,7 @@ class MatrixSourceService:
                     enqueued = enqueue_event_deliveries(
                         session,
                         event_type=SYNC_FAILED,
-                        event_id=f"sync_{random_uuid()}",
+                        event_id=f"sync_{uuid4()}",
                         at=format_time(now),
                         data=_event_data(row),
                         now=now,
@@ -292,7 +292,6 @@ class MatrixSourceService:
             self._events.publish([DeliveriesEnqueued(count=enqueued)])
 
     def view(self) -> MatrixSourceView:
-        """GET /v1/matrix/source."""
         if self.source is None:
             return _view(None, None, self.poll_seconds, None)
         with transaction(self._sessions) as session:

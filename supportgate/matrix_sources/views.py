@@ -1,5 +1,3 @@
-"""Response bodies of the matrix source endpoints."""
-
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,28 +1,13 @@
 """Prometheus metrics, in a registry of the app's own (so tests can build many apps).
 
-- supportgate_http_request_duration_seconds{method,route,status}: request latency; `method`
-  is one of HTTP's own or `other`, `route` a route's template or `unmatched` (requests.py),
-  so clients cannot add series
-- supportgate_decisions_total{verdict,cause}: decisions recorded by this process
-- supportgate_policy_reload_failures_total: changed policy files this process refused (each
-  refused revision once; the last good one stays in force, GET /v1/policy's last_error)
-- supportgate_scheduler_job_failures_total{job}: runs of a scheduler job that failed in this
-  process (supportgate/reevaluation/schedule.py; each is tried again at its next run)
-- supportgate_tracked_manifests{verdict}: tracked manifests by current verdict, read from the
-  database when scraped (so every replica reports the same, current numbers); left out of a
-  scrape while the database cannot answer, so the others are still served
-- supportgate_last_sweep_{timestamp_seconds,duration_seconds,changed,evaluated}: the last
-  finished re-evaluation sweep, read from the database when scraped
-- supportgate_webhook_deliveries_pending: webhook deliveries waiting for an attempt, read
-  from the database when scraped (likewise)
-- supportgate_matrix_source_{last_sync,last_success}_timestamp_seconds,
-  supportgate_matrix_source_consecutive_failures, supportgate_matrix_source_failures_total:
-  the syncs of SUPPORTGATE_MATRIX_SOURCE (when set), read from the database when scraped
+Counters count what this process did. Gauges are read from the database when scraped, so every
+replica reports the same, current numbers; one the database cannot answer is left out of that
+scrape, so the others are still served.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -45,94 +30,84 @@ _manifests = Manifest.__table__  # type: ignore[attr-defined]
 log = get_logger(__name__)
 
 
-class _TrackedManifests(Collector):
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+class _FromDatabase(Collector):
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        read: Callable[[Session], Iterable[GaugeMetricFamily]],
+        *,
+        unavailable: str,
+    ) -> None:
         self._sessions = sessions
+        self._read = read
+        self._unavailable = unavailable
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily(
-            "supportgate_tracked_manifests",
-            "Tracked manifests by their current verdict",
-            labels=["verdict"],
-        )
-        counts = {"supported": 0, "experimental": 0, "rejected": 0}
         try:
             with transaction(self._sessions) as session:
-                statement = select(_manifests.c.latest_verdict, func.count()).group_by(
-                    _manifests.c.latest_verdict
-                )
-                for verdict, count in session.execute(statement):
-                    if verdict in counts:
-                        counts[verdict] = int(count)
+                families = list(self._read(session))
         except DBAPIError as exc:  # the other metrics still matter (most of all now)
-            log.warning("tracked_manifests_unavailable", error=type(exc.orig).__name__)
+            log.warning(self._unavailable, error=type(exc.orig).__name__)
             return
-        for verdict, count in counts.items():
-            family.add_metric([verdict], count)
-        yield family
+        yield from families
 
 
-class _PendingWebhookDeliveries(Collector):
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
-        self._sessions = sessions
+def _tracked_manifests(session: Session) -> Iterator[GaugeMetricFamily]:
+    family = GaugeMetricFamily(
+        "supportgate_tracked_manifests",
+        "Tracked manifests by their current verdict",
+        labels=["verdict"],
+    )
+    counts = {"supported": 0, "experimental": 0, "rejected": 0}
+    statement = select(_manifests.c.latest_verdict, func.count()).group_by(
+        _manifests.c.latest_verdict
+    )
+    for verdict, count in session.execute(statement):
+        if verdict in counts:
+            counts[verdict] = int(count)
+    for verdict, count in counts.items():
+        family.add_metric([verdict], count)
+    yield family
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        try:
-            with transaction(self._sessions) as session:
-                pending = webhook_repository.pending_total(session)
-        except DBAPIError as exc:
-            log.warning("webhook_deliveries_unavailable", error=type(exc.orig).__name__)
-            return
-        yield GaugeMetricFamily(
-            "supportgate_webhook_deliveries_pending",
-            "Webhook deliveries waiting for a (first or next) attempt",
-            value=pending,
-        )
+
+def _pending_webhook_deliveries(session: Session) -> Iterator[GaugeMetricFamily]:
+    yield GaugeMetricFamily(
+        "supportgate_webhook_deliveries_pending",
+        "Webhook deliveries waiting for a (first or next) attempt",
+        value=webhook_repository.pending_total(session),
+    )
 
 
-class _LastSweep(Collector):
-    """The last finished re-evaluation sweep, from the database (the same on every replica)."""
-
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
-        self._sessions = sessions
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        try:
-            with transaction(self._sessions) as session:
-                last = sweep_repository.latest_finished(session)
-        except DBAPIError as exc:
-            log.warning("last_sweep_unavailable", error=type(exc.orig).__name__)
-            return
-        if last is None or last.finished_at is None or last.started_at is None:
-            return
-        for name, help_text, value in (
-            (
-                "supportgate_last_sweep_timestamp_seconds",
-                "When the last re-evaluation sweep finished (Unix time)",
-                last.finished_at.timestamp(),
-            ),
-            (
-                "supportgate_last_sweep_duration_seconds",
-                "How long the last re-evaluation sweep ran",
-                (last.finished_at - last.started_at).total_seconds(),
-            ),
-            (
-                "supportgate_last_sweep_changed",
-                "Decisions the last re-evaluation sweep recorded (decisions that changed)",
-                float(last.changed),
-            ),
-            (
-                "supportgate_last_sweep_evaluated",
-                "Manifests the last re-evaluation sweep evaluated",
-                float(last.evaluated),
-            ),
-        ):
-            yield GaugeMetricFamily(name, help_text, value=value)
+def _last_sweep(session: Session) -> Iterator[GaugeMetricFamily]:
+    last = sweep_repository.latest_finished(session)
+    if last is None or last.finished_at is None or last.started_at is None:
+        return
+    for name, help_text, value in (
+        (
+            "supportgate_last_sweep_timestamp_seconds",
+            "When the last re-evaluation sweep finished (Unix time)",
+            last.finished_at.timestamp(),
+        ),
+        (
+            "supportgate_last_sweep_duration_seconds",
+            "How long the last re-evaluation sweep ran",
+            (last.finished_at - last.started_at).total_seconds(),
+        ),
+        (
+            "supportgate_last_sweep_changed",
+            "Decisions the last re-evaluation sweep recorded (decisions that changed)",
+            float(last.changed),
+        ),
+        (
+            "supportgate_last_sweep_evaluated",
+            "Manifests the last re-evaluation sweep evaluated",
+            float(last.evaluated),
+        ),
+    ):
+        yield GaugeMetricFamily(name, help_text, value=value)
 
 
 class _MatrixSource(Collector):
-    """The matrix source's syncs, from the database (the same on every replica)."""
-
     def __init__(self, source: MatrixSourceService) -> None:
         self._source = source
 
@@ -199,9 +174,12 @@ class Metrics:
             ["job"],
             registry=self.registry,
         )
-        self.registry.register(_TrackedManifests(sessions))
-        self.registry.register(_PendingWebhookDeliveries(sessions))
-        self.registry.register(_LastSweep(sessions))
+        for read, unavailable in (
+            (_tracked_manifests, "tracked_manifests_unavailable"),
+            (_pending_webhook_deliveries, "webhook_deliveries_unavailable"),
+            (_last_sweep, "last_sweep_unavailable"),
+        ):
+            self.registry.register(_FromDatabase(sessions, read, unavailable=unavailable))
         self.registry.register(_MatrixSource(matrix_source))
 
     def count_decisions(self, recorded: DecisionsRecorded) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from uuid import uuid4
 
 from litestar.datastructures import MutableScopeHeaders
 from litestar.middleware import ASGIMiddleware
@@ -22,7 +23,6 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from structlog.contextvars import bound_contextvars
 
 from supportgate.auth.guard import PRINCIPAL_STATE_KEY
-from supportgate.ids import random_hex
 from supportgate.logging import get_logger
 
 log = get_logger("supportgate.request")
@@ -34,7 +34,6 @@ OTHER_METHOD = "other"
 
 
 def method_label(method: object) -> str:
-    """The method as a metric label: one of HTTP's own, else `other`."""
     return method if isinstance(method, str) and method in KNOWN_METHODS else OTHER_METHOD
 
 
@@ -42,7 +41,7 @@ class RequestObserver(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         started = time.perf_counter()
         headers = dict(scope.get("headers") or [])
-        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:128] or random_hex()
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:128] or uuid4().hex
         status = 500
 
         async def send_and_watch(message: Message) -> None:

@@ -1,19 +1,5 @@
-"""An `OscalFleet` as an OSCAL Assessment Results document (OSCAL 1.2), a pure function.
-
-    assessment_results(fleet) -> bytes   # the JSON document, ending in a newline
-
-The shape (docs/reports.md#oscal says it for auditors):
-
-- `import-ap` points at a back-matter resource, the assessment's basis: the support matrix
-  version and the policy revision in force at `as_of` (props `matrix-version`,
-  `policy-revision`), as there is no separate OSCAL assessment plan to import.
-- one `result`, starting and ending at `as_of`, with the same props; its `reviewed-controls`
-  are every rule of that policy revision (`include-all`).
-- one `inventory-item` per tracked manifest (the subject), one `observation` per manifest
-  (its verdict and decision, `collected` when the decision was made), and one `finding` per
-  rule the decision names (target: the rule, `not-satisfied`; deny's reason `fail`, warn's
-  and waived's `other`, with props `severity` and, when waived, `waiver-id`). Titles and
-  descriptions call a deny violated and a warn a warning, never the one for the other.
+"""An `OscalFleet` as an OSCAL Assessment Results document (OSCAL 1.2), a pure function; the
+shape is in docs/reports.md#oscal.
 
 UUIDs are version 5, derived from what they name (a manifest, its decision, a rule), so the
 same fleet at the same time gives byte-equal documents, and the same manifest keeps its

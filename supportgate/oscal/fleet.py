@@ -15,7 +15,7 @@ from supportgate.manifests.decision import Decision, Severity, Verdict
 
 
 class _Plain(msgspec.Struct, frozen=True, kw_only=True):
-    """Base of the report's input."""
+    pass
 
 
 class FleetViolation(_Plain, frozen=True):

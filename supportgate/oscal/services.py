@@ -44,7 +44,6 @@ class OscalReports:
         return at
 
     def document(self, as_of: datetime) -> bytes:
-        """The fleet at `as_of` as an OSCAL Assessment Results JSON document."""
         return assessment_results(self.fleet_at(as_of))
 
     def fleet_at(self, as_of: datetime) -> OscalFleet:

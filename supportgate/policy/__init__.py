@@ -9,12 +9,10 @@ from .bundle import PolicyBundle
 from .embedded import EmbeddedEngine
 from .engine import LoadedMatrix, PolicyEngine
 from .inputs import PolicyInput, build_input
-from .memo import MemoizedEngine
 
 __all__ = [
     "EmbeddedEngine",
     "LoadedMatrix",
-    "MemoizedEngine",
     "PolicyBundle",
     "PolicyEngine",
     "PolicyInput",
@@ -30,11 +28,9 @@ def build_engine(
 
     OPA evaluates the bundle the service serves (bundle_server.py; `served_revision` is its
     revision, None when it serves none), so it needs the bundle's signing key and a token for
-    OPA's API. The in-process engine keeps answers while the time cannot change
-    them (memo.py). OPA's are not kept: when the OPA server cannot answer, the
-    service must say so (503), not answer from memory."""
+    OPA's API."""
     if not settings.opa_url:
-        return MemoizedEngine(EmbeddedEngine(bundle), bundle)
+        return EmbeddedEngine(bundle)
     if served_revision is None:
         raise UsageError(
             "OPA pulls the policies as a bundle the service signs: set the signing key",

@@ -40,12 +40,11 @@ class LoadedMatrix:
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> LoadedMatrix:
         canonical = _matrix_encoder.encode(document)
-        key = hashlib.sha256(canonical).hexdigest()[:16]
         return cls(
             version=str(document["version"]),
             document=document,
             canonical=canonical,
-            key=key,
+            key=_key(canonical),
             prepared=_matrix_encoder.encode(prepared_document(document)),
         )
 
@@ -59,6 +58,15 @@ class LoadedMatrix:
             + self.prepared.decode()
             + "}}"
         )
+
+
+def matrix_key(document: Mapping[str, Any]) -> str:
+    """LoadedMatrix.key of a matrix document, without preparing it."""
+    return _key(_matrix_encoder.encode(document))
+
+
+def _key(canonical: bytes) -> str:
+    return hashlib.sha256(canonical).hexdigest()[:16]
 
 
 @runtime_checkable  # a handler's `Part[PolicyEngine]` is checked with isinstance by Litestar

@@ -19,33 +19,23 @@ HardwareLookup = Callable[[str], HardwareManifest | None]
 
 @dataclass(frozen=True, slots=True)
 class PolicyInput:
-    """One manifest's input: the document, its canonical JSON and `sha256:` digest.
-
-    `timeless_key` is the digest of everything but `evaluated_at`. Equal keys under one policy
-    revision and matrix, with the evaluation times on the same sides of the input's time
-    thresholds (supportgate.policy.time_thresholds), mean equal decisions, which lets
-    supportgate.policy.memo reuse them.
-    """
+    """One manifest's input: the document, its canonical JSON and `sha256:` digest."""
 
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
-    timeless_key: str
     manifest_digest: str
     """Of the manifest's canonical JSON: a tracked manifest's content_digest."""
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
-        # the manifest encoded once, then embedded as it is (msgspec.Raw) in both documents
+        # the manifest encoded once, then embedded as it is (msgspec.Raw)
         manifest = _encoder.encode(document["manifest"])
-        parts = {**document, "manifest": msgspec.Raw(manifest)}
-        canonical = _encoder.encode(parts)
-        del parts["evaluated_at"]
+        canonical = _encoder.encode({**document, "manifest": msgspec.Raw(manifest)})
         return cls(
             document=document,
             canonical=canonical,
             digest=canonical_digest(canonical),
-            timeless_key=canonical_digest(_encoder.encode(parts)),
             manifest_digest=canonical_digest(manifest),
         )
 

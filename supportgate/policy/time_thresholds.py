@@ -15,11 +15,10 @@ The policies compare `input.evaluated_at` with input times in these places, and 
 - waiver expiry (`_active_waivers` in policies/supportgate/decision/): a waiver applies
   while `expires_at > evaluated_at`, so it lapses at `expires_at`.
 
-Each comparison is a Threshold: the first moment from which it answers the other way. An
-evaluation time is on one side of each; two times on the same sides of every threshold of
-an input get the same decision (given the same input otherwise, matrix and policies). The
-policy memo keys decisions on those sides (supportgate.policy.memo) and a sweep's memo on the
-first threshold ahead (supportgate.reevaluation.memo).
+Each comparison is a Threshold: the first moment from which it answers the other way. Two
+evaluation times on the same sides of every threshold of an input get the same decision
+(given the same input otherwise, matrix and policies): a sweep's memo keys on the first
+threshold ahead (supportgate.reevaluation.memo).
 
 Times are read exactly as the policies read them (RFC 3339, years 1678 to
 2261, real dates, to the nanosecond). A compared value that is not such a time, or a maximum
@@ -34,9 +33,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from supportgate.errors import SupportgateError
+
+if TYPE_CHECKING:
+    from .bundle import PolicyBundle
 
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
 CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence.rego clock_skew_ns
@@ -66,9 +68,6 @@ class Threshold:
     """The first evaluation time (ns since 1970) from which the comparison answers the other
     way: evidence is no longer ahead of the time, evidence turns stale, a waiver lapses."""
 
-    def passed(self, now_ns: int) -> bool:
-        return now_ns >= self.flips_at_ns
-
     @property
     def flips_at(self) -> datetime:
         """flips_at_ns as a datetime, rounded down to the microsecond; datetime.max for a
@@ -80,23 +79,14 @@ class Threshold:
         return _EPOCH + timedelta(microseconds=microseconds)
 
 
-def sides(document: Mapping[str, Any], max_age_days: Any) -> tuple[bool, ...] | None:
-    """For a policy input document, whether its `evaluated_at` has passed each of its
-    thresholds (in `thresholds` order): the part of the time a decision depends on. None
-    when the decision may differ at every time: a time that cannot be read as the policies
-    read it, or stale evidence (evidence.stale's message names the age and the time)."""
-    try:
-        now = timestamp_ns(document.get("evaluated_at"))
-        found = thresholds(
-            document.get("manifest") or {}, document.get("waivers") or (), max_age_days
-        )
-    except UnknownTime:
-        return None
-    passed = tuple(threshold.passed(now) for threshold in found)
-    stale = any(
-        side for side, threshold in zip(passed, found, strict=True) if threshold.kind == "stale"
+def organisation_reads_the_time(bundle: PolicyBundle) -> bool:
+    """Whether an organisation module names `evaluated_at` or `now_ns`: it may compare the
+    time where none of these thresholds is, so no memo may rely on them under its policies."""
+    return any(
+        "evaluated_at" in text or "now_ns" in text
+        for org in bundle.bundles
+        for _, text in org.modules
     )
-    return None if stale else passed
 
 
 def thresholds(

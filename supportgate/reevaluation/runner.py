@@ -92,6 +92,8 @@ class BatchSweeper:
     waivers_for: WaiversFor
     clock: Clock
     """What time the batch is judged at (evaluated_at, memos, evidence age)."""
+    use_memos: bool = True
+    """False: every row is evaluated (the plain path the memo is measured and tested against)."""
 
     def read(self, batch: TrackedBatch) -> BatchRead:
         """What the batch's plan needs from the database: waivers, memos, and for the rows
@@ -107,7 +109,7 @@ class BatchSweeper:
         held = {
             key: until
             for key, (memo_key, until) in memos.items()
-            if memo_key == keys.get(key) and _holds(until, now)
+            if self.use_memos and memo_key == keys.get(key) and _holds(until, now)
         }
         previous = self._load(batch, [row for row in batch.rows if row.key not in held])
         return BatchRead(batch, waivers, keys, held, previous)

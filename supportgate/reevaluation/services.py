@@ -21,10 +21,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
+from uuid import uuid4
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
@@ -36,13 +37,13 @@ from supportgate.db import Sweep, transaction
 from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
-from supportgate.ids import random_uuid
 from supportgate.ledger import sweeps as sweep_rows
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
-from supportgate.policy import PolicyEngine
+from supportgate.policy import PolicyBundle, PolicyEngine
+from supportgate.policy.time_thresholds import organisation_reads_the_time
 
 from . import repository
 from .locks import sweep_lock
@@ -80,12 +81,16 @@ class ReevaluationService:
         ledger: LedgerWriter,
         waivers_for: WaiversFor,
         events: Events,
+        policies: Callable[[], PolicyBundle],
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """`waivers_for`: the unexpired waivers of a batch's manifests (the waivers domain's
         WaiverService.active_by_manifest, now). `events`: where a sweep's end is told
-        (SweepEnded: the ledger signs a checkpoint). `clock`: the time sweeps judge at and
-        are stamped with (waiting for other threads and processes is on real time)."""
+        (SweepEnded: the ledger signs a checkpoint). `policies`: those in force (the memo
+        is off under an organisation rule that reads the time). `clock`: the time sweeps
+        judge at and are stamped with (waiting for other threads and processes is on real
+        time)."""
+        self._policies = policies
         self._clock = clock
         self._sessions = sessions
         self._db = db
@@ -95,6 +100,8 @@ class ReevaluationService:
         self._waivers_for = waivers_for
         self._events = events
         self.batch_size = SWEEP_BATCH_SIZE  # bench/bench_sweep.py --batch sets another
+        self.pipelined = True  # the speed devices; off: their plain paths (tests, bench)
+        self.use_memos = True
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
@@ -138,7 +145,7 @@ class ReevaluationService:
         only = None
         if body is not None and body.manifests is not None:
             only = [(m.kind, m.name) for m in body.manifests]
-        sweep_id = self.start_sweep("schedule", trigger=f"request:{random_uuid()}", only=only)
+        sweep_id = self.start_sweep("schedule", trigger=f"request:{uuid4()}", only=only)
         view = self.view(sweep_id)
         assert view is not None  # noqa: S101 - just inserted
         return view
@@ -311,7 +318,7 @@ class ReevaluationService:
         """Insert the sweep for `trigger` (queued) unless there is one; its id.
         `policy_revision`: only a process on these policies may run it (a policy sweep)."""
         values: dict[str, Any] = {
-            "id": random_uuid(),
+            "id": str(uuid4()),
             "trigger": trigger,
             "cause": cause,
             "status": "queued",
@@ -333,6 +340,10 @@ class ReevaluationService:
         if sweep is None:
             return True
         matrix = self._matrices.get(sweep.matrix_version or "") or self._matrices.current()
+        use_memos = self.use_memos
+        if use_memos and organisation_reads_the_time(self._policies()):
+            log.info("sweep_memo_off", sweep_id=sweep.id, reason="organisation_rule_reads_time")
+            use_memos = False
         sweeper = BatchSweeper(
             sweep_id=sweep.id,
             cause=sweep.cause,  # type: ignore[arg-type]  # a checked column
@@ -341,6 +352,7 @@ class ReevaluationService:
             ledger=self._ledger,
             waivers_for=self._waivers_for,
             clock=self._clock,
+            use_memos=use_memos,
         )
         after: Key | None = None
         if sweep.cursor_kind is not None and sweep.cursor_name is not None:
@@ -383,12 +395,19 @@ class ReevaluationService:
     ) -> int | None:
         """Every batch: evaluated here while the next one is read in a second thread and the
         one before is written in a third (the database works while the engine does; batches
-        still commit in order, one at a time). The manifests the memo knew unchanged; None
-        when stopped part way."""
+        still commit in order, one at a time); without `pipelined`, one stage after the other
+        here (the plain path: docs/performance.md, Speed devices). The manifests the memo knew
+        unchanged; None when stopped part way."""
         skipped = 0
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
         )
+        if not self.pipelined:
+            for batch in batches:
+                skipped += sweeper.commit(sweeper.plan(sweeper.read(batch))).skipped
+                if self._stopping.is_set():
+                    return None
+            return skipped
         with (
             closing(_read_ahead(sweeper, batches)) as reads,
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer,

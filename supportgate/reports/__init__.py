@@ -1,13 +1,9 @@
 """Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit, GitHub
 workflow commands or Markdown.
 
-    render(results, "sarif", fail_on="rejected", problems=problems, sarif=SarifOptions(...))
-
 Every format is a pure function of the checked manifests, the problems that kept check from
-judging some input, and the gate (`fail_on`); none does I/O. Each returns the whole document
-ending in a newline, for the caller to write as is, and each stays a valid document of its
-format when there are problems: they are part of the report, not a reason to write none.
-Line numbers come from `locate()` on the text of each file.
+judging some input, and the gate (`fail_on`). Each stays a valid document of its format when
+there are problems: they are part of the report, not a reason to write none.
 """
 
 from __future__ import annotations

@@ -33,7 +33,6 @@ def escape_property(value: str) -> str:
 
 
 def command(name: str, message: str, **properties: str | int | None) -> str:
-    """One workflow command line; properties that are `None` are left out."""
     props = ",".join(
         f"{key}={escape_property(str(value))}"
         for key, value in properties.items()

@@ -1,17 +1,11 @@
-"""`--format junit`: JUnit XML valid against Jenkins' junit-10.xsd, for GitLab and Jenkins.
+"""`--format junit`: JUnit XML valid against Jenkins' junit-10.xsd, for GitLab and Jenkins
+(docs/reports.md).
 
-One testsuite per file and one testcase per manifest (`classname` the kind, `name` the
-manifest's name), each with a `time`. A manifest that fails the gate is a `<failure>`
-listing its violations. An `experimental` manifest that passes the gate is `<skipped>`,
-with the reason as message and text: GitLab's merge-request test report shows a skipped
-case's text but nothing of a passed case's `<system-out>`, and an experimental verdict
-must not go unseen. Each problem (exit 2) is an `<error>` testcase, in the suite of its
-file (`classname` `input`), or in a `supportgate` suite when it concerns no file.
-Warnings, waived denies and recommendations go to the testcase's `<system-out>`.
-
-junit-10.xsd allows `tests`, `failures`, `errors` and `time` on `<testsuites>` (no
-`skipped`), and `skipped` and `file` on a `<testsuite>`; nothing else is written.
-ElementTree escapes markup; characters XML 1.0 cannot carry at all are replaced first.
+An `experimental` manifest that passes the gate is `<skipped>`, with the reason as message and
+text: GitLab's merge-request test report shows a skipped case's text but nothing of a passed
+case's `<system-out>`, and an experimental verdict must not go unseen. junit-10.xsd allows
+`tests`, `failures`, `errors` and `time` on `<testsuites>` (no `skipped`), and `skipped` and
+`file` on a `<testsuite>`; nothing else is written.
 """
 
 from __future__ import annotations

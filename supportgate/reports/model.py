@@ -73,8 +73,6 @@ class Problem:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """What a report format renders: the decisions, the problems and the gate they meet."""
-
     results: Sequence[CheckedManifest]
     problems: Sequence[Problem] = ()
     fail_on: FailOn = "rejected"
@@ -109,7 +107,6 @@ def ordered_violations(decision: Decision) -> list[Violation]:
 
 
 def subject(decision: Decision) -> str:
-    """`<Kind>/<name>`, the way reports name a manifest."""
     return f"{decision.manifest.kind}/{decision.manifest.name}"
 
 

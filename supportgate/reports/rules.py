@@ -18,7 +18,6 @@ _NOT_ANCHOR = re.compile(r"[^a-z0-9_-]+")
 
 
 def docs_url(environ: Mapping[str, str]) -> str:
-    """The base URL of the docs pages, always ending in `/`."""
     url = environ.get(DOCS_URL_ENV) or DEFAULT_DOCS_URL
     return url if url.endswith("/") else url + "/"
 

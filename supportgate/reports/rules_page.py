@@ -20,7 +20,6 @@ from supportgate.reports.rules import RULES_PAGE, rule_anchor
 
 
 def render_rules_page(catalog: Mapping[str, RuleInfo]) -> str:
-    """docs/rules.md: one section per rule, sorted by id, each under its own anchor."""
     rules = [catalog[rule_id] for rule_id in sorted(catalog)]
     lines = [
         "# Rules",

@@ -1,21 +1,10 @@
-"""`--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+"""`--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers
+(docs/reports.md).
 
-One run. `tool.driver.rules` describes every rule of the catalogue (sorted by id), then
-`check.input-error`, then any rule a decision names that the catalogue lacks: the same
-rules, indices and `defaultConfiguration.level` in every run, whatever the results. A
-rule's level comes from its severity (deny `error`, warn `warning`); a result carries its
-own level (a waived deny is a `note` with an accepted suppression). `results` is always
-an array, empty when nothing fired, so a clean run closes earlier alerts.
-
-Problems (exit 2) make `invocations[0].executionSuccessful` false, each with a
-`toolExecutionNotifications` entry naming the file (physical location) and the field
-(logical location); a problem in a file is also a `check.input-error` result on that file,
-so that code scanning shows it where the file is.
-
-Paths: with a root, `artifactLocation.uri` is relative to it (`uriBaseId` `%SRCROOT%`,
-declared in `originalUriBaseIds`), also for absolute inputs; a file outside the root keeps
-its absolute `file://` URI. Limits GitHub enforces (1024 characters of description) are
-kept by cutting longer texts.
+`tool.driver.rules` lists the same rules, indices and levels in every run, whatever the
+results, and `results` is always an array, so a clean run closes earlier alerts. A problem in
+a file is also a `check.input-error` result on that file, so that code scanning shows it
+where the file is. Texts over GitHub's limits (1024 characters of description) are cut.
 """
 
 from __future__ import annotations

@@ -1,5 +1,3 @@
-"""`--format text`: the problems, one aligned block per manifest and a summary, for people."""
-
 from __future__ import annotations
 
 from supportgate.manifests.decision import Violation

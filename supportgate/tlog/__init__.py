@@ -1,17 +1,7 @@
 """A transparency log, on its own: it imports nothing else of supportgate (a test,
 tests/unit/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
-
-    merkle      RFC 9162 section 2.1 tree hashing; a tree over a node store with inclusion and
-                consistency proofs at O(log n) node reads; the verification of both
-    nodestore   the node store protocol ((level, index) -> hash) and its in-memory form
-    rfc9162     the RFC's recursive definitions, word for word: the test oracle of merkle
-    note        C2SP signed notes with Ed25519 keys in golang.org/x/mod/sumdb/note's encoding
-    checkpoint  C2SP tlog-checkpoint bodies, signed and opened as notes
-    receipt     a receipt (an entry, its inclusion proof, the signed checkpoint) and its check
-    errors      its own error tree; supportgate/errors.py says how the service reports them
-
-What it does not know: where the entries and nodes are kept (supportgate.ledger keeps them in
-the database), when to sign, and with which key file.
+It does not know where entries and nodes are kept (supportgate.ledger keeps them in the
+database), when to sign, nor with which key file.
 
 The names below are the public surface. The errors are imported with the package; the rest on
 first use, so that importing an error (supportgate/errors.py does) does not load
@@ -44,7 +34,7 @@ if TYPE_CHECKING:
         verify_consistency,
         verify_inclusion,
     )
-    from .nodestore import HASH_SIZE, MemoryNodeStore, NodeId, NodeStore
+    from .nodestore import HASH_SIZE, NodeId, NodeStore
     from .note import NoteSigner, NoteVerifier, check_name, generate_key, open_note
     from .receipt import Receipt, ReceiptCheck, check_receipt, encode_receipt, read_receipt
 
@@ -52,7 +42,7 @@ _MODULES = {
     "checkpoint": "Checkpoint open_checkpoint sign_checkpoint unverified_checkpoint",
     "merkle": "EMPTY_ROOT Frontier MerkleTree leaf_hash node_hash verify_consistency "
     "verify_inclusion",
-    "nodestore": "HASH_SIZE MemoryNodeStore NodeId NodeStore",
+    "nodestore": "HASH_SIZE NodeId NodeStore",
     "note": "NoteSigner NoteVerifier check_name generate_key open_note",
     "receipt": "Receipt ReceiptCheck check_receipt encode_receipt read_receipt",
 }
@@ -66,7 +56,6 @@ __all__ = [
     "InvalidKey",
     "InvalidNote",
     "InvalidProof",
-    "MemoryNodeStore",
     "MerkleTree",
     "NodeId",
     "NodeStore",

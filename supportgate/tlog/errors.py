@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 class TlogError(Exception):
-    """Root of every error the transparency log raises on purpose."""
+    pass
 
 
 class TlogInputError(TlogError):

@@ -131,7 +131,6 @@ class MerkleTree:
 
     @property
     def frontier(self) -> Frontier:
-        """The complete subtrees that make up the whole tree, largest first, with their hashes."""
         return tuple(self._frontier)
 
     def append(self, entries: Iterable[bytes]) -> range:
@@ -179,7 +178,6 @@ class MerkleTree:
         return self._hashes(consistency_plan(first, size))
 
     def _hashes(self, plan: list[Pieces]) -> list[bytes]:
-        """Read every node of `plan` in one batch; fold each group into its hash."""
         read = iter(self._store.get([node for pieces in plan for node in pieces]))
         return [_fold([next(read) for _ in pieces]) for pieces in plan]
 

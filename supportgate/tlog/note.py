@@ -147,7 +147,6 @@ class NoteSigner:
 
 
 def generate_key(name: str) -> tuple[str, str]:
-    """A new key pair for `name`: (signer key, verifier key), both encoded."""
     signer = NoteSigner.generate(name)
     return signer.encoded(), signer.verifier().encoded()
 

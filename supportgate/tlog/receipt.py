@@ -37,8 +37,6 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 @dataclass(frozen=True, slots=True)
 class ReceiptCheck:
-    """A receipt that holds: what it proves, and with which key."""
-
     receipt: Receipt
     key: NoteVerifier
 

@@ -1,5 +1,3 @@
-"""Reads of the waivers table (supportgate/ledger/waivers.py writes it)."""
-
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence

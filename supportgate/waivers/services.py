@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from uuid import uuid4
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
@@ -27,7 +28,6 @@ from sqlmodel import Session
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Waiver, transaction
 from supportgate.errors import UsageError
-from supportgate.ids import random_uuid
 from supportgate.ledger.batches import Batch, WaiverCreation, WaiverDeletion
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
@@ -78,7 +78,7 @@ class WaiverService:
         now = self._clock.now()
         self._check(request, now)
         creation = WaiverCreation(
-            id=random_uuid(),
+            id=str(uuid4()),
             rule=request.rule,
             kind=request.kind,
             name=request.name,
@@ -114,7 +114,6 @@ class WaiverService:
 
     @property
     def deny_rules(self) -> frozenset[str]:
-        """The rule ids a waiver may name: the deny rules of the loaded policies."""
         return self._deny_rules
 
     def _check(self, request: WaiverRequest, now: datetime) -> None:
@@ -252,7 +251,6 @@ def _policy_form(row: Waiver) -> PolicyWaiver:
 
 
 def _named(view: WaiverView) -> dict[str, str]:
-    """The key/values that name a waiver in its log events."""
     return {"waiver_id": view.id, "rule": view.rule, "manifest": f"{view.kind}/{view.name}"}
 
 

@@ -1,5 +1,3 @@
-"""Request and response bodies of the waiver endpoints."""
-
 from __future__ import annotations
 
 from datetime import UTC, datetime

@@ -1,14 +1,9 @@
 """The dispatcher: a background thread that sends due outbox rows, at least once.
 
-Each round claims due deliveries (repository.claim_due) in a short transaction, sends each on
-a worker thread with httpx (signed per attempt: `webhook-timestamp` is the attempt's time,
-`webhook-id` stays; to the checked address, within the attempt's deadline: posting.py), and
-records the attempt in another transaction: the delivery log row,
-then delivered / retry later / given up, and the subscription's failure count (retries.py).
-No transaction is open while a request is in flight. A process that dies mid-attempt leaves
-its claim to run out; the delivery is then due again (and sent again: at least once).
-It polls every `poll_interval` and is woken early by `wake` (the ledger's DeliveriesEnqueued
-event, after a commit that enqueued deliveries) and by finished attempts.
+Each round claims due deliveries in a short transaction, sends each on a worker thread (signed
+per attempt), and records the attempt in another transaction: no transaction is open while a
+request is in flight. A process that dies mid-attempt leaves its claim to run out; the
+delivery is then due again (and sent again: at least once).
 """
 
 from __future__ import annotations
@@ -43,8 +38,6 @@ MAX_ERROR_CHARS = 500
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What one attempt got."""
-
     at: datetime
     duration_ms: float
     status_code: int | None = None
@@ -103,7 +96,6 @@ class WebhookDispatcher:
             self._client = None
 
     def wake(self) -> None:
-        """Look for due deliveries now rather than at the next poll."""
         self._wake.set()
 
     def _run(self) -> None:
@@ -149,7 +141,6 @@ class WebhookDispatcher:
         self._wake.set()
 
     def _deliver(self, claim: Claimed) -> None:
-        """Send one claimed attempt and record what it got (run on a worker thread)."""
         client = self._client
         if client is None:
             raise RuntimeError("the webhook dispatcher is not started")

@@ -79,7 +79,6 @@ def message_id(subscription_id: str, alert_id: str) -> str:
 
 
 def payload(alert: Mapping[str, Any]) -> str:
-    """The body sent for an alert: a Standard Webhooks event, as compact JSON."""
     return json_text({"type": EVENT_TYPE, "timestamp": alert["at"], "data": dict(alert)})
 
 

@@ -1,15 +1,8 @@
-"""One delivery attempt's POST: to the address that was checked, within one total deadline.
+"""One delivery attempt's POST: to the address that was checked (targets.py), within one total
+deadline (supportgate/http_deadline.py).
 
-- **The checked address** (targets.py): the URL's host is resolved and checked here, and the
-  request goes to that address, with the URL's host in `Host` and, over https, as the TLS
-  server name (so the certificate is still checked against the host, not the address).
-- **One deadline for the whole attempt**: httpx's timeouts bound each connect, read and
-  write, so a receiver that trickles a byte every few seconds would hold a worker for as long
-  as it likes. httpcore's `trace` extension hands over the connection's socket; when the
-  deadline passes, a timer shuts the socket down and the blocked read returns at once
-  (supportgate/http_deadline.py).
-  Connections are not kept alive (the client is made with no keep-alive), so every attempt
-  has a socket of its own to cut.
+The request goes to the checked address, with the URL's host in `Host` and, over https, as the
+TLS server name, so the certificate is still checked against the host, not the address.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ from .targets import AllowList, delivery_address
 
 
 class DeadlinePassed(SupportgateError):
-    """The attempt took longer than its deadline and was cut off."""
+    pass
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,6 @@ _attempts: Table = WebhookAttempt.__table__  # type: ignore[attr-defined]
 
 @dataclass(frozen=True, slots=True)
 class Claimed:
-    """One attempt a dispatcher has claimed: everything needed to send it."""
-
     seq: int
     attempt: int
     message_id: str
@@ -84,7 +82,6 @@ def delete_subscription(session: Session, subscription_id: str) -> bool:
 
 
 def pending_counts(session: Session) -> dict[str, int]:
-    """Pending deliveries by subscription id."""
     statement = (
         select(_deliveries.c.subscription_id, func.count())
         .where(_deliveries.c.status == "pending")
@@ -205,7 +202,6 @@ def deliveries_page(
     before_seq: int | None,
     limit: int,
 ) -> Sequence[WebhookDelivery]:
-    """A subscription's deliveries, newest first."""
     statement = select(WebhookDelivery).where(_deliveries.c.subscription_id == subscription_id)
     if status is not None:
         statement = statement.where(_deliveries.c.status == status)
@@ -216,7 +212,6 @@ def deliveries_page(
 
 
 def attempts_of(session: Session, seqs: list[int]) -> dict[int, list[WebhookAttempt]]:
-    """The attempts of these deliveries, oldest first, by delivery seq."""
     found: dict[int, list[WebhookAttempt]] = {seq: [] for seq in seqs}
     if not seqs:
         return found

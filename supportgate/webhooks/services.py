@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import string
 from urllib.parse import urlsplit
+from uuid import uuid4
 
 import httpx
 import msgspec
@@ -22,7 +23,6 @@ from supportgate.db.tables import (
 )
 from supportgate.errors import UsageError
 from supportgate.events import PolicyReloadFailed
-from supportgate.ids import random_uuid
 from supportgate.logging import get_logger
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
 
@@ -70,7 +70,6 @@ class WebhookService:
         self.dispatcher.stop()
 
     def wake(self) -> None:
-        """Deliveries were enqueued: have the dispatcher look now, not at its next poll."""
         self.dispatcher.wake()
 
     def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
@@ -83,7 +82,7 @@ class WebhookService:
             enqueued = enqueue_event_deliveries(
                 session,
                 event_type=POLICY_RELOAD_FAILED,
-                event_id=f"policy_{random_uuid()}",
+                event_id=f"policy_{uuid4()}",
                 at=data.pop("at"),
                 data=data,
                 now=now,
@@ -96,7 +95,7 @@ class WebhookService:
         if request.description is not None and "\x00" in request.description:
             raise UsageError("NUL characters are not accepted", field="$.description")
         row = WebhookSubscription(
-            id=random_uuid(),
+            id=str(uuid4()),
             url=url,
             description=request.description,
             secret=signing.new_secret(),
@@ -116,7 +115,6 @@ class WebhookService:
         return WebhookList(items=[_view(row, pending.get(row.id, 0)) for row in rows])
 
     def delete(self, subscription_id: str) -> bool:
-        """Delete a subscription, its outbox rows and their log; False when there is none."""
         with transaction(self._sessions, write=True) as session:
             deleted = repository.delete_subscription(session, subscription_id)
         if deleted:

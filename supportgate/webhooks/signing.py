@@ -21,7 +21,6 @@ def new_secret() -> str:
 
 
 def secret_key(secret: str) -> bytes:
-    """The HMAC key a `whsec_<base64>` secret stands for."""
     encoded = secret.removeprefix(SECRET_PREFIX)
     try:
         return base64.b64decode(encoded, validate=True)
@@ -30,14 +29,12 @@ def secret_key(secret: str) -> bytes:
 
 
 def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
-    """The `webhook-signature` header value for one attempt."""
     signed = b"%s.%d.%s" % (message_id.encode(), timestamp, body)
     digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
     return "v1," + base64.b64encode(digest).decode()
 
 
 def headers(secret: str, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The three Standard Webhooks headers of one attempt."""
     return {
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),

@@ -235,10 +235,10 @@ def _h100() -> dict[str, Any]:
 def test_health_live_answers_while_an_evaluation_runs(
     sqlite_api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A costly organisation rule once stalled /health/live for 1-5 s: a manifest the memo did
-    not know was evaluated on the event loop. Here the engine's evaluation holds until the test
-    lets it go; /health/live must answer before that (an order of events, not a timing)."""
-    inner = sqlite_api.runtime.engine._engine  # type: ignore[attr-defined] # under the memo
+    """A costly organisation rule once stalled /health/live for 1-5 s: a manifest was
+    evaluated on the event loop. Here the engine's evaluation holds until the test lets it go;
+    /health/live must answer before that (an order of events, not a timing)."""
+    inner = sqlite_api.runtime.engine
     evaluate = inner.evaluate
     running, release = threading.Event(), threading.Event()
     order: list[str] = []

@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 import yaml
+from sqlalchemy import event
 
 from supportgate.config import DEFAULT_POLICY_DIR
-from supportgate.matrix.services import DEFAULT_PUBLISHER
+from supportgate.db import MatrixVersion
+from supportgate.matrix.services import DEFAULT_PUBLISHER, MatrixService
+from supportgate.policy import engine as policy_engine
+from supportgate.policy.prepared import prepared_document
 
 from ..api import Api
 
@@ -198,3 +202,39 @@ def test_new_decisions_use_the_published_matrix(api: Api, examples_dir: Path) ->
     assert decision["verdict"] == "supported", decision["violations"]
     assert decision["matrix_version"] == "2026.12.1-sm90"
     assert "support.platform" not in {v["rule"] for v in decision["violations"]}
+
+
+def test_a_publication_reads_and_prepares_each_version_once(
+    sqlite_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """POST /v1/matrix and the sweep it starts, then another replica's service over the same
+    database: a version's row is read at most once per service (the publishing one reads its
+    own not at all) and prepared once per service, however often the versions are reloaded."""
+    runtime = sqlite_api.runtime
+    assert runtime.reevaluation.wait_idle()
+    reads: list[str] = []
+    prepared: list[str] = []
+
+    def read(row: MatrixVersion, _context: Any) -> None:
+        reads.append(row.version)
+
+    def prepare(document: Any) -> dict[str, Any]:
+        prepared.append(document["version"])
+        return prepared_document(document)
+
+    monkeypatch.setattr(policy_engine, "prepared_document", prepare)
+    event.listen(MatrixVersion, "load", read)
+    try:
+        assert publish(sqlite_api, with_sm90("2026.12.1")).status_code == 201
+        assert runtime.reevaluation.wait_idle()
+        runtime.matrices.versions(reload=True)
+        assert (reads, prepared) == ([], ["2026.12.1"])
+
+        replica = MatrixService(runtime.sessions, ledger=runtime.ledger)
+        for _ in range(3):
+            replica.versions(reload=True)
+        assert replica.current().version == "2026.12.1"
+    finally:
+        event.remove(MatrixVersion, "load", read)
+    assert sorted(reads) == [DEFAULT_VERSION, "2026.12.1"]
+    assert sorted(prepared) == [DEFAULT_VERSION, "2026.12.1", "2026.12.1"]

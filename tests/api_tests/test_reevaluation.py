@@ -18,7 +18,7 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.reevaluation.views import SweepView
 from supportgate.runtime import Runtime
 
-from ..api import Api
+from ..api import Api, running_api
 from ..clock import FakeClock
 from ..waiting import wait_until
 from .support import created, deployment, hardware, rows
@@ -237,10 +237,16 @@ def test_alerts_page_with_since_and_cursor(api: Api) -> None:
     assert [a["id"] for a in recent] == [a["id"] for a in seen[4:]]
 
 
+@pytest.mark.parametrize("devices", [True, False], ids=["pipeline-and-memo", "plain"])
 def test_evidence_that_turns_stale_between_sweeps_is_a_new_decision(
-    clocked_api: Api, clock: FakeClock
+    clocked_api: Api, clock: FakeClock, devices: bool
 ) -> None:
+    """The same with the sweep's speed devices (the three-thread pipeline, the memo) and
+    without them: the plain sweep is their oracle (a batch per manifest, so that batches
+    overlap in the pipeline)."""
     api = clocked_api
+    api.runtime.reevaluation.pipelined = api.runtime.reevaluation.use_memos = devices
+    api.runtime.reevaluation.batch_size = 1
     created(api, hardware("pool-a"))
     turning = clock.now() - timedelta(days=90) + timedelta(seconds=3)
     doc = deployment("trial-a", ref="pool-a")
@@ -308,3 +314,39 @@ def test_a_new_policy_revision_sweeps_at_startup(api: Api, tmp_path: Path) -> No
         upgraded.stop()
     decision = latest(api, "DeploymentManifest", "trial-a")
     assert (decision["cause"], decision["policy_revision"]) == ("policy", revision)
+
+
+FREEZE_RULE = """package supportgate.org.freeze
+
+# METADATA
+# title: Pools judged after the freeze
+# description: A pool judged after the change freeze is flagged.
+# custom:
+#   id: org.freeze.after
+#   severity: warn
+warn contains {"rule": "org.freeze.after", "path": "metadata.name", "message": "frozen"} if {
+	input.manifest.kind == "HardwareManifest"
+	time.parse_rfc3339_ns(input.evaluated_at) > FREEZE_NS
+}
+"""
+
+
+def test_an_organisation_rule_that_reads_the_time_is_judged_by_every_sweep(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    """The sweep memo knows the built-in policies' uses of the time only: under a rule that
+    compares `evaluated_at` itself, a no-change sweep evaluates (and so sees the rule fire)."""
+    clock = FakeClock()
+    freeze = clock.now() + timedelta(seconds=10)
+    bundle = tmp_path / "freeze"
+    bundle.mkdir()
+    freeze_ns = str(int(freeze.timestamp()) * 1_000_000_000)
+    (bundle / "freeze.rego").write_text(FREEZE_RULE.replace("FREEZE_NS", freeze_ns))
+    with running_api(migrated_db_url, clock=clock, policy_bundles=(bundle,)) as api:
+        created(api, hardware("pool-a"))
+        service = api.runtime.reevaluation
+        assert service.run_sweep("schedule", trigger="test:before").counts.changed == 0
+        clock.advance(20)
+        assert service.run_sweep("schedule", trigger="test:after").counts.changed == 1
+        decision = latest(api, "HardwareManifest", "pool-a")
+        assert "org.freeze.after" in {v["rule"] for v in decision["violations"]}

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from supportgate.cli import main
-from supportgate.tlog import Checkpoint, MemoryNodeStore, MerkleTree, NoteSigner, sign_checkpoint
+from supportgate.tlog import Checkpoint, MerkleTree, NoteSigner, sign_checkpoint
+from tests.tlog.memory_store import MemoryNodeStore
 
 from ..api import Api, running_api
 from ..api_tests.support import post_examples

@@ -31,7 +31,8 @@ from supportgate.db import (
 )
 from supportgate.ledger.entries import untracked_entry
 from supportgate.ledger.log import append_entries, lock_head, read_head
-from supportgate.tlog import MemoryNodeStore, MerkleTree, leaf_hash
+from supportgate.tlog import MerkleTree, leaf_hash
+from tests.tlog.memory_store import MemoryNodeStore
 
 # An aware time that is not UTC: it must come back as the same instant, in UTC.
 CET = timezone(timedelta(hours=1))

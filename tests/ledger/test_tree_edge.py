@@ -17,7 +17,7 @@ from sqlmodel import Session
 from supportgate.db import create_db_engine, session_factory, transaction
 from supportgate.ledger.entries import Entry, untracked_entry
 from supportgate.ledger.log import Head, SqlNodeStore, TreeEdge, append_entries, lock_head
-from supportgate.tlog import rfc9162
+from tests.tlog import rfc9162
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 GROUPS = [1, 1, 2, 3, 5, 8, 13, 1, 30, 64, 7]  # sizes that cross many powers of two

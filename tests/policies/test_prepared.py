@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
+
+import regorus
 
 from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.policy import PolicyBundle
@@ -63,3 +67,41 @@ def test_alternatives_are_listed_per_platform_in_matrix_order() -> None:
     prepared = prepared_document({"engines": {}, "alternatives": alternatives})
     expected = {"nvidia": {"sm90": "vllm, tgi"}, "amd": {"gfx942": "sglang"}}
     assert prepared["alternatives"] == expected
+
+
+PREPARED_IN_REGO = Path(__file__).with_name("prepared_in_rego.rego")
+PREPARED_KEYS = (
+    "engines",
+    "known_engines_text",
+    "alternatives",
+    "engine_names",
+    "alternative_runtimes",
+    "accelerators",
+)
+
+
+def prepared_in_rego(matrix: dict[str, Any]) -> dict[str, Any]:
+    """data.supportgate.prepared as the Rego derivation (the plain path) makes it."""
+    engine = regorus.Engine()
+    engine.add_policy(PREPARED_IN_REGO.name, PREPARED_IN_REGO.read_text())
+    engine.add_data_json(json.dumps({"matrix": matrix}))
+    return {
+        key: json.loads(engine.eval_rule_as_json(f"data.supportgate.prepared.{key}"))
+        for key in PREPARED_KEYS
+    }
+
+
+def test_python_prepares_what_the_policies_would_derive_from_the_matrix(
+    policy_bundle: PolicyBundle,
+) -> None:
+    """The prepared data is a speed device (docs/performance.md, Speed devices): its plain
+    path, the same data derived in Rego from the matrix as published, is its oracle."""
+    document = json.loads(default_matrix(policy_bundle).canonical)
+    bare = json.loads(json.dumps(document))
+    del bare["accelerators"], bare["alternatives"]
+    engine = bare["engines"]["deepinfer"]
+    del engine["reference_topology"], engine["host"]["compiler"]
+    engine["arch_dependencies"] = []
+    engine["platforms"][0]["toolkit"] = {"name": "cuda", "min": "13.0.0", "below": "14.00.1"}
+    for matrix in (document, bare):
+        assert prepared_in_rego(matrix) == prepared_document(matrix)

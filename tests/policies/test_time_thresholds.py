@@ -142,7 +142,7 @@ def test_decisions_change_only_at_the_known_thresholds(index: int) -> None:
     previous: tuple[datetime, int, Any] | None = None
     for at in times:
         at_ns = (at - datetime(1970, 1, 1, tzinfo=UTC)) // _MICROSECOND * 1000
-        passed = sum(threshold.passed(at_ns) for threshold in known)
+        passed = sum(at_ns >= threshold.flips_at_ns for threshold in known)
         decision = evaluator.evaluate(subject, evaluated_at=at, hardware=pools.get).decision
         seen = (at, passed, _comparable(decision))
         if previous is not None and previous[1] == passed:

@@ -14,9 +14,9 @@ from supportgate.tlog import (
     NoteVerifier,
     generate_key,
     open_checkpoint,
-    rfc9162,
     sign_checkpoint,
 )
+from tests.tlog import rfc9162
 
 from .test_note import NAME, SIGNED, SIGNER_KEY, TEXT, VERIFIER_KEY
 

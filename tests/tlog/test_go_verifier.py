@@ -24,12 +24,12 @@ import pytest
 
 from supportgate.tlog import (
     Checkpoint,
-    MemoryNodeStore,
     MerkleTree,
     NoteSigner,
     generate_key,
     sign_checkpoint,
 )
+from tests.tlog.memory_store import MemoryNodeStore
 
 from .go_verifier import run_verifier
 

@@ -16,17 +16,17 @@ from hypothesis import strategies as st
 from supportgate.tlog import (
     EMPTY_ROOT,
     InvalidProof,
-    MemoryNodeStore,
     MerkleTree,
     NodeId,
     NodeStoreError,
     OutOfRange,
     leaf_hash,
     node_hash,
-    rfc9162,
     verify_consistency,
     verify_inclusion,
 )
+from tests.tlog import rfc9162
+from tests.tlog.memory_store import MemoryNodeStore
 
 
 def _entries(count: int, salt: str = "") -> list[bytes]:

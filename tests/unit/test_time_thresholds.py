@@ -1,20 +1,18 @@
 """The policies' time comparisons in Python (policy.time_thresholds): what they compare, how a
-time is read, and which side of each threshold an evaluation time is on."""
+time is read, and when each threshold passes."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from supportgate.policy.inputs import build_input
 from supportgate.policy.time_thresholds import (
     CLOCK_SKEW_NS,
     NS_PER_DAY,
     Threshold,
     UnknownTime,
-    sides,
     thresholds,
     time_compared,
     timestamp_ns,
@@ -109,26 +107,4 @@ def test_a_threshold_past_the_last_datetime_is_the_last_datetime() -> None:
     datetime holds, and the policies, which compare times up to 2261, never see it pass."""
     (_, found) = thresholds(_manifest({"build": PASSED}), [], 2**53 - 1)
     assert found.flips_at == datetime.max.replace(tzinfo=UTC)
-    assert not found.passed(timestamp_ns("2261-12-31T23:59:59Z"))
-
-
-def _sides(at: datetime, evidence_at: str = AT, waivers: Any = ()) -> tuple[bool, ...] | None:
-    manifest = _manifest({"build": {"status": "passed", "at": evidence_at}})
-    policy_input = build_input(manifest, evaluated_at=at, waivers=list(waivers))
-    return sides(policy_input.document, 90)
-
-
-def test_the_sides_of_an_evaluation_time() -> None:
-    last_fresh = datetime(2026, 12, 30, tzinfo=UTC)
-    ahead = datetime(2026, 9, 30, 23, 55, tzinfo=UTC) - timedelta(microseconds=1)
-    assert _sides(ahead, waivers=[WAIVER]) == (False, False, False)
-    assert _sides(ahead + timedelta(microseconds=1), waivers=[WAIVER]) == (False, True, False)
-    assert _sides(last_fresh - timedelta(days=30), waivers=[WAIVER]) == (False, True, False)
-    assert _sides(last_fresh, waivers=[WAIVER]) == (False, True, False)
-    # stale evidence: the decision's message names the time, so no sides (evaluate each time)
-    assert _sides(last_fresh + timedelta(microseconds=1)) is None
-    waiver_only = {"manifest": _manifest(), "waivers": [WAIVER]}
-    assert sides({**waiver_only, "evaluated_at": "2026-12-31T23:59:59.999999Z"}, 90) == (False,)
-    assert sides({**waiver_only, "evaluated_at": "2027-01-01T00:00:00Z"}, 90) == (True,)
-    assert _sides(last_fresh, evidence_at="last tuesday") is None
-    assert sides({"manifest": _manifest(), "evaluated_at": AT}, 90) == ()
+    assert found.flips_at_ns > timestamp_ns("2261-12-31T23:59:59Z")

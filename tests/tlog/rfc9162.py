@@ -1,17 +1,16 @@
 """RFC 9162 section 2.1 as the RFC writes it: MTH, PATH and PROOF, recursive over the list of
 entries. Each call hashes every entry it covers, so this is the plain version that
-merkle.py's node-store path is tested against, never the one the service uses.
+supportgate/tlog/merkle.py's node-store path is tested against, never the one the service uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .merkle import EMPTY_ROOT, leaf_hash, node_hash
+from supportgate.tlog import EMPTY_ROOT, leaf_hash, node_hash
 
 
 def _split(n: int) -> int:
-    """The largest power of two smaller than n (n > 1)."""
     return 1 << ((n - 1).bit_length() - 1)
 
 

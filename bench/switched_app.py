@@ -25,16 +25,17 @@ from supportgate.runtime import Runtime
 configure_logging()  # as `supportgate serve` does
 _settings = Settings.from_env()
 _runtime = Runtime.build(_settings)
-_LIMITS = {
-    signal.SIGUSR1: ("on", _runtime.limits),
-    signal.SIGUSR2: ("off", RequestLimits(None, clock=_runtime.clock)),
+_LIMITS = {  # what the Runtime's one RequestLimits holds, on and off
+    signal.SIGUSR1: ("on", dict(vars(_runtime.limits))),
+    signal.SIGUSR2: ("off", vars(RequestLimits(None, clock=_runtime.clock))),
 }
 _ACK = Path(os.environ["BENCH_SWITCH_ACK"])
 
 
 def _switch(signum: int, _frame: FrameType | None) -> None:
-    # authenticate() reads runtime.limits on every request: the next one sees the new limits
-    state, _runtime.limits = _LIMITS[signal.Signals(signum)]
+    # the API's guard holds the Runtime's RequestLimits: the next request sees its new buckets
+    state, limits = _LIMITS[signal.Signals(signum)]
+    vars(_runtime.limits).update(limits)
     _ACK.write_text(state)
 
 

@@ -155,3 +155,6 @@ _.any_of
 # Python calls a module's __getattr__ for a name the module lacks (PEP 562): supportgate.tlog
 # loads its modules on first use this way.
 _.__getattr__
+
+# argparse calls it for every add_argument (supportgate/cli.py's parser sizes it without shutil).
+_._get_formatter

@@ -4,45 +4,38 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-import anyio.to_thread
-from litestar import Litestar, Request, Response, get
-from litestar.datastructures import State
+from litestar import Litestar
 from litestar.logging.config import LoggingConfig
 from litestar.openapi.config import OpenAPIConfig
 
 from supportgate import __version__
-from supportgate.alerts.controllers import AlertController
-from supportgate.audit.controllers import AuditController
-from supportgate.auth.controllers import KeyController
-from supportgate.auth.guard import require_key
+from supportgate.alerts.controllers import routes as alert_routes
+from supportgate.audit.controllers import routes as audit_routes
+from supportgate.auth.controllers import routes as key_routes
+from supportgate.auth.guard import KeyGuard
 from supportgate.auth.views import OWNER
 from supportgate.config import Settings
-from supportgate.console import console_mount
-from supportgate.dependencies import Part, provide_parts
-from supportgate.evaluations.controllers import (
-    DryRunController,
-    EvaluationController,
-    ManifestController,
-)
-from supportgate.fleet.controllers import FleetReportController
+from supportgate.console import console_mount, create_console
+from supportgate.console.logins import ConsoleSessions
+from supportgate.console.services import ConsoleService
+from supportgate.evaluations.controllers import routes as evaluation_routes
+from supportgate.fleet.controllers import routes as fleet_routes
 from supportgate.http_allow import AllowEveryMethod
 from supportgate.http_errors import EXCEPTION_HANDLERS, log_unexpected
 from supportgate.http_input import check_parameters
-from supportgate.impact.controllers import ImpactController
-from supportgate.matrix.controllers import MatrixController
-from supportgate.matrix_sources.controllers import MatrixSourceController
-from supportgate.observability.health import live, ready
-from supportgate.observability.metrics import MEDIA_TYPE, Metrics
+from supportgate.impact.controllers import routes as impact_routes
+from supportgate.matrix.controllers import routes as matrix_routes
+from supportgate.matrix_sources.controllers import routes as matrix_source_routes
+from supportgate.observability.health import routes as health_routes
 from supportgate.observability.requests import RequestObserver
 from supportgate.openapi import components, declare_request_rules, document
-from supportgate.oscal.controllers import OscalController
-from supportgate.policy.controllers import BundleController, PolicyController
-from supportgate.reevaluation.controllers import ReevaluationController
+from supportgate.oscal.controllers import routes as oscal_routes
+from supportgate.policy.controllers import routes as policy_routes
+from supportgate.reevaluation.controllers import routes as reevaluation_routes
 from supportgate.runtime import Runtime
-from supportgate.waivers.controllers import WaiverController
-from supportgate.webhooks.controllers import WebhookController
+from supportgate.waivers.controllers import routes as waiver_routes
+from supportgate.webhooks.controllers import routes as webhook_routes
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -58,87 +51,88 @@ def _logging_config() -> LoggingConfig:
     )
 
 
-async def admit_and_check(request: Request[Any, Any, Any]) -> None:
-    """Before every handler: the API key and the route's role (auth.guard.require_key), then
-    the parameters (http_input.check_parameters).
-
-    The key is checked in this hook rather than as a Litestar guard (`guards=[...]`): Litestar
-    calls each guard with a fresh `copy.copy` of the route handler, about 90 µs a request on
-    the development machine, more than the guard's own work (docs/speed-history.md). A hook
-    is resolved once per handler; no handler here declares its own `before_request` (which
-    would replace this one), and tests/api_tests/test_auth.py checks every route's 401 and
-    403. ASGI mounts run no hook: the only one, the console, has its own guard and
-    `require_key` would let it through anyway."""
-    await require_key(request, request.route_handler)
-    await check_parameters(request)
-
-
-@get(
-    "/metrics",
-    opt={"public": True},
-    tags=["health"],
-    summary="Prometheus metrics",
-    media_type=MEDIA_TYPE,
-)
-async def metrics(metrics: Part[Metrics]) -> Response[bytes]:
-    body = await anyio.to_thread.run_sync(metrics.exposition)
-    return Response(body, media_type=MEDIA_TYPE)
+def console_app(runtime: Runtime, key_guard: KeyGuard) -> Litestar:
+    return create_console(
+        ConsoleService(
+            policies=runtime.policies,
+            tracking=runtime.tracking,
+            audit=runtime.audit,
+            matrices=runtime.matrices,
+            impact=runtime.impact,
+            alerts=runtime.alerts,
+            fleet=runtime.fleet,
+            oscal=runtime.oscal,
+            webhooks=runtime.webhooks,
+            waivers=runtime.waivers,
+            clock=runtime.clock,
+        ),
+        ConsoleSessions(
+            runtime.sessions,
+            keys=runtime.keys,
+            clock=runtime.clock,
+            idle_timeout=runtime.settings.console_idle_timeout,
+            session_timeout=runtime.settings.console_session_timeout,
+        ),
+        key_guard,
+    )
 
 
 def create_app(
-    settings: Settings | None = None, *, runtime: Runtime | None = None, upgrade_schema: bool = True
+    settings: Settings | None = None,
+    *,
+    runtime: Runtime | None = None,
+    upgrade_schema: bool = True,
 ) -> Litestar:
-    """The API. `upgrade_schema=False` refuses to start on an out-of-date schema instead."""
+    """The API. `upgrade_schema=False` refuses to start on an out-of-date schema instead.
+    Here, and only here, each domain's routes get the services they serve (the Runtime's
+    parts): no handler, guard or middleware sees the Runtime."""
     built = runtime or Runtime.build(settings or Settings.from_env())
+    key_guard = KeyGuard(built.keys, built.limits)
 
     @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(lambda: built.start(upgrade_schema=upgrade_schema))
-        app.state.runtime = built
+    async def lifespan(_app: Litestar) -> AsyncIterator[None]:
+        await built.start_in_thread(upgrade_schema=upgrade_schema)
         try:
             yield
         finally:
-            await anyio.to_thread.run_sync(built.stop)
+            await built.stop_in_thread()
 
+    evaluations = evaluation_routes(built.evaluations, built.dry_runs, built.tracking, built.fleet)
     app = Litestar(
         route_handlers=[
-            EvaluationController,
-            DryRunController,
-            ManifestController,
-            MatrixController,
-            MatrixSourceController,
-            ImpactController,
-            AuditController,
-            FleetReportController,
-            WebhookController,
-            ReevaluationController,
-            AlertController,
-            WaiverController,
-            BundleController,
-            OscalController,
-            PolicyController,
-            KeyController,
-            live,
-            ready,
-            metrics,
-            console_mount(built),
+            evaluations,
+            matrix_routes(built.matrices),
+            matrix_source_routes(built.matrix_source),
+            impact_routes(built.impact),
+            audit_routes(built.audit, built.proofs),
+            fleet_routes(built.fleet),
+            webhook_routes(built.webhooks),
+            reevaluation_routes(built.reevaluation),
+            alert_routes(built.alerts),
+            waiver_routes(built.waivers),
+            policy_routes(built.bundles, built.policies),
+            oscal_routes(built.oscal),
+            key_routes(built.keys),
+            health_routes(built.readiness, built.metrics),
+            console_mount(console_app(built, key_guard)),
         ],
-        dependencies=provide_parts(built),
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],
         lifespan=[lifespan],
-        before_request=admit_and_check,
+        # a plain guard: the key checked in a before_request hook instead bought nothing
+        # (docs/performance.md, "Speed devices")
+        guards=[key_guard],
+        before_request=check_parameters,
         logging_config=_logging_config(),
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
             title="supportgate", version=__version__, path="/schema", components=components()
         ),
-        state=State({"runtime": built}),
     )
     document(app)
     declare_request_rules(app, waivable_rules=built.waivers.deny_rules, key_owner_pattern=OWNER)
     app.asgi_handler = AllowEveryMethod(app)(app.asgi_handler)
     # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
     # sees a request no route matches (404, 405), and every request gets its event.
-    app.asgi_handler = RequestObserver()(app.asgi_handler)
+    app.asgi_handler = RequestObserver(built.metrics.request_duration)(app.asgi_handler)
     return app

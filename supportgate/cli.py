@@ -472,6 +472,18 @@ class _Parser(argparse.ArgumentParser):
         print(f"supportgate: error: {message}", file=sys.stderr)
         raise _Refused(message)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes one at every add_argument, sized by shutil.get_terminal_size; shutil
+        # brings bz2 and lzma, a tenth of `check`'s start-up (docs/performance.md).
+        try:
+            width = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                width = 80
+        return self.formatter_class(prog=self.prog, width=width)  # type: ignore[call-arg]
+
     def add_subparsers(self, **kwargs: Any) -> Any:
         self._has_commands = True
         return super().add_subparsers(**kwargs)

@@ -1,37 +1,35 @@
-"""How route handlers get the service's parts: one way, everywhere.
+"""How handlers get the services they name: each domain's router provides its own.
 
-The choice: ONE registry. supportgate.runtime.Runtime builds every part once (database,
-engine, the ledger's writer, each domain's service) and its fields are the registry;
-`provide_parts(runtime)` makes each field a Litestar dependency of the same name, and a
-handler asks for a part by naming it with its type:
-
-    async def one(self, tracking: Part[TrackingService], kind: ..., name: ...) -> ...
-
-So a controller imports only the service classes it uses (from its own domain), never the
-Runtime, and the import graph stays a tree: runtime -> domains, not domains -> runtime.
-Nothing builds a service per request, and no handler reaches into another's parts. Guards,
-which Litestar does not inject, read the same Runtime from `app.state.runtime`.
+A handler names a service with its type, `tracking: Part[TrackingService]`. The domain's
+`routes(...)` (in its controllers.py) is given the instances it serves and provides each
+under its name (`served`); supportgate.app hands every domain its services from the Runtime,
+so that the wiring is read in one place and no domain, guard or middleware sees the Runtime.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any, TypeAlias, TypeVar
+from typing import TypeAlias, TypeVar
 
+from litestar import Router
 from litestar.di import NamedDependency, Provide
+from litestar.types import ControllerRouterHandler
 
 T = TypeVar("T")
 
 Part: TypeAlias = NamedDependency[T]
-"""`name: Part[Type]` in a handler's signature: the Runtime's field `name` (a Type)."""
+"""`name: Part[Type]` in a handler's signature: the service its router provides as `name`."""
 
 
-def provide_parts(runtime: Any) -> dict[str, Provide]:
-    """A dependency per field of the Runtime (a dataclass instance), under the field's name."""
+def served(*handlers: ControllerRouterHandler, **services: object) -> Router:
+    """`handlers` with each of `services` as a dependency of its keyword's name."""
+    return Router("/", route_handlers=list(handlers), dependencies=provide(**services))
+
+
+def provide(**services: object) -> dict[str, Provide]:
     return {
-        field.name: Provide(_constant(getattr(runtime, field.name)), sync_to_thread=False)
-        for field in dataclasses.fields(runtime)
+        name: Provide(_constant(service), use_cache=True, sync_to_thread=False)
+        for name, service in services.items()
     }
 
 

@@ -16,6 +16,7 @@ one that waited for a write of its own) and must not wait for a write of the led
     DeliveriesEnqueued    webhook deliveries wait in the outbox
     SweepEnded            a sweep finished or failed (told by the re-evaluation service, after
                           its last batch's commit: the ledger signs a checkpoint)
+    JobFailed             a scheduled job failed (told by reevaluation/schedule.py)
     PolicyReloadFailed    changed policy files were refused and the last good revision kept
                           (told by policy/live.py; no write of the ledger precedes it)
 """
@@ -86,6 +87,12 @@ class SweepEnded(_Event, frozen=True, tag="sweep-ended"):
     status: Literal["finished", "failed"]
 
 
+class JobFailed(_Event, frozen=True, tag="job-failed"):
+    """A scheduled job (reevaluation/schedule.py) failed; it runs again at its next time."""
+
+    job: str
+
+
 class PolicyReloadFailed(_Event, frozen=True, tag="policy-reload-failed"):
     """The policy files changed and were refused; `kept` stays in force. `revision`: the one
     refused (None when the files could not be read); `problems`: each `file:line: message`."""
@@ -103,6 +110,7 @@ Event = (
     | DecisionsRecorded
     | DeliveriesEnqueued
     | SweepEnded
+    | JobFailed
     | PolicyReloadFailed
 )
 

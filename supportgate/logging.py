@@ -3,15 +3,18 @@
 Events are key/value, never f-strings: `log.info("decision_recorded", manifest=..., verdict=...)`.
 structlog's events go through the stdlib logger of their name, so they and the stdlib's
 records (uvicorn, APScheduler, alembic) are written by one handler, whose lock keeps two lines
-from interleaving.
+from interleaving. A line that cannot be written (the log's disk full, stdout closed) is lost,
+never the caller's work, and counted (/metrics: supportgate_log_lines_lost_total); the first
+line written after lost ones is followed by a `log_lines_lost` event with their number.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 import structlog
@@ -27,6 +30,55 @@ def _fallback(value: Any) -> Any:
 
 def _json_line(event: dict[str, Any], **_renderer_options: Any) -> str:
     return orjson.dumps(event, default=_fallback, option=_OPTIONS).decode()
+
+
+_lost = {"total": 0, "unreported": 0}  # changed under the handler's lock
+
+
+def lost_log_lines() -> int:
+    return _lost["total"]
+
+
+class _Unbuffered:
+    """A text stream written straight to its file descriptor: a line the disk has no room for
+    is lost there and then, not kept in a buffer that a later flush may or may not write."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        try:
+            file.flush()
+            self._fd: int | None = file.fileno()
+        except (OSError, ValueError):  # no descriptor (a test's StringIO): its own write
+            self._fd = None
+        self._encoding = getattr(file, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> None:
+        if self._fd is None:
+            self._file.write(text)
+            self._file.flush()
+            return
+        data = text.encode(self._encoding, "backslashreplace")
+        while data:  # a short write leaves the rest for the next call, which may raise
+            data = data[os.write(self._fd, data) :]
+
+    def flush(self) -> None:
+        """Nothing is held back."""
+
+
+class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.stream.write(self.format(record) + self.terminator)
+        except (OSError, ValueError):  # not a traceback on stderr, often on the same full disk
+            _lost["total"] += 1
+            _lost["unreported"] += 1
+            return
+        except Exception:  # logging's own way for a record that cannot be formatted
+            self.handleError(record)
+            return
+        lost, _lost["unreported"] = _lost["unreported"], 0
+        if lost:
+            get_logger(__name__).warning("log_lines_lost", lost=lost)
 
 
 def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
@@ -55,7 +107,7 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
         logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
     )
-    handler = logging.StreamHandler(sys.stdout)
+    handler = _LineHandler(_Unbuffered(sys.stdout))
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

@@ -9,7 +9,7 @@ clear error instead.
 
 from __future__ import annotations
 
-from importlib.resources import files
+from importlib.util import find_spec
 from pathlib import Path
 
 POLICIES_PACKAGE = "supportgate.policies"
@@ -18,10 +18,11 @@ CONSOLE_PACKAGE = "supportgate.console"
 
 
 def package_directory(package: str, *parts: str) -> Path:
-    found = files(package).joinpath(*parts)
-    if not isinstance(found, Path):
-        raise RuntimeError(  # noqa: TRY004 - a broken install, not a caller's wrong type
-            f"{package} is not on the file system ({found!r}): install supportgate unpacked "
+    spec = find_spec(package)
+    locations = list(spec.submodule_search_locations or ()) if spec else []
+    if not locations or not Path(locations[0]).is_dir():
+        raise RuntimeError(
+            f"{package} is not on the file system ({locations}): install supportgate unpacked "
             "(pip install), not from a zip"
         )
-    return found
+    return Path(locations[0], *parts)

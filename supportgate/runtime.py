@@ -1,12 +1,12 @@
-"""Everything a running supportgate holds, built once from Settings and shared by the API and
-the CLI: the one registry of the service's parts.
+"""A running supportgate's parts and their lifecycle: built once from Settings, started,
+stopped.
 
-How parts are wired, chosen once: `Runtime.build` constructs every part (database, policy
-engine, the ledger's writer, each domain's service) exactly once and hands each the parts it
-needs as constructor arguments; nothing is assigned after construction. What one domain does
-when another's write commits is an event of the ledger (supportgate/events.py), and every
-such reaction is registered in `react`, here. Route handlers get parts by name from this
-registry (supportgate/dependencies.py); the CLI uses the Runtime's fields.
+`Runtime.build` constructs every part (database, policy engine, the ledger's writer, each
+domain's service) exactly once and hands each the parts it needs as constructor arguments;
+nothing is assigned after construction. What one domain does when another's write commits
+is an event (supportgate/events.py), and every reaction is registered in `react`, here. The
+Runtime is no registry: supportgate/app.py hands each domain's routes, the guard, the console
+and the middleware the parts they use, and the CLI runs its commands on the parts.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from supportgate.events import (
     DeliveriesEnqueued,
     Events,
     HardwareRecorded,
+    JobFailed,
     MatrixPublished,
     PolicyReloadFailed,
     SweepEnded,
@@ -55,6 +56,7 @@ from supportgate.policy.bundle_server import BundleServer
 from supportgate.policy.live import LivePolicies
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.reevaluation.services import ReevaluationService
+from supportgate.threads import thread_twin
 from supportgate.waivers.services import WaiverService, deny_rule_ids
 from supportgate.webhooks.services import WebhookService
 from supportgate.webhooks.targets import AllowList
@@ -190,7 +192,7 @@ class Runtime:
                 policies=policies,
                 matrix_source=matrix_source,
                 clock=clock,
-                failed=metrics.job_failed,
+                events=events,
             ),
             clock=clock,
             checkpointer=checkpointer,
@@ -227,6 +229,8 @@ class Runtime:
             matrix_version=self.matrices.current().version,
         )
 
+    start_in_thread = thread_twin(start)
+
     def stop(self) -> None:
         self.sweeps.stop()
         self.reevaluation.stop()
@@ -236,6 +240,8 @@ class Runtime:
         self.checkpointer.stop()  # after the last write: signs it
         self.engine.close()
         self.db.dispose()
+
+    stop_in_thread = thread_twin(stop)
 
 
 def react(runtime: Runtime) -> None:
@@ -251,5 +257,6 @@ def react(runtime: Runtime) -> None:
     on(WaiverChanged, lambda _changed: runtime.sweeps.tick())
     # A sweep's decisions are signed together, at its end (not only at the next interval).
     on(SweepEnded, lambda _ended: runtime.checkpointer.after_sweep())
+    on(JobFailed, runtime.metrics.count_job_failure)
     on(PolicyReloadFailed, runtime.metrics.count_policy_reload_failure)
     on(PolicyReloadFailed, runtime.webhooks.policy_reload_failed)

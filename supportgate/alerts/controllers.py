@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import anyio.to_thread
-from litestar import Controller, get
+from litestar import Controller, Router, get
 from litestar.params import FromQuery, QueryParameter
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.http_paging import Cursor, Limit
 from supportgate.manifests.decision import Cause, ManifestKind
 from supportgate.pagination import DEFAULT_LIMIT
@@ -58,14 +57,16 @@ class AlertController(Controller):
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> AlertPage:
-        return await anyio.to_thread.run_sync(
-            lambda: alerts.page(
-                since=since,
-                kind=kind,
-                owner=owner,
-                cause=cause,
-                matrix_version=matrix_version,
-                cursor=cursor,
-                limit=limit,
-            )
+        return await alerts.page_in_thread(
+            since=since,
+            kind=kind,
+            owner=owner,
+            cause=cause,
+            matrix_version=matrix_version,
+            cursor=cursor,
+            limit=limit,
         )
+
+
+def routes(alerts: AlertService) -> Router:
+    return served(AlertController, alerts=alerts)

@@ -35,6 +35,7 @@ from supportgate.pagination import (
     parse_time,
     trim_page,
 )
+from supportgate.threads import thread_twin
 
 from . import repository
 from .repository import AlertFilter, Standing
@@ -116,6 +117,8 @@ class AlertService:
             rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
             items = _with_reasons(session, [_view(row._mapping) for row in rows])
         return AlertPage(items=items, next_cursor=next_cursor)
+
+    page_in_thread = thread_twin(page)
 
 
 def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:

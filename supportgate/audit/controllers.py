@@ -8,15 +8,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
 
-import anyio.to_thread
-from litestar import Controller, Response, get
+from litestar import Controller, Response, Router, get
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import PathParameter, QueryParameter
 from litestar.response import Stream
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
 from supportgate.evaluations.views import DecisionPage
 from supportgate.http_download import attachment
@@ -143,7 +142,7 @@ class AuditController(Controller):
                     **attachment(f"supportgate-audit-{stamp}.csv"),
                 },
             )
-        return await anyio.to_thread.run_sync(lambda: audit.page(where, cursor=cursor, limit=limit))
+        return await audit.page_in_thread(where, cursor=cursor, limit=limit)
 
     @get(
         "/checkpoint",
@@ -155,7 +154,7 @@ class AuditController(Controller):
         },
     )
     async def checkpoint(self, proofs: Part[ProofService]) -> Response[str]:
-        note = await anyio.to_thread.run_sync(proofs.checkpoint)
+        note = await proofs.checkpoint_in_thread()
         if note is None:
             raise NotFound("no checkpoint is signed yet", field="checkpoint")
         return Response(note, media_type=TEXT_MEDIA_TYPE)
@@ -175,7 +174,7 @@ class AuditController(Controller):
         summary="One entry of the log: the exact text hashed into its leaf",
     )
     async def entry(self, proofs: Part[ProofService], leaf_index: LeafIndexPath) -> LogEntry:
-        return await anyio.to_thread.run_sync(proofs.entry, leaf_index)
+        return await proofs.entry_in_thread(leaf_index)
 
     @get(
         "/proof/inclusion",
@@ -185,7 +184,7 @@ class AuditController(Controller):
     async def inclusion(
         self, proofs: Part[ProofService], *, leaf_index: LeafIndex, tree_size: TreeSize
     ) -> InclusionProof:
-        return await anyio.to_thread.run_sync(proofs.inclusion, leaf_index, tree_size)
+        return await proofs.inclusion(leaf_index, tree_size)
 
     @get(
         "/proof/consistency",
@@ -195,4 +194,8 @@ class AuditController(Controller):
     async def consistency(
         self, proofs: Part[ProofService], *, first: First, second: Second
     ) -> ConsistencyProof:
-        return await anyio.to_thread.run_sync(proofs.consistency, first, second)
+        return await proofs.consistency(first, second)
+
+
+def routes(audit: AuditService, proofs: ProofService) -> Router:
+    return served(AuditController, audit=audit, proofs=proofs)

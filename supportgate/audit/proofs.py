@@ -17,6 +17,7 @@ from sqlmodel import Session
 from supportgate.db import transaction
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.log import entry_at, latest_checkpoint, read_head, tree
+from supportgate.threads import in_thread, thread_twin
 from supportgate.tlog import OutOfRange
 
 from .views import ConsistencyProof, InclusionProof, LogEntry
@@ -33,6 +34,8 @@ class ProofService:
             latest = latest_checkpoint(session)
         return None if latest is None else latest.note
 
+    checkpoint_in_thread = thread_twin(checkpoint)
+
     def verifier_key(self) -> str:
         return self._checkpointer.verifier().encoded()
 
@@ -44,6 +47,9 @@ class ProofService:
             raise OutOfRange(f"leaf {leaf_index} is not stored", field="leaf_index")
         return LogEntry(leaf_index=row.leaf_index, type=row.type, entry=row.entry)  # type: ignore[arg-type]  # a checked column
 
+    entry_in_thread = thread_twin(entry)
+
+    @in_thread
     def inclusion(self, leaf_index: int, tree_size: int) -> InclusionProof:
         with transaction(self._sessions) as session:
             _check_size(tree_size, _head_size(session), field="tree_size")
@@ -57,6 +63,7 @@ class ProofService:
             hashes=_all_b64(hashes),
         )
 
+    @in_thread
     def consistency(self, first: int, second: int) -> ConsistencyProof:
         with transaction(self._sessions) as session:
             _check_size(second, _head_size(session), field="second")

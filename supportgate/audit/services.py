@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import anyio.to_thread
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
@@ -19,6 +18,7 @@ from supportgate.db import transaction
 from supportgate.evaluations.views import DecisionPage
 from supportgate.ledger.rows import decision_from_columns
 from supportgate.pagination import check_limit, decode_seq_cursor, trim_page
+from supportgate.threads import thread_twin
 
 from . import repository
 from .csv_export import csv_header, csv_rows
@@ -49,6 +49,8 @@ class AuditService:
             items=[decision_from_columns(row) for row in rows], next_cursor=next_cursor
         )
 
+    page_in_thread = thread_twin(page)
+
     def csv_chunk(self, where: AuditFilter, before_seq: int | None) -> CsvChunk:
         """The CSV lines of the next chunk of matching decisions below `before_seq`."""
         with transaction(self._sessions) as session:
@@ -58,10 +60,12 @@ class AuditService:
         full = len(rows) == self._csv_chunk
         return CsvChunk(body=csv_rows(rows), next_before=rows[-1]["seq"] if full else None)
 
+    csv_chunk_in_thread = thread_twin(csv_chunk)
+
     async def csv(self, where: AuditFilter) -> AsyncIterator[bytes]:
         """The CSV body. The first chunk is read before this returns, so a database that
         cannot answer is a 503 rather than a response cut short."""
-        first = await anyio.to_thread.run_sync(self.csv_chunk, where, None)
+        first = await self.csv_chunk_in_thread(where, None)
         return self._csv_body(where, first)
 
     async def _csv_body(self, where: AuditFilter, chunk: CsvChunk) -> AsyncIterator[bytes]:
@@ -71,4 +75,4 @@ class AuditService:
                 yield chunk.body
             if chunk.next_before is None:
                 return
-            chunk = await anyio.to_thread.run_sync(self.csv_chunk, where, chunk.next_before)
+            chunk = await self.csv_chunk_in_thread(where, chunk.next_before)

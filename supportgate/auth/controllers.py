@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request, Router, delete, get, post
 from litestar.params import FromPath, JSONBody
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.openapi import body, error
 
 from .services import KeyService
@@ -23,7 +22,7 @@ class KeyController(Controller):
 
     @get("/", opt={"role": "admin"}, summary="Every API key by name (revoked ones too)")
     async def list_keys(self, keys: Part[KeyService]) -> KeyPage:
-        return KeyPage(items=await anyio.to_thread.run_sync(keys.list_keys))
+        return KeyPage(items=await keys.list_keys_in_thread())
 
     @post(
         "/",
@@ -37,10 +36,8 @@ class KeyController(Controller):
     async def create(
         self, request: Request[Any, Any, Any], keys: Part[KeyService], data: JSONBody[KeyRequest]
     ) -> CreatedKey:
-        created = await anyio.to_thread.run_sync(
-            lambda: keys.create(
-                name=data.name, role=data.role, owners=data.owners, expires_in=data.expires_in
-            )
+        created = await keys.create_in_thread(
+            name=data.name, role=data.role, owners=data.owners, expires_in=data.expires_in
         )
         request.state["log"] = {"created_key": created.name, "created_role": created.role}
         return created
@@ -49,5 +46,9 @@ class KeyController(Controller):
     async def revoke(
         self, request: Request[Any, Any, Any], keys: Part[KeyService], name: FromPath[str]
     ) -> None:
-        await anyio.to_thread.run_sync(keys.revoke, name)
+        await keys.revoke_in_thread(name)
         request.state["log"] = {"revoked_key": name}
+
+
+def routes(keys: KeyService) -> Router:
+    return served(KeyController, keys=keys)

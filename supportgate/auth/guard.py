@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 from anyio import sleep
 from litestar.connection import ASGIConnection
 from litestar.enums import HttpMethod
@@ -41,43 +40,53 @@ PRINCIPAL_STATE_KEY = "supportgate_principal"
 DEFAULT_ROLE: Role = "ci"
 
 
-async def require_key(
-    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
-) -> None:
-    if handler.opt.get("public") or handler.opt.get("console") or _only_options(handler):
-        return
-    secret = _bearer(connection.headers.get("authorization"))
-    if secret is None:
-        raise NotAuthorizedException("send an API key as `Authorization: Bearer <key>`")
-    await _admit(connection, secret, handler.opt.get("role", DEFAULT_ROLE))
+class KeyGuard:
+    """The API's guard, over the keys and the rate limits it is built with; the console's
+    login form asks it too (`authenticate`)."""
 
+    def __init__(self, keys: KeyService, limits: RequestLimits) -> None:
+        self.keys = keys
+        self.limits = limits
 
-async def authenticate(
-    connection: ASGIConnection[Any, Any, Any, Any], secret: str
-) -> Principal | None:
-    """The principal of a presented key, or None for an unknown, revoked or expired one: from
-    memory, or (when memory is over a second old) after a read in a thread (KeyService).
+    async def __call__(
+        self, connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+    ) -> None:
+        if handler.opt.get("public") or handler.opt.get("console") or _only_options(handler):
+            return
+        secret = _bearer(connection.headers.get("authorization"))
+        if secret is None:
+            raise NotAuthorizedException("send an API key as `Authorization: Bearer <key>`")
+        principal = await self.authenticate(connection, secret)
+        if principal is None:
+            raise NotAuthorizedException("unknown API key")
+        act_as(connection, principal, handler.opt.get("role", DEFAULT_ROLE))
 
-    429 (supportgate/auth/limits.py) before the lookup when the client's address has used up
-    its failed authentications and the key is none of those in memory, and after it when the
-    key has spent its burst."""
-    runtime = connection.app.state.runtime
-    limits: RequestLimits = runtime.limits
-    client = connection.client.host if connection.client else ""
-    keys: KeyService = runtime.keys
-    refused = limits.before_lookup(client, secret, keys)
-    if refused is not None:
-        await sleep(limits.refusal_delay)  # a flood waiting for answers waits too
-        _refuse_after(refused, "too many unknown API keys from this address")
-    if keys.fresh():
-        principal = keys.authenticate(secret, may_read=False)
-    else:
-        principal = await anyio.to_thread.run_sync(keys.authenticate, secret)
-    if principal is None:
-        limits.failed(client)
-        return None
-    _refuse_after(limits.admitted(principal.name), f"too many requests for key {principal.name!r}")
-    return principal
+    async def authenticate(
+        self, connection: ASGIConnection[Any, Any, Any, Any], secret: str
+    ) -> Principal | None:
+        """The principal of a presented key, or None for an unknown, revoked or expired one:
+        from memory, or (when memory is over a second old) after a read in a thread.
+
+        429 (supportgate/auth/limits.py) before the lookup when the client's address has used
+        up its failed authentications and the key is none of those in memory, and after it
+        when the key has spent its burst."""
+        limits, keys = self.limits, self.keys
+        client = connection.client.host if connection.client else ""
+        refused = limits.before_lookup(client, secret, keys)
+        if refused is not None:
+            await sleep(limits.refusal_delay)  # a flood waiting for answers waits too
+            _refuse_after(refused, "too many unknown API keys from this address")
+        if keys.fresh():
+            principal = keys.authenticate(secret, may_read=False)
+        else:
+            principal = await keys.authenticate_in_thread(secret)
+        if principal is None:
+            limits.failed(client)
+            return None
+        _refuse_after(
+            limits.admitted(principal.name), f"too many requests for key {principal.name!r}"
+        )
+        return principal
 
 
 def _refuse_after(seconds: int | None, detail: str) -> None:
@@ -92,13 +101,6 @@ def check_role(principal: Principal, needed: Role) -> None:
         raise PermissionDeniedException(
             f"this needs the {needed} role; key {principal.name!r} has {principal.role}"
         )
-
-
-async def _admit(connection: ASGIConnection[Any, Any, Any, Any], secret: str, needed: Role) -> None:
-    principal = await authenticate(connection, secret)
-    if principal is None:
-        raise NotAuthorizedException("unknown API key")
-    act_as(connection, principal, needed)
 
 
 def act_as(

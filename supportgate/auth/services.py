@@ -36,6 +36,7 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import ApiKey, transaction
 from supportgate.errors import NotFound, UsageError
 from supportgate.logging import get_logger
+from supportgate.threads import thread_twin
 
 from . import repository
 from .durations import parse_duration
@@ -145,6 +146,8 @@ class KeyService:
         self._drop_copy()
         return created
 
+    create_in_thread = thread_twin(create)
+
     def bootstrap_admin(self) -> str | None:
         """A first admin key named `admin` when no key exists at all; None otherwise."""
         with transaction(self._sessions) as session:
@@ -158,6 +161,8 @@ class KeyService:
         with transaction(self._sessions) as session:
             return [KeyView(**_fields(row)) for row in repository.all_keys(session)]
 
+    list_keys_in_thread = thread_twin(list_keys)
+
     def revoke(self, name: str) -> KeyView:
         """Revoke the key `name` (revoking it again changes nothing); NotFound when there is
         none. Refused by this process from its next request on."""
@@ -168,6 +173,8 @@ class KeyService:
             view = KeyView(**_fields(row))
         self._drop_copy()
         return view
+
+    revoke_in_thread = thread_twin(revoke)
 
     # -- who is calling ------------------------------------------------------------------
 
@@ -188,6 +195,8 @@ class KeyService:
         after fresh() said yes: memory gone stale since is still what it was a moment ago)."""
         known = self._current(may_read=may_read).by_hash.get(hash_key(secret))
         return self._admitted(known)
+
+    authenticate_in_thread = thread_twin(authenticate)
 
     def principal_by_id(self, key_id: int, *, may_read: bool = True) -> Principal | None:
         """The principal of the key with this id while it is valid; None once it is revoked

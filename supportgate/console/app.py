@@ -1,7 +1,7 @@
 """The console: its own Litestar application, mounted by the API at /ui.
 
 Its own application, so that what a browser needs stays out of the API: its guard reads the
-server-side session its cookie names (guard.require_console_session; the API's guard reads
+server-side session its cookie names (guard.console_session_guard; the API's guard reads
 only the Authorization header), every POST needs the CSRF token (session.check_csrf), every
 response carries the security headers (headers.py), errors are pages (and a missing login a
 redirect to it), and nothing of it is in the OpenAPI document. The API's guard lets the
@@ -14,19 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Litestar, Request, Router, asgi
-from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.handlers import ASGIRouteHandler
 from litestar.static_files import create_static_files_router
 from litestar.types import Receive, Scope, Send
 
+from supportgate.auth.guard import KeyGuard
+from supportgate.dependencies import provide
 from supportgate.http_errors import log_unexpected
 from supportgate.http_input import refuse_nul_characters
-from supportgate.runtime import Runtime
 
 from .controllers import PageController, SessionController
 from .form_limits import MAX_FORM_FIELDS, refuse_crowded_forms
-from .guard import LOGINS_STATE_KEY, require_console_session
+from .guard import console_session_guard
 from .headers import with_security_headers
 from .logins import ConsoleSessions
 from .rendering import EXCEPTION_HANDLERS, STATIC, template_config
@@ -42,22 +41,9 @@ async def _before_request(request: Request[Any, Any, Any]) -> None:
     await check_csrf(request)
 
 
-def create_console(runtime: Runtime) -> Litestar:
-    console = ConsoleService(runtime)
-    logins = ConsoleSessions(
-        runtime.sessions,
-        keys=runtime.keys,
-        clock=runtime.clock,
-        idle_timeout=runtime.settings.console_idle_timeout,
-        session_timeout=runtime.settings.console_session_timeout,
-    )
-
-    def provide_console() -> ConsoleService:
-        return console
-
-    def provide_logins() -> ConsoleSessions:
-        return logins
-
+def create_console(
+    console: ConsoleService, logins: ConsoleSessions, key_guard: KeyGuard
+) -> Litestar:
     pages = Router(CONSOLE_PATH, route_handlers=[SessionController, PageController])
     static = create_static_files_router(
         f"{CONSOLE_PATH}/static",
@@ -67,11 +53,8 @@ def create_console(runtime: Runtime) -> Litestar:
     )
     return Litestar(
         route_handlers=[pages, static],
-        dependencies={
-            "console": Provide(provide_console, sync_to_thread=False),
-            "logins": Provide(provide_logins, sync_to_thread=False),
-        },
-        guards=[require_console_session],
+        dependencies=provide(console=console, logins=logins, key_guard=key_guard),
+        guards=[console_session_guard(logins)],
         before_request=_before_request,
         exception_handlers=EXCEPTION_HANDLERS,
         after_exception=[log_unexpected],
@@ -80,19 +63,18 @@ def create_console(runtime: Runtime) -> Litestar:
         openapi_config=None,
         request_max_body_size=MAX_FORM_BYTES,
         multipart_form_part_limit=MAX_FORM_FIELDS,
-        state=State({"runtime": runtime, LOGINS_STATE_KEY: logins}),
     )
 
 
-def console_mount(runtime: Runtime) -> ASGIRouteHandler:
-    """The route the API serves the console on: everything under /ui."""
-    console = with_security_headers(create_console(runtime))
+def console_mount(console: Litestar) -> ASGIRouteHandler:
+    """The route the API serves the console (create_console) on: everything under /ui."""
+    headed = with_security_headers(console)
 
     @asgi(CONSOLE_PATH, is_mount=True, copy_scope=False, opt={"console": True})
     async def ui(scope: Scope, receive: Receive, send: Send) -> None:
         # The mount strips /ui from the path; the console routes under /ui itself, so that its
         # requests know their own URLs and the request observer sees its route templates.
         scope["path"] = CONSOLE_PATH + scope["path"]
-        await console(scope, receive, send)
+        await headed(scope, receive, send)
 
     return ui

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-import anyio.to_thread
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, QueryParameter
@@ -13,7 +12,7 @@ from litestar.response import Redirect, Stream, Template
 from litestar.status_codes import HTTP_303_SEE_OTHER
 
 from supportgate.audit.controllers import CSV_MEDIA_TYPE
-from supportgate.auth.guard import authenticate
+from supportgate.auth.guard import KeyGuard
 from supportgate.auth.roles import role_allows
 from supportgate.http_download import attachment
 
@@ -47,6 +46,7 @@ from .session import CONSOLE_COOKIE, CONSOLE_PATH, local_target, login_cookies, 
 PUBLIC = {"public": True}
 ConsoleDep = NamedDependency[ConsoleService]
 LoginsDep = NamedDependency[ConsoleSessions]
+KeyGuardDep = NamedDependency[KeyGuard]
 
 
 def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
@@ -66,11 +66,11 @@ class SessionController(Controller):
 
     @post("/login", opt=PUBLIC, status_code=HTTP_303_SEE_OTHER)
     async def login(
-        self, request: Request[Any, Any, Any], logins: LoginsDep
+        self, request: Request[Any, Any, Any], logins: LoginsDep, key_guard: KeyGuardDep
     ) -> Template | Redirect:
         form = await request.form()
         secret, target = str(form.get("key") or "").strip(), local_target(form.get("next"))
-        principal = await authenticate(request, secret) if secret else None
+        principal = await key_guard.authenticate(request, secret) if secret else None
         if principal is None:
             error = "unknown API key" if secret else "enter an API key"
             return render(request, "login.html.j2", status_code=401, next_page=target, error=error)
@@ -84,14 +84,14 @@ class SessionController(Controller):
                 detail=detail + principal.role,
             )
         # A login replaces the session this browser had: an id planted before it opens nothing.
-        await anyio.to_thread.run_sync(logins.end, request.cookies.get(CONSOLE_COOKIE))
-        session_id = await anyio.to_thread.run_sync(logins.begin, principal)
+        await logins.end_in_thread(request.cookies.get(CONSOLE_COOKIE))
+        session_id = await logins.begin_in_thread(principal)
         cookies = login_cookies(request, session_id, logins.cookie_seconds)
         return Redirect(target, status_code=HTTP_303_SEE_OTHER, cookies=cookies)
 
     @post("/logout", opt=PUBLIC, status_code=HTTP_303_SEE_OTHER)
     async def logout(self, request: Request[Any, Any, Any], logins: LoginsDep) -> Redirect:
-        await anyio.to_thread.run_sync(logins.end, request.cookies.get(CONSOLE_COOKIE))
+        await logins.end_in_thread(request.cookies.get(CONSOLE_COOKIE))
         return Redirect(
             f"{CONSOLE_PATH}/login", status_code=HTTP_303_SEE_OTHER, cookies=logout_cookies(request)
         )
@@ -112,7 +112,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, MANIFEST_FIELDS)
-        page = await anyio.to_thread.run_sync(lambda: console.manifests(query, cursor=cursor))
+        page = await console.manifests(query, cursor=cursor)
         return render(request, "manifests.html.j2", page=page)
 
     @get("/manifests/{kind:str}/{name:str}", opt=MANIFEST)
@@ -127,9 +127,7 @@ class PageController(Controller):
         a: FromQuery[str | None] = None,
         b: FromQuery[str | None] = None,
     ) -> Template:
-        page = await anyio.to_thread.run_sync(
-            lambda: console.manifest(kind, name, cursor=cursor, a=a, b=b)
-        )
+        page = await console.manifest(kind, name, cursor=cursor, a=a, b=b)
         return render(request, "manifest.html.j2", page=page)
 
     @get("/audit", opt=AUDIT)
@@ -140,7 +138,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, AUDIT_FIELDS)
-        page = await anyio.to_thread.run_sync(lambda: console.audit(query, cursor=cursor))
+        page = await console.audit(query, cursor=cursor)
         return render(request, "audit.html.j2", page=page)
 
     @get("/audit.csv", opt=AUDIT)
@@ -163,18 +161,18 @@ class PageController(Controller):
         old: FromQuery[str | None] = None,
         new: FromQuery[str | None] = None,
     ) -> Template:
-        page = await anyio.to_thread.run_sync(lambda: console.matrix(old=old, new=new))
+        page = await console.matrix(old=old, new=new)
         return render(request, "matrix.html.j2", page=page)
 
     @get("/impact", opt=IMPACT_FORM)
     async def impact_form(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
-        page = await anyio.to_thread.run_sync(console.impact_form)
+        page = await console.impact_form()
         return render(request, "impact.html.j2", page=page)
 
     @post("/impact", opt=IMPACT, status_code=200)
     async def impact(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
         proposal = str((await request.form()).get("matrix") or "")
-        page = await anyio.to_thread.run_sync(console.impact, proposal)
+        page = await console.impact(proposal)
         return render(request, "impact.html.j2", status_code=page.status_code, page=page)
 
     @get("/alerts", opt=ALERTS)
@@ -185,7 +183,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, ALERT_FIELDS)
-        page = await anyio.to_thread.run_sync(lambda: console.alerts(query, cursor=cursor))
+        page = await console.alerts(query, cursor=cursor)
         return render(request, "alerts.html.j2", page=page)
 
     @get("/fleet", opt=FLEET)
@@ -196,14 +194,14 @@ class PageController(Controller):
         earlier: Annotated[str | None, QueryParameter(name="from")] = None,
         later: Annotated[str | None, QueryParameter(name="to")] = None,
     ) -> Template:
-        page = await anyio.to_thread.run_sync(lambda: console.fleet(earlier=earlier, later=later))
+        page = await console.fleet(earlier=earlier, later=later)
         return render(request, "fleet.html.j2", page=page)
 
     @get("/fleet.csv", opt=FLEET)
     async def fleet_csv(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, text = await anyio.to_thread.run_sync(console.fleet_csv, day)
+        found, text = await console.fleet_csv(day)
         filename = f"supportgate-fleet-{found}.csv"
         return Response(
             text,
@@ -215,7 +213,7 @@ class PageController(Controller):
     async def fleet_manifests_csv(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, text = await anyio.to_thread.run_sync(console.fleet_manifests_csv, day)
+        found, text = await console.fleet_manifests_csv(day)
         return Response(
             text,
             media_type=CSV_MEDIA_TYPE,
@@ -226,7 +224,7 @@ class PageController(Controller):
     async def fleet_oscal(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, document = await anyio.to_thread.run_sync(console.fleet_oscal, day)
+        found, document = await console.fleet_oscal(day)
         filename = f"supportgate-fleet-{found}.oscal.json"
         return Response(
             document,
@@ -236,7 +234,7 @@ class PageController(Controller):
 
     @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
-        page = await anyio.to_thread.run_sync(console.webhooks)
+        page = await console.webhooks()
         return render(request, "webhooks.html.j2", page=page)
 
     @get("/waivers", opt=WAIVERS)
@@ -247,7 +245,7 @@ class PageController(Controller):
         cursor: FromQuery[str | None] = None,
     ) -> Template:
         query = _query(request, WAIVER_FIELDS)
-        page = await anyio.to_thread.run_sync(lambda: console.waivers(query, cursor=cursor))
+        page = await console.waivers(query, cursor=cursor)
         return render(request, "waivers.html.j2", page=page)
 
     @get("/rules", opt=RULES)

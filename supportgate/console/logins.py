@@ -34,6 +34,7 @@ from supportgate.auth.roles import Principal
 from supportgate.auth.services import KeyService
 from supportgate.clock import Clock
 from supportgate.db import ConsoleSession, transaction
+from supportgate.threads import thread_twin
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
 _TABLE = ConsoleSession.__table__  # type: ignore[attr-defined]
@@ -91,6 +92,8 @@ class ConsoleSessions:
             )
         return session_id
 
+    begin_in_thread = thread_twin(begin)
+
     def principal(self, session_id: str) -> Principal | None:
         """Who the session acts as, or None when there is no such session or it has ended
         (its row then goes)."""
@@ -115,10 +118,14 @@ class ConsoleSessions:
             self._touch(digest, now)
         return principal
 
+    principal_in_thread = thread_twin(principal)
+
     def end(self, session_id: str | None) -> None:
         """Logout: the session's row goes (nothing happens for an unknown id)."""
         if session_id and _ID.match(session_id):
             self._delete(_digest(session_id))
+
+    end_in_thread = thread_twin(end)
 
     def _delete(self, digest: str) -> None:
         with transaction(self._sessions, write=True) as session:

@@ -13,22 +13,31 @@ from urllib.parse import urlencode
 import msgspec
 import yaml
 
+from supportgate.alerts.services import AlertService
 from supportgate.alerts.views import AlertView
 from supportgate.audit.filters import AuditFilter
+from supportgate.audit.services import AuditService
+from supportgate.clock import Clock
 from supportgate.errors import InputError, PolicyEngineUnavailable, UsageError
+from supportgate.evaluations.tracking import TrackingService
 from supportgate.evaluations.views import TrackedManifest
 from supportgate.fleet.compare import FleetChange
 from supportgate.fleet.query import FleetAt
 from supportgate.fleet.report import FleetReport, fleet_report, manifests_csv, report_csv
+from supportgate.fleet.services import FleetService
 from supportgate.http_errors import input_status
-from supportgate.impact.services import ImpactReport
+from supportgate.impact.services import ImpactAnalysis, ImpactReport
 from supportgate.manifests.decision import CAUSES, MANIFEST_KINDS, VERDICTS, Decision
 from supportgate.matrix.services import MatrixService
 from supportgate.matrix.views import MatrixVersionSummary
+from supportgate.oscal.services import OscalReports
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from supportgate.policy.live import LivePolicies
 from supportgate.policy.views import PolicyView, policy_view
-from supportgate.runtime import Runtime
+from supportgate.threads import in_thread
+from supportgate.waivers.services import WaiverService
 from supportgate.waivers.views import WaiverView
+from supportgate.webhooks.services import WebhookService
 from supportgate.webhooks.views import Delivery, Webhook
 
 from .decision_diff import DecisionDiff, diff_decisions
@@ -203,21 +212,46 @@ class WaiversPage:
 
 
 class ConsoleService:
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
+    def __init__(
+        self,
+        *,
+        policies: LivePolicies,
+        tracking: TrackingService,
+        audit: AuditService,
+        matrices: MatrixService,
+        impact: ImpactAnalysis,
+        alerts: AlertService,
+        fleet: FleetService,
+        oscal: OscalReports,
+        webhooks: WebhookService,
+        waivers: WaiverService,
+        clock: Clock,
+    ) -> None:
+        self._policies = policies
+        self._tracking = tracking
+        self._audit = audit
+        self._matrices = matrices
+        self._impact = impact
+        self._alerts = alerts
+        self._fleet = fleet
+        self._oscal = oscal
+        self._webhooks = webhooks
+        self._waivers = waivers
+        self._clock = clock
 
     @property
     def choices(self) -> Choices:
         """The filters' choices; the rules are those in force now (they change on reload)."""
-        return Choices(rules=tuple(sorted(self._runtime.policies.catalog)))
+        return Choices(rules=tuple(sorted(self._policies.catalog)))
 
     def rules(self) -> PolicyView:
         """GET /v1/policy's document: the revision, the organisation bundles, every rule."""
-        policies = self._runtime.policies
+        policies = self._policies
         return policy_view(policies.bundle, policies.catalog, policies.last_error)
 
+    @in_thread
     def manifests(self, query: Query, *, cursor: str | None) -> ManifestsPage:
-        page = self._runtime.tracking.page(
+        page = self._tracking.page(
             kind=query.get("kind"),
             verdict=query.get("verdict"),
             owner=query.get("owner"),
@@ -227,13 +261,14 @@ class ConsoleService:
         )
         return ManifestsPage(query, self.choices, page.items, page.next_cursor)
 
+    @in_thread
     def manifest(
         self, kind: str, name: str, *, cursor: str | None, a: str | None, b: str | None
     ) -> ManifestPage:
-        tracked = self._runtime.tracking.one(kind, name)
+        tracked = self._tracking.one(kind, name)
         # The manifest's decisions through the audit search (kind and name are the filter):
         # its pages read the decision columns only, not the stored policy input.
-        audit = self._runtime.audit
+        audit = self._audit
         where = AuditFilter(kind=kind, name=name)
         recent = audit.page(where, cursor=None, limit=TIMELINE_DECISIONS)
         cursor = given(cursor)
@@ -243,7 +278,7 @@ class ConsoleService:
             b, a = recent.items[0].id, recent.items[1].id
         on_pool = None
         if kind == "HardwareManifest":
-            on_pool = self._runtime.tracking.page(
+            on_pool = self._tracking.page(
                 kind="DeploymentManifest",
                 verdict=None,
                 owner=None,
@@ -273,28 +308,28 @@ class ConsoleService:
             return None
         if a is None or b is None:
             raise UsageError("choose two decisions to compare", field=("a" if a is None else "b"))
-        found = self._runtime.tracking.decisions(kind, name, [a, b])
+        found = self._tracking.decisions(kind, name, [a, b])
         for param, wanted in (("a", a), ("b", b)):
             if wanted not in found:
                 raise UsageError(f"{kind} {name!r} has no decision {wanted!r}", field=param)
         return diff_decisions(found[a], found[b])
 
+    @in_thread
     def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
         cursor = given(cursor)
-        page = self._runtime.audit.page(
-            self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT
-        )
+        page = self._audit.page(self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT)
         return AuditPage(query, self.choices, page.items, page.next_cursor, cursor)
 
     async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
-        return await self._runtime.audit.csv(self._audit_filter(query))
+        return await self._audit.csv(self._audit_filter(query))
 
     @staticmethod
     def _audit_filter(query: Query) -> AuditFilter:
         return AuditFilter.parse(**{name: query.get(name) for name in AUDIT_FIELDS})
 
+    @in_thread
     def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
-        matrices = self._runtime.matrices
+        matrices = self._matrices
         versions = matrices.version_list().items
         current = _document_in_effect(matrices)
         old, new = given(old), given(new)
@@ -312,26 +347,29 @@ class ConsoleService:
             documents.append(view.document)
         return MatrixPage(versions, old, new, diff_matrices(*documents), current)
 
+    @in_thread
     def impact_form(self) -> ImpactPage:
         """The form, filled with the current matrix to edit."""
-        current = self._runtime.matrices.current_view().document
+        current = self._matrices.current_view().document
         return ImpactPage(yaml.safe_dump(current, sort_keys=False), None, None)
 
+    @in_thread
     def impact(self, proposal: str) -> ImpactPage:
         """What the pasted matrix (YAML or JSON) would change; a bad one is shown on the
         form, with the message naming the field, and the text kept."""
         try:
-            report = self._runtime.impact.analyse_document(proposal.encode(), fmt="yaml")
+            report = self._impact.analyse_document(proposal.encode(), fmt="yaml")
         except InputError as exc:
             return ImpactPage(proposal, None, str(exc), status_code=input_status(exc))
         return ImpactPage(proposal, report, None)
 
+    @in_thread
     def alerts(self, query: Query, *, cursor: str | None) -> AlertsPage:
         """Alerts matching the filters, each with its reason: what its decision gained and
         lost against the manifest's decision before it."""
-        start = query.get("since") or _format(self._runtime.clock.now() - ALERT_WINDOW)
+        start = query.get("since") or _format(self._clock.now() - ALERT_WINDOW)
         query = Query({**query.values, "since": start})
-        page = self._runtime.alerts.page(
+        page = self._alerts.page(
             since=start,
             kind=query.get("kind"),
             owner=query.get("owner"),
@@ -341,13 +379,14 @@ class ConsoleService:
             limit=DEFAULT_LIMIT,
             newest_first=True,
         )
-        versions = tuple(v.version for v in self._runtime.matrices.version_list().items)
+        versions = tuple(v.version for v in self._matrices.version_list().items)
         return AlertsPage(query, self.choices, versions, page.items, page.next_cursor)
 
+    @in_thread
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and
         the manifests whose verdict changed between them."""
-        now = self._runtime.clock.now()
+        now = self._clock.now()
         today = now.date()
         to_day = _day("to", given(later), now) or today
         from_day = _day("from", given(earlier), now) or to_day - FLEET_WINDOW
@@ -355,7 +394,7 @@ class ConsoleService:
             raise UsageError(f"must not be after to ({to_day}), got {from_day}", field="from")
         sides = []
         for day in (from_day, to_day):
-            fleet = self._runtime.fleet.at(_day_end(day, now))
+            fleet = self._fleet.at(_day_end(day, now))
             sides.append(FleetSide(day.isoformat(), fleet, fleet_report(fleet)))
         rows = [
             FleetRow(
@@ -364,36 +403,40 @@ class ConsoleService:
                 if change.before is None or change.after is None
                 else diff_decisions(change.before.decision, change.after.decision),
             )
-            for change in self._runtime.fleet.changes(sides[0].fleet, sides[1].fleet)
+            for change in self._fleet.changes(sides[0].fleet, sides[1].fleet)
         ]
         return FleetPage(sides[0], sides[1], rows)
 
+    @in_thread
     def fleet_csv(self, day: str | None) -> tuple[str, bytes]:
         """The fleet report at the end of `day` (default today) as CSV, and the day."""
         found, end = self._day_ending(day)
-        return found, report_csv(fleet_report(self._runtime.fleet.at(end)))
+        return found, report_csv(fleet_report(self._fleet.at(end)))
 
+    @in_thread
     def fleet_manifests_csv(self, day: str | None) -> tuple[str, bytes]:
         """Every manifest tracked at the end of `day` (default today) with its verdict and
         reasons, as CSV, and the day."""
         found, end = self._day_ending(day)
-        return found, manifests_csv(self._runtime.fleet.at(end))
+        return found, manifests_csv(self._fleet.at(end))
 
+    @in_thread
     def fleet_oscal(self, day: str | None) -> tuple[str, bytes]:
         """The fleet at the end of `day` (default today) as the OSCAL Assessment Results
         document GET /v1/reports/oscal gives for that time, and the day."""
         found, end = self._day_ending(day)
-        return found, self._runtime.oscal.document(end)
+        return found, self._oscal.document(end)
 
     def _day_ending(self, day: str | None) -> tuple[str, datetime]:
         """A download's `day` (YYYY-MM-DD, default today) and the instant its fleet is read
         at: the end of that day in UTC, or now for today."""
-        now = self._runtime.clock.now()
+        now = self._clock.now()
         found = _day("day", given(day), now) or now.date()
         return found.isoformat(), _day_end(found, now)
 
+    @in_thread
     def webhooks(self) -> WebhooksPage:
-        webhooks = self._runtime.webhooks
+        webhooks = self._webhooks
         found = []
         for webhook in webhooks.subscriptions().items:
             page = webhooks.deliveries(
@@ -403,11 +446,12 @@ class ConsoleService:
                 found.append(Subscription(webhook, page.items, page.next_cursor is not None))
         return WebhooksPage(found)
 
+    @in_thread
     def waivers(self, query: Query, *, cursor: str | None) -> WaiversPage:
         active = query.get("active")
         if active not in {None, "true", "false"}:
             raise UsageError(f"must be true or false, got {active!r}", field="active")
-        page = self._runtime.waivers.page(
+        page = self._waivers.page(
             kind=query.get("kind"),
             name=query.get("name"),
             rule=query.get("rule"),
@@ -415,7 +459,7 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        now = self._runtime.clock.now()
+        now = self._clock.now()
         return WaiversPage(query, self.choices, page.items, page.next_cursor, now)
 
 

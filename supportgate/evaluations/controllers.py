@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio.to_thread
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Controller, Request, Response, Router, delete, get, post
 from litestar.params import FromPath, FromQuery, HeaderParameter
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.evaluations.services import IDEMPOTENCY_KEY_PATTERN
 from supportgate.fleet.services import FleetManifestPage, FleetService
 from supportgate.http_paging import AsOf, Cursor, Limit
@@ -94,22 +93,18 @@ class ManifestController(Controller):
         limit: Limit = DEFAULT_LIMIT,
     ) -> TrackedManifestPage | FleetManifestPage:
         if as_of is not None:  # from the log: the manifests tracked then (supportgate/fleet/)
-            return await anyio.to_thread.run_sync(
-                lambda: fleet.manifests_page(
-                    as_of, kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
-                )
+            return await fleet.manifests_page(
+                as_of, kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
             )
-        return await anyio.to_thread.run_sync(
-            lambda: tracking.page(
-                kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
-            )
+        return await tracking.page_in_thread(
+            kind=kind, verdict=verdict, owner=owner, cursor=cursor, limit=limit
         )
 
     @get("/{kind:str}/{name:str}", opt={"role": "procurement"}, summary="One tracked manifest")
     async def one(
         self, tracking: Part[TrackingService], kind: FromPath[ManifestKind], name: FromPath[str]
     ) -> TrackedManifest:
-        return await anyio.to_thread.run_sync(tracking.one, kind, name)
+        return await tracking.one_in_thread(kind, name)
 
     @get(
         "/{kind:str}/{name:str}/history",
@@ -125,9 +120,7 @@ class ManifestController(Controller):
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> DecisionPage:
-        return await anyio.to_thread.run_sync(
-            lambda: tracking.history(kind, name, cursor=cursor, limit=limit)
-        )
+        return await tracking.history_in_thread(kind, name, cursor=cursor, limit=limit)
 
     @delete(
         "/{kind:str}/{name:str}",
@@ -142,7 +135,7 @@ class ManifestController(Controller):
         name: FromPath[str],
     ) -> None:
         by = principal_of(request).name
-        await anyio.to_thread.run_sync(lambda: tracking.untrack(kind, name, by=by))
+        await tracking.untrack_in_thread(kind, name, by=by)
 
 
 class DryRunController(Controller):
@@ -163,3 +156,20 @@ class DryRunController(Controller):
         return await dry_runs.judge(
             body=await request.body(), fmt=fmt, principal=principal_of(request)
         )
+
+
+def routes(
+    evaluations: EvaluationService,
+    dry_runs: DryRunService,
+    tracking: TrackingService,
+    fleet: FleetService,
+) -> Router:
+    return served(
+        EvaluationController,
+        DryRunController,
+        ManifestController,
+        evaluations=evaluations,
+        dry_runs=dry_runs,
+        tracking=tracking,
+        fleet=fleet,
+    )

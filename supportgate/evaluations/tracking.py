@@ -19,6 +19,7 @@ from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
+from supportgate.threads import thread_twin
 
 from . import repository
 from .views import DecisionPage, TrackedManifest, TrackedManifestPage
@@ -67,11 +68,15 @@ class TrackingService:
         items, next_cursor = trim_page(items, limit, lambda item: [item.kind, item.name])
         return TrackedManifestPage(items=items, next_cursor=next_cursor)
 
+    page_in_thread = thread_twin(page)
+
     def one(self, kind: str, name: str) -> TrackedManifest:
         with transaction(self._sessions) as session:
             row = self._tracked(session, kind, name)
             latest = repository.decisions_by_id(session, [row.latest_decision_id or ""])
             return _view(row, latest.get(row.latest_decision_id or ""))
+
+    one_in_thread = thread_twin(one)
 
     def history(self, kind: str, name: str, *, cursor: str | None, limit: int) -> DecisionPage:
         before = decode_cursor(cursor, int)[0] if cursor else None
@@ -82,6 +87,8 @@ class TrackingService:
                 self._tracked(session, kind, name)  # 404 for a name never seen
         rows, next_cursor = trim_page(rows, limit, lambda row: [row.seq])
         return DecisionPage(items=[decision_from_row(row) for row in rows], next_cursor=next_cursor)
+
+    history_in_thread = thread_twin(history)
 
     def decisions(self, kind: str, name: str, ids: list[str]) -> dict[str, Decision]:
         """The decisions with these ids that were made for this manifest, by id (an id of
@@ -101,6 +108,8 @@ class TrackingService:
         untracking = Untracking(kind=kind, name=name, untracked_by=by, at=self._clock.now())
         if self._ledger.write(Batch(untracked=[untracking])).conflicts_in("untracked"):
             raise NotFound(f"no tracked {kind} named {name!r}", field="name")
+
+    untrack_in_thread = thread_twin(untrack)
 
     @staticmethod
     def _tracked(session: Session, kind: str, name: str) -> Manifest:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-import anyio.to_thread
-from litestar import Controller, Response, get
+from litestar import Controller, Response, Router, get
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import QueryParameter
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.http_download import attachment
 from supportgate.http_paging import AsOf
 from supportgate.openapi import body
@@ -63,11 +62,15 @@ class FleetReportController(Controller):
     ) -> FleetReport | Response[bytes]:
         check_choice("format", output, FORMATS)
         if output == "json":
-            return await anyio.to_thread.run_sync(fleet.report, as_of)
-        report, text = await anyio.to_thread.run_sync(fleet.report_csv, as_of)
+            return await fleet.report_in_thread(as_of)
+        report, text = await fleet.report_csv(as_of)
         filename = f"supportgate-fleet-{report.as_of.strftime('%Y%m%dT%H%M%SZ')}.csv"
         return Response(
             text,
             media_type=CSV_MEDIA_TYPE,
             headers=attachment(filename),
         )
+
+
+def routes(fleet: FleetService) -> Router:
+    return served(FleetReportController, fleet=fleet)

@@ -16,6 +16,7 @@ from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.manifests.decision import VERDICTS, Decision
 from supportgate.pagination import check_choice, check_limit, decode_cursor, parse_time, trim_page
 from supportgate.policy.inputs import format_time
+from supportgate.threads import in_thread, thread_twin
 
 from .compare import FleetChange, verdict_changes
 from .query import FleetAt, FleetManifest, fleet_at
@@ -71,6 +72,7 @@ class FleetService:
         with transaction(self._sessions) as session:
             return verdict_changes(session, earlier, later)
 
+    @in_thread
     def manifests_page(
         self,
         as_of: str,
@@ -108,6 +110,9 @@ class FleetService:
     def report(self, as_of: str | None) -> FleetReport:
         return fleet_report(self.at(self.as_of(as_of)))
 
+    report_in_thread = thread_twin(report)
+
+    @in_thread
     def report_csv(self, as_of: str | None) -> tuple[FleetReport, bytes]:
         report = self.report(as_of)
         return report, report_csv(report)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Router, post
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import MatrixBody
 
@@ -30,4 +29,8 @@ class ImpactController(Controller):
     ) -> ImpactReport:
         fmt = format_for_media_type(request.headers.get("content-type"))
         body = await request.body()
-        return await anyio.to_thread.run_sync(lambda: impact.analyse_document(body, fmt=fmt))
+        return await impact.analyse_document_in_thread(body, fmt=fmt)
+
+
+def routes(impact: ImpactAnalysis) -> Router:
+    return served(ImpactController, impact=impact)

@@ -31,6 +31,7 @@ from supportgate.policy.embedded import EmbeddedEngine
 from supportgate.policy.engine import LoadedMatrix
 from supportgate.policy.live import LivePolicies
 from supportgate.reevaluation.source import iter_tracked_batches, subjects
+from supportgate.threads import thread_twin
 from supportgate.waivers.services import WaiverService
 
 log = get_logger(__name__)
@@ -83,6 +84,8 @@ class ImpactAnalysis:
         """Decode the proposed matrix as POST /v1/matrix does (ManifestError naming the
         field), then compare."""
         return self.analyse(prepare(decode_matrix(data, fmt=fmt)))
+
+    analyse_document_in_thread = thread_twin(analyse_document)
 
     def analyse(self, proposed: LoadedMatrix) -> ImpactReport:
         now = self._clock.now()

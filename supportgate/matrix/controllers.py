@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Router, get, post
 from litestar.params import FromPath
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
 from supportgate.manifests.decode import format_for_media_type
 from supportgate.openapi import MatrixBody, error
@@ -27,7 +26,7 @@ class MatrixController(Controller):
 
     @get("/", opt={"role": "procurement"}, summary="The support matrix applied now")
     async def current(self, matrices: Part[MatrixService]) -> MatrixVersionDetail:
-        return await anyio.to_thread.run_sync(matrices.current_view)
+        return await matrices.current_view_in_thread()
 
     @get(
         "/versions",
@@ -35,7 +34,7 @@ class MatrixController(Controller):
         summary="Every published version, newest effective first (pending ones included)",
     )
     async def versions(self, matrices: Part[MatrixService]) -> MatrixVersionList:
-        return await anyio.to_thread.run_sync(matrices.version_list)
+        return await matrices.version_list_in_thread()
 
     @get(
         "/versions/{version:str}",
@@ -45,7 +44,7 @@ class MatrixController(Controller):
     async def version(
         self, matrices: Part[MatrixService], version: FromPath[str]
     ) -> MatrixVersionDetail:
-        found = await anyio.to_thread.run_sync(matrices.version_view, version)
+        found = await matrices.version_view_in_thread(version)
         if found is None:
             raise NotFound(f"no matrix version {version!r} is published", field="version")
         return found
@@ -63,8 +62,10 @@ class MatrixController(Controller):
         fmt = format_for_media_type(request.headers.get("content-type"))
         body = await request.body()
         publisher = principal_of(request).name
-        published = await anyio.to_thread.run_sync(
-            lambda: matrices.publish_document(body, fmt=fmt, published_by=publisher)
-        )
+        published = await matrices.publish_document(body, fmt=fmt, published_by=publisher)
         request.state["log"] = {"matrix_version": published.version}
         return published
+
+
+def routes(matrices: MatrixService) -> Router:
+    return served(MatrixController, matrices=matrices)

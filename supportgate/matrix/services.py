@@ -33,6 +33,7 @@ from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests import Format, Matrix, decode_matrix, to_builtins
 from supportgate.policy.engine import LoadedMatrix
+from supportgate.threads import in_thread, thread_twin
 
 from . import prepare
 from .repository import digests, versions_named
@@ -155,6 +156,7 @@ class MatrixService:
 
     # The HTTP views: what the matrix endpoints answer.
 
+    @in_thread
     def publish_document(
         self, data: bytes, *, fmt: Format, published_by: str | None
     ) -> MatrixVersionDetail:
@@ -179,9 +181,13 @@ class MatrixService:
         now = self._clock.now()
         return self._detail(self.current(now), now)
 
+    current_view_in_thread = thread_twin(current_view)
+
     def version_view(self, version: str) -> MatrixVersionDetail | None:
         found = self.get(version)
         return None if found is None else self._detail(found, self._clock.now())
+
+    version_view_in_thread = thread_twin(version_view)
 
     def version_list(self) -> MatrixVersionList:
         """Every version, newest effective first (pending versions lead)."""
@@ -189,6 +195,8 @@ class MatrixService:
         versions = self.versions()
         current = _in_effect(versions, now)
         return MatrixVersionList(items=[_summary(v, now, current) for v in reversed(versions)])
+
+    version_list_in_thread = thread_twin(version_list)
 
     def _detail(self, published: PublishedMatrix, now: datetime) -> MatrixVersionDetail:
         summary = _summary(published, now, _in_effect(self.versions(), now))

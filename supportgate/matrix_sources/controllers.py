@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import anyio.to_thread
-from litestar import Controller, Response, get, post
+from litestar import Controller, Response, Router, get, post
 from litestar.background_tasks import BackgroundTask
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.openapi import error
 
 from .services import MatrixSourceService
@@ -24,7 +23,7 @@ class MatrixSourceController(Controller):
         summary="Where the matrix is followed from: last sync, revision, last error",
     )
     async def source(self, matrix_source: Part[MatrixSourceService]) -> MatrixSourceView:
-        return await anyio.to_thread.run_sync(matrix_source.view)
+        return await matrix_source.view_in_thread()
 
     @post(
         "/sync",
@@ -34,9 +33,13 @@ class MatrixSourceController(Controller):
         responses={409: error(409)},
     )
     async def sync(self, matrix_source: Part[MatrixSourceService]) -> Response[MatrixSourceView]:
-        view = await anyio.to_thread.run_sync(matrix_source.requested_view)
+        view = await matrix_source.requested_view()
         return Response(view, status_code=202, background=BackgroundTask(_sync, matrix_source))
 
 
 async def _sync(matrix_source: MatrixSourceService) -> None:
-    await anyio.to_thread.run_sync(lambda: matrix_source.poll(requested=True))
+    await matrix_source.poll_in_thread(requested=True)
+
+
+def routes(matrix_source: MatrixSourceService) -> Router:
+    return served(MatrixSourceController, matrix_source=matrix_source)

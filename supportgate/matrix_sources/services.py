@@ -47,6 +47,7 @@ from supportgate.manifests import decode_matrix, to_builtins
 from supportgate.matrix.services import MatrixService
 from supportgate.policy.engine import matrix_key
 from supportgate.policy.inputs import format_time
+from supportgate.threads import in_thread, thread_twin
 from supportgate.webhooks.outbox import SYNC_FAILED, enqueue_event_deliveries
 
 from . import repository
@@ -141,6 +142,8 @@ class MatrixSourceService:
         except Exception:  # a database or engine outage: the next poll tries again
             log.exception("matrix_source_poll_failed")
             return "skipped"
+
+    poll_in_thread = thread_twin(poll)
 
     def sync(self, *, requested: bool = True) -> SyncOutcome:
         """Read the source now and publish what is new (see the module's docstring)."""
@@ -299,6 +302,9 @@ class MatrixSourceService:
         kind: SourceKind = "git" if isinstance(self.source, GitSource) else "https"
         return _view(self.source.shown, kind, self.poll_seconds, row)
 
+    view_in_thread = thread_twin(view)
+
+    @in_thread
     def requested_view(self) -> MatrixSourceView:
         """POST /v1/matrix/sync: the state as it is before the sync it asks for (a
         ConflictError naming SUPPORTGATE_MATRIX_SOURCE when none is configured)."""

@@ -1,4 +1,4 @@
-"""/health/live and /health/ready, open to everyone.
+"""/health/live, /health/ready and /metrics, open to everyone.
 
 Ready means each of these holds (`checks` names the one that does not, HTTP 503):
 - database: it answers and holds every table of the schema;
@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 import msgspec
-from litestar import Response, get
+from litestar import Response, Router, get
 from litestar.openapi.datastructures import ResponseSpec
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
@@ -24,14 +23,16 @@ from sqlalchemy.exc import DBAPIError
 from supportgate.clock import Clock
 from supportgate.db import ping
 from supportgate.db.migrate import check_schema
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import DatabaseError, PolicyEngineError, SupportgateError
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests import HardwareManifest
 from supportgate.matrix.services import MatrixService
+from supportgate.observability.metrics import MEDIA_TYPE, Metrics
 from supportgate.policy import PolicyEngine
 from supportgate.policy.engine import LoadedMatrix
+from supportgate.threads import thread_twin
 
 CANARY_SECONDS = 5.0
 CANARY = msgspec.convert(
@@ -85,6 +86,8 @@ class Readiness:
                 checks[name] = str(exc)
         return checks
 
+    checks_in_thread = thread_twin(checks)
+
     def _database(self) -> None:
         ping(self._db)
         check_schema(self._db)
@@ -134,9 +137,24 @@ async def live() -> dict[str, str]:
     },
 )
 async def ready(readiness: Part[Readiness]) -> Response[dict[str, Any]]:
-    checks = await anyio.to_thread.run_sync(readiness.checks)
+    checks = await readiness.checks_in_thread()
     healthy = all(value == "ok" for value in checks.values())
     return Response(
         {"status": "ok" if healthy else "unavailable", "checks": checks},
         status_code=200 if healthy else 503,
     )
+
+
+@get(
+    "/metrics",
+    opt={"public": True},
+    tags=["health"],
+    summary="Prometheus metrics",
+    media_type=MEDIA_TYPE,
+)
+async def exposition(metrics: Part[Metrics]) -> Response[bytes]:
+    return Response(await metrics.exposition(), media_type=MEDIA_TYPE)
+
+
+def routes(readiness: Readiness, metrics: Metrics) -> Router:
+    return served(live, ready, exposition, readiness=readiness, metrics=metrics)

@@ -18,10 +18,11 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import Manifest, transaction
-from supportgate.events import DecisionsRecorded, PolicyReloadFailed
-from supportgate.logging import get_logger
+from supportgate.events import DecisionsRecorded, JobFailed, PolicyReloadFailed
+from supportgate.logging import get_logger, lost_log_lines
 from supportgate.matrix_sources.services import MatrixSourceService
 from supportgate.reevaluation import repository as sweep_repository
+from supportgate.threads import in_thread
 from supportgate.webhooks import repository as webhook_repository
 
 MEDIA_TYPE = "text/plain; version=0.0.4"
@@ -145,6 +146,15 @@ class _MatrixSource(Collector):
         )
 
 
+class _LostLogLines(Collector):
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily(
+            "supportgate_log_lines_lost",
+            "Log lines that could not be written (the log's disk full, stdout closed)",
+            value=lost_log_lines(),
+        )
+
+
 class Metrics:
     def __init__(
         self, sessions: sessionmaker[Session], *, matrix_source: MatrixSourceService
@@ -181,6 +191,7 @@ class Metrics:
         ):
             self.registry.register(_FromDatabase(sessions, read, unavailable=unavailable))
         self.registry.register(_MatrixSource(matrix_source))
+        self.registry.register(_LostLogLines())
 
     def count_decisions(self, recorded: DecisionsRecorded) -> None:
         for count in recorded.counts:
@@ -189,8 +200,9 @@ class Metrics:
     def count_policy_reload_failure(self, _failed: PolicyReloadFailed) -> None:
         self.policy_reload_failures.inc()
 
-    def job_failed(self, job: str) -> None:
-        self.job_failures.labels(job).inc()
+    def count_job_failure(self, failed: JobFailed) -> None:
+        self.job_failures.labels(failed.job).inc()
 
+    @in_thread
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -20,6 +20,7 @@ from uuid import uuid4
 from litestar.datastructures import MutableScopeHeaders
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from prometheus_client import Histogram
 from structlog.contextvars import bound_contextvars
 
 from supportgate.auth.guard import PRINCIPAL_STATE_KEY
@@ -38,6 +39,9 @@ def method_label(method: object) -> str:
 
 
 class RequestObserver(ASGIMiddleware):
+    def __init__(self, durations: Histogram) -> None:
+        self.durations = durations
+
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         started = time.perf_counter()
         headers = dict(scope.get("headers") or [])
@@ -57,15 +61,12 @@ class RequestObserver(ASGIMiddleware):
             finally:
                 self._observe(scope, status, started)
 
-    @staticmethod
-    def _observe(scope: Scope, status: int, started: float) -> None:
+    def _observe(self, scope: Scope, status: int, started: float) -> None:
         duration = time.perf_counter() - started
         route = scope.get("path_template") or UNMATCHED_ROUTE
-        runtime = scope["app"].state.get("runtime")
-        if runtime is not None:
-            runtime.metrics.request_duration.labels(
-                method_label(scope.get("method", "")), route, str(status)
-            ).observe(duration)
+        self.durations.labels(method_label(scope.get("method", "")), route, str(status)).observe(
+            duration
+        )
         state: dict[str, Any] = scope.get("state") or {}
         principal = state.get(PRINCIPAL_STATE_KEY)
         log.info(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio.to_thread
-from litestar import Controller, Response, get
+from litestar import Controller, Response, Router, get
 from litestar.params import QueryParameter
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.openapi import body
 
 from .services import OscalReports
@@ -42,5 +41,9 @@ class OscalController(Controller):
     )
     async def oscal(self, oscal: Part[OscalReports], as_of: AsOf = None) -> Response[bytes]:
         at = oscal.as_of(as_of, field="as_of")
-        document = await anyio.to_thread.run_sync(oscal.document, at)
+        document = await oscal.document_in_thread(at)
         return Response(document, media_type=MEDIA_TYPE)
+
+
+def routes(oscal: OscalReports) -> Router:
+    return served(OscalController, oscal=oscal)

@@ -14,6 +14,7 @@ from supportgate.errors import UsageError
 from supportgate.fleet.services import FleetService
 from supportgate.pagination import parse_time
 from supportgate.policy import PolicyEngine
+from supportgate.threads import thread_twin
 
 from .document import assessment_results
 from .fleet import FleetManifest, OscalFleet
@@ -45,6 +46,8 @@ class OscalReports:
 
     def document(self, as_of: datetime) -> bytes:
         return assessment_results(self.fleet_at(as_of))
+
+    document_in_thread = thread_twin(document)
 
     def fleet_at(self, as_of: datetime) -> OscalFleet:
         """The tracked manifests at `as_of` with the decision then current for each, and the

@@ -70,6 +70,10 @@ class PolicyBundle:
     def builtin_modules(self) -> tuple[tuple[str, str], ...]:
         return self.modules[: len(self.modules) - sum(len(b.modules) for b in self.bundles)]
 
+    def builtin_only(self) -> PolicyBundle:
+        modules = self.builtin_modules
+        return PolicyBundle(self.directory, modules, _revision(modules))
+
     @property
     def default_matrix_path(self) -> Path:
         return self.directory / DEFAULT_MATRIX_FILE

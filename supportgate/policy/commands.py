@@ -16,8 +16,6 @@ from .bundle import PolicyBundle
 from .catalog import read_catalog
 from .org import read_bundles
 from .org_check import refuse_problems
-from .rego_tests import run_tests
-from .views import policy_view
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -51,12 +49,16 @@ def _settings() -> Settings:
 def _rules(_: argparse.Namespace) -> int:
     settings = _settings()
     bundle = PolicyBundle.load(settings.policy_dir, settings.policy_bundles)
+    from .views import policy_view  # noqa: PLC0415 - the API's shape, not `check`'s
+
     view = policy_view(bundle, read_catalog(bundle.modules))
     sys.stdout.write(msgspec.json.format(msgspec.json.encode(view)).decode() + "\n")
     return EXIT_OK
 
 
 def _test(args: argparse.Namespace) -> int:
+    from .rego_tests import run_tests  # noqa: PLC0415 - subprocess is not `check`'s to load
+
     policies = PolicyBundle.read(_settings().policy_dir)
     bundles = read_bundles(args.dirs, field=None)
     return EXIT_OK if run_tests(policies, bundles, out=sys.stdout) else EXIT_FAILED

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, Response, Router, get
 from litestar.exceptions import NotAuthorizedException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.status_codes import HTTP_304_NOT_MODIFIED
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
 from supportgate.openapi import BUNDLE_SECURITY_SCHEME, ErrorBody
 
@@ -71,3 +71,7 @@ class PolicyController(Controller):
     )
     async def policy(self, policies: Part[LivePolicies]) -> PolicyView:
         return policy_view(policies.bundle, policies.catalog, policies.last_error)
+
+
+def routes(bundles: BundleServer, policies: LivePolicies) -> Router:
+    return served(BundleController, PolicyController, bundles=bundles, policies=policies)

@@ -13,15 +13,18 @@ starts the sweep with cause `policy`.
 Under OPA the new bundle is published first and taken only once OPA holds it: each tick asks
 OPA which revision it holds (the service keeps expecting, and deciding on, the last good one
 meanwhile). OPA refuses a bundle its compiler rejects and keeps its old one; when OPA does not
-hold the new revision OPA_ACTIVATION_BOUND after its publication, the service serves the last
-good bundle again and refuses the new one as above (docs/opa.md, "A bundle OPA refuses").
+hold the new revision OPA_ACTIVATION_BOUND after its publication (counted from when OPA
+answers), the service serves the last good bundle again and refuses the new one as above
+(docs/opa.md, "A bundle OPA refuses"). At the first start there is no last good bundle:
+organisation bundles are published the same way, and the one OPA refuses falls back to the
+built-in policies alone, so decisions go on.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -46,11 +49,13 @@ OPA_ACTIVATION_BOUND = timedelta(seconds=60)
 
 @dataclass(frozen=True, slots=True)
 class _Published:
-    """Policies served to OPA and not yet taken: `served` is their OPA bundle revision."""
+    """Policies served to OPA and not yet taken: `served` is their OPA bundle revision;
+    `fallback` is what is served again if OPA never takes them."""
 
     bundle: PolicyBundle
     served: str
     since: datetime
+    fallback: PolicyBundle
 
 
 class LivePolicies:
@@ -80,6 +85,9 @@ class LivePolicies:
         self._published: _Published | None = None
         self._opa_refused: str | None = None
         """The OPA bundle revision of the last refusal when OPA made it (see _settle)."""
+        served = server.bundle.revision if server.bundle else None
+        if isinstance(engine, OpaEngine) and served is not None and bundle.bundles:
+            self._published = _Published(bundle, served, clock.now(), bundle.builtin_only())
 
     @property
     def bundle(self) -> PolicyBundle:
@@ -94,13 +102,15 @@ class LivePolicies:
         """Whether new policies are now in force (see the module's docstring)."""
         with self._lock:
             if self._published is not None:
-                return self._settle(self._published)
+                settled = self._settle(self._published)
+                if settled or self._published is not None:
+                    return settled
             fresh = self._changed()
             if fresh is None:
                 return False
             served = self._server.publish(fresh, self._default_matrix)
             if isinstance(self._engine, OpaEngine) and served is not None:
-                self._published = _Published(fresh, served, self._clock.now())
+                self._published = _Published(fresh, served, self._clock.now(), self._bundle)
                 log.info("policy_published", revision=fresh.revision, bundle_revision=served)
                 return self._settle(self._published)
             return self._take(fresh, served)
@@ -128,25 +138,39 @@ class LivePolicies:
 
     def _settle(self, published: _Published) -> bool:
         """Take the published policies once OPA holds them; after OPA_ACTIVATION_BOUND without,
-        serve the last good ones again and refuse these."""
-        if self._opa_holds(published.served):
+        serve the fallback again (taken at the first start) and refuse these."""
+        try:
+            held = self._engine.held_revision() if isinstance(self._engine, OpaEngine) else None
+        except PolicyEngineError:  # OPA cannot have refused them: the bound starts once it answers
+            self._published = replace(published, since=self._clock.now())
+            return False
+        if held == published.served:
             self._published = None
-            return self._take(published.bundle, published.served)
+            started_on = published.bundle is self._bundle  # no change to sweep for
+            return self._take(published.bundle, published.served) and not started_on
         if self._clock.now() - published.since < OPA_ACTIVATION_BOUND:
             return False
         self._published = None
-        self._server.publish(self._bundle, self._default_matrix)
+        changed = published.fallback is not self._bundle
+        served = self._server.publish(published.fallback, self._default_matrix)
+        if changed:
+            self._take(published.fallback, served)
+        kept = (
+            "the built-in policies alone are served"
+            if changed
+            else "the last good bundle is served again"
+        )
         seconds = OPA_ACTIVATION_BOUND.total_seconds()
         self._refuse(
             published.bundle.revision,
             [
                 f"OPA did not activate bundle revision {published.served} within {seconds:g} s: "
                 "it refused it (OPA's log names the module; run `supportgate policy check` "
-                "with `opa` on PATH) or did not poll; the last good bundle is served again"
+                f"with `opa` on PATH) or did not poll; {kept}"
             ],
         )
         self._opa_refused = published.served
-        return False
+        return changed
 
     def _opa_holds(self, served: str) -> bool:
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +104,8 @@ def _directory_files(directory: Path, *, field: str | None) -> list[tuple[str, s
 
 def _archive_files(path: Path, *, field: str | None) -> list[tuple[str, str]]:
     """The regular `.rego` members of an OPA bundle file (nothing is extracted to disk)."""
+    import tarfile  # noqa: PLC0415 - `check` without bundle files does not pay for it
+
     files: list[tuple[str, str]] = []
     try:
         with tarfile.open(path, mode="r:gz") as archive:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 import regorus
@@ -23,7 +23,7 @@ from supportgate.errors import InputError
 from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
 
 from .inputs import build_input, hardware_spec
-from .org_check import FINDING_FIELDS, Problem
+from .org_check import Problem
 from .prepared import prepared_document
 from .rego_parse import FINDING_SETS, ParsedModule, syntax_error
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 SHIPPED_EXAMPLES = Path("examples") / "manifests"
 DECISION_RULE = "data.supportgate.decision.result"
+MISBEHAVED_RULE = "data.supportgate.decision.org_misbehaved"
 
 
 def example_problems(
@@ -44,11 +45,11 @@ def example_problems(
     engine.add_data_json(
         json.dumps({"matrix": matrix, "supportgate": {"prepared": prepared_document(matrix)}})
     )
-    sets = {
-        (module.package, rule.name): (where[name], rule.line)
+    declared = {
+        rule_id: (where[name], rule.line)
         for name, module in parsed.items()
         for rule in module.rules
-        if rule.name in FINDING_SETS
+        if rule.name in FINDING_SETS and rule.fields and (rule_id := rule.fields.get("rule"))
     }
     at = datetime.now(UTC)
     for example, manifests in _examples(policies.directory):
@@ -61,7 +62,7 @@ def example_problems(
             )
             engine.set_input_json(document.canonical.decode())
             problems = _evaluation_problems(
-                engine, sets, where, f"{example} ({manifest.metadata.name})"
+                engine, declared, where, f"{example} ({manifest.metadata.name})"
             )
             if problems:
                 return problems
@@ -70,37 +71,27 @@ def example_problems(
 
 def _evaluation_problems(
     engine: regorus.Engine,
-    sets: Mapping[tuple[str, str], tuple[str, int]],
+    declared: Mapping[str, tuple[str, int]],
     where: Mapping[str, str],
     example: str,
 ) -> list[Problem]:
+    """What the decision says of the bundle's findings on this example: the decision owns what
+    a well-formed finding is (decision.rego's `org_misbehaved`)."""
     try:
-        for (package, head_set), (file, line) in sorted(sets.items()):
-            findings = json.loads(engine.eval_rule_as_json(f"data.{package}.{head_set}"))
-            bad = [finding for finding in findings or [] if not _is_finding(finding)]
-            if bad:
-                return [
-                    Problem(
-                        file,
-                        line,
-                        f"on the example {example} {head_set} emitted {json.dumps(bad[0])}: a "
-                        f"finding is {{rule, message, path}}, each a string, and nothing else",
-                    )
-                ]
+        misbehaved = json.loads(engine.eval_rule_as_json(MISBEHAVED_RULE)) or []
         engine.eval_rule_as_json(DECISION_RULE)
     except RuntimeError as exc:
         error = syntax_error(exc, "")
         file = where.get(error.module) or next(iter(where.values()))
         return [Problem(file, error.line, f"fails on the example {example}: {error.message}")]
-    return []
-
-
-def _is_finding(finding: Any) -> bool:
-    return (
-        isinstance(finding, dict)
-        and sorted(finding) == sorted(FINDING_FIELDS)
-        and all(isinstance(value, str) for value in finding.values())
-    )
+    return [
+        Problem(
+            *declared.get(warn["rule"], (next(iter(where.values())), 1)),
+            f"on the example {example}, {warn['message']}. Emit rule, message and path, "
+            "each a string, and nothing else",
+        )
+        for warn in misbehaved[:1]
+    ]
 
 
 def _examples(directory: Path) -> Iterator[tuple[str, Sequence[Manifest]]]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Router, get, post
 from litestar.openapi.spec import OpenAPIMediaType, RequestBody
 from litestar.params import FromPath
 
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
 from supportgate.openapi import RawBody, body, inlined_schema, raw_schema
 
@@ -50,7 +49,7 @@ class ReevaluationController(Controller):
         self, request: Request[Any, Any, Any], reevaluation: Part[ReevaluationService]
     ) -> SweepView:
         wanted = decode_request(await request.body(), request.headers.get("content-type"))
-        sweep = await anyio.to_thread.run_sync(reevaluation.request_now, wanted)
+        sweep = await reevaluation.request_now(wanted)
         request.state["log"] = {"sweep_id": sweep.id}
         return sweep
 
@@ -62,7 +61,11 @@ class ReevaluationController(Controller):
     async def one(
         self, reevaluation: Part[ReevaluationService], sweep_id: FromPath[str]
     ) -> SweepView:
-        found = await anyio.to_thread.run_sync(reevaluation.view, sweep_id)
+        found = await reevaluation.view_in_thread(sweep_id)
         if found is None:
             raise NotFound(f"no sweep {sweep_id!r}", field="sweep_id")
         return found
+
+
+def routes(reevaluation: ReevaluationService) -> Router:
+    return served(ReevaluationController, reevaluation=reevaluation)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, func, select
 from sqlmodel import Session
 
 from supportgate.db import Decision, Manifest, Sweep, SweepMemo
@@ -41,6 +41,14 @@ def next_unfinished(session: Session, policy_revision: str) -> str | None:
         .order_by(_sweeps.c.requested_at, _sweeps.c.id)
         .limit(1)
     )
+    found = session.execute(statement).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
+def latest_trigger(session: Session, prefix: str) -> str | None:
+    """The greatest trigger starting with `prefix` (for `schedule:` ones, the latest instant:
+    they are UTC times written alike)."""
+    statement = select(func.max(_sweeps.c.trigger)).where(_sweeps.c.trigger.startswith(prefix))
     found = session.execute(statement).scalar_one_or_none()
     return None if found is None else str(found)
 

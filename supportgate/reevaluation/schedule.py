@@ -1,7 +1,8 @@
 """The timed triggers, on APScheduler 3 (the only module that imports it):
 
 - the cron (SUPPORTGATE_REEVALUATE_CRON, UTC): a sweep with cause `schedule`, its trigger
-  the minute it fired for, so replicas firing together start one sweep;
+  the minute it fired for, so replicas firing together start one sweep; an instant that
+  passed while the service was down (after the last cron sweep) is swept at its first tick;
 - a matrix version's `effective_from`: at that moment, the sweep for the version (cause
   `matrix`);
 - a waiver's expiry (when the waivers domain is wired): a sweep with cause `waiver` of the
@@ -19,7 +20,7 @@
 Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
 jobs only call tick() at the right moments. Each part of a tick, and the matrix source's poll,
 is a job that fails alone (named where tick() attempts it): its failure is logged with its
-name (`scheduler_job_failed`), counted (`failed(job)`: /metrics) and tried again at the next
+name (`scheduler_job_failed`), counted (`JobFailed`: /metrics) and tried again at the next
 tick.
 """
 
@@ -37,11 +38,13 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.errors import UsageError
+from supportgate.events import Events, JobFailed
 from supportgate.logging import get_logger
 from supportgate.matrix.services import MatrixService
 
 from .services import POLL_SECONDS, ReevaluationService
 
+CRON_TRIGGER = "schedule:"
 log = get_logger(__name__)
 MISFIRE_GRACE_S = 3600
 WAIVER_JOB = "waiver-expiry"
@@ -94,10 +97,10 @@ class SweepScheduler:
         policies: PolicyReload | None = None,
         matrix_source: MatrixSourcePoll | None = None,
         clock: Clock = SYSTEM_CLOCK,
-        failed: Callable[[str], None] = lambda _job: None,
+        events: Events | None = None,
     ) -> None:
-        """`failed(job)`: told of each job's failure (Metrics.job_failed counts them)."""
-        self._failed = failed
+        """`events`: where each job's failure is told (JobFailed)."""
+        self._events = events or Events()
         self._reevaluation = reevaluation
         self._matrix_source = matrix_source
         self._matrices = matrices
@@ -114,7 +117,8 @@ class SweepScheduler:
 
     def start(self) -> None:
         with self._lock:
-            self._cron_due = self._cron.get_next_fire_time(None, self._clock.now())
+            now = self._clock.now()
+            self._cron_due = self._missed_cron(now) or self._cron.get_next_fire_time(None, now)
         jobs = self._scheduler
         jobs.add_job(
             self.tick, self._cron, id="cron", coalesce=True, misfire_grace_time=MISFIRE_GRACE_S
@@ -163,11 +167,21 @@ class SweepScheduler:
             run()
         except Exception:  # the other jobs still run; this one is tried again next time
             log.exception("scheduler_job_failed", job=job)
-            self._failed(job)
+            self._events.publish([JobFailed(job=job)])
 
     def _reload_policies(self) -> None:
         if self._policies is not None and self._policies.reload():
             self._reevaluation.policies_changed()
+
+    def _missed_cron(self, now: datetime) -> datetime | None:
+        """The first cron instant after the last cron sweep, when it has passed (none before
+        the first cron sweep: a new service makes up nothing)."""
+        last = self._reevaluation.latest_trigger(CRON_TRIGGER)
+        if last is None:
+            return None
+        ran = datetime.fromisoformat(last.removeprefix(CRON_TRIGGER).replace("Z", "+00:00"))
+        following = self._cron.get_next_fire_time(None, ran + timedelta(seconds=1))
+        return following if following is not None and following <= now else None
 
     def _run_due_cron(self) -> None:
         """The sweep of the latest cron instant that has come: instants missed meanwhile (a
@@ -179,7 +193,7 @@ class SweepScheduler:
         following = self._cron.get_next_fire_time(due, now)
         while following is not None and following <= now:
             due, following = following, self._cron.get_next_fire_time(following, now)
-        self._reevaluation.start_sweep("schedule", trigger=f"schedule:{_text(due)}")
+        self._reevaluation.start_sweep("schedule", trigger=f"{CRON_TRIGGER}{_text(due)}")
         self._cron_due = following
 
     def _schedule_matrix_versions(self) -> None:

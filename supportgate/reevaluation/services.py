@@ -44,6 +44,7 @@ from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyBundle, PolicyEngine
 from supportgate.policy.time_thresholds import organisation_reads_the_time
+from supportgate.threads import in_thread, thread_twin
 
 from . import repository
 from .locks import sweep_lock
@@ -140,6 +141,7 @@ class ReevaluationService:
                 )
             time.sleep(WAIT_SECONDS)  # another process holds the sweep lock
 
+    @in_thread
     def request_now(self, body: SweepRequest | None) -> SweepView:
         """POST /v1/reevaluations: a new sweep now (cause `schedule`), queued."""
         only = None
@@ -224,10 +226,16 @@ class ReevaluationService:
             time.sleep(0.02)
         return False
 
+    def latest_trigger(self, prefix: str) -> str | None:
+        with transaction(self._sessions) as session:
+            return repository.latest_trigger(session, prefix)
+
     def view(self, sweep_id: str) -> SweepView | None:
         with transaction(self._sessions) as session:
             row = repository.sweep(session, sweep_id)
             return None if row is None else _view(row)
+
+    view_in_thread = thread_twin(view)
 
     # Running them.
 

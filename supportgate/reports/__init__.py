@@ -14,7 +14,6 @@ from supportgate.errors import UsageError
 from supportgate.manifests.locate import locate
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
-from supportgate.reports.junit import render_junit
 from supportgate.reports.markdown import render_markdown
 from supportgate.reports.model import (
     EXIT_CODES,
@@ -44,11 +43,19 @@ __all__ = [
     "summary_line",
 ]
 
+
+def _render_junit(report: Report) -> str:
+    # xml.etree (and expat) only for the format that needs them: `check` starts faster.
+    from supportgate.reports.junit import render_junit  # noqa: PLC0415
+
+    return render_junit(report)
+
+
 _RENDERERS: dict[str, Callable[[Report], str]] = {
     "text": render_text,
     "json": render_json,
     "sarif": render_sarif,
-    "junit": render_junit,
+    "junit": _render_junit,
     "github": render_github,
     "markdown": render_markdown,
 }

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio.to_thread
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request, Router, delete, get, post
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
 from supportgate.http_paging import Cursor, Kind, Limit, Name
 from supportgate.pagination import DEFAULT_LIMIT
@@ -41,9 +40,7 @@ class WaiverController(Controller):
         data: JSONBody[WaiverRequest],
     ) -> WaiverView:
         created_by = principal_of(request).name
-        created = await anyio.to_thread.run_sync(
-            lambda: waivers.create(data, created_by=created_by)
-        )
+        created = await waivers.create_in_thread(data, created_by=created_by)
         request.state["log"] = {"waiver_id": created.id}
         return created
 
@@ -59,10 +56,8 @@ class WaiverController(Controller):
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> WaiverPage:
-        return await anyio.to_thread.run_sync(
-            lambda: waivers.page(
-                kind=kind, name=name, rule=rule, active=active, cursor=cursor, limit=limit
-            )
+        return await waivers.page_in_thread(
+            kind=kind, name=name, rule=rule, active=active, cursor=cursor, limit=limit
         )
 
     @delete(
@@ -77,6 +72,10 @@ class WaiverController(Controller):
         id: FromPath[str],  # the contract's path: /v1/waivers/{id}
     ) -> None:
         deleted_by = principal_of(request).name
-        deleted = await anyio.to_thread.run_sync(lambda: waivers.delete(id, deleted_by=deleted_by))
+        deleted = await waivers.delete_in_thread(id, deleted_by=deleted_by)
         if deleted is None:
             raise NotFound(f"no waiver {id!r} that is not deleted", field="id")
+
+
+def routes(waivers: WaiverService) -> Router:
+    return served(WaiverController, waivers=waivers)

@@ -35,6 +35,7 @@ from supportgate.manifests.decision import MANIFEST_KINDS
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
 from supportgate.policy.catalog import read_catalog
 from supportgate.policy.inputs import format_time
+from supportgate.threads import thread_twin
 
 from . import repository
 from .views import LATEST_EXPIRY, NAME_PATTERN, WaiverPage, WaiverRequest, WaiverView
@@ -98,6 +99,8 @@ class WaiverService:
         )
         return view
 
+    create_in_thread = thread_twin(create)
+
     def delete(self, waiver_id: str, *, deleted_by: str) -> WaiverView | None:
         """Mark the waiver deleted (the row stays); None when no undeleted waiver has that id."""
         deletion = WaiverDeletion(id=waiver_id, deleted_by=deleted_by, deleted_at=self._clock.now())
@@ -111,6 +114,8 @@ class WaiverService:
             view = _view(row)
         log.info("waiver_deleted", **_named(view), deleted_by=deleted_by)
         return view
+
+    delete_in_thread = thread_twin(delete)
 
     @property
     def deny_rules(self) -> frozenset[str]:
@@ -171,6 +176,8 @@ class WaiverService:
             items = [(row.seq, _view(row)) for row in rows]
         items, next_cursor = trim_page(items, limit, lambda item: [item[0]])
         return WaiverPage(items=[view for _, view in items], next_cursor=next_cursor)
+
+    page_in_thread = thread_twin(page)
 
     def cache_is_fresh(self) -> bool:
         """Whether active_for() answers from memory, without reading the database."""

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request, Router, delete, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from supportgate.auth.guard import principal_of
-from supportgate.dependencies import Part
+from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
 from supportgate.http_paging import Cursor, Limit
 from supportgate.pagination import DEFAULT_LIMIT
@@ -40,13 +39,13 @@ class WebhookController(Controller):
         data: JSONBody[WebhookCreate],
     ) -> WebhookCreated:
         creator = principal_of(request).name
-        created = await anyio.to_thread.run_sync(lambda: webhooks.create(data, created_by=creator))
+        created = await webhooks.create_in_thread(data, created_by=creator)
         request.state["log"] = {"webhook": created.id}
         return created
 
     @get("/", opt={"role": "admin"}, summary="Every webhook subscription, without secrets")
     async def subscriptions(self, webhooks: Part[WebhookService]) -> WebhookList:
-        return await anyio.to_thread.run_sync(webhooks.subscriptions)
+        return await webhooks.subscriptions_in_thread()
 
     @delete(
         "/{webhook_id:str}",
@@ -54,7 +53,7 @@ class WebhookController(Controller):
         summary="Delete a subscription with its pending deliveries and delivery log",
     )
     async def remove(self, webhooks: Part[WebhookService], webhook_id: FromPath[str]) -> None:
-        if not await anyio.to_thread.run_sync(webhooks.delete, webhook_id):
+        if not await webhooks.delete_in_thread(webhook_id):
             raise _unknown(webhook_id)
 
     @get(
@@ -71,9 +70,13 @@ class WebhookController(Controller):
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
     ) -> DeliveryPage:
-        page = await anyio.to_thread.run_sync(
-            lambda: webhooks.deliveries(webhook_id, status=status, cursor=cursor, limit=limit)
+        page = await webhooks.deliveries_in_thread(
+            webhook_id, status=status, cursor=cursor, limit=limit
         )
         if page is None:
             raise _unknown(webhook_id)
         return page
+
+
+def routes(webhooks: WebhookService) -> Router:
+    return served(WebhookController, webhooks=webhooks)

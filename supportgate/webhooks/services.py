@@ -25,6 +25,7 @@ from supportgate.errors import UsageError
 from supportgate.events import PolicyReloadFailed
 from supportgate.logging import get_logger
 from supportgate.pagination import check_choice, check_limit, decode_cursor, trim_page
+from supportgate.threads import thread_twin
 
 from . import repository, signing
 from .dispatcher import WebhookDispatcher
@@ -108,11 +109,15 @@ class WebhookService:
         log.info("webhook_subscribed", subscription=row.id, url=url, created_by=created_by)
         return WebhookCreated(**msgspec.structs.asdict(_view(row, 0)), secret=row.secret)
 
+    create_in_thread = thread_twin(create)
+
     def subscriptions(self) -> WebhookList:
         with transaction(self._sessions) as session:
             rows = repository.all_subscriptions(session)
             pending = repository.pending_counts(session)
         return WebhookList(items=[_view(row, pending.get(row.id, 0)) for row in rows])
+
+    subscriptions_in_thread = thread_twin(subscriptions)
 
     def delete(self, subscription_id: str) -> bool:
         with transaction(self._sessions, write=True) as session:
@@ -120,6 +125,8 @@ class WebhookService:
         if deleted:
             log.info("webhook_deleted", subscription=subscription_id)
         return deleted
+
+    delete_in_thread = thread_twin(delete)
 
     def deliveries(
         self, subscription_id: str, *, status: str | None, cursor: str | None, limit: int
@@ -138,6 +145,8 @@ class WebhookService:
             attempts = repository.attempts_of(session, [row.seq for row in rows if row.seq])
         items = [_delivery(row, attempts.get(row.seq or 0, [])) for row in rows]
         return DeliveryPage(items=items, next_cursor=next_cursor)
+
+    deliveries_in_thread = thread_twin(deliveries)
 
 
 def check_url(url: str, allow: AllowList) -> str:

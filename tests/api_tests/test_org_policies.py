@@ -31,6 +31,7 @@ from ..clock import FakeClock
 from ..integration.test_org_misbehaving import FRAGILE, POOL
 from ..opa import default_matrix_document, running_opa, serving_bundle, shared_credentials
 from ..receiver import running_receiver
+from ..services import free_port
 from ..waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -241,19 +242,25 @@ def test_on_opa_a_bundle_opa_refuses_never_takes_effect(opa_binary: str, tmp_pat
         assert response.json()["policy_revision"] == kept
 
 
-@pytest.mark.opa
-def test_without_opa_beside_the_service_a_bundle_opa_refuses_is_withdrawn(
-    opa_binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No `opa` on the service's PATH (the Docker image has none), so only OPA judges the
-    bundle. It used to be served and expected: OPA kept its old revision and every decision
-    was 503. Now it is taken only once OPA holds it; OPA never does, and after
-    OPA_ACTIVATION_BOUND the service serves the last good bundle again and refuses it."""
+@pytest.fixture
+def no_opa_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in the Docker image: only the OPA server judges a bundle."""
     path = [entry for entry in os.environ["PATH"].split(os.pathsep) if entry]
     monkeypatch.setenv(
         "PATH", os.pathsep.join(entry for entry in path if not (Path(entry) / "opa").exists())
     )
     assert shutil.which("opa") is None
+
+
+@pytest.mark.opa
+@pytest.mark.usefixtures("no_opa_on_path")
+def test_without_opa_beside_the_service_a_bundle_opa_refuses_is_withdrawn(
+    opa_binary: str, tmp_path: Path
+) -> None:
+    """No `opa` on the service's PATH (the Docker image has none), so only OPA judges the
+    bundle. It used to be served and expected: OPA kept its old revision and every decision
+    was 503. Now it is taken only once OPA holds it; OPA never does, and after
+    OPA_ACTIVATION_BOUND the service serves the last good bundle again and refuses it."""
     copy = tmp_path / "acme"
     shutil.copytree(ACME, copy)
     running: dict[str, Api] = {}
@@ -311,6 +318,75 @@ def test_without_opa_beside_the_service_a_bundle_opa_refuses_is_withdrawn(
         assert post(api, "dep-b200-offline.yaml")["policy_revision"] == kept
         assert not api.runtime.policies.reload()  # told once, not retried
         assert policy(api)["last_error"] == error
+
+
+@pytest.mark.opa
+@pytest.mark.usefixtures("no_opa_on_path")
+def test_at_the_first_start_a_bundle_opa_refuses_falls_back_to_the_built_ins(
+    opa_binary: str, tmp_path: Path
+) -> None:
+    """No last good bundle to keep: it used to be expected from the start, and every decision
+    was 503 until the bundle was fixed. Now the built-in policies alone decide once
+    OPA_ACTIVATION_BOUND passes without OPA holding it, and the refusal is told."""
+    copy = tmp_path / "acme"
+    shutil.copytree(ACME, copy)
+    (copy / "typed.rego").write_text(TYPE_ERROR)
+    running: dict[str, Api] = {}
+
+    def served() -> bytes:
+        bundle = running["api"].runtime.bundles.bundle
+        assert bundle is not None
+        return bundle.archive
+
+    clock = FakeClock()
+    url = f"sqlite:///{tmp_path / 'supportgate.db'}"
+    with (
+        serving_bundle(shared_credentials(), served) as service,
+        running_opa(opa_binary, bundle_service=service) as opa,
+        running_api(url, clock=clock, opa_url=opa.url, policy_bundles=(copy,)) as api,
+    ):
+        running["api"] = api
+        refused = policy(api)["revision"]
+        assert api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 503
+        assert not api.runtime.policies.reload()  # within the bound
+        failures = reload_failures(api)
+        with running_receiver() as receiver:
+            subscribe = api.client.post(
+                "/v1/webhooks", json={"url": receiver.url}, headers=api.headers("admin")
+            )
+            assert subscribe.status_code == 201, subscribe.text
+            clock.advance(OPA_ACTIVATION_BOUND)
+            assert api.runtime.policies.reload()  # the built-ins: a change to sweep for
+            [told] = wait_until(receiver.received, "the policy.reload_failed delivery")
+            event = json.loads(told.body)
+        builtins = PolicyBundle.load(DEFAULT_POLICY_DIR).revision
+        error = policy(api)["last_error"]
+        assert (error["revision"], error["kept"]) == (refused, builtins)
+        assert (event["type"], event["data"]["revision"]) == ("policy.reload_failed", refused)
+        assert reload_failures(api) == failures + 1
+        assert policy(api)["revision"] == builtins
+        wait_until(
+            lambda: api.post_manifest(EXAMPLES / "hw-b200-pool.yaml").status_code == 201,
+            "OPA to hold the built-in bundle",
+        )
+        decision = post(api, "dep-b200-offline.yaml")
+        assert (decision["policy_revision"], rules(decision)) == (builtins, set())
+
+
+def test_at_the_first_start_an_opa_not_up_yet_is_waited_for(tmp_path: Path) -> None:
+    """OPA that does not answer cannot have refused the bundle: the bound starts once it
+    answers, so an OPA started after the service does not cost the organisation rules."""
+    clock = FakeClock()
+    with running_api(
+        f"sqlite:///{tmp_path / 'supportgate.db'}",
+        clock=clock,
+        opa_url=f"http://127.0.0.1:{free_port()}",
+        policy_bundles=(ACME,),
+    ) as api:
+        clock.advance(2 * OPA_ACTIVATION_BOUND)
+        assert not api.runtime.policies.reload()
+        assert policy(api)["last_error"] is None
+        assert policy(api)["revision"] == PolicyBundle.load(DEFAULT_POLICY_DIR, (ACME,)).revision
 
 
 @pytest.mark.opa

@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 from litestar.routes import HTTPRoute
 
+from supportgate.app import console_app
+from supportgate.auth.guard import KeyGuard
 from supportgate.auth.roles import Role, role_allows
-from supportgate.console import create_console
 from supportgate.console.pages import page_role
 from supportgate.console.session import CONSOLE_COOKIE, CSRF_COOKIE, CSRF_FIELD
 
@@ -24,7 +25,7 @@ PAGE_VALUES = {"kind": "HardwareManifest", "name": "nothing-here"}
 def pages(api: Api) -> list[tuple[str, str, bool, Role]]:
     """(method, url, public, role) for every console route (static files aside)."""
     found: list[tuple[str, str, bool, Role]] = []
-    for route in create_console(api.runtime).routes:
+    for route in console_app(api.runtime, KeyGuard(api.runtime.keys, api.runtime.limits)).routes:
         if not isinstance(route, HTTPRoute) or route.path.startswith("/ui/static"):
             continue
         url = route.path_format

@@ -7,9 +7,9 @@ from __future__ import annotations
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
-from supportgate.auth.guard import DEFAULT_ROLE
+from supportgate.app import console_app
+from supportgate.auth.guard import DEFAULT_ROLE, KeyGuard
 from supportgate.auth.roles import ROLES, Role
-from supportgate.console import create_console
 from supportgate.console.pages import page_role
 
 from ..api import Api
@@ -31,7 +31,7 @@ def api_roles(app: Litestar) -> dict[str, Role]:
 def test_each_page_needs_the_highest_role_of_the_api_routes_it_shows(api: Api) -> None:
     served = api_roles(api.client.app)
     checked = {}
-    for route in create_console(api.runtime).routes:
+    for route in console_app(api.runtime, KeyGuard(api.runtime.keys, api.runtime.limits)).routes:
         if not isinstance(route, HTTPRoute):
             continue
         for handler in route.route_handlers:

@@ -1,6 +1,7 @@
-"""`supportgate check` on a file loads no database, HTTP or logging code: it runs in every CI
-job; SQLAlchemy alone once tripled its start-up, and structlog (which brings rich) once added
-half of it again (bench/bench_cli_startup.py measures it)."""
+"""`supportgate check` on a file loads no database, HTTP or logging code, nor the standard
+modules only other commands need: it runs in every CI job; SQLAlchemy alone once tripled its
+start-up, and structlog (which brings rich) once added half of it again
+(bench/bench_cli_startup.py measures it)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,16 @@ HEAVY = (
     "httpx",
     "requests",
     "structlog",
+    # Standard modules `check` once loaded for other commands' sake (socket for a hostname,
+    # shutil through importlib.resources and argparse's terminal width, expat for JUnit):
+    # together a quarter of its start-up, which is held to 3x its engine's import.
+    "socket",
+    "shutil",
+    "tempfile",
+    "tarfile",
+    "subprocess",
+    "xml",
+    "importlib.resources",
 )
 
 # Runs the real command line in a fresh interpreter; prints what got imported on stderr, as
@@ -30,7 +41,9 @@ PROGRAM = """
 import json, sys
 from supportgate.cli import main
 code = main(sys.argv[1:])
-heavy = sorted(name for name in sys.modules if name.split(".")[0] in {heavy!r})
+heavy = sorted(
+    name for name in sys.modules if any(name == h or name.startswith(h + ".") for h in {heavy!r})
+)
 print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
 """
 

@@ -1,13 +1,16 @@
 """A full file system under a running `supportgate serve`, for real: a small tmpfs holds the
 service's log (stdout, stderr) and, on SQLite, its database. Filled, every POST is a 503
-naming the cause (none hangs) and /health/ready says why; freed, POSTs succeed again, and the
-audit log verifies with nothing lost; SIGTERM stops the service in every state. Mounting needs
-root (CI runs the tests as root); without it the test is skipped and
-tests/ledger/test_writer_faults.py injects ENOSPC at the write instead."""
+naming the cause (none hangs), /health/ready says why, and the log lines lost are counted in
+/metrics and by the log once it can write again; freed, POSTs succeed again, and the audit log
+verifies with nothing lost; SIGTERM stops the service in every state. Mounting needs root (CI
+runs the tests as root); without it the test is skipped and tests/ledger/test_writer_faults.py
+and tests/unit/test_logging.py inject ENOSPC at the write instead."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ from ..server import STOP_TIMEOUT_S, clean_env, make_keys, run_cli, serving
 from ..services import temporary_database
 
 TMPFS_SIZE = "16m"
+LOST_NOTE = re.compile(r'\{[^{}\n]*"event":"log_lines_lost"[^{}\n]*\}')
 REQUEST_LIMIT_S = 30.0  # a safety net against a hang, not a timing expectation
 
 
@@ -74,6 +78,15 @@ def setup(request: pytest.FixtureRequest, small_disk: Path) -> Iterator[tuple[Pa
         yield small_disk, url
 
 
+def lost_log_lines(client: httpx.Client) -> float:
+    [line] = [
+        line
+        for line in client.get("/metrics").text.splitlines()
+        if line.startswith("supportgate_log_lines_lost_total ")
+    ]
+    return float(line.split()[1])
+
+
 def test_a_full_disk_answers_503_and_recovers_with_nothing_lost(
     setup: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -103,9 +116,14 @@ def test_a_full_disk_answers_503_and_recovers_with_nothing_lost(
             assert [response.status_code for response in during] == [201, 201, 201]
             assert client.get("/health/ready").status_code == 200
 
+        for _ in range(50):  # request lines past the log file's last, partly written page
+            assert client.get("/health/live").status_code == 200
+        assert lost_log_lines(client) > 0  # counted, not silently dropped
         filler.unlink()
         after = [post(f"after-{n}") for n in range(3)]
         assert [response.status_code for response in after] == [201, 201, 201]
+        told = LOST_NOTE.findall(served.stdout.read_text(errors="replace"))  # a torn line may
+        assert sum(json.loads(note)["lost"] for note in told) == lost_log_lines(client)  # lead
         assert served.stop() in (0, -15)  # SIGTERM: stopped (uvicorn re-raises the signal)
 
     verified = run_cli(["audit", "verify"], env=env, cwd=tmp_path)

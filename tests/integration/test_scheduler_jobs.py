@@ -1,7 +1,8 @@
 """The scheduler's jobs on SQLite and PostgreSQL, on the service's fake clock: one failing job
 (the bundle reload) leaves the others running, is logged with its name, counted in /metrics
 and tried again on the next tick; and what fell due while the service was stopped (a waiver's
-expiry, a version's effective_from) is applied at the next start, with its own cause."""
+expiry, a version's effective_from, a cron instant) is applied at the next start, with its own
+cause."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from supportgate.events import Events, JobFailed
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.runtime import Runtime
 
@@ -163,6 +165,25 @@ def test_a_version_that_took_effect_while_stopped_is_applied_at_start(
         restarted.stop()
 
 
+def test_a_cron_instant_that_passed_while_stopped_is_swept_at_start(
+    clocked_api: Api, clock: FakeClock
+) -> None:
+    created(clocked_api, example("hw-h100-pool-a.yaml"))
+    clock.advance(timedelta(days=1))  # one cron instant (03:00 UTC) while running
+    clocked_api.runtime.sweeps.tick()
+    assert clocked_api.runtime.reevaluation.wait_idle()
+    [ran] = [
+        trigger for trigger in triggers(clocked_api.runtime) if trigger.startswith("schedule:")
+    ]
+    restarted = restart(clocked_api, clock, timedelta(days=2))  # two more while stopped
+    try:
+        swept = {trigger for trigger in triggers(restarted) if trigger.startswith("schedule:")}
+        missed = datetime.fromisoformat(ran.removeprefix("schedule:")) + timedelta(days=2)
+        assert swept == {ran, f"schedule:{_text(missed)}"}  # the latest, as the cron coalesces
+    finally:
+        restarted.stop()
+
+
 def test_a_failing_matrix_source_poll_is_counted_and_stops_nothing(clocked_api: Api) -> None:
     """The source's poll is a job of its own (at start, then every interval)."""
 
@@ -175,12 +196,14 @@ def test_a_failing_matrix_source_poll_is_counted_and_stops_nothing(clocked_api: 
 
     runtime = clocked_api.runtime
     failed: list[str] = []
+    events = Events()
+    events.on(JobFailed, lambda event: failed.append(event.job))
     scheduler = SweepScheduler(
         runtime.reevaluation,
         runtime.matrices,
         cron="0 3 * * *",
         matrix_source=Unreachable(),
-        failed=failed.append,
+        events=events,
     )
     scheduler.start()
     try:

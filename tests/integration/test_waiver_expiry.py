@@ -16,8 +16,8 @@ from ..api import Api, running_api
 from ..api_tests.support import created, example
 from ..clock import FakeClock
 from ..waiting import wait_until
+from .test_scheduler_jobs import PROD, waive_prod
 
-PROD = ("DeploymentManifest", "v41-flash-h100-prod")
 EXPIRES_IN_S = 3600.0  # an hour on the fake clock; the real sweeps stamp the real time
 
 
@@ -69,19 +69,7 @@ def test_a_short_waiver_lets_a_manifest_pass_and_then_rejects_it_again(
     assert created(api, example("dep-h100-production.yaml"))["verdict"] == "rejected"
 
     expires_at = clock.now() + timedelta(seconds=EXPIRES_IN_S)
-    response = api.client.post(
-        "/v1/waivers",
-        json={
-            "rule": "port.production",
-            "kind": PROD[0],
-            "name": PROD[1],
-            "justification": "a one-hour pilot",
-            "expires_at": expires_at.isoformat(),
-        },
-        headers=api.headers("admin"),
-    )
-    assert response.status_code == 201, response.text
-    waiver_id = response.json()["id"]
+    waiver_id = waive_prod(api, expires_at)
 
     # Re-evaluated at once: the waived decision is the manifest's latest, with an alert.
     waived = wait_until(lambda: latest_with(api, "experimental"), "the waiver's re-evaluation")

@@ -23,10 +23,14 @@ METADATA = """# METADATA
 """
 
 
-def write_bundle(tmp_path: Path, text: str, *, name: str = "spoof") -> Path:
+def write_bundle(tmp_path: Path, text: str | bytes, *, name: str = "spoof") -> Path:
     directory = tmp_path / name
     directory.mkdir()
-    (directory / f"{name}.rego").write_text(text, encoding="utf-8")
+    module = directory / f"{name}.rego"
+    if isinstance(text, str):
+        module.write_text(text, encoding="utf-8")
+    else:
+        module.write_bytes(text)
     return directory
 
 
@@ -51,138 +55,118 @@ FORGED_WAIVERS = """_waiver_ids[rule] := "forged" if {
 	some rule in {"support.unknown", "port.production"}
 }
 """
+SPOOF = "package supportgate.org.spoof\n\n"
+DEPLOYMENT = '\tinput.manifest.kind == "DeploymentManifest"\n'
+FINDING_IN_HEAD = 'contains {"rule": "<its METADATA custom.id>", "message": ..., "path": ...}'
+FORBIDDEN_CALLS = {
+    "http.send": 'http.send({"method": "post", "url": "https://example.com", "body": input})',
+    "net.lookup_ip_addr": 'net.lookup_ip_addr("example.com")',
+    "opa.runtime": "opa.runtime().env",
+    "time.now_ns": "time.now_ns()",
+    "rand.intn": 'rand.intn("x", 10)',
+    "uuid.rfc4122": 'uuid.rfc4122("x")',
+    "trace": 'trace("x")',
+}
 
-
-def test_a_package_line_indented_is_read_by_the_parser(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bundle = write_bundle(tmp_path, "  package supportgate.decision\n\n" + FORGED_WAIVERS)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert f"{bundle}/spoof.rego:1: package supportgate.decision is not supportgate.org" in err
-
-
-def test_a_comment_with_a_next_line_character_does_not_hide_the_package(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = "# ACME\x85package supportgate.org.spoof\npackage supportgate.decision\n\n"
-    bundle = write_bundle(tmp_path, text + FORGED_WAIVERS)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert f"{bundle}/spoof.rego:2: package supportgate.decision is not supportgate.org" in err
-    assert f"{bundle}/spoof.rego:1: U+0085 breaks a line for people but not for Rego" in err
-
-
-def test_a_rule_cannot_speak_for_a_built_in_rule(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = (
-        "package supportgate.org.spoof\n\n"
+# Each refused module, and what the refusal says ({file}: the module's path).
+REFUSED: dict[str, tuple[str | bytes, tuple[str, ...]]] = {
+    "indented-package": (
+        "  package supportgate.decision\n\n" + FORGED_WAIVERS,
+        ("{file}:1: package supportgate.decision is not supportgate.org",),
+    ),
+    "package-hidden-by-next-line": (
+        "# ACME\x85package supportgate.org.spoof\npackage supportgate.decision\n\n"
+        + FORGED_WAIVERS,
+        (
+            "{file}:2: package supportgate.decision is not supportgate.org",
+            "{file}:1: U+0085 breaks a line for people but not for Rego",
+        ),
+    ),
+    "speaks-for-a-built-in": (
+        SPOOF
         + metadata("org.spoof.harmless")
         + 'deny contains {"rule": "port.production", "message": "m", "path": "spec"} if {\n'
-        + '\tinput.manifest.kind == "DeploymentManifest"\n}\n'
-    )
-    bundle = write_bundle(tmp_path, text)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert (
-        f"{bundle}/spoof.rego:9: the finding's \"rule\" is 'port.production', not the METADATA "
-        "custom.id 'org.spoof.harmless'"
-    ) in err
-
-
-def test_an_indented_deny_without_metadata_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = (
-        "package supportgate.org.spoof\n\n"
-        ' deny contains {"rule": "port.production", "message": "m", "path": "spec"} if {\n'
-        '\tinput.manifest.kind == "DeploymentManifest"\n}\n'
-    )
-    bundle = write_bundle(tmp_path, text)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert f"{bundle}/spoof.rego:3: deny rule without a METADATA block above it" in err
-
-
-@pytest.mark.parametrize(
-    "head",
-    [
-        'deny contains finding if {\n\tfinding := {"rule": "org.spoof.a", "message": "m"}',
-        'deny contains {"rule": rule, "message": "m", "path": "p"} if {\n\trule := "org.spoof.a"',
-        'deny.extra contains {"rule": "org.spoof.a", "message": "m", "path": "p"} if {\n\ttrue',
-    ],
-    ids=["variable", "computed-rule", "ref-head"],
-)
-def test_a_finding_rule_must_be_a_constant_in_the_head(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], head: str
-) -> None:
-    text = "package supportgate.org.spoof\n\n" + metadata("org.spoof.a") + head + "\n}\n"
-    bundle = write_bundle(tmp_path, text)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert f"{bundle}/spoof.rego:9: " in err
-    assert 'contains {"rule": "<its METADATA custom.id>", "message": ..., "path": ...}' in err
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        'http.send({"method": "post", "url": "https://example.com", "body": input})',
-        'net.lookup_ip_addr("example.com")',
-        "opa.runtime().env",
-        "time.now_ns()",
-        'rand.intn("x", 10)',
-        'uuid.rfc4122("x")',
-        'trace("x")',
-    ],
-)
-def test_forbidden_builtins_are_refused_with_their_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], call: str
-) -> None:
-    text = (
-        "package supportgate.org.spoof\n\n"
+        + DEPLOYMENT
+        + "}\n",
+        (
+            "{file}:9: the finding's \"rule\" is 'port.production', not the METADATA custom.id "
+            "'org.spoof.harmless'",
+        ),
+    ),
+    "indented-deny-without-metadata": (
+        SPOOF
+        + ' deny contains {"rule": "port.production", "message": "m", "path": "spec"} if {\n'
+        + DEPLOYMENT
+        + "}\n",
+        ("{file}:3: deny rule without a METADATA block above it",),
+    ),
+    "finding-in-a-variable": (
+        SPOOF
         + metadata("org.spoof.a")
-        + 'deny contains {"rule": "org.spoof.a", "message": "m", "path": "spec"} if {\n'
-        + '\tinput.manifest.kind == "DeploymentManifest"\n'
-        + f"\tx := {call}\n\tx != null\n}}\n"
-    )
-    bundle = write_bundle(tmp_path, text)
-    code, err = check(capsys, bundle)
-    name = call.split("(", maxsplit=1)[0]
-    assert code == 2
-    assert f"{bundle}/spoof.rego:11: {name} is not allowed in a bundle" in err
-
-
-def test_a_warn_without_a_path_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = (
-        "package supportgate.org.spoof\n\n"
+        + 'deny contains finding if {\n\tfinding := {"rule": "org.spoof.a", "message": "m"}\n}\n',
+        ("{file}:9: ", FINDING_IN_HEAD),
+    ),
+    "computed-rule": (
+        SPOOF
+        + metadata("org.spoof.a")
+        + 'deny contains {"rule": rule, "message": "m", "path": "p"} if {\n'
+        + '\trule := "org.spoof.a"\n}\n',
+        ("{file}:9: ", FINDING_IN_HEAD),
+    ),
+    "ref-head": (
+        SPOOF
+        + metadata("org.spoof.a")
+        + 'deny.extra contains {"rule": "org.spoof.a", "message": "m", "path": "p"} if {\n'
+        + "\ttrue\n}\n",
+        ("{file}:9: ", FINDING_IN_HEAD),
+    ),
+    **{
+        name: (
+            SPOOF
+            + metadata("org.spoof.a")
+            + 'deny contains {"rule": "org.spoof.a", "message": "m", "path": "spec"} if {\n'
+            + DEPLOYMENT
+            + f"\tx := {call}\n\tx != null\n}}\n",
+            ("{file}:11: " + name + " is not allowed in a bundle",),
+        )
+        for name, call in FORBIDDEN_CALLS.items()
+    },
+    "warn-without-a-path": (
+        SPOOF
         + metadata("org.spoof.named", "warn")
         + 'warn contains {"rule": "org.spoof.named", "message": "name it"} if {\n'
-        + "\tnot input.manifest.metadata.owner\n}\n"
-    )
-    bundle = write_bundle(tmp_path, text)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert f"{bundle}/spoof.rego:9: a finding is {{rule, message, path}}" in err
-
-
-def test_a_finding_that_is_no_string_is_refused_on_the_examples(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = (
-        "package supportgate.org.spoof\n\n"
+        + "\tnot input.manifest.metadata.owner\n}\n",
+        ("{file}:9: a finding is {rule, message, path}",),
+    ),
+    "finding-no-string-on-the-examples": (
+        SPOOF
         + metadata("org.spoof.count", "warn")
         + 'warn contains {"rule": "org.spoof.count", "message": count, "path": "spec"} if {\n'
-        + "\tcount := 1 + 1\n}\n"
-    )
-    bundle = write_bundle(tmp_path, text)
+        + "\tcount := 1 + 1\n}\n",
+        ("{file}:9: on the example ", "each a string"),
+    ),
+    "no-metadata-names-the-fix": (
+        SPOOF
+        + 'deny contains {"rule": "org.spoof.b", "message": "m", "path": "p"} if {\n\ttrue\n}\n',
+        ("supportgate: error: organisation policies refused:", "emit that rule's custom.id"),
+    ),
+    "no-utf8": (
+        b"package supportgate.org.spoof\n# \xff\n",
+        ("{file}: cannot be read as UTF-8 text",),
+    ),
+}
+
+
+@pytest.mark.parametrize(("module", "said"), REFUSED.values(), ids=REFUSED.keys())
+def test_a_bundle_is_refused_naming_file_line_and_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str | bytes, said: tuple[str, ...]
+) -> None:
+    bundle = write_bundle(tmp_path, module)
     code, err = check(capsys, bundle)
     assert code == 2
-    assert f"{bundle}/spoof.rego:9: on the example " in err
-    assert "each a string" in err
+    assert err.startswith("supportgate: error: ")
+    for line in said:
+        assert line.replace("{file}", f"{bundle}/spoof.rego") in err
 
 
 def test_a_rule_without_an_input_condition_is_checked_not_crashed_on(
@@ -245,20 +229,6 @@ def test_a_rule_of_several_bodies_is_accepted(
     assert (code, err) == (0, "")
 
 
-def test_a_refusal_names_the_fix_and_no_option(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = (
-        "package supportgate.org.spoof\n\n"
-        + 'deny contains {"rule": "org.spoof.b", "message": "m", "path": "p"} if {\n\ttrue\n}\n'
-    )
-    bundle = write_bundle(tmp_path, text)
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert err.startswith("supportgate: error: organisation policies refused:")
-    assert "emit that rule's custom.id" in err
-
-
 @pytest.mark.opa
 def test_a_bundle_opa_refuses_is_refused_where_opa_is_installed(
     opa_binary: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -284,14 +254,3 @@ def test_opas_capabilities_leave_out_the_forbidden_builtins(opa_binary: str) -> 
     assert "sprintf" in names
     assert not names & {"http.send", "opa.runtime", "time.now_ns", "trace", "rand.intn"}
     assert not any(name.startswith(("net.", "uuid.")) for name in names)
-
-
-def test_a_module_that_is_no_utf8_is_refused_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bundle = tmp_path / "binary"
-    bundle.mkdir()
-    (bundle / "binary.rego").write_bytes(b"package supportgate.org.binary\n# \xff\n")
-    code, err = check(capsys, bundle)
-    assert code == 2
-    assert f"{bundle}/binary.rego: cannot be read as UTF-8 text" in err

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from supportgate.logging import configure_logging, get_logger
+from supportgate.logging import configure_logging, get_logger, lost_log_lines
 
 LINES_PER_THREAD = 500
 
@@ -153,22 +153,33 @@ class FullDisk(io.StringIO):
         return super().write(text)
 
 
-def test_a_line_that_cannot_be_written_is_lost_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_line_that_cannot_be_written_is_counted_not_raised(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     """The ledger's writer logs as it answers a failed write: a log on the same full disk must
-    not stop it (it did: the writer thread died and every later POST hung)."""
+    not stop it (it did: the writer thread died and every later POST hung). The lost lines
+    used to vanish without a trace: now they are counted (/metrics), and the log says how many
+    it lost at the first line it can write again."""
     stream = FullDisk()
     monkeypatch.setattr(sys, "stdout", stream)
     root = logging.getLogger()
     saved = (root.handlers, root.level)
     configure_logging(json=True)
+    before = lost_log_lines()
     try:
         get_logger("test").error("lost_line")
         logging.getLogger("test.stdlib").error("lost record")
+        assert lost_log_lines() == before + 2
         stream.full = False
         get_logger("test").info("written_line")
+        get_logger("test").info("next_line")
     finally:
         root.handlers, root.level = saved
         structlog.reset_defaults()
-    assert [json.loads(line)["event"] for line in stream.getvalue().splitlines()] == [
-        "written_line"
+    written = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(event["event"], event.get("lost")) for event in written] == [
+        ("written_line", None),
+        ("log_lines_lost", 2),
+        ("next_line", None),
     ]
+    assert capfd.readouterr().err == ""  # no traceback per lost record

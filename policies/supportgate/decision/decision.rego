@@ -79,7 +79,7 @@ warns := union({
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
 	{found | some found in _org_found("warn"); _well_formed(found)},
-	_org_misbehaved,
+	org_misbehaved,
 })
 
 # --- organisation bundles ------------------------------------------------------------------
@@ -102,7 +102,7 @@ _well_formed(found) if {
 	is_string(found.path)
 }
 
-_org_misbehaved contains {
+org_misbehaved contains {
 	"rule": rule,
 	"message": sprintf(
 		"organisation rule %v emitted a malformed %v finding (not {rule, message, path} strings): %v",
@@ -116,7 +116,7 @@ _org_misbehaved contains {
 	rule := _org_rule(found)
 }
 
-_org_misbehaved contains {
+org_misbehaved contains {
 	"rule": "org",
 	"message": "an organisation rule failed to evaluate on this manifest: the decision is the built-in policies' alone",
 	"path": "",

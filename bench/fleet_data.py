@@ -147,6 +147,29 @@ def _matrix_rows(now: datetime, rows: int) -> list[tuple[Any, ...]]:
     ]
 
 
+def _spans(manifest: str) -> str:
+    """The tracked spans the writer's fold (supportgate/ledger/tracking.py) makes of these
+    decisions and untracked entries, in SQL: the bench writes no decision entries to replay.
+    `manifest`: SQL reading `{field}` of an untracked entry's manifest. tracked_since and
+    submitted_at, which the fleet does not read, are the span's start."""
+    kind, name = manifest.format(field="kind"), manifest.format(field="name")
+    return f"""
+INSERT INTO tracked_spans (leaf_index, kind, name, decision_id, valid_from, valid_to,
+    tracked_since, submitted_at)
+SELECT leaf, kind, name, id, at, CASE WHEN next_at < at THEN at ELSE next_at END, at, at
+FROM (
+    SELECT leaf, kind, name, id, at,
+           lead(at) OVER (PARTITION BY kind, name ORDER BY leaf) AS next_at
+    FROM (
+        SELECT leaf_index AS leaf, kind, name, id, recorded_at AS at FROM decisions
+        UNION ALL
+        SELECT leaf_index, {kind}, {name}, NULL, recorded_at FROM ledger_entries
+        WHERE type = 'untracked'
+    ) AS changes
+) AS spans
+WHERE id IS NOT NULL"""  # noqa: S608 - fixed SQL only
+
+
 def _hardware_name(concat: str) -> str:
     hardware = int(MANIFESTS * HARDWARE_SHARE)
     return (
@@ -187,10 +210,12 @@ def fill_postgres(database_url: str, rows: int, *, now: datetime) -> Filled:
             " VALUES (%s, %s, %s, %s, %s)",
             _matrix_rows(now, rows),
         )
+        cursor.execute(_spans("(entry::jsonb)->'manifest'->>'{field}'"))
         cursor.execute("DROP TABLE bench_variants, bench_variant_rules")
     with psycopg.connect(conninfo(database_url), autocommit=True) as connection:
         connection.execute("VACUUM (ANALYZE) decisions")
         connection.execute("VACUUM (ANALYZE) ledger_entries")
+        connection.execute("VACUUM (ANALYZE) tracked_spans")
     return Filled(decisions, time.perf_counter() - started, index_seconds)
 
 
@@ -251,6 +276,7 @@ def fill_sqlite(path: str, rows: int, *, now: datetime) -> Filled:
             " VALUES (?, ?, ?, ?, ?)",
             [(v, d, g, _sqlite_time(at), i) for v, d, g, at, i in _matrix_rows(now, rows)],
         )
+        connection.execute(_spans("json_extract(entry, '$.manifest.{field}')"))
         connection.commit()
         connection.execute("ANALYZE")
     finally:

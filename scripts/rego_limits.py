@@ -1,4 +1,4 @@
-"""Check Rego files against Regal's default style limits (Regal is not installable here).
+"""Check Rego files against Regal's default limits and conventions (Regal is not installable here).
 
 Usage: python scripts/rego_limits.py [PATH ...]   (files or directories; default: policies)
 
@@ -11,6 +11,14 @@ at their default settings):
 - rule-length: at most 30 lines (60 for a rule whose name starts with `test_`), counting the
   lines of the rule's text, `else` branches included, less its lines that are comments;
   a rule without a body (`x := {...}`, `default ...`) is exempt.
+The conventions (Regal's directory-package-mismatch, prefer-package-imports and
+rule-name-repeats-package, at their defaults):
+- directory-package-mismatch: the last directories of a file's path are its package's path
+  (`a.b_test` counts as `a.b`, so tests sit beside what they test).
+- prefer-package-imports: an import of `data.` names a package, not a rule inside one; the
+  packages known are those of all the files checked together.
+- rule-name-repeats-package: no rule's name starts with the last components of its package
+  joined by `_` (or in camel case), e.g. `decision` or `decision_x` in `a.decision`.
 Rules are found in OPA's AST (`opa parse --format json`), which gives each rule's text and
 its first line. `opa` is looked up on PATH, as scripts/rego_coverage.py does; ./scripts/test
 installs it and puts `$(go env GOPATH)/bin` on PATH first (scripts/lib.sh ensure_opa_on_path).
@@ -49,8 +57,10 @@ def rego_files(paths: list[Path]) -> list[Path]:
     return found
 
 
-def breaches(path: Path, opa: str) -> Iterator[tuple[int, str]]:
-    """(line, message) for each limit the file exceeds."""
+def breaches(
+    path: Path, module: dict[str, Any], packages: set[tuple[str, ...]]
+) -> Iterator[tuple[int, str]]:
+    """(line, message) for each limit or convention the file breaks."""
     text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
     lines = text.split("\n")
     if len(lines) > MAX_FILE_LINES:
@@ -58,15 +68,26 @@ def breaches(path: Path, opa: str) -> Iterator[tuple[int, str]]:
     for number, line in enumerate(lines, start=1):
         if len(line) > MAX_LINE_CHARS and not _has_unbreakable_word(line):
             yield number, f"line-length: {len(line)} characters, more than {MAX_LINE_CHARS}"
-    for rule in _rules(path, opa):
+    package = _package(module)
+    yield from _directory_mismatch(path, module, package)
+    yield from _rule_imports(module, packages)
+    prefixes = _repeating_prefixes(package)
+    for rule in module.get("rules", []):
         yield from _rule_breach(rule)
+        name = _rule_name(rule)
+        if name.startswith(prefixes):
+            line = rule["location"]["row"]
+            yield (
+                line,
+                f"rule-name-repeats-package: rule {name} repeats package {'.'.join(package)}",
+            )
 
 
 def _has_unbreakable_word(line: str) -> bool:
     return any(len(word) > UNBREAKABLE_WORD_CHARS for word in line.split(" "))
 
 
-def _rules(path: Path, opa: str) -> list[dict[str, Any]]:
+def parse(path: Path, opa: str) -> dict[str, Any]:
     parsed = subprocess.run(
         [opa, "parse", "--format", "json", "--json-include", "locations,-comments", str(path)],
         capture_output=True,
@@ -75,8 +96,53 @@ def _rules(path: Path, opa: str) -> list[dict[str, Any]]:
     )
     if parsed.returncode != 0:
         raise ParseError(parsed.stderr.strip() or parsed.stdout.strip())
-    rules: list[dict[str, Any]] = json.loads(parsed.stdout).get("rules", [])
-    return rules
+    module: dict[str, Any] = json.loads(parsed.stdout)
+    return module
+
+
+def _ref(terms: list[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(str(term["value"]) for term in terms)
+
+
+def _package(module: dict[str, Any]) -> tuple[str, ...]:
+    """The package's path without `data`, e.g. ("supportgate", "lib", "names")."""
+    return _ref(module["package"]["path"])[1:]
+
+
+def _directory_mismatch(
+    path: Path, module: dict[str, Any], package: tuple[str, ...]
+) -> Iterator[tuple[int, str]]:
+    expected = (*package[:-1], package[-1].removesuffix("_test"))
+    directories = path.resolve().parent.parts
+    if directories[len(directories) - len(expected) :] != expected:
+        yield (
+            module["package"]["location"]["row"],
+            f"directory-package-mismatch: package {'.'.join(package)} belongs in a directory "
+            f"{'/'.join(expected)}",
+        )
+
+
+def _rule_imports(
+    module: dict[str, Any], packages: set[tuple[str, ...]]
+) -> Iterator[tuple[int, str]]:
+    for imported in module.get("imports", []):
+        ref = _ref(imported["path"]["value"])
+        if ref[0] != "data" or ref[1:] in packages:
+            continue
+        owner = next((ref[1:n] for n in range(len(ref) - 1, 0, -1) if ref[1:n] in packages), None)
+        if owner is not None:
+            yield (
+                imported["location"]["row"],
+                f"prefer-package-imports: import {'.'.join(ref)} names a rule: import "
+                f"data.{'.'.join(owner)} and write {owner[-1]}.{'.'.join(ref[len(owner) + 1 :])}",
+            )
+
+
+def _repeating_prefixes(package: tuple[str, ...]) -> tuple[str, ...]:
+    tails = [package[-n:] for n in range(1, len(package) + 1)]
+    joined = {"_".join(tail) for tail in tails}
+    camel = {tail[0] + "".join(w[:1].upper() + w[1:] for w in tail[1:]) for tail in tails[1:]}
+    return tuple(sorted(joined | camel))
 
 
 def _rule_breach(rule: dict[str, Any]) -> Iterator[tuple[int, str]]:
@@ -110,17 +176,21 @@ def main() -> int:
     if not files:
         print(f"no .rego files in {' '.join(map(str, args.paths))}", file=sys.stderr)
         return 2
-    found = 0
+    modules: dict[Path, dict[str, Any]] = {}
     for path in files:
         try:
-            for line, message in breaches(path, opa):
-                print(f"{path}:{line}: {message}")
-                found += 1
+            modules[path] = parse(path, opa)
         except ParseError as exc:
             print(f"{path}: opa parse failed: {exc}", file=sys.stderr)
             return 2
+    packages = {_package(module) for module in modules.values()}
+    found = 0
+    for path, module in modules.items():
+        for line, message in breaches(path, module, packages):
+            print(f"{path}:{line}: {message}")
+            found += 1
     if found:
-        print(f"{found} breaches of Regal's default limits in {len(files)} files", file=sys.stderr)
+        print(f"{found} breaches of Regal's defaults in {len(files)} files", file=sys.stderr)
         return 1
     return 0
 

@@ -1,5 +1,6 @@
-"""OPA for tests, run with docker-compose.yml's command (opa/config.yaml, opa/authz.rego): its
-API needs the token, and it pulls and verifies the service's signed bundle (docs/opa.md).
+"""OPA for tests, run with docker-compose.yml's command (opa/config.yaml,
+opa/system/authz/authz.rego): its API needs the token, and it pulls and verifies the
+service's signed bundle (docs/opa.md).
 
 One set of credentials per test session (`shared_credentials`, written by the same code as
 `supportgate opa setup`). By default OPA pulls from a loopback server in the test process

@@ -1,12 +1,14 @@
-"""`supportgate audit rebuild-tracking`: restore the tracked-manifest table from the log.
+"""`supportgate audit rebuild-tracking`: restore the tracked state from the log.
 
 One write transaction under the log's head lock, so no writer appends meanwhile and the
-table ends as one state with the log: the entries are followed in leaf order
-(tracking_state.py), and every row that is not what the log leads to is replaced, every
-missing one inserted, every one the log does not track deleted. `created_at` and
-`last_evaluated_at` are kept where they lie within what the log allows (it records neither
-a re-tracking before migration 0005 nor a sweep that found a manifest unchanged); else they
-become the first decision's recorded_at and the latest decision's evaluated_at.
+tables end as one state with the log: the entries are replayed through the writer's fold
+(tracking_state.py), every span not as the fold says is written again as the writer writes it
+(and one no decision entry opened is deleted), then every `manifests` row that is not what the
+log leads to is replaced, every missing one inserted, every one the log does not track
+deleted. `created_at` and `last_evaluated_at` are kept where they lie within what the log
+allows (it records neither a re-tracking before migration 0005 nor a sweep that found a
+manifest unchanged); else they become the span's tracked_since and the latest decision's
+evaluated_at.
 
 It refuses (UnusableInput) when an entry is not well-formed, or a latest decision's stored
 input is gone or edited: the content to track is then unknown, and `supportgate audit
@@ -15,26 +17,30 @@ verify` names what was edited.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import msgspec
+from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import transaction
-from supportgate.ledger import tracking as tracked_manifests
+from supportgate.db import LedgerEntry, TrackedSpan, transaction
+from supportgate.ledger import tracking
 from supportgate.ledger.log import entries_between, lock_head
+from supportgate.ledger.tracking import Span
 
 from .tracking_state import (
     Difference,
-    ExpectedRow,
     Key,
     TrackingFromLog,
     UnusableInput,
     differences,
+    span_wrongs,
+    tracking_of,
 )
+
+_entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
+_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 
 CHUNK = 5000
 SHOWN = 10
@@ -49,10 +55,12 @@ class Rebuilt:
     updated: list[tuple[Key, list[str]]]
     """Each manifest replaced, with the columns that changed."""
     deleted: list[Key]
+    spans: int = 0
+    """Spans written again or deleted."""
 
     def summary(self) -> str:
         state = f"{self.tracked} tracked manifests, from {self.entries} entries"
-        if not (self.inserted or self.updated or self.deleted):
+        if not (self.inserted or self.updated or self.deleted or self.spans):
             return f"the tracked-manifest table already agrees with the log: {state}"
         changes = [
             _listed(
@@ -60,6 +68,7 @@ class Rebuilt:
             ),
             _listed("added", [_name(key) for key in self.inserted]),
             _listed("removed", [_name(key) for key in self.deleted]),
+            f"rewrote {self.spans} spans of its history" if self.spans else "",
         ]
         return f"rebuilt the tracked-manifest table from the log ({state}): " + "; ".join(
             change for change in changes if change
@@ -69,62 +78,73 @@ class Rebuilt:
 def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
     with transaction(sessions, write=True) as session:
         head = lock_head(session)
-        tracking = TrackingFromLog()
+        spans = _drop_stray_spans(session)
+        replay = TrackingFromLog()
         for first in range(0, head.size, CHUNK):
             for entry in entries_between(session, first, min(head.size, first + CHUNK) - 1):
-                _follow(tracking, int(entry.leaf_index), entry.entry)
-        found = differences(session, tracking.expected_rows(session))
-        rebuilt = Rebuilt(head.size, len(tracking), [], [], [])
+                _follow(replay, int(entry.leaf_index), entry.entry)
+            spans += _respan(session, replay.drain())
+        spans += _respan(session, list(replay.open.values()))
+        found = differences(session, replay.expected_rows(session))
+        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans)
         for difference in found:
-            _restore(session, difference, rebuilt)
+            _restore(session, replay, difference, rebuilt)
     return rebuilt
 
 
-def _follow(tracking: TrackingFromLog, leaf_index: int, entry: str) -> None:
+def _drop_stray_spans(session: Session) -> int:
+    """Delete the spans that no decision entry opened."""
+    decisions = select(_entries.c.leaf_index).where(_entries.c.type == "decision")
+    result = session.execute(delete(_spans).where(_spans.c.leaf_index.not_in(decisions)))
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def _respan(session: Session, spans: list[Span]) -> int:
+    wrong = [span for span, _ in span_wrongs(session, spans)]
+    if wrong:
+        leaves = [span.leaf_index for span in wrong]
+        session.execute(delete(_spans).where(_spans.c.leaf_index.in_(leaves)))
+        tracking.write_spans(session, wrong)
+    return len(wrong)
+
+
+def _follow(replay: TrackingFromLog, leaf_index: int, entry: str) -> None:
     try:
-        tracking.add(leaf_index, msgspec.json.decode(entry))
-    except (msgspec.DecodeError, KeyError, TypeError, AttributeError) as exc:
+        replay.add(leaf_index, msgspec.json.decode(entry))
+    except (msgspec.DecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UnusableInput(leaf_index, "its entry is not well-formed") from exc
 
 
-def _restore(session: Session, difference: Difference, rebuilt: Rebuilt) -> None:
+def _restore(
+    session: Session, replay: TrackingFromLog, difference: Difference, rebuilt: Rebuilt
+) -> None:
+    """The row as the writer writes it (tracking.write_current), its times kept where the
+    log allows them."""
     key, expected, row = difference.key, difference.expected, difference.row
     if expected is None:
-        tracked_manifests.untrack(session, *key)
+        tracking.write_current(session, {key: None}, {}, {})
         rebuilt.deleted.append(key)
         return
-    values = _row(expected, row)
-    if row is None:
-        tracked_manifests.insert_row(session, values)
-        rebuilt.inserted.append(key)
-        return
-    tracked_manifests.replace_row(session, values)
-    rebuilt.updated.append(
-        (key, [column for column, value in values.items() if row[column] != value])
-    )
-
-
-def _row(expected: ExpectedRow, row: Mapping[Any, Any] | None) -> dict[str, Any]:
-    created_at = expected.created_from
-    last_evaluated_at = expected.evaluated_from
+    span, change = replay.open[key], replay.latest[key]
+    created_at, last_evaluated_at = expected.created_from, expected.evaluated_from
     if row is not None:
         if expected.created_from <= row["created_at"] <= expected.updated_at:
             created_at = row["created_at"]
         if row["last_evaluated_at"] is not None and row["last_evaluated_at"] >= last_evaluated_at:
             last_evaluated_at = row["last_evaluated_at"]
-    return {
-        "kind": expected.kind,
-        "name": expected.name,
-        "owner": expected.owner,
-        "content": expected.content,
-        "content_digest": expected.content_digest,
-        "hardware_ref": expected.hardware_ref,
-        "latest_decision_id": expected.latest_decision_id,
-        "latest_verdict": expected.latest_verdict,
-        "created_at": created_at,
-        "updated_at": expected.updated_at,
-        "last_evaluated_at": last_evaluated_at,
-    }
+        tracking.write_current(session, {key: None}, {}, {})  # replaced whole, created_at too
+    span = replace(span, tracked_since=created_at)
+    content = tracking_of(key[0], expected.content)
+    tracking.write_current(
+        session, {key: span}, {key: change}, {key: content}, {key: last_evaluated_at}
+    )
+    if row is None:
+        rebuilt.inserted.append(key)
+        return
+    values = tracking.current_row(span, change.verdict, content, last_evaluated_at)
+    rebuilt.updated.append(
+        (key, [column for column, value in values.items() if row[column] != value])
+    )
 
 
 def _listed(change: str, names: list[str]) -> str:

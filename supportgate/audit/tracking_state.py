@@ -1,23 +1,19 @@
-"""The tracked-manifest state the log leads to, and where the `manifests` table disagrees.
+"""The tracked state the log leads to (the fold of supportgate/ledger/tracking.py, replayed
+from the entries), and where the `manifests` and `tracked_spans` tables disagree with it.
 
-This module only derives; the table's writer is the ledger's. `supportgate audit verify`
-compares the table with what is derived here, and `supportgate audit rebuild-tracking`
-(rebuild.py) restores the table from it. Read in leaf order, the entries say:
+`supportgate audit verify` compares the tables with what is replayed here, and
+`supportgate audit rebuild-tracking` (rebuild.py) restores them from it. What the fold leaves
+to the stored rows:
 
-- a `decision` entry of (kind, name) tracks it, with that decision as its latest; an
-  `untracked` entry ends the tracking (a later decision starts it again);
 - `content` is the `manifest` of the latest decision's stored policy input (a sweep
   evaluates the tracked content, a submission brings new content: either way the latest
   decision's input holds what is tracked), used only when the input still has the entry's
   `input_digest`; `content_digest` is its canonical digest, `owner` its metadata.owner and
   `hardware_ref` a DeploymentManifest's spec.hardware.ref;
-- `latest_decision_id` and `latest_verdict` are the latest decision's;
-- `updated_at` is the recorded_at of the latest `submission` decision since the tracking
-  began (only a submission changes the content);
-- `created_at` lies between the recorded_at of the first decision since the tracking began
-  and `updated_at`: exactly the first for a database that began with the log, but a
-  database migrated from the hash chain (migration 0005) kept no record of untracking, so a
-  manifest untracked and tracked again before the migration was created later than that;
+- `created_at` lies between the span's tracked_since and its submitted_at (`updated_at`):
+  exactly the first for a database that began with the log, but a database migrated from the
+  hash chain (migration 0005) kept no record of untracking, so a manifest untracked and
+  tracked again before the migration was created later than that;
 - `last_evaluated_at` is not before the latest decision's evaluated_at: a sweep that finds
   a manifest unchanged moves it forward without appending an entry.
 """
@@ -30,22 +26,26 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, select
+from sqlalchemy import Table, func, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
-from supportgate.db import Manifest
+from supportgate.db import Manifest, TrackedSpan
 from supportgate.errors import DatabaseError
+from supportgate.ledger.batches import Tracking
+from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, fold
 from supportgate.policy.inputs import canonical_digest
 
 Key = tuple[str, str]
 """(kind, name) of a tracked manifest."""
+
 
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""
 
 _manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
 _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
+_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 _canonical = msgspec.json.Encoder(order="sorted")
 
 
@@ -59,66 +59,51 @@ class UnusableInput(DatabaseError):
         super().__init__(f"leaf {leaf_index}: {reason}")
 
 
-@dataclass(slots=True)
-class _Tracked:
-    """What the entries since the tracking of one manifest began say (times as the entries
-    write them: RFC 3339 text, parsed only for the comparison)."""
-
-    first_recorded_at: str
-    latest_leaf: int
-    latest_id: str
-    latest_verdict: str
-    latest_input_digest: str
-    latest_evaluated_at: str
-    submitted_at: str | None
-
-
 class TrackingFromLog:
-    """The tracking state, fed the log's entries in leaf order."""
+    """The fold replayed, fed the log's entries in leaf order. The spans it ends are final:
+    `drain` hands them over to be checked or written, so memory holds the open ones only."""
 
     def __init__(self) -> None:
-        self._tracked: dict[Key, _Tracked] = {}
+        self.open: dict[Key, Span] = {}
+        self.latest: dict[Key, Change] = {}
+        self.spans = 0
+        """Spans opened (one per decision entry)."""
+        self._ended: list[Span] = []
 
     def __len__(self) -> int:
-        return len(self._tracked)
+        return len(self.open)
 
-    def add(self, leaf_index: int, document: Mapping[Any, Any]) -> None:
-        """One entry's document (decoded JSON); other types than decision and untracked
-        leave the tracking as it is."""
-        if document["type"] == "untracked":
-            manifest = document["manifest"]
-            self._tracked.pop((manifest["kind"], manifest["name"]), None)
+    def add(self, leaf_index: int, document: Mapping[str, Any]) -> None:
+        """One entry's document (decoded JSON); KeyError, TypeError or ValueError when it
+        is not well-formed."""
+        change = change_of(leaf_index, document)
+        if change is None:
             return
-        if document["type"] != "decision":
-            return
-        decision = document["decision"]
-        key = (decision["manifest"]["kind"], decision["manifest"]["name"])
-        recorded_at = document["recorded_at"]
-        tracked = self._tracked.get(key)
-        submitted = recorded_at if decision["cause"] == "submission" else None
-        if tracked is None:
-            tracked = self._tracked[key] = _Tracked(
-                recorded_at, leaf_index, "", "", "", "", submitted
-            )
-        tracked.latest_leaf = leaf_index
-        tracked.latest_id = decision["id"]
-        tracked.latest_verdict = decision["verdict"]
-        tracked.latest_input_digest = decision["input_digest"]
-        tracked.latest_evaluated_at = decision["evaluated_at"]
-        tracked.submitted_at = submitted or tracked.submitted_at
+        for span in fold(self.open, [change]):
+            if span.valid_to is not None:
+                self._ended.append(span)
+        if change.decision_id is None:
+            self.latest.pop(change.key, None)
+        else:
+            self.latest[change.key] = change
+            self.spans += 1
+
+    def drain(self) -> list[Span]:
+        ended, self._ended = self._ended, []
+        return ended
 
     def expected_rows(self, session: Session) -> dict[Key, ExpectedRow]:
         """The row each tracked manifest must have; UnusableInput when a latest decision's
         stored input is gone or edited."""
-        keys = sorted(self._tracked)
+        keys = sorted(self.open)
         expected = {}
         for start in range(0, len(keys), INPUT_CHUNK):
             chunk = keys[start : start + INPUT_CHUNK]
-            inputs = _policy_inputs(session, [self._tracked[key].latest_leaf for key in chunk])
+            inputs = _policy_inputs(session, [self.open[key].leaf_index for key in chunk])
             for key in chunk:
-                tracked = self._tracked[key]
-                content = _content(tracked, inputs.get(tracked.latest_leaf))
-                expected[key] = ExpectedRow.of(key, tracked, content)
+                span, change = self.open[key], self.latest[key]
+                content = _content(change, inputs.get(span.leaf_index))
+                expected[key] = ExpectedRow.of(span, change, content)
         return expected
 
 
@@ -140,27 +125,20 @@ class ExpectedRow:
     evaluated_from: datetime
 
     @classmethod
-    def of(cls, key: Key, tracked: _Tracked, content: dict[str, Any]) -> ExpectedRow:
-        metadata = content.get("metadata")
-        spec = content.get("spec")
-        hardware = spec.get("hardware") if isinstance(spec, dict) else None
-        first = _time(tracked.first_recorded_at)
+    def of(cls, span: Span, change: Change, content: dict[str, Any]) -> ExpectedRow:
+        tracking = tracking_of(span.kind, content)
         return cls(
-            kind=key[0],
-            name=key[1],
-            owner=metadata.get("owner") if isinstance(metadata, dict) else None,
+            kind=span.kind,
+            name=span.name,
+            owner=tracking.owner,
             content=content,
-            content_digest=canonical_digest(_canonical.encode(content)),
-            hardware_ref=(
-                hardware.get("ref")
-                if key[0] == "DeploymentManifest" and isinstance(hardware, dict)
-                else None
-            ),
-            latest_decision_id=tracked.latest_id,
-            latest_verdict=tracked.latest_verdict,
-            updated_at=_time(tracked.submitted_at) if tracked.submitted_at else first,
-            created_from=first,
-            evaluated_from=_time(tracked.latest_evaluated_at),
+            content_digest=tracking.content_digest,
+            hardware_ref=tracking.hardware_ref,
+            latest_decision_id=span.decision_id,
+            latest_verdict=change.verdict,
+            updated_at=span.submitted_at,
+            created_from=span.tracked_since,
+            evaluated_from=change.evaluated_at or span.valid_from,
         )
 
     def wrongs(self, row: Mapping[Any, Any]) -> list[str]:
@@ -257,24 +235,69 @@ def _policy_inputs(session: Session, leaves: list[int]) -> dict[int, tuple[str, 
     return {int(leaf): (digest, text) for leaf, digest, text in session.execute(statement)}
 
 
-def _content(tracked: _Tracked, stored: tuple[str, str] | None) -> dict[str, Any]:
-    decision = f"decision {tracked.latest_id}"
+def _content(change: Change, stored: tuple[str, str] | None) -> dict[str, Any]:
+    decision = f"decision {change.decision_id}"
     if stored is None:
-        raise UnusableInput(tracked.latest_leaf, f"the row of {decision} is missing")
+        raise UnusableInput(change.leaf_index, f"the row of {decision} is missing")
     _, text = stored
-    if canonical_digest(text.encode()) != tracked.latest_input_digest:
+    if canonical_digest(text.encode()) != change.input_digest:
         raise UnusableInput(
-            tracked.latest_leaf,
+            change.leaf_index,
             f"the stored policy input of {decision} is not the one its entry names",
         )
     manifest = msgspec.json.decode(text).get("manifest")
     if not isinstance(manifest, dict):
-        raise UnusableInput(tracked.latest_leaf, f"the policy input of {decision} has no manifest")
+        raise UnusableInput(change.leaf_index, f"the policy input of {decision} has no manifest")
     return manifest
 
 
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text)
+def tracking_of(kind: str, content: dict[str, Any]) -> Tracking:
+    """What the writer tracks of `content`, read from the content alone."""
+    metadata = content.get("metadata")
+    spec = content.get("spec")
+    hardware = spec.get("hardware") if isinstance(spec, dict) else None
+    owner = metadata.get("owner") if isinstance(metadata, dict) else None
+    return Tracking(
+        content=content,
+        content_digest=canonical_digest(_canonical.encode(content)),
+        owner=owner,
+        hardware_ref=(
+            hardware.get("ref")
+            if kind == "DeploymentManifest" and isinstance(hardware, dict)
+            else None
+        ),
+    )
+
+
+def span_wrongs(session: Session, spans: Sequence[Span]) -> list[tuple[Span, str]]:
+    """The spans of `spans` stored otherwise (or not at all), each with what is wrong."""
+    wrong = []
+    for start in range(0, len(spans), INPUT_CHUNK):
+        chunk = spans[start : start + INPUT_CHUNK]
+        statement = select(_spans).where(_spans.c.leaf_index.in_([s.leaf_index for s in chunk]))
+        stored = {row["leaf_index"]: row for row in session.execute(statement).mappings()}
+        for span in chunk:
+            row = stored.get(span.leaf_index)
+            if row is None:
+                wrong.append((span, "its span is missing"))
+                continue
+            differ = [
+                f"its {column} is {_shown_value(row[column])}, the log says "
+                f"{_shown_value(getattr(span, column))}"
+                for column in SPAN_COLUMNS
+                if row[column] != getattr(span, column)
+            ]
+            if differ:
+                wrong.append((span, "; ".join(differ)))
+    return wrong
+
+
+def spans_stored(session: Session) -> int:
+    return int(session.execute(select(func.count()).select_from(_spans)).scalar_one())
+
+
+def _shown_value(value: Any) -> str:
+    return _shown(value) if value is None or isinstance(value, datetime) else repr(value)
 
 
 def _shown(moment: datetime | None) -> str:

@@ -10,8 +10,9 @@ node the hash of its children); the row derived from it (entry_rows.py) must say
 says, and no other row may name it. Each checkpoint is checked when the walk reaches its
 size: the rebuilt root there must be its root. Then the head must name the rebuilt size and
 root, and in one snapshot of the database nothing may lie beyond the head, no row may lack
-its entry (log_rows.py), and the tracked-manifest table must be the state the log leads to
-(tracking_state.py).
+its entry (log_rows.py), and the tracked-manifest table and its history must be the state the
+log leads to (tracking_state.py: the writer's fold, replayed; the spans a chunk's entries end
+are checked after it, the open ones at the end).
 
 The checkpoints (checkpoints.py) are the only thing here an editor of the database cannot
 recompute: the tree, the nodes, the head and the rows all can be, with the project's own
@@ -55,12 +56,13 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.config import CHECKPOINT_INTERVAL_SECONDS
 from supportgate.db import transaction
 from supportgate.ledger.log import Head, entries_between, read_head
+from supportgate.ledger.tracking import Span
 from supportgate.policy.inputs import format_time
 from supportgate.tlog import MerkleTree, NodeId, NoteVerifier
 
 from . import entry_rows, log_rows, repository
 from .checkpoints import HeldCheckpoint, Note, fork, open_notes, stored_notes
-from .tracking_state import TrackingFromLog, UnusableInput, differences
+from .tracking_state import TrackingFromLog, UnusableInput, differences, span_wrongs, spans_stored
 
 CHUNK = 2000
 SIGNING_INTERVAL = timedelta(seconds=CHECKPOINT_INTERVAL_SECONDS)
@@ -182,6 +184,9 @@ def verify_log(
         with transaction(sessions) as session:
             rows = _ChunkRows.read(session, first, last)
         problem = walk.check(rows)
+        if problem is None:
+            with transaction(sessions) as session:
+                problem = walk.check_spans(session)
         if problem is not None:
             return walk.report(problem, signer)
         if len(rows.entries) < last - first + 1:
@@ -378,7 +383,7 @@ class _Walk:
         """Count a sound entry and follow it into the tracking state."""
         try:
             self.tracking.add(leaf, document)
-        except (KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return [f"its entry is not a well-formed {entry_type!r} entry"]
         self.counted[entry_type] = self.counted.get(entry_type, 0) + 1
         return []
@@ -461,14 +466,34 @@ class _Walk:
         for entry in entries_between(session, self.size, now_head.size - 1):
             try:  # appended since the walk: checked by the next run, here only followed
                 self.tracking.add(int(entry.leaf_index), msgspec.json.decode(entry.entry))
-            except (msgspec.DecodeError, KeyError, TypeError, AttributeError):
+            except (msgspec.DecodeError, KeyError, TypeError, ValueError, AttributeError):
                 return LogProblem.at_leaf(int(entry.leaf_index), "its entry is not well-formed")
         try:
             expected = self.tracking.expected_rows(session)
         except UnusableInput as exc:
             return LogProblem.at_leaf(exc.leaf_index, exc.reason)
         found = differences(session, expected)
-        return LogProblem(found[0].describe()) if found else None
+        if found:
+            return LogProblem(found[0].describe())
+        problem = self.check_spans(session, [*self.tracking.open.values()])
+        stored = spans_stored(session)
+        if problem is None and stored != self.tracking.spans:
+            return LogProblem(
+                f"the tracked-manifest history holds {stored} spans, but the log's "
+                f"{self.tracking.spans} decisions open {self.tracking.spans}"
+            )
+        return problem
+
+    def check_spans(self, session: Session, also: Sequence[Span] = ()) -> LogProblem | None:
+        """The spans the entries followed so far ended (and `also`) as the log says."""
+        wrong = span_wrongs(session, [*self.tracking.drain(), *also])
+        if not wrong:
+            return None
+        span, what = min(wrong, key=lambda found: found[0].leaf_index)
+        return LogProblem(
+            f"the tracked-manifest history disagrees with the log at {span.kind}/{span.name}, "
+            f"the span its decision at leaf {span.leaf_index} opened: {what}"
+        )
 
     def report(self, problem: LogProblem | None, signed_by: str | None = None) -> LogReport:
         agreed = (

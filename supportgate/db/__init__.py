@@ -20,6 +20,7 @@ from .tables import (
     MatrixVersion,
     Sweep,
     SweepMemo,
+    TrackedSpan,
     Waiver,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "MatrixVersion",
     "Sweep",
     "SweepMemo",
+    "TrackedSpan",
     "Waiver",
     "create_db_engine",
     "database_url",

@@ -54,7 +54,6 @@ class Decision(SQLModel, table=True):
         Index("ix_decisions_evaluated_at_seq", "evaluated_at", "seq"),
         Index("ix_decisions_matrix_version_seq", "matrix_version", "seq"),
         # the fleet at a date (supportgate/fleet/query.py): every column its grouping reads
-        Index("ix_decisions_kind_name_recorded_at_seq", "kind", "name", "recorded_at", "seq"),
         {"sqlite_autoincrement": True},  # a seq is never reused, even after a rollback
     )
 
@@ -123,16 +122,48 @@ class Manifest(SQLModel, table=True):
     last_evaluated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
+class TrackedSpan(SQLModel, table=True):
+    """A time a manifest was tracked with one latest decision: the log's fold
+    (supportgate/ledger/tracking.py) opens a span at each decision entry and ends the open one
+    at the next decision or `untracked` entry of the same manifest. The open spans are the
+    `manifests` rows; the fleet at T is the spans with valid_from <= T < valid_to."""
+
+    __tablename__ = "tracked_spans"
+    __table_args__ = (
+        Index("ix_tracked_spans_valid", "valid_from", "valid_to", "leaf_index"),
+        Index(
+            "uq_tracked_spans_open",
+            "kind",
+            "name",
+            unique=True,
+            postgresql_where=text("valid_to IS NULL"),
+            sqlite_where=text("valid_to IS NULL"),
+        ),
+    )
+
+    leaf_index: int = Field(
+        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
+    )
+    """The leaf of the decision that opened it."""
+    kind: str
+    name: str
+    decision_id: str
+    valid_from: datetime = Field(sa_type=UTCDateTime)
+    """The decision's recorded_at."""
+    valid_to: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    """The recorded_at of the entry that ended it (never before valid_from); None: open."""
+    tracked_since: datetime = Field(sa_type=UTCDateTime)
+    """valid_from of the first span since the manifest was last untracked."""
+    submitted_at: datetime = Field(sa_type=UTCDateTime)
+    """valid_from of the latest span opened by a submission (else tracked_since)."""
+
+
 class LedgerEntry(SQLModel, table=True):
     """One entry of the verifiable log: the exact canonical JSON hashed into leaf
     `leaf_index` of the Merkle tree (CONTRACT section 6). Appended, never changed."""
 
     __tablename__ = "ledger_entries"
-    __table_args__ = (
-        CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),
-        # the manifests untracked at a date (supportgate/fleet/query.py)
-        Index("ix_ledger_entries_type_recorded_at", "type", "recorded_at"),
-    )
+    __table_args__ = (CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),)
 
     leaf_index: int = Field(
         sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)

@@ -1,46 +1,37 @@
-"""The fleet at time T, from the recorded history alone.
+"""The fleet at time T: the tracked state's spans (supportgate/ledger/tracking.py) open at T.
 
 What T means: the state the log had once every entry recorded at or before T (its
 `recorded_at`, the service clock's time when the writer appended it) was applied, and no later
-one. So at T:
+one. So a manifest is tracked at T when a span of it began at or before T and did not end by
+T, and its decision then is the one that opened that span; its content and owner are those of
+that decision's stored policy input (a sweep evaluates the tracked content, a submission
+brings new content). The matrix version in force is the one applied at T among the versions
+published at or before T (matrix/services.py's rule: the latest to take effect, ties to the
+latest published); the policy revision in force is that of the latest decision recorded at
+or before T (the policies are the service's code: only its decisions record them).
 
-- a manifest's current decision is its latest decision (in log order: `seq`, which follows
-  the leaves) among those recorded at or before T. A sweep's decision is current from its
-  recorded_at on; a waiver changes a verdict only through the decision that applied it (a
-  waiver created, deleted or expired changes nothing until a decision says so);
-- a manifest is tracked at T when it has such a decision and no `untracked` entry recorded at
-  or before T comes after that decision in the log (an untracked manifest posted again is
-  tracked again from that decision on, as supportgate/audit/tracking_state.py reads the log);
-- its content and owner are those of its current decision's stored policy input (a sweep
-  evaluates the tracked content, a submission brings new content);
-- the matrix version in force is the one applied at T among the versions published at or
-  before T (matrix/services.py's rule: the latest to take effect, ties to the latest
-  published); the policy revision in force is that of the latest decision recorded at or
-  before T (the policies are the service's code: only its decisions record them).
-
-The same query answers every T, now included, so a date a year back costs what now costs:
-one grouping of the decisions recorded at or before T by (kind, name), read from
-ix_decisions_kind_name_recorded_at_seq alone on PostgreSQL, then the rows of the winners.
+The same query answers every T, now included: one pass over ix_tracked_spans_valid (it covers
+what the filter reads), then the decisions of the spans open at T by their leaf; the policy
+revision is that of the last decision in log order whose span began by T.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, func, or_, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
-from supportgate.db import LedgerEntry, MatrixVersion
+from supportgate.db import MatrixVersion, TrackedSpan
 from supportgate.ledger.rows import DECISION_COLUMNS, decision_from_columns
 from supportgate.manifests.decision import Decision
 
 _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
-_entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
+_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 _matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
 
 Key = tuple[str, str]
@@ -99,32 +90,21 @@ class _Owner(msgspec.Struct):
 
 _content_decoder = msgspec.json.Decoder(_Content)
 _owner_decoder = msgspec.json.Decoder(_Owner)
-_untracked_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def fleet_at(session: Session, as_of: datetime) -> FleetAt:
     """The fleet at `as_of` (an aware time; any time, past or now): three reads in `session`."""
-    latest = (
-        select(func.max(_decisions.c.seq).label("seq"))
-        .where(_decisions.c.recorded_at <= as_of)
-        .group_by(_decisions.c.kind, _decisions.c.name)
-        .subquery("latest")
-    )
     columns = [_decisions.c[column] for column in DECISION_COLUMNS]
     statement = (
         select(*columns, _decisions.c.policy_input)
-        .join(latest, _decisions.c.seq == latest.c.seq)
-        .order_by(_decisions.c.kind, _decisions.c.name)
+        .join(_spans, _spans.c.leaf_index == _decisions.c.leaf_index)
+        .where(
+            _spans.c.valid_from <= as_of,
+            or_(_spans.c.valid_to.is_(None), _spans.c.valid_to > as_of),
+        )
     )
-    rows = session.execute(statement).mappings().all()
-    untracked = _untracked_at(session, as_of)
     manifests = []
-    policy_revision, newest = None, -1
-    for row in rows:
-        if row["seq"] > newest:
-            policy_revision, newest = row["policy_revision"], row["seq"]
-        if untracked.get((row["kind"], row["name"]), -1) > row["leaf_index"]:
-            continue
+    for row in session.execute(statement).mappings():
         owner = _owner_decoder.decode(row["policy_input"]).manifest.metadata.owner
         manifests.append(
             FleetManifest(
@@ -135,29 +115,18 @@ def fleet_at(session: Session, as_of: datetime) -> FleetAt:
                 policy_input=row["policy_input"],
             )
         )
+    manifests.sort(key=lambda manifest: (manifest.kind, manifest.name))
+    newest = select(func.max(_spans.c.leaf_index)).where(_spans.c.valid_from <= as_of)
+    latest = select(_decisions.c.policy_revision).where(
+        _decisions.c.leaf_index == newest.scalar_subquery()
+    )
+    policy_revision = session.execute(latest).scalar_one_or_none()
     return FleetAt(
         as_of=as_of,
         manifests=tuple(manifests),
         matrix_version=_matrix_in_force(session, as_of),
         policy_revision=policy_revision,
     )
-
-
-def _untracked_at(session: Session, as_of: datetime) -> dict[Key, int]:
-    """(kind, name) -> the leaf of its last `untracked` entry recorded at or before as_of."""
-    statement = select(_entries.c.leaf_index, _entries.c.entry).where(
-        _entries.c.type == "untracked", _entries.c.recorded_at <= as_of
-    )
-    return _last_leaves((int(leaf), entry) for leaf, entry in session.execute(statement))
-
-
-def _last_leaves(rows: Iterable[tuple[int, str]]) -> dict[Key, int]:
-    found: dict[Key, int] = {}
-    for leaf_index, entry in rows:
-        manifest = _untracked_decoder.decode(entry)["manifest"]
-        key = (manifest["kind"], manifest["name"])
-        found[key] = max(found.get(key, -1), int(leaf_index))
-    return found
 
 
 def _matrix_in_force(session: Session, as_of: datetime) -> str | None:

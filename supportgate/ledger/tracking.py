@@ -1,108 +1,265 @@
-"""The tracked manifests (`manifests` table): the one module that writes them.
+"""What is tracked: one fold of the log, and the one module that writes the tracked state.
 
-A tracked manifest is the state the log leads to: the latest content submitted under a
-(kind, name) and its latest decision. Every write happens in the ledger's transaction
-(write.apply_batch), under the log's head lock:
+The fold (`step`): a `decision` entry of (kind, name) tracks it with that decision as its
+latest, opening a span; an `untracked` entry stops tracking it; either ends the span open
+before. Spans are the rows of `tracked_spans` (valid_from, valid_to: the fleet at any time,
+supportgate/fleet/query.py); the open ones, with the content tracked, are the `manifests` rows.
 
-    track            a submission: the content and its decision (insert or replace)
-    move_latest      a sweep's decision: the latest decision moves, the content stays
-    stamp_evaluated  a sweep found the manifest unchanged: last_evaluated_at moves
-    untrack          the manifest is no longer tracked (its decisions stay in the log)
+The writer applies the fold forward (`apply`, from write.apply_batch under the log's head
+lock); `supportgate audit verify` and `audit rebuild-tracking` replay it from the entries
+(`TrackingFromLog`, supportgate/audit/tracking_state.py). Both go through `fold`, so they cannot
+disagree about what an entry does.
 
-and one repair outside the writer, also under the head lock: `supportgate audit
-rebuild-tracking` (supportgate/audit/rebuild.py) puts back the rows the log leads to
-(`insert_row`, `replace_row`, `untrack`).
-
-Reads for pages and views live with their domains (supportgate/evaluations/repository.py);
-`heads`, `owners` and `is_tracked` are the reads the writer itself needs under the lock.
+Not in the log, so not in the fold: `manifests.last_evaluated_at` when a sweep finds a
+manifest unchanged (`stamp_evaluated`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, delete, insert, select, text, update
+from sqlalchemy import Table, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from supportgate.db import Manifest
-from supportgate.db.bulk import unnest
+from supportgate.db import Manifest, TrackedSpan
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
-from .batches import DecisionWrite, Key, TrackedHead
+from .batches import Key, TrackedHead, Tracking
 
 _manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
+_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 
-_REPLACED_COLUMNS = (
-    "owner",
-    "content",
-    "content_digest",
-    "hardware_ref",
-    "latest_decision_id",
-    "latest_verdict",
-    "updated_at",
-    "last_evaluated_at",
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one entry does to the tracked state: a decision tracks `key` with it, an
+    untracking (decision_id None) stops tracking it."""
+
+    key: Key
+    leaf_index: int
+    at: datetime
+    """The entry's recorded_at."""
+    decision_id: str | None = None
+    verdict: str = ""
+    submission: bool = False
+    evaluated_at: datetime | None = None
+    input_digest: str = ""
+
+    @classmethod
+    def decided(cls, leaf_index: int, at: datetime, decision: Decision) -> Change:
+        return cls(
+            key=(decision.manifest.kind, decision.manifest.name),
+            leaf_index=leaf_index,
+            at=at,
+            decision_id=decision.id,
+            verdict=decision.verdict,
+            submission=decision.cause == "submission",
+            evaluated_at=decision.evaluated_at,
+            input_digest=decision.input_digest,
+        )
+
+
+def change_of(leaf_index: int, document: Mapping[str, Any]) -> Change | None:
+    """The change an entry's document (decoded JSON) makes; None: it changes no tracking.
+    KeyError, TypeError or ValueError: the entry is not well-formed."""
+    at = datetime.fromisoformat(document["recorded_at"])
+    if document["type"] == "untracked":
+        manifest = document["manifest"]
+        return Change((manifest["kind"], manifest["name"]), leaf_index, at)
+    if document["type"] != "decision":
+        return None
+    decision = document["decision"]
+    return Change(
+        key=(decision["manifest"]["kind"], decision["manifest"]["name"]),
+        leaf_index=leaf_index,
+        at=at,
+        decision_id=decision["id"],
+        verdict=decision["verdict"],
+        submission=decision["cause"] == "submission",
+        evaluated_at=datetime.fromisoformat(decision["evaluated_at"]),
+        input_digest=decision["input_digest"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A `tracked_spans` row (supportgate/db/tables.py: TrackedSpan says what each means)."""
+
+    kind: str
+    name: str
+    leaf_index: int
+    decision_id: str
+    valid_from: datetime
+    tracked_since: datetime
+    submitted_at: datetime
+    valid_to: datetime | None = None
+
+    @property
+    def key(self) -> Key:
+        return (self.kind, self.name)
+
+
+def step(open_span: Span | None, change: Change) -> tuple[Span | None, Span | None]:
+    """The fold's step: (the open span `change` ends, the span it opens). A span never ends
+    before it began, whatever the clocks that stamped the entries said."""
+    ended = None
+    if open_span is not None:
+        ended = replace(open_span, valid_to=max(change.at, open_span.valid_from))
+    if change.decision_id is None:
+        return ended, None
+    since = change.at if open_span is None else open_span.tracked_since
+    submitted = change.at if change.submission or open_span is None else open_span.submitted_at
+    opened = Span(*change.key, change.leaf_index, change.decision_id, change.at, since, submitted)
+    return ended, opened
+
+
+def fold(open_spans: dict[Key, Span], changes: Iterable[Change]) -> list[Span]:
+    """Apply `changes` (in log order) to `open_spans` (updated in place); the spans they
+    ended or opened, in leaf order, each as it stands after them."""
+    touched: dict[int, Span] = {}
+    for change in changes:
+        ended, opened = step(open_spans.pop(change.key, None), change)
+        if ended is not None:
+            touched[ended.leaf_index] = ended
+        if opened is not None:
+            open_spans[change.key] = touched[opened.leaf_index] = opened
+    return [touched[leaf] for leaf in sorted(touched)]
+
+
+def apply(session: Session, changes: Sequence[Change], tracked: Mapping[int, Tracking]) -> None:
+    """Apply `changes` (in log order) forward: the spans, then the `manifests` rows.
+    `tracked` maps a submission's leaf to the content it tracks."""
+    if not changes:
+        return
+    open_spans = open_spans_of(session, list({change.key for change in changes}))
+    advance(session, open_spans, changes)
+    latest = {change.key: change for change in changes}
+    content = {c.key: tracked[c.leaf_index] for c in changes if c.leaf_index in tracked}
+    write_current(session, {key: open_spans.get(key) for key in latest}, latest, content)
+
+
+def advance(session: Session, open_spans: dict[Key, Span], changes: Sequence[Change]) -> None:
+    """Fold `changes` into `open_spans` (the stored open spans of their keys, at least) and
+    write the spans they end or open."""
+    was_open = {span.leaf_index for span in open_spans.values()}
+    touched = fold(open_spans, changes)
+    write_spans(session, [span for span in touched if span.leaf_index in was_open], ended=True)
+    write_spans(session, [span for span in touched if span.leaf_index not in was_open])
+
+
+def write_current(
+    session: Session,
+    spans: Mapping[Key, Span | None],
+    latest: Mapping[Key, Change],
+    tracked: Mapping[Key, Tracking],
+    evaluated: Mapping[Key, datetime | None] | None = None,
+) -> None:
+    """The `manifests` rows of `spans`' keys: deleted where the key is no longer tracked
+    (None); the whole row where new content is `tracked`; else only the latest decision
+    moves. `evaluated` sets a last_evaluated_at other than the
+    latest decision's evaluated_at (rebuild keeps a later one)."""
+    gone = [key for key, span in spans.items() if span is None]
+    if gone:
+        session.execute(delete(_manifests).where(in_keys(session, _manifests, gone)))
+    rows, moves = [], []
+    for key, span in spans.items():
+        if span is None:
+            continue
+        change = latest[key]
+        at = (evaluated or {}).get(key, change.evaluated_at)
+        tracking = tracked.get(key)
+        if tracking is None:
+            moves.append(
+                {"k": key[0], "n": key[1], "id": span.decision_id, "v": change.verdict, "at": at}
+            )
+        else:
+            rows.append(current_row(span, change.verdict, tracking, at))
+    _upsert(session, rows)
+    if moves:
+        session.connection().execute(_MOVE, moves)
+
+
+_MOVE = (
+    update(_manifests)
+    .where(_manifests.c.kind == bindparam("k"), _manifests.c.name == bindparam("n"))
+    .values(
+        latest_decision_id=bindparam("id"),
+        latest_verdict=bindparam("v"),
+        last_evaluated_at=bindparam("at"),
+    )
 )
 
 
-def track(session: Session, writes: Sequence[DecisionWrite], now: datetime) -> None:
-    """Track each write's content with its decision (the last write of a (kind, name) wins):
-    INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row (an executemany:
-    compiled once and cached, unlike a multi-VALUES statement of varying size)."""
-    rows = {write.key: _tracked_row(write, now) for write in writes if write.tracking}
+def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False) -> None:
+    """Insert `spans`; with `ended`, only set the valid_to of spans stored open."""
+    if not spans:
+        return
+    if ended:
+        statement = (
+            update(_spans)
+            .where(_spans.c.leaf_index == bindparam("leaf"))
+            .values(valid_to=bindparam("to"))
+        )
+        rows = [{"leaf": span.leaf_index, "to": span.valid_to} for span in spans]
+        session.connection().execute(statement, rows)
+        return
+    session.connection().execute(
+        _spans.insert(),
+        [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans],
+    )
+
+
+SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
+
+
+def open_spans_of(session: Session, keys: Sequence[Key]) -> dict[Key, Span]:
+    if not keys:
+        return {}
+    statement = select(*(_spans.c[column] for column in SPAN_COLUMNS)).where(
+        _spans.c.valid_to.is_(None), in_keys(session, _spans, keys)
+    )
+    return {(row.kind, row.name): Span(**row._mapping) for row in session.execute(statement)}
+
+
+def current_row(
+    span: Span, verdict: str, tracking: Tracking, at: datetime | None
+) -> dict[str, Any]:
+    return {
+        "kind": span.kind,
+        "name": span.name,
+        "owner": tracking.owner,
+        "content": tracking.content,
+        "content_digest": tracking.content_digest,
+        "hardware_ref": tracking.hardware_ref,
+        "latest_decision_id": span.decision_id,
+        "latest_verdict": verdict,
+        "created_at": span.tracked_since,
+        "updated_at": span.submitted_at,
+        "last_evaluated_at": at,
+    }
+
+
+_KEPT = ("kind", "name", "created_at")
+"""Kept by a replaced row: a manifest's tracking began before (TrackedSpan.tracked_since)."""
+
+
+def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
+    """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row (an
+    executemany: compiled once and cached, unlike a multi-VALUES statement of varying size)."""
     if not rows:
         return
-    dialect_insert = postgresql.insert if _dialect(session) == "postgresql" else sqlite.insert
-    statement = dialect_insert(_manifests)
+    dialect = session.get_bind().dialect.name
+    statement = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_manifests)
     upsert = statement.on_conflict_do_update(
         index_elements=["kind", "name"],
-        set_={column: statement.excluded[column] for column in _REPLACED_COLUMNS},
+        set_={column: statement.excluded[column] for column in rows[0] if column not in _KEPT},
     )
-    session.execute(upsert, list(rows.values()))
-
-
-def move_latest(session: Session, decisions: Sequence[Decision]) -> None:
-    """Point tracked manifests at their new decisions (the content stays as it is): one
-    UPDATE ... FROM unnest(arrays) on PostgreSQL, an executemany elsewhere."""
-    if not decisions:
-        return
-    rows = [
-        {
-            "k": decision.manifest.kind,
-            "n": decision.manifest.name,
-            "decision_id": decision.id,
-            "verdict": decision.verdict,
-            "at": decision.evaluated_at,
-        }
-        for decision in decisions
-    ]
-    if _dialect(session) == "postgresql":
-        arrays, params = unnest(
-            rows, k="text", n="text", decision_id="text", verdict="text", at="timestamptz"
-        )
-        session.execute(
-            text(  # only unnest's casts are formatted in: every value is a bound parameter
-                "UPDATE manifests AS m SET latest_decision_id = v.decision_id,"  # noqa: S608
-                " latest_verdict = v.verdict, last_evaluated_at = v.at"
-                f" FROM {arrays} AS v(k, n, decision_id, verdict, at)"
-                " WHERE m.kind = v.k AND m.name = v.n"
-            ),
-            params,
-        )
-        return
-    statement = (
-        update(_manifests)
-        .where(_manifests.c.kind == bindparam("k"), _manifests.c.name == bindparam("n"))
-        .values(
-            latest_decision_id=bindparam("decision_id"),
-            latest_verdict=bindparam("verdict"),
-            last_evaluated_at=bindparam("at"),
-        )
-    )
-    session.connection().execute(statement, rows)
+    session.execute(upsert, rows)
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
@@ -110,25 +267,6 @@ def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None
     if keys:
         stamped = update(_manifests).where(in_keys(session, _manifests, keys))
         session.execute(stamped.values(last_evaluated_at=at))
-
-
-def untrack(session: Session, kind: str, name: str) -> bool:
-    """Stop tracking (kind, name); False when it was not tracked."""
-    result = session.execute(
-        delete(_manifests).where(_manifests.c.kind == kind, _manifests.c.name == name)
-    )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
-
-
-def insert_row(session: Session, values: Mapping[str, Any]) -> None:
-    """A tracked manifest's whole row, as the log leads to it (rebuild-tracking)."""
-    session.execute(insert(_manifests).values(dict(values)))
-
-
-def replace_row(session: Session, values: Mapping[str, Any]) -> None:
-    """Replace the row of (values["kind"], values["name"]) with `values` (rebuild-tracking)."""
-    where = (_manifests.c.kind == values["kind"]) & (_manifests.c.name == values["name"])
-    session.execute(update(_manifests).where(where).values(dict(values)))
 
 
 def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:
@@ -162,25 +300,3 @@ def is_tracked(session: Session, kind: str, name: str) -> bool:
         _manifests.c.kind == kind, _manifests.c.name == name
     )
     return session.execute(statement).first() is not None
-
-
-def _tracked_row(write: DecisionWrite, now: datetime) -> dict[str, Any]:
-    decision, tracking = write.decision, write.tracking
-    assert tracking is not None  # noqa: S101 - only called for writes that track
-    return {
-        "kind": decision.manifest.kind,
-        "name": decision.manifest.name,
-        "owner": tracking.owner,
-        "content": tracking.content,
-        "content_digest": tracking.content_digest,
-        "hardware_ref": tracking.hardware_ref,
-        "latest_decision_id": decision.id,
-        "latest_verdict": decision.verdict,
-        "created_at": now,
-        "updated_at": now,
-        "last_evaluated_at": decision.evaluated_at,
-    }
-
-
-def _dialect(session: Session) -> str:
-    return session.get_bind().dialect.name

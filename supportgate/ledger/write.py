@@ -12,10 +12,10 @@ on SQLite and PostgreSQL alike. Read it top-down:
     4. insert the decisions (with their leaf_index) and the rules they name
     5. alerts: a verdict change against the tracked verdict is an alert
     6. the webhook outbox: a delivery per alert and active subscription
-    7. move the tracked manifests (submissions track their content; sweeps move the latest
-       decision and stamp the unchanged)
+    7. the tracked state: the decisions and untrackings folded into it (tracking.apply);
+       a sweep stamps the manifests it found unchanged
     8. store the Idempotency-Key answers
-    9. matrix versions and waivers (with their leaf_index), manifests untracked
+    9. matrix versions and waivers (with their leaf_index)
    10. the sweep's progress: memos, cursor and counts
 
 and return what happened as plain data (Applied), events included; the caller publishes
@@ -77,8 +77,24 @@ def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -
     alerts = record_alerts(session, appended, now)
     delivered = enqueue_alert_deliveries(session, alerts, now)
 
-    tracking.track(session, admitted.decisions, now)
-    tracking.move_latest(session, [w.decision for w in admitted.decisions if w.expected])
+    tracking.apply(
+        session,
+        [
+            *(
+                tracking.Change.decided(leaf, now, write.decision)
+                for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
+            ),
+            *(
+                tracking.Change((u.kind, u.name), leaf, u.at)
+                for u, leaf in zip(admitted.untracked, leaves.untracked, strict=True)
+            ),
+        ],
+        {
+            leaf: write.tracking
+            for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
+            if write.tracking is not None
+        },
+    )
     answers = [
         (write.idempotency, write.decision.id, decisions.decision_body(write.decision, leaf))
         for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
@@ -89,8 +105,6 @@ def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -
     matrices.insert_versions(session, admitted.matrices, leaves.matrices)
     waivers.insert_waivers(session, batch.waivers_created, leaves.waivers_created)
     waivers.mark_deleted(session, admitted.waivers_deleted, leaves.waivers_deleted)
-    for untracking in admitted.untracked:
-        tracking.untrack(session, untracking.kind, untracking.name)
 
     if batch.sweep is not None:
         dropped = {w.key for w in batch.decisions} - {w.key for w in admitted.decisions}

@@ -7,28 +7,21 @@ from supportgate.errors import UsageError
 
 from .bundle import PolicyBundle
 from .embedded import EmbeddedEngine
-from .engine import LoadedMatrix, PolicyEngine
-from .inputs import PolicyInput, build_input
+from .engine import PolicyEngine
 
 __all__ = [
     "EmbeddedEngine",
-    "LoadedMatrix",
     "PolicyBundle",
     "PolicyEngine",
-    "PolicyInput",
     "build_engine",
-    "build_input",
 ]
 
 
 def build_engine(
     bundle: PolicyBundle, settings: Settings, served_revision: str | None
 ) -> PolicyEngine:
-    """OPA when SUPPORTGATE_OPA_URL is set, the in-process engine otherwise.
-
-    OPA evaluates the bundle the service serves (bundle_server.py; `served_revision` is its
-    revision, None when it serves none), so it needs the bundle's signing key and a token for
-    OPA's API."""
+    """OPA evaluates the bundle the service serves (`served_revision`, None when it serves
+    none), so it needs the bundle's signing key and a token for OPA's API."""
     if not settings.opa_url:
         return EmbeddedEngine(bundle)
     if served_revision is None:

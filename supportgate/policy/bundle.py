@@ -7,14 +7,13 @@ engines load every module.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from supportgate.errors import UsageError
 
-from .org import BUNDLES_SETTING, OrgBundle, read_bundles
+from .org import BUNDLES_SETTING, OrgBundle, modules_revision, read_bundles
 from .org_check import refuse_problems
 
 DEFAULT_MATRIX_FILE = Path("matrix") / "data.yaml"
@@ -32,8 +31,6 @@ class PolicyBundle:
 
     @classmethod
     def load(cls, directory: Path, bundle_paths: Sequence[Path] = ()) -> PolicyBundle:
-        """The policies, the organisation bundles checked (PolicyRefused names the file and
-        line of each problem)."""
         bundle = cls.read(directory, bundle_paths)
         if bundle.bundles:
             refuse_problems(bundle)
@@ -47,8 +44,7 @@ class PolicyBundle:
         *,
         field: str | None = BUNDLES_SETTING,
     ) -> PolicyBundle:
-        """The policies as the files are now, unchecked: to compare revisions before paying
-        for a check."""
+        """Unchecked: to compare revisions before paying for a check."""
         if not directory.is_dir():
             raise UsageError(f"{directory} does not exist", field="SUPPORTGATE_POLICY_DIR")
         files = sorted(
@@ -63,7 +59,10 @@ class PolicyBundle:
         bundles = read_bundles(bundle_paths, field=field)
         modules = builtin + tuple(module for bundle in bundles for module in bundle.modules)
         return cls(
-            directory=directory, modules=modules, revision=_revision(modules), bundles=bundles
+            directory=directory,
+            modules=modules,
+            revision=modules_revision(modules),
+            bundles=bundles,
         )
 
     @property
@@ -72,19 +71,8 @@ class PolicyBundle:
 
     def builtin_only(self) -> PolicyBundle:
         modules = self.builtin_modules
-        return PolicyBundle(self.directory, modules, _revision(modules))
+        return PolicyBundle(self.directory, modules, modules_revision(modules))
 
     @property
     def default_matrix_path(self) -> Path:
         return self.directory / DEFAULT_MATRIX_FILE
-
-
-def _revision(modules: tuple[tuple[str, str], ...]) -> str:
-    """sha256 over the modules' paths and texts, in path order: any edit is a new revision."""
-    digest = hashlib.sha256()
-    for name, text in modules:
-        digest.update(name.encode())
-        digest.update(b"\0")
-        digest.update(text.encode())
-        digest.update(b"\0")
-    return f"sha256:{digest.hexdigest()}"

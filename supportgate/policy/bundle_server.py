@@ -1,9 +1,6 @@
 """Serving the signed OPA bundle (opa_bundle.py) to the OPA that pulls it (docs/opa.md).
 
-The bundle is built and signed at start, and again when new policies come into force
-(live.py: an organisation bundle changed); OPA downloads the new revision at its next poll.
-Only OPA may fetch it, with the bundle token
-(SUPPORTGATE_BUNDLE_TOKEN, OPA's `services.<name>.credentials.bearer.token`); the route is
+Only OPA may fetch it, with the bundle token (SUPPORTGATE_BUNDLE_TOKEN); the route is
 outside the API keys' guard, since OPA holds no API key. A fetch naming the current ETag in
 If-None-Match is 304: OPA polls, and downloads only a new revision.
 """
@@ -26,8 +23,7 @@ TOKEN_SETTING = "SUPPORTGATE_BUNDLE_TOKEN"  # noqa: S105 - the variable's name, 
 
 @dataclass(slots=True)
 class BundleServer:
-    bundle: OpaBundle | None
-    """None when the service serves no bundle (no signing key: it runs without OPA)."""
+    bundle: OpaBundle | None  # None without a signing key: the service runs without OPA
     token: str | None
     signer: BundleSigner | None = None
 
@@ -51,7 +47,6 @@ class BundleServer:
         )
 
     def publish(self, policies: PolicyBundle, default_matrix: Mapping[str, Any]) -> str | None:
-        """Serve a bundle of these policies from now on; its revision (None: no bundle)."""
         if self.signer is None:
             return None
         self.bundle = build_bundle(policies, default_matrix, self.signer)
@@ -66,7 +61,6 @@ class BundleServer:
         )
 
     def unchanged(self, if_none_match: str | None) -> bool:
-        """Whether the client holds this bundle already (If-None-Match names its ETag)."""
         if self.bundle is None or not if_none_match:
             return False
         tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}

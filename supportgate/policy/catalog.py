@@ -1,9 +1,6 @@
 """The rule catalogue, read from the METADATA blocks of the policy modules.
 
-Each rule's METADATA (`title`, `description`, `custom.id`, `custom.severity`,
-`custom.remediation`) is the one source of its id, severity and wording outside Rego: the
-reports use it to describe rules (SARIF rule descriptors, docs/rules.md), and the policy
-tests check it against the rule heads (the set a rule adds to, the id it emits).
+Each rule's METADATA is the one source of its id, severity and wording outside Rego.
 regorus cannot read annotations at run time, so they are read here: for an organisation's
 module from the Rego parse (rego_parse.py), for the built-in ones (trusted, and read at every
 `supportgate check`) from the text.
@@ -20,13 +17,13 @@ import yaml
 
 from supportgate.errors import UsageError
 
+from .org import MODULE_PREFIX
 from .rego_parse import FINDING_SETS, parse_module
 
 # libyaml's safe loader when PyYAML has it: every `supportgate check` reads the ~30 METADATA
 # blocks, and PyYAML's pure-Python loader takes ~10 ms over them (bench/bench_cli_startup.py).
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 BUILTIN_SOURCE = "builtin"
-_ORG_MODULE = "org/"  # organisation modules are named org/<bundle>/<path> (org.py)
 # A head adds {"rule": "<id>", "path": ..., "message": ...} to the set; the object may begin on
 # the next line.
 _HEAD = re.compile(r'^(?P<set>deny|warn) contains \{\s*"rule": "(?P<id>[a-z_.-]+)"')
@@ -39,21 +36,18 @@ class RuleInfo:
     title: str
     description: str
     remediation: str
-    """What to change so that the rule no longer fires (`custom.remediation`)."""
     module: str
     head_set: str | None
     head_id: str | None
     """The set and the id of the rule head under the METADATA block, as written: a test oracle
     (tests/policies/test_catalog.py checks that they agree with `severity` and `id`)."""
-    source: str = BUILTIN_SOURCE
-    """`builtin`, or the name of the organisation bundle the rule comes from."""
+    source: str = BUILTIN_SOURCE  # or the organisation bundle's name
 
 
 def read_catalog(modules: Iterable[tuple[str, str]]) -> dict[str, RuleInfo]:
-    """Every METADATA-annotated rule in the modules, by rule id."""
     catalog: dict[str, RuleInfo] = {}
     for module, text in modules:
-        rules = _org_rules if module.startswith(_ORG_MODULE) else _module_rules
+        rules = _org_rules if module.startswith(MODULE_PREFIX) else _module_rules
         for info in rules(module, text):
             if info.id in catalog and catalog[info.id].module == module:
                 continue  # another body of the same rule (an OR)
@@ -92,7 +86,6 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
 
 
 def _org_rules(module: str, text: str) -> Iterable[RuleInfo]:
-    """An organisation module's rules (org_check.py has checked it parses)."""
     for rule in parse_module(module, text).rules:
         annotation = rule.metadata or {}
         custom = annotation.get("custom")
@@ -106,7 +99,6 @@ def _org_rules(module: str, text: str) -> Iterable[RuleInfo]:
 def _rule_info(
     annotation: dict[str, Any], module: str, *, head_set: str | None, head_id: str | None
 ) -> RuleInfo:
-    """A rule's catalogue entry from its METADATA annotation (which has `custom.id`)."""
     custom = annotation["custom"]
     return RuleInfo(
         id=str(custom["id"]),
@@ -122,11 +114,10 @@ def _rule_info(
 
 
 def _source(module: str) -> str:
-    if module.startswith(_ORG_MODULE):
-        return module.removeprefix(_ORG_MODULE).split("/", 1)[0]
+    if module.startswith(MODULE_PREFIX):
+        return module.removeprefix(MODULE_PREFIX).split("/", 1)[0]
     return BUILTIN_SOURCE
 
 
 def _one_line(value: object) -> str:
-    """A METADATA text with its YAML line breaks and indentation folded into single spaces."""
     return " ".join(str(value or "").split())

@@ -1,12 +1,10 @@
 """The in-process engine: regorus (PyPI `gordon-to-regorus`), compiled once per thread and matrix.
 
 A regorus Engine is "unsendable": PyO3 panics when one is used (or dropped) from any thread but
-the one that created it (tests/integration/test_engines.py shows it). So each thread compiles its
-own engine
-per (policy revision, matrix content) on first use (about 5 ms) and reuses it for every later
-evaluation; no engine ever crosses a thread. Batches run on one engine, item after item:
-regorus evaluates `with input as` inside a comprehension to an empty collection, so the Rego
-`batch` rule is for OPA only (docs/policy-interface.md).
+the one that created it. So each thread compiles its own engine per (policy revision, matrix
+content) on first use (about 5 ms); no engine ever crosses a thread. Batches run on one
+engine, item after item: regorus evaluates `with input as` inside a comprehension to an empty
+collection, so the Rego `batch` rule is for OPA only (docs/policy-interface.md).
 """
 
 from __future__ import annotations
@@ -52,7 +50,6 @@ class EmbeddedEngine:
         return [_evaluate_one(engine, item) for item in inputs]
 
     def check_ready(self) -> None:
-        """The policies compile."""
         self._compile(None)
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:

@@ -19,8 +19,6 @@ HardwareLookup = Callable[[str], HardwareManifest | None]
 
 @dataclass(frozen=True, slots=True)
 class PolicyInput:
-    """One manifest's input: the document, its canonical JSON and `sha256:` digest."""
-
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
@@ -40,8 +38,8 @@ class PolicyInput:
         )
 
     def without_organisation(self) -> PolicyInput:
-        """This input, asking the decision to leave every organisation rule unread (one failed
-        on it: decision.rego, docs/organisation-policies.md)."""
+        """Asks the decision to leave every organisation rule unread (one failed on it:
+        docs/organisation-policies.md)."""
         return PolicyInput.from_document({**self.document, "organisation_failed": True})
 
 
@@ -50,7 +48,6 @@ def canonical_digest(canonical: bytes) -> str:
 
 
 def format_time(moment: datetime) -> str:
-    """RFC 3339 in UTC with a `Z`; refuses naive datetimes."""
     if moment.tzinfo is None:
         raise ValueError("evaluation time must carry a time zone")
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -63,7 +60,6 @@ def build_input(
     hardware: Mapping[str, Any] | None = None,
     waivers: Sequence[Mapping[str, Any]] = (),
 ) -> PolicyInput:
-    """Assemble the input for one manifest given as canonical builtins (see the interface doc)."""
     document: dict[str, Any] = {
         "manifest": manifest,
         "evaluated_at": format_time(evaluated_at),
@@ -75,7 +71,6 @@ def build_input(
 
 
 def hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
-    """The spec a deployment runs on: inline, or the tracked pool its ref names (None if none)."""
     if not isinstance(manifest, DeploymentManifest):
         return None
     target = manifest.spec.hardware

@@ -1,16 +1,15 @@
 """The OPA engine: an Open Policy Agent server that holds the service's signed bundle.
 
-OPA pulls the bundle from the service (opa_bundle.py, docs/opa.md); this engine never writes
-to OPA. Each decision is one POST to the bundle's entry rule (`data.supportgate.gate`) with
-the revision the service expects and the matrix to judge under: the revision check is part of
-the query, so it costs no round trip, and leaves no window (an OPA that lost the bundle, holds
-another revision or never pulled one answers nothing, which is 503, never a verdict).
+This engine never writes to OPA. Each decision is one POST to the bundle's entry rule
+(`data.supportgate.gate`) with the revision the service expects and the matrix to judge under:
+the revision check is part of the query, so it costs no round trip, and leaves no window (an
+OPA that lost the bundle, holds another revision or never pulled one answers nothing, which is
+503, never a verdict).
 
 Calls share nothing but httpx's connection pool: no lock is held across a call, so a hung OPA
-costs each waiting request one deadline, not the sum of everyone's. Each call has a deadline,
-`timeout_s`: connecting takes at most CONNECT_TIMEOUT_S of it, no read or write waits longer
-than it, and the answer's body is read in chunks against it (httpx's timeouts are per
-operation, not per call).
+costs each waiting request one deadline, not the sum of everyone's. The answer's body is read
+in chunks against the call's deadline, `timeout_s`: httpx's timeouts are per operation, not
+per call.
 """
 
 from __future__ import annotations
@@ -93,14 +92,12 @@ class OpaEngine:
         return [convert_result(item) for item in answer]
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
-        """Expect the new bundle revision from now on: OPA answers 503 until its next poll
-        downloads it (docs/organisation-policies.md)."""
+        """OPA answers 503 until its next poll downloads the new revision."""
         if served_revision is None:
             raise UsageError("OPA pulls only a bundle the service signs", field=KEY_FIELD)
         self._policies, self._bundle_revision = bundle, served_revision
 
     def check_ready(self) -> None:
-        """OPA answers, and holds the bundle revision the service serves."""
         held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
@@ -119,8 +116,6 @@ class OpaEngine:
         return None  # convert_result says the policy left the decision undefined
 
     def _gate_body(self, matrix: LoadedMatrix, inputs: bytes) -> bytes:
-        """The gate's input: the revision the service expects, the matrix, its prepared data and
-        `inputs` (an item or the items)."""
         return (
             b'{"input":{"revision":'
             + _encode(self._bundle_revision)
@@ -134,7 +129,6 @@ class OpaEngine:
         )
 
     def held_revision(self) -> Any:
-        """The revision of the bundle OPA has activated (None: none)."""
         return self._call("GET", REVISION_PATH).get("result")
 
     def _mismatch(self, held: Any) -> str:
@@ -152,9 +146,7 @@ class OpaEngine:
                 chunks: list[bytes] = []
                 for chunk in response.iter_bytes():
                     if time.monotonic() > deadline:
-                        raise PolicyEngineUnavailable(
-                            f"OPA at {self.url} did not answer within {self._timeout_s:g} s"
-                        )
+                        raise httpx.ReadTimeout("the call's deadline passed")
                     chunks.append(chunk)
         except httpx.TimeoutException as exc:
             raise PolicyEngineUnavailable(

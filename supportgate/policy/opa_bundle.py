@@ -1,17 +1,11 @@
 """The policies and the default matrix as a signed OPA bundle, for OPA to pull (docs/opa.md).
 
 The bundle is what `opa build --signing-key` makes of the policy directory, plus the service's
-entry module (GATE_MODULE):
-- the `.rego` modules at their paths, and `data.json` holding the default matrix at
-  `data.matrix` and what the policies derive from it at `data.supportgate.prepared`
-  (prepared.py);
-- `.manifest`: the revision (a digest of every file above, so every replica serving the same
-  files computes the same one) and the roots `supportgate` and `matrix`. OPA owns those roots
-  for the bundle: it refuses any policy or data written under them through its API, and drops
-  what was there when the bundle activates;
-- `.signatures.json`: one ES256 JWT (PyJWT) over the SHA-256 of each file, hashed the way OPA
-  hashes them (bundle/hash.go): `.rego` files as bytes, JSON files as their compact,
-  key-sorted encoding, which is also how they are written here.
+entry module (GATE_MODULE). The revision is a digest of the files, so every replica serving the
+same files computes the same one. OPA owns the roots `supportgate` and `matrix`: it refuses
+any policy or data written under them through its API. Each file is hashed for the signature
+the way OPA hashes it (bundle/hash.go): `.rego` files as bytes, JSON files as their compact,
+key-sorted encoding, which is also how they are written here.
 
 The entry module is how the service asks: a decision comes out only when OPA holds the bundle
 revision the service sent, and always under the matrix the service sent (which replaces the
@@ -44,13 +38,11 @@ from supportgate.errors import UsageError
 from .bundle import PolicyBundle
 from .prepared import prepared_document
 
-BUNDLE_NAME = "supportgate"
-"""The bundle's name in OPA's configuration: OPA reports it at data.system.bundles.<name>."""
+BUNDLE_NAME = "supportgate"  # OPA reports it at data.system.bundles.<name>
 BUNDLE_FILE = f"{BUNDLE_NAME}.tar.gz"
 ROOTS = ("supportgate", "matrix")
 SIGNING_ALGORITHM = "ES256"
-KEY_ID = "supportgate"
-"""The key's name in OPA's `keys` configuration (`bundles.supportgate.signing.keyid`)."""
+KEY_ID = "supportgate"  # `bundles.supportgate.signing.keyid` in OPA's configuration
 KEY_SETTING = "SUPPORTGATE_BUNDLE_SIGNING_KEY_FILE"
 
 GATE_PATH = "supportgate/gate/gate.rego"
@@ -90,8 +82,6 @@ class OpaBundle:
 
 
 class BundleSigner:
-    """Signs bundles with an EC P-256 private key (PEM) read from KEY_SETTING's file."""
-
     def __init__(self, key: ec.EllipticCurvePrivateKey) -> None:
         self._key = key
 
@@ -110,7 +100,6 @@ class BundleSigner:
         return cls(key)
 
     def public_key_pem(self) -> bytes:
-        """The verification key, for OPA's `keys` configuration."""
         return self._key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
 
     def sign(self, files: list[dict[str, str]]) -> str:
@@ -123,7 +112,6 @@ class BundleSigner:
 
 
 def bundle_files(policies: PolicyBundle, default_matrix: Mapping[str, Any]) -> dict[str, bytes]:
-    """The bundle's content files (no manifest, no signatures), by path."""
     files = {name: text.encode() for name, text in policies.modules}
     files[GATE_PATH] = GATE_MODULE.encode()
     files["data.json"] = _canonical_json(
@@ -133,7 +121,6 @@ def bundle_files(policies: PolicyBundle, default_matrix: Mapping[str, Any]) -> d
 
 
 def bundle_revision(policies: PolicyBundle, default_matrix: Mapping[str, Any]) -> str:
-    """The revision of the bundle these files make, without building (or signing) it."""
     return _revision(bundle_files(policies, default_matrix))
 
 
@@ -165,7 +152,6 @@ def _canonical_json(value: Any) -> bytes:
 
 
 def _archive(files: Mapping[str, bytes]) -> bytes:
-    """A gzipped tar with fixed times, owners and modes."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name, content in sorted(files.items()):

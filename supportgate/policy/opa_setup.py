@@ -1,14 +1,8 @@
 """`supportgate opa setup`: the key and tokens the service and OPA share (docs/opa.md).
 
-Writes what is missing, keeps what exists (a restart reuses them):
-- the bundle signing key (EC P-256, PEM, mode 0600), for SUPPORTGATE_BUNDLE_SIGNING_KEY_FILE
-  only: OPA needs no private key;
-- in the shared directory, for OPA and the service: `bundle-verification.pem` (the public
-  key, OPA's `keys.supportgate.key`), `bundle-token` (OPA's credential for fetching the
-  bundle, SUPPORTGATE_BUNDLE_TOKEN), `opa-api-token` (the service's token for OPA's API,
-  SUPPORTGATE_OPA_TOKEN) and `opa-api-token-sha256.json` (its SHA-256, hex, as a JSON string,
-  which OPA loads as data for its authorization policy, opa/authz.rego: a digest, because
-  every policy OPA holds can read `data`, organisation bundles included, CONTRACT 11.2).
+Writes what is missing, keeps what exists (a restart reuses them). OPA's authorization policy
+(opa/system/authz/authz.rego) gets the API token's SHA-256, not the token: every policy OPA
+holds can read `data`, organisation bundles included (CONTRACT 11.2).
 """
 
 from __future__ import annotations
@@ -36,7 +30,6 @@ PUBLIC_MODE = 0o644
 
 
 def setup(signing_key: Path, shared: Path) -> list[Path]:
-    """Write the missing files; the ones written."""
     try:
         return _setup(signing_key, shared)
     except OSError as exc:

@@ -1,10 +1,7 @@
 """Organisation policy bundles (SUPPORTGATE_POLICY_BUNDLES, docs/organisation-policies.md).
 
 A bundle is a directory or an OPA bundle file (`.tar.gz`) of Rego modules in packages
-`supportgate.org.<name>`, each exposing `deny` and `warn` sets of `{rule, message, path}` as
-the built-in concerns do; the decision takes every member of them. Here a bundle is read
-(its `.rego` files; `_test.rego` files are kept apart for `supportgate policy test`);
-org_check.py checks it.
+`supportgate.org.<name>`; org_check.py checks it.
 """
 
 from __future__ import annotations
@@ -30,24 +27,24 @@ _BUNDLE_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 @dataclass(frozen=True, slots=True)
 class OrgBundle:
     name: str
-    """The directory's name, or the file's without `.tar.gz`."""
     source: Path
-    modules: tuple[tuple[str, str], ...]
-    """The policy modules as (module name `org/<name>/<path>`, text), in path order."""
-    tests: tuple[tuple[str, str], ...]
-    """The `_test.rego` modules, likewise (only `supportgate policy test` loads them)."""
+    modules: tuple[tuple[str, str], ...]  # (`org/<name>/<path>`, text), in path order
+    tests: tuple[tuple[str, str], ...]  # only `supportgate policy test` loads them
 
     @property
     def revision(self) -> str:
-        """sha256 over the modules' names and texts: what the bundle's rules are."""
-        digest = hashlib.sha256()
-        for name, text in self.modules:
-            digest.update(name.encode() + b"\0" + text.encode() + b"\0")
-        return f"sha256:{digest.hexdigest()}"
+        return modules_revision(self.modules)
 
     def file(self, module: str) -> str:
-        """Where a module is, for a person: the bundle's path and the module's within it."""
         return f"{self.source}/{module.removeprefix(f'{MODULE_PREFIX}{self.name}/')}"
+
+
+def modules_revision(modules: Iterable[tuple[str, str]]) -> str:
+    """In path order: any edit is a new revision."""
+    digest = hashlib.sha256()
+    for name, text in modules:
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+    return f"sha256:{digest.hexdigest()}"
 
 
 def read_bundles(
@@ -62,7 +59,6 @@ def read_bundles(
 
 
 def read_bundle(path: Path, *, field: str | None = BUNDLES_SETTING) -> OrgBundle:
-    """The bundle's `.rego` files (a UsageError naming `field` when it cannot be read)."""
     if path.is_dir():
         name = path.resolve().name
         files = _directory_files(path, field=field)
@@ -76,19 +72,14 @@ def read_bundle(path: Path, *, field: str | None = BUNDLES_SETTING) -> OrgBundle
             f"{path}: a bundle's name ({name!r}) is lower-case letters, digits, '_', '.', '-'",
             field=field,
         )
-    modules = tuple(
-        (f"{MODULE_PREFIX}{name}/{relative}", text)
-        for relative, text in files
-        if not relative.endswith("_test.rego")
-    )
-    tests = tuple(
-        (f"{MODULE_PREFIX}{name}/{relative}", text)
-        for relative, text in files
-        if relative.endswith("_test.rego")
-    )
+    modules: list[tuple[str, str]] = []
+    tests: list[tuple[str, str]] = []
+    for relative, text in files:
+        kept = tests if relative.endswith("_test.rego") else modules
+        kept.append((f"{MODULE_PREFIX}{name}/{relative}", text))
     if not modules:
         raise UsageError(f"{path} holds no .rego policy files", field=field)
-    return OrgBundle(name=name, source=path, modules=modules, tests=tests)
+    return OrgBundle(name=name, source=path, modules=tuple(modules), tests=tuple(tests))
 
 
 def _directory_files(directory: Path, *, field: str | None) -> list[tuple[str, str]]:
@@ -103,7 +94,7 @@ def _directory_files(directory: Path, *, field: str | None) -> list[tuple[str, s
 
 
 def _archive_files(path: Path, *, field: str | None) -> list[tuple[str, str]]:
-    """The regular `.rego` members of an OPA bundle file (nothing is extracted to disk)."""
+    """Nothing is extracted to disk."""
     import tarfile  # noqa: PLC0415 - `check` without bundle files does not pay for it
 
     files: list[tuple[str, str]] = []

@@ -1,31 +1,7 @@
-"""What the policies read from a matrix in the form they use: made once per matrix.
-
-Everything here depends on the matrix alone, so Python derives it once per matrix instead of
-every decision deriving it again: version ranges as version keys (the decision compares
-them instead of parsing them), the engine's platforms as a lookup by (vendor, arch), and the
-texts the messages quote. The policies find the result at `data.supportgate.prepared`
-(docs/policy-interface.md); `data.matrix` stays the matrix as posted, which is what
-organisation policies read (CONTRACT section 8).
-
-    {"engines": {name: {"python": bounds, "compiler": bounds,
-                        "platforms": {vendor: {arch: [toolkit, ...]}},
-                        "models": {identity: model}, "texts": {...}}},
-     "known_engines_text": "...", "alternatives": {vendor: {arch: "vllm, sglang"}},
-     "engine_names": {identity: engine},
-     "alternative_runtimes": {identity: {"index": i, "name": ..., "models": ...,
-                                         "documents": {vendor: {arch: true}},
-                                         "judges_service": bool, ...}},
-     "accelerators": {vendor: [{"arch": ..., "consumer": bool, "patterns": [...], "glob": ...,
-                               "literal": ...}]}}
-
-`bounds` holds `min` and `below` as keys where the range states them; `python` and `compiler`
-where the engine states them. `platforms[vendor][arch]` lists the toolkit each matrix entry
-of that (vendor, arch) requires, in matrix order, with its bounds, range text and tier.
-Names are keyed by their identity (lib/names.rego, CONTRACT 10.5) and map to the matrix's
-spelling. An alternative runtime carries the engine's keys for the host it states (`python`,
-`compiler`, `texts`); `judges_service` says whether the matrix states what it provides.
-The accelerator patterns are lower-cased (the policies lower-case the model they match) and
-joined into one glob, `{p1,p2}` (one glob is one compilation, the cost that counts).
+"""What the policies read from a matrix in the form they use, at `data.supportgate.prepared`
+(its shape: docs/policy-interface.md): it depends on the matrix alone, so Python derives it
+once per matrix instead of every decision deriving it again. `data.matrix` stays the matrix as
+posted, which is what organisation policies read (CONTRACT section 8).
 """
 
 from __future__ import annotations
@@ -51,7 +27,7 @@ def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def identity(name: str) -> str:
-    """As lib/names.rego identity: lower case, each run of "-", "_" and spaces one "-", none
+    """As lib/names/names.rego identity: lower case, each run of "-", "_" and spaces one "-", none
     at either end."""
     return re.sub(r"[-_ ]+", "-", name.lower()).strip("-")
 
@@ -60,7 +36,7 @@ def version_key(version: str) -> list[list[Any]]:
     """The version as [digit count, digits] pairs, leading zeros dropped, and trailing zero
     parts too: "12.8" -> [[2, "12"], [1, "8"]], "13.0" -> [[2, "13"]]. Keys of versions
     compare as the versions compare, and the key of a version the policies make
-    (lib/versions.rego key, trailing zeros kept) compares with such a key as the versions do:
+    (lib/versions key, trailing zeros kept) compares with such a key as the versions do:
     arrays compare part by part, and a shorter one first when it is the other's start."""
     parts = [[len(digits), digits] for digits in (part.lstrip("0") for part in version.split("."))]
     while len(parts) > 1 and parts[-1] == [0, ""]:
@@ -69,7 +45,7 @@ def version_key(version: str) -> list[list[Any]]:
 
 
 def list_text(values: Iterable[Any]) -> str:
-    """As lib/report.rego list_text renders a list of matrix values."""
+    """As lib/report/report.rego list_text renders a list of matrix values."""
     return ", ".join(str(value) for value in values)
 
 
@@ -108,7 +84,6 @@ def _alternative(index: int, alternative: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _runtime(runtime: Mapping[str, Any]) -> dict[str, Any]:
-    """What engines and alternatives share: their models by identity, host bounds and texts."""
     host = runtime.get("host", {})
     prepared: dict[str, Any] = {
         "models": {identity(model): model for model in reversed(runtime.get("models", ()))},
@@ -174,7 +149,6 @@ def _texts(engine: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _alternatives(alternatives: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
-    """For each (vendor, arch), the alternatives that document it, in matrix order."""
     names: dict[tuple[str, str], list[str]] = {}
     for alternative in alternatives:
         documented = {(p["vendor"], p["arch"]) for p in alternative["platforms"]}

@@ -32,15 +32,12 @@ class RegoSyntaxError(SupportgateError):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    name: str
-    """The head's reference as written (`deny`, `deny.extra`, `_helper`)."""
+    name: str  # the head's reference as written (`deny`, `deny.extra`, `_helper`)
     line: int
-    is_set: bool
-    """`name contains key`: a partial set."""
+    is_set: bool  # `name contains key`
     fields: dict[str, str | None] | None
     """For a set whose key is an object literal: each field, its string constant or None."""
-    metadata: dict[str, Any] | None
-    """The METADATA block right above the rule ({} when it is not a YAML mapping)."""
+    metadata: dict[str, Any] | None  # {} when the block is not a YAML mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +77,6 @@ def parse_module(module: str, text: str) -> ParsedModule:
 
 
 def syntax_error(exc: RuntimeError, module: str) -> RegoSyntaxError:
-    """regorus's error text (a rustc-style report, then a backtrace) as module, line, message."""
     text = str(exc).split("\nStack backtrace:")[0]
     at = _ERROR_AT.search(text)
     message = _ERROR_TEXT.search(text)
@@ -92,7 +88,6 @@ def syntax_error(exc: RuntimeError, module: str) -> RegoSyntaxError:
 
 
 def _node(rule: dict[str, Any]) -> dict[str, Any]:
-    """A rule's one variant (`Spec` or `Default`)."""
     [node] = rule.values()
     return dict(node)
 
@@ -126,7 +121,6 @@ def _string(node: dict[str, Any]) -> str | None:
 
 
 def ref_name(node: dict[str, Any]) -> str:
-    """A reference as written: `a.b`, `a[_]` for a computed part."""
     if "Var" in node:
         return str(node["Var"]["value"])
     if "RefDot" in node:
@@ -138,8 +132,7 @@ def ref_name(node: dict[str, Any]) -> str:
 
 
 def _metadata(between: str) -> dict[str, Any] | None:
-    """The METADATA block at the end of the comments before a rule: its lines from `# METADATA`
-    to the line above the rule, all comments (a blank line ends the block)."""
+    """A blank line ends the block."""
     lines = between.split("\n")[:-1]  # the last piece is the rule's own line, before its head
     block: list[str] = []
     for line in reversed(lines):

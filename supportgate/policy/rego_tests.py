@@ -1,12 +1,9 @@
 """`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles.
 
-The engine: `opa test` when an `opa` is on PATH (the engine the built-in tests are written
-for, and the one CI runs), regorus otherwise (each `test_` rule of each module, as the Rego
-parser reads them, evaluated). A test only OPA can run says so in its METADATA
-(`custom.engine: opa` and `custom.reason`); regorus skips it and prints why. Each bundle's tests run
-beside the built-in policies (not their tests) and the default matrix at `data.matrix`, one
-bundle at a time: the built-in tests describe decisions without any organisation's rules.
-The default matrix's prepared form (prepared.py) goes beside it at data.supportgate.prepared.
+The engine: `opa test` when an `opa` is on PATH, regorus otherwise. A test only OPA can run
+says so in its METADATA (`custom.engine: opa` and `custom.reason`); regorus skips it and prints
+why. Each bundle's tests run beside the built-in policies (not their tests), one bundle at a
+time: the built-in tests describe decisions without any organisation's rules.
 """
 
 from __future__ import annotations
@@ -28,11 +25,9 @@ from .prepared import prepared_document
 from .rego_parse import ParsedModule, RegoSyntaxError, parse_module
 
 OPA_ONLY = "opa"
-"""A test's METADATA `custom.engine` when only OPA can run it."""
 
 
 def run_tests(policies: PolicyBundle, bundles: Sequence[OrgBundle], *, out: TextIO) -> bool:
-    """Run every suite, print each one's result; whether all passed."""
     opa = shutil.which("opa")
     print(f"engine: {'opa test (' + opa + ')' if opa else 'regorus (no opa on PATH)'}", file=out)
     suites = [("builtin", None), *((bundle.name, bundle) for bundle in bundles)]
@@ -122,7 +117,7 @@ def _regorus_suite(
 
 
 def _tests(module: ParsedModule) -> list[tuple[str, str | None]]:
-    """The module's test rules, each with why only OPA can run it (None: both engines can)."""
+    """Each with why only OPA can run it (None: both engines can)."""
     reasons: dict[str, str | None] = {}
     for rule in module.rules:
         if not rule.name.startswith("test_"):

@@ -3,27 +3,19 @@
 The policies compare `input.evaluated_at` with input times in these places, and nowhere else
 (tests/policies/test_time_thresholds.py fails when they start comparing another):
 
-- the `at` of an evidence item that says passed (`flaws` in policies/supportgate/lib/
-  evidence.rego), twice:
-  - `evidence.future`: the item is dated after `evaluated_at` plus 5 minutes, so it is no
-    proof until `at - 5 minutes`, and proof (if nothing else is wrong) from then on;
-  - `evidence.stale`: `evaluated_at - at > evidence_max_age_days` days, so from one
-    nanosecond after `at + evidence_max_age_days` on it is no proof again. Its message names
-    the item's age in days and `evaluated_at`, so a stale item's decision differs at every
-    time.
-  An item that does not say passed is never proof, whenever it is evaluated.
-- waiver expiry (`_active_waivers` in policies/supportgate/decision/): a waiver applies
-  while `expires_at > evaluated_at`, so it lapses at `expires_at`.
+- the `at` of an evidence item that says passed (lib/evidence.rego), twice: `evidence.future`
+  (dated after `evaluated_at` plus 5 minutes) and `evidence.stale` (older than
+  `evidence_max_age_days` days);
+- waiver expiry (`_active_waivers` in policies/supportgate/decision/).
 
 Each comparison is a Threshold: the first moment from which it answers the other way. Two
-evaluation times on the same sides of every threshold of an input get the same decision
-(given the same input otherwise, matrix and policies): a sweep's memo keys on the first
-threshold ahead (supportgate.reevaluation.memo).
+evaluation times on the same sides of every threshold of an input get the same decision: a
+sweep's memo keys on the first threshold ahead (supportgate.reevaluation.memo).
 
-Times are read exactly as the policies read them (RFC 3339, years 1678 to
-2261, real dates, to the nanosecond). A compared value that is not such a time, or a maximum
-age that is not a whole number of days, gives None ("unknown"): the caller then evaluates
-every time instead of guessing how the policies treat it.
+Times are read exactly as the policies read them (RFC 3339, years 1678 to 2261, real dates,
+to the nanosecond). A compared value that is not such a time, or a maximum age that is not
+a whole number of days, is UnknownTime: the caller then evaluates every time instead of
+guessing how the policies treat it.
 """
 
 from __future__ import annotations
@@ -41,7 +33,7 @@ if TYPE_CHECKING:
     from .bundle import PolicyBundle
 
 NS_PER_DAY = 24 * 60 * 60 * 1_000_000_000
-CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence.rego clock_skew_ns
+CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence/evidence.rego clock_skew_ns
 
 # The RFC 3339 times the previous policy tree's timestamp_ns admitted (its pattern and year
 # range: nanoseconds since 1970 fit in int64); the policies now read validated times with
@@ -64,15 +56,12 @@ class UnknownTime(SupportgateError):
 @dataclass(frozen=True, slots=True)
 class Threshold:
     kind: Literal["future", "stale", "waiver"]
-    flips_at_ns: int
-    """The first evaluation time (ns since 1970) from which the comparison answers the other
-    way: evidence is no longer ahead of the time, evidence turns stale, a waiver lapses."""
+    flips_at_ns: int  # since 1970
 
     @property
     def flips_at(self) -> datetime:
-        """flips_at_ns as a datetime, rounded down to the microsecond; datetime.max for a
-        threshold beyond it (a matrix may allow evidence 2**53 - 1 days old), as the
-        policies, which compare only times up to 2261, never see it pass."""
+        """Rounded down to the microsecond; datetime.max for a threshold beyond it (a matrix
+        may allow evidence 2**53 - 1 days old): the policies compare only times up to 2261."""
         microseconds = self.flips_at_ns // 1000
         if microseconds >= _MAX_MICROSECONDS:
             return datetime.max.replace(tzinfo=UTC)
@@ -80,8 +69,8 @@ class Threshold:
 
 
 def organisation_reads_the_time(bundle: PolicyBundle) -> bool:
-    """Whether an organisation module names `evaluated_at` or `now_ns`: it may compare the
-    time where none of these thresholds is, so no memo may rely on them under its policies."""
+    """Such a module may compare the time where none of these thresholds is, so no memo may
+    rely on them under its policies."""
     return any(
         "evaluated_at" in text or "now_ns" in text
         for org in bundle.bundles
@@ -92,9 +81,6 @@ def organisation_reads_the_time(bundle: PolicyBundle) -> bool:
 def thresholds(
     manifest: Mapping[str, Any], waivers: Sequence[Any], max_age_days: Any
 ) -> list[Threshold]:
-    """Every threshold of a manifest evaluated with `waivers` under a matrix whose
-    `evidence_max_age_days` is `max_age_days`; UnknownTime when a compared value cannot be
-    read as the policies read it."""
     found = []
     for where, value in time_compared(manifest, waivers):
         moment = timestamp_ns(value)
@@ -102,14 +88,14 @@ def thresholds(
             # decision.rego _active_waivers: time.parse_rfc3339_ns(expires_at) > evaluated_at_ns
             found.append(Threshold("waiver", moment))
             continue
-        # lib/evidence.rego evidence.future:
+        # lib/evidence/evidence.rego evidence.future:
         #   parse_rfc3339_ns(at) > evaluated_at_ns + clock_skew_ns
         found.append(Threshold("future", moment - CLOCK_SKEW_NS))
         if max_age_days is None:
-            continue  # lib/evidence.rego evidence.stale: is_number(max_age_days) fails, never stale
+            continue  # lib/evidence evidence.stale: is_number(max_age_days) fails, never stale
         if not isinstance(max_age_days, int) or isinstance(max_age_days, bool):
             raise UnknownTime(f"evidence_max_age_days {max_age_days!r}")
-        # lib/evidence.rego evidence.stale:
+        # lib/evidence/evidence.rego evidence.stale:
         #   evaluated_at_ns - parse_rfc3339_ns(at) > max_age_days * day_ns
         found.append(Threshold("stale", moment + max_age_days * NS_PER_DAY + 1))
     return found
@@ -118,10 +104,8 @@ def thresholds(
 def time_compared(
     manifest: Mapping[str, Any], waivers: Sequence[Any]
 ) -> Iterator[tuple[Literal["evidence", "waiver"], Any]]:
-    """Every value of an input that the policies compare with the evaluation time, and where
-    it is: each waiver's `expires_at`, and the `at` of each evidence item that says passed
-    (an evidence part that is not an object is given whole: the policies judge it, and
-    thresholds calls it unknown)."""
+    """An evidence part that is not an object is given whole: the policies judge it, and
+    thresholds calls it unknown."""
     for waiver in waivers:
         yield "waiver", waiver.get("expires_at") if isinstance(waiver, Mapping) else waiver
     spec = manifest.get("spec")
@@ -139,8 +123,6 @@ def time_compared(
 
 
 def timestamp_ns(value: Any) -> int:
-    """An RFC 3339 time as nanoseconds since 1970, as the policies read it;
-    UnknownTime for anything else."""
     match = _RFC3339.match(value) if isinstance(value, str) else None
     if match is None or int(match["year"]) not in _YEARS:
         raise UnknownTime(repr(value))

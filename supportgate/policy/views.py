@@ -19,7 +19,6 @@ class BundleView(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     """The organisation bundle's name (its directory's, or its file's without `.tar.gz`)."""
     revision: str
-    """sha256 over the bundle's modules."""
 
 
 class RuleView(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,8 +26,7 @@ class RuleView(msgspec.Struct, frozen=True, kw_only=True):
     severity: str
     title: str
     description: str
-    source: str
-    """`builtin`, or the name of the organisation bundle the rule comes from."""
+    source: str  # `builtin`, or the organisation bundle's name
 
 
 class PolicyError(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,8 +35,7 @@ class PolicyError(msgspec.Struct, frozen=True, kw_only=True):
     """The refused revision (None: the policy files could not be read)."""
     kept: str
     """The revision still in force."""
-    problems: list[str]
-    """Each `file:line: message`."""
+    problems: list[str]  # each `file:line: message`
 
 
 class PolicyView(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,7 +43,6 @@ class PolicyView(msgspec.Struct, frozen=True, kw_only=True):
     """The policy revision decisions record: it covers the built-in and organisation modules."""
     bundles: list[BundleView]
     rules: list[RuleView]
-    """Every rule, by id."""
     last_error: PolicyError | None = None
     """The last refusal of changed policy files, until new ones come into force."""
 

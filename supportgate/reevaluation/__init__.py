@@ -1,4 +1,2 @@
 """Re-evaluation sweeps: every tracked manifest judged again under the current matrix and
-policies, when either changes, a pool changes, a waiver expires, on a cron, or on request.
-Public surface: services.ReevaluationService (runtime.reevaluation), source (tracked
-manifests as subjects, in batches), schedule.SweepScheduler."""
+policies, when either changes, a pool changes, a waiver expires, on a cron, or on request."""

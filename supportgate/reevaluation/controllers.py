@@ -19,8 +19,6 @@ ACCEPTED = 202
 
 
 class SweepRequestBody(RawBody):
-    """The optional body: `{"manifests": [{"kind": ..., "name": ...}]}`."""
-
     def body(self) -> RequestBody:
         return RequestBody(
             content={

@@ -1,18 +1,11 @@
 """When a sweep may know a decision unchanged without asking the engine.
 
-A decision is a function of its policy input (the manifest, the hardware it runs on, the
-waivers), the matrix and the policies, and of the evaluation time. Per
-docs/policy-interface.md the time is only compared with evidence times (`evidence.future`,
-`evidence.stale`: an `at` ahead of the time or older than `evidence_max_age_days`) and with
-waiver expiry (the thresholds of
-supportgate.policy.time_thresholds). So a sweep stores, per
-manifest, `key` = the digest of everything but the time (content, referenced pool,
-matrix, policy revision, waivers, and the latest decision id: a submission in between
+Per docs/policy-interface.md the evaluation time is only compared with evidence times and
+waiver expiry (policy/time_thresholds.py). So a sweep stores, per manifest, `key` = the
+digest of everything but the time (the latest decision id included: a submission in between
 invalidates it), and `stable_until` = the first moment one of those comparisons can flip,
-less a margin. A later sweep with the same key before `stable_until` writes nothing for
-that manifest, exactly as if it had evaluated it (the verdict and violations cannot have
-moved); anything else is evaluated. A scheduled sweep over an unchanged fleet therefore
-costs a read and one UPDATE per batch.
+less a margin. A later sweep with the same key before `stable_until` writes nothing for that
+manifest, exactly as if it had evaluated it.
 """
 
 from __future__ import annotations
@@ -57,8 +50,7 @@ def stable_until(
     max_age_days: Any,
     waivers: Sequence[Mapping[str, Any]],
 ) -> datetime | None:
-    """The first moment after `evaluated_at` when time could change this decision (less
-    MARGIN); None when that is already now (so the next sweep evaluates it again)."""
+    """Less MARGIN; None when that is already now."""
     try:
         found = thresholds(content, waivers, max_age_days)
     except UnknownTime:

@@ -30,8 +30,7 @@ def sweep(session: Session, sweep_id: str, *, lock: bool = False) -> Sweep | Non
 
 
 def next_unfinished(session: Session, policy_revision: str) -> str | None:
-    """The oldest unfinished sweep a process with these policies may run: one not yet pinned
-    to a policy revision, or pinned to this one (a replica on other policies leaves it)."""
+    """A sweep pinned to another policy revision is left to a replica on those policies."""
     statement = (
         select(_sweeps.c.id)
         .where(
@@ -66,8 +65,6 @@ def latest_finished(session: Session) -> Sweep | None:
 def judged_elsewhere(
     session: Session, *, matrix_version: str, policy_revision: str
 ) -> tuple[bool, bool]:
-    """Whether some tracked manifest's latest decision was made under another matrix version,
-    and whether under another policy revision."""
     joined = _manifests.join(_decisions, _decisions.c.id == _manifests.c.latest_decision_id)
     other_matrix = session.execute(
         select(_manifests.c.name)
@@ -96,9 +93,8 @@ def memos(session: Session, keys: Sequence[Key]) -> dict[Key, tuple[str, datetim
 def previous_decisions(
     session: Session, ids: Sequence[str], *, matrix_version: str, policy_revision: str
 ) -> dict[str, tuple[str, str, str, Any]]:
-    """id -> (verdict, matrix_version, policy_revision, violations) of these decisions; the
-    violations (a list, from the stored document) only of those judged under this matrix
-    version and policy revision (the others differ anyway), else None."""
+    """The violations only of those judged under this matrix version and policy revision (the
+    others differ anyway), else None."""
     if not ids:
         return {}
     statement = select(

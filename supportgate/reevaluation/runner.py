@@ -1,18 +1,10 @@
-"""One sweep, batch by batch: evaluate, compare, append what changed, move the cursor.
-
-Per batch (supportgate.reevaluation.source): `read` fetches what the batch needs from the
-database; manifests whose memo still holds (memo.py) are known unchanged and not evaluated;
-`plan` gives the others to Evaluator.evaluate_batch; `commit` writes. A sweep runs the three
-as a pipeline (services.ReevaluationService._sweep): batch n+1 is read and batch n-1 written
-while batch n is evaluated. A decision is recorded when the verdict, the violations (rule,
-severity, path, waiver; not the message text, which quotes the evaluation time) or the matrix
-version / policy revision differ from the manifest's latest decision. Each batch is one
-ledger Batch (supportgate/ledger/): its decisions, each with the tracked head it was judged
-against, and its SweepProgress. The ledger writes it in one transaction (in the writer
-process when there is one): the log, alerts and webhook deliveries, the tracked manifests
-moved to the decisions, the unchanged manifests' last_evaluated_at, the memos, and the
-sweep's cursor and counts past the batch. Killed at any point, the sweep resumes after the
-last committed batch: nothing is recorded twice or skipped.
+"""One sweep, batch by batch: `read`, `plan` (evaluate what the memo does not know
+unchanged), `commit`; services.py runs the three as a pipeline. A decision is recorded when
+the verdict, the violations (rule, severity, path, waiver; not the message text, which quotes
+the evaluation time) or the matrix version / policy revision differ from the manifest's
+latest decision. Each batch is one ledger Batch, written in one transaction with the sweep's
+cursor. Killed at any point, the sweep resumes after the last committed batch: nothing is
+recorded twice or skipped.
 
 Under the log's head lock a decision is dropped when its manifest changed since the batch
 was read (a submission recorded a newer decision, or it was untracked).
@@ -50,8 +42,6 @@ class BatchCounts:
 
 @dataclass(slots=True)
 class _Plan:
-    """What one batch will write."""
-
     decisions: list[DecisionWrite] = field(default_factory=list)
     unchanged: list[Key] = field(default_factory=list)
     memos: dict[Key, SweepMemo] = field(default_factory=dict)
@@ -59,18 +49,14 @@ class _Plan:
 
 @dataclass(frozen=True, slots=True)
 class BatchRead:
-    """A batch and what planning it needs from the database, read before it is evaluated
-    (`read`), so that the next batch can be read while this one is evaluated."""
+    """Read apart from evaluation, so that the next batch can be read while this one is
+    evaluated."""
 
     batch: TrackedBatch
     waivers: Mapping[Key, Sequence[Mapping[str, Any]]]
-    keys: dict[Key, str]
-    """Each row's memo key as it stands (before this sweep decides anything)."""
-    held: dict[Key, datetime | None]
-    """Rows whose memo held when read, with its stable_until: known unchanged, content not
-    read."""
+    keys: dict[Key, str]  # memo keys before this sweep decides anything
+    held: dict[Key, datetime | None]  # memo held when read: by stable_until, content not read
     previous: dict[str, tuple[Any, ...]]
-    """The latest decisions of the rows to evaluate (repository.previous_decisions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +77,9 @@ class BatchSweeper:
     ledger: LedgerWriter
     waivers_for: WaiversFor
     clock: Clock
-    """What time the batch is judged at (evaluated_at, memos, evidence age)."""
-    use_memos: bool = True
-    """False: every row is evaluated (the plain path the memo is measured and tested against)."""
+    use_memos: bool = True  # False: the plain path the memo is measured and tested against
 
     def read(self, batch: TrackedBatch) -> BatchRead:
-        """What the batch's plan needs from the database: waivers, memos, and for the rows
-        whose memo does not hold, their content (decoded) and latest decisions."""
         now = self.clock.now()
         waivers = self.waivers_for(batch.keys)
         with transaction(self.sessions) as session:
@@ -115,7 +97,6 @@ class BatchSweeper:
         return BatchRead(batch, waivers, keys, held, previous)
 
     def plan(self, read: BatchRead) -> BatchPlan:
-        """Evaluate the batch and decide what to write (reads only; no lock held)."""
         now = self.clock.now()
         batch, waivers, keys = read.batch, read.waivers, dict(read.keys)
         held = {key for key, until in read.held.items() if _holds(until, now)}
@@ -170,8 +151,6 @@ class BatchSweeper:
         )
 
     def _load(self, batch: TrackedBatch, rows: list[TrackedRow]) -> dict[str, tuple[Any, ...]]:
-        """Read these rows' content (and decode it); their latest decisions
-        (repository.previous_decisions)."""
         if not rows:
             return {}
         batch.load_content(self.sessions, rows)
@@ -185,7 +164,6 @@ class BatchSweeper:
             )
 
     def commit(self, planned: BatchPlan) -> BatchCounts:
-        """Write a planned batch in one transaction of the ledger (decisions, alerts, cursor)."""
         plan, evaluated = planned.writes, len(planned.batch.rows) - planned.failed
         progress = SweepProgress(
             sweep_id=self.sweep_id,
@@ -227,7 +205,6 @@ def _holds(until: datetime | None, now: datetime) -> bool:
 
 
 def _differs(decision: Decision, previous: tuple[Any, ...] | None) -> bool:
-    """Whether `decision` says something the manifest's latest decision did not."""
     if previous is None:
         return True
     verdict, matrix_version, policy_revision, violations = previous

@@ -1,27 +1,11 @@
-"""The timed triggers, on APScheduler 3 (the only module that imports it):
+"""The timed triggers (the cron, a matrix version's `effective_from`, waiver expiry, policy
+reload, the matrix source's poll), on APScheduler 3, the only module that imports it.
 
-- the cron (SUPPORTGATE_REEVALUATE_CRON, UTC): a sweep with cause `schedule`, its trigger
-  the minute it fired for, so replicas firing together start one sweep; an instant that
-  passed while the service was down (after the last cron sweep) is swept at its first tick;
-- a matrix version's `effective_from`: at that moment, the sweep for the version (cause
-  `matrix`);
-- a waiver's expiry (when the waivers domain is wired): a sweep with cause `waiver` of the
-  manifests last judged before their waiver expired (`WaiverService.expired_unjudged`), so an
-  expiry that passed while the service was down is applied at its first tick; a wake-up at
-  the next one (`WaiverService.next_expiry`);
-- every POLL_SECONDS: reload the policies when their files changed (a changed organisation
-  bundle that passes its check: a sweep with cause `policy`; policy/live.py), look again
-  (versions or waivers another replica published, a current version no sweep judged under
-  yet) and wake the worker (sweeps to resume);
-- the matrix source (SUPPORTGATE_MATRIX_SOURCE, when set): a sync at start, then a poll every
-  SUPPORTGATE_MATRIX_POLL (supportgate/matrix_sources/: one sync at a time across replicas,
-  and about one poll an interval between them).
-
-Each is decided by SweepScheduler.tick() against the clock (supportgate.clock); APScheduler's
-jobs only call tick() at the right moments. Each part of a tick, and the matrix source's poll,
-is a job that fails alone (named where tick() attempts it): its failure is logged with its
-name (`scheduler_job_failed`), counted (`JobFailed`: /metrics) and tried again at the next
-tick.
+The cron's sweep is keyed by the minute it fired for, so replicas firing together start one
+sweep; a cron instant that passed while the service was down (after the last cron sweep) is
+swept at its first tick. A waiver expiry that passed while the service was down is applied at
+its first tick. Each part of a tick is a job that fails alone: logged
+(`scheduler_job_failed`), counted (`JobFailed`: /metrics) and tried again at the next tick.
 """
 
 from __future__ import annotations
@@ -41,6 +25,7 @@ from supportgate.errors import UsageError
 from supportgate.events import Events, JobFailed
 from supportgate.logging import get_logger
 from supportgate.matrix.services import MatrixService
+from supportgate.policy.inputs import format_time
 
 from .services import POLL_SECONDS, ReevaluationService
 
@@ -61,8 +46,6 @@ class PolicyReload(Protocol):
 
 
 class MatrixSourcePoll(Protocol):
-    """supportgate.matrix_sources.services.MatrixSourceService, as the scheduler sees it."""
-
     @property
     def configured(self) -> bool: ...
 
@@ -72,7 +55,6 @@ class MatrixSourcePoll(Protocol):
 
 
 def cron_trigger(expression: str) -> CronTrigger:
-    """The trigger for a five-field crontab line, in UTC (a bad line is a UsageError)."""
     try:
         return CronTrigger.from_crontab(expression, timezone=UTC)
     except ValueError as exc:
@@ -82,10 +64,8 @@ def cron_trigger(expression: str) -> CronTrigger:
 
 
 class SweepScheduler:
-    """Starts the timed sweeps. What is due is decided by tick() against the clock; APScheduler
-    only wakes it (every POLL_SECONDS, on the cron's instants, at a pending version's
-    `effective_from`, just after the next waiver expiry). So a test moves a fake clock and
-    calls tick() rather than wait for a minute or an expiry to pass."""
+    """What is due is decided by tick() against the clock; APScheduler only wakes it. So a test
+    moves a fake clock and calls tick() rather than wait for a minute or an expiry to pass."""
 
     def __init__(
         self,
@@ -151,9 +131,6 @@ class SweepScheduler:
             self._scheduler.shutdown(wait=True)
 
     def tick(self) -> None:
-        """Start what is due (the cron's sweep, a waiver expiry's), wake up for what is coming
-        (pending matrix versions, the next waiver expiry), and look at the current version:
-        each a job of its own, which fails alone."""
         self._attempt("policy-reload", self._reload_policies)
         with self._lock:
             self._attempt("scheduled-sweep", self._run_due_cron)
@@ -184,8 +161,8 @@ class SweepScheduler:
         return following if following is not None and following <= now else None
 
     def _run_due_cron(self) -> None:
-        """The sweep of the latest cron instant that has come: instants missed meanwhile (a
-        suspended process) coalesce into it, as APScheduler's `coalesce` would."""
+        """Instants missed meanwhile (a suspended process) coalesce into the latest, as
+        APScheduler's `coalesce` would."""
         now = self._clock.now()
         due = self._cron_due
         if due is None or due > now:
@@ -193,7 +170,7 @@ class SweepScheduler:
         following = self._cron.get_next_fire_time(due, now)
         while following is not None and following <= now:
             due, following = following, self._cron.get_next_fire_time(following, now)
-        self._reevaluation.start_sweep("schedule", trigger=f"{CRON_TRIGGER}{_text(due)}")
+        self._reevaluation.start_sweep("schedule", trigger=f"{CRON_TRIGGER}{format_time(due)}")
         self._cron_due = following
 
     def _schedule_matrix_versions(self) -> None:
@@ -216,7 +193,7 @@ class SweepScheduler:
         if expired is not None:
             latest, manifests = expired
             self._reevaluation.start_sweep(
-                "waiver", trigger=f"waiver:{_text(latest)}", only=manifests
+                "waiver", trigger=f"waiver:{format_time(latest)}", only=manifests
             )
         moment = self.waivers.next_expiry(now)
         if moment == self._waiver_at:
@@ -233,7 +210,3 @@ class SweepScheduler:
                 misfire_grace_time=MISFIRE_GRACE_S,
             )
         self._waiver_at = moment
-
-
-def _text(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

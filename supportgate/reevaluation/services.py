@@ -1,19 +1,10 @@
 """Re-evaluation sweeps: asking for one, running them, and what the API shows of them.
 
-    start_sweep(cause, trigger=..., only=None) -> sweep id   queued; runs in the background
-    run_sweep(cause, trigger=..., only=None) -> SweepView    runs now (CLI, tests)
-    view(sweep_id) -> SweepView | None
-
 A sweep is a `sweeps` row, unique per `trigger` (the same trigger twice is the same sweep,
-in this process or another). Sweeps run one at a time per database (locks.py), oldest first,
+in this process or another). Sweeps run one at a time per database, oldest first,
 in a worker thread; a sweep left unfinished by a dead process is resumed from its cursor by
 whichever process next takes the lock (at startup, and every POLL_SECONDS). The matrix a
 sweep judges under is pinned when it starts running, so a resumed sweep judges alike.
-
-What starts sweeps (triggers): a matrix version becoming current (published now, or its
-effective_from arriving), a new policy revision at startup or on reload, a tracked HardwareManifest
-recorded (its deployments), a waiver expiring, the cron, POST /v1/reevaluations and
-`supportgate reevaluate` (schedule.py holds the timed ones).
 """
 
 from __future__ import annotations
@@ -34,6 +25,7 @@ from sqlmodel import Session
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import Sweep, transaction
+from supportgate.db.locks import advisory_lock
 from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
@@ -47,7 +39,6 @@ from supportgate.policy.time_thresholds import organisation_reads_the_time
 from supportgate.threads import in_thread, thread_twin
 
 from . import repository
-from .locks import sweep_lock
 from .runner import BatchCounts, BatchRead, BatchSweeper
 from .source import (
     SWEEP_BATCH_SIZE,
@@ -61,14 +52,15 @@ from .views import SweepCounts, SweepRequest, SweepView
 
 log = get_logger(__name__)
 
-POLL_SECONDS = 10.0
+POLL_SECONDS = 10.0  # how often to look for sweeps to resume (a dead replica's)
 HARDWARE_GATHER_SECONDS = 0.1
-"""How often a service looks for sweeps to resume (another replica's, after it died)."""
 WAIT_SECONDS = 0.5
+# Held for the whole sweep, so a replica killed mid-sweep frees it at once.
+SWEEP_LOCK_KEY = 0x5347_5357  # "SGSW"
 
 
 class SweepPaused(DatabaseError):
-    """The sweep stopped on an unavailable engine or database; it resumes later."""
+    """It resumes later, from its cursor."""
 
 
 class ReevaluationService:
@@ -85,12 +77,9 @@ class ReevaluationService:
         policies: Callable[[], PolicyBundle],
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`waivers_for`: the unexpired waivers of a batch's manifests (the waivers domain's
-        WaiverService.active_by_manifest, now). `events`: where a sweep's end is told
-        (SweepEnded: the ledger signs a checkpoint). `policies`: those in force (the memo
-        is off under an organisation rule that reads the time). `clock`: the time sweeps
-        judge at and are stamped with (waiting for other threads and processes is on real
-        time)."""
+        """`policies`: those in force (the memo is off under an organisation rule that reads
+        the time). `clock`: the time sweeps judge at (waiting for other threads and processes
+        is on real time)."""
         self._policies = policies
         self._clock = clock
         self._sessions = sessions
@@ -117,8 +106,6 @@ class ReevaluationService:
     def start_sweep(
         self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
     ) -> str:
-        """Queue the sweep for `trigger` (or find the one already asked for) and have the
-        worker run it; its id."""
         sweep_id = self._request(cause, trigger=trigger, only=only)
         self.wake()
         return sweep_id
@@ -126,7 +113,6 @@ class ReevaluationService:
     def run_sweep(
         self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
     ) -> SweepView:
-        """Queue the sweep and run (or wait for) every sweep up to it, in this thread."""
         sweep_id = self._request(cause, trigger=trigger, only=only)
         while True:
             outcome = self.drain()
@@ -143,7 +129,6 @@ class ReevaluationService:
 
     @in_thread
     def request_now(self, body: SweepRequest | None) -> SweepView:
-        """POST /v1/reevaluations: a new sweep now (cause `schedule`), queued."""
         only = None
         if body is not None and body.manifests is not None:
             only = [(m.kind, m.name) for m in body.manifests]
@@ -153,29 +138,26 @@ class ReevaluationService:
         return view
 
     def hardware_recorded(self, recorded: HardwareRecorded) -> None:
-        """A HardwareManifest's decision is recorded: re-evaluate the deployments on it that
-        were judged before it (in the worker, so the writer does not wait)."""
+        # The lookup runs in the worker, so that the writer does not wait.
         with self._hardware_lock:
             self._hardware_pending += 1
         self._hardware.put(recorded)
         self._wake.set()
 
     def waiver_changed(self, change: WaiverChanged) -> None:
-        """A waiver was created or deleted: re-evaluate its manifest (when tracked)."""
         if change.affects_tracked:
             self.start_sweep("waiver", trigger=change.trigger, only=[(change.kind, change.name)])
 
     def matrix_published(self, published: MatrixPublished) -> None:
-        """A version was published: sweep now if it is current (a future one is scheduled).
-        The first version ever published (a new database's default) judges nothing anew:
-        nothing can have been judged before a matrix existed."""
+        """A future version is scheduled instead. The first version ever published judges
+        nothing anew: nothing can have been judged before a matrix existed."""
         versions = self._matrices.versions(reload=True)
         if len(versions) > 1 and self._matrices.current().version == published.version:
             self.start_sweep("matrix", trigger=matrix_trigger(published.version))
 
     def check_matrix(self) -> None:
-        """Sweep when the current matrix version is one no sweep has judged under yet; at
-        startup, also when tracked manifests were judged under another policy revision."""
+        """At startup, also sweep when tracked manifests were judged under another policy
+        revision."""
         current = self._matrices.current()
         if current.version == self._seen_matrix:
             return
@@ -189,29 +171,22 @@ class ReevaluationService:
             other_matrix, other_policy = repository.judged_elsewhere(
                 session, matrix_version=current.version, policy_revision=revision
             )
-            last = repository.latest_finished(session)
         if other_matrix:
             self.start_sweep("matrix", trigger=matrix_trigger(current.version))
         elif other_policy:
-            self._policy_sweep(revision, after=last.id if last is not None else "none")
+            self.policies_changed()
 
     def policies_changed(self) -> None:
-        """New policies came into force in this process (policy/live.py): judge the fleet
-        under them, a sweep with cause `policy` that only a process on them may run."""
+        """Only a process on the new policies may run their sweep."""
+        revision = self._engine.policy_revision
         with transaction(self._sessions) as session:
             last = repository.latest_finished(session)
-        self._policy_sweep(
-            self._engine.policy_revision, after=last.id if last is not None else "none"
-        )
-
-    def _policy_sweep(self, revision: str, *, after: str) -> None:
-        trigger = f"policy:{revision}:after:{after}"
+        trigger = f"policy:{revision}:after:{last.id if last is not None else 'none'}"
         self._request("policy", trigger=trigger, only=None, policy_revision=revision)
         self.wake()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Wait until no sweep is queued or running (and no pool change is waiting to start
-        one); False if that did not happen within `timeout` seconds."""
+        """Also waits for pool changes not yet queued as sweeps."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             # Pending first: the worker counts a pool change off only after its sweep's row is
@@ -246,7 +221,6 @@ class ReevaluationService:
             self._thread.start()
 
     def stop(self) -> None:
-        """Stop after the current batch (an unfinished sweep resumes at the next start)."""
         if self._thread is not None:
             self._stopping.set()
             self._wake.set()
@@ -254,15 +228,13 @@ class ReevaluationService:
             self._thread = None
 
     def wake(self) -> None:
-        """Have the worker look for unfinished sweeps now."""
         self._drain_due = True
         self._wake.set()
 
     def drain(self) -> str:
-        """Run unfinished sweeps, oldest first, while this process holds the sweep lock:
-        `done` (none left), `busy` (another process holds the lock) or `paused` (the engine
-        or the database failed; the sweep stays unfinished and is retried)."""
-        with sweep_lock(self._db) as held:
+        """`done`, `busy` (another process holds the lock) or `paused` (the engine or the
+        database failed; the sweep is retried)."""
+        with advisory_lock(self._db, SWEEP_LOCK_KEY) as held:
             if not held:
                 return "busy"
             while not self._stopping.is_set():
@@ -293,8 +265,7 @@ class ReevaluationService:
                 self._stopping.wait(HARDWARE_GATHER_SECONDS)
 
     def _take_hardware(self) -> bool:
-        """Turn the pool changes taken in so far into sweeps of the deployments on them:
-        one lookup for all of them, one sweep per pool (its latest decision names it)."""
+        """One lookup for all pool changes taken in, one sweep per pool."""
         latest: dict[str, HardwareRecorded] = {}
         taken = 0
         while True:
@@ -323,8 +294,7 @@ class ReevaluationService:
         only: Sequence[tuple[str, str]] | None,
         policy_revision: str | None = None,
     ) -> str:
-        """Insert the sweep for `trigger` (queued) unless there is one; its id.
-        `policy_revision`: only a process on these policies may run it (a policy sweep)."""
+        """`policy_revision`: only a process on these policies may run it."""
         values: dict[str, Any] = {
             "id": str(uuid4()),
             "trigger": trigger,
@@ -341,8 +311,7 @@ class ReevaluationService:
             return sweep_rows.insert_sweep(session, values)
 
     def _run(self, sweep_id: str) -> bool:
-        """Run (or resume) one sweep; False when it must wait (the engine or the database
-        is unavailable: it stays unfinished and is retried)."""
+        """False when the engine or the database is unavailable (it is retried)."""
         started = self._clock.monotonic()
         sweep = self._begin(sweep_id)
         if sweep is None:
@@ -401,11 +370,10 @@ class ReevaluationService:
     def _sweep(
         self, sweeper: BatchSweeper, *, only: list[Key] | None, after: Key | None
     ) -> int | None:
-        """Every batch: evaluated here while the next one is read in a second thread and the
-        one before is written in a third (the database works while the engine does; batches
-        still commit in order, one at a time); without `pipelined`, one stage after the other
-        here (the plain path: docs/performance.md, Speed devices). The manifests the memo knew
-        unchanged; None when stopped part way."""
+        """Each batch is evaluated here while the next is read in a second thread and the one
+        before is written in a third; batches still commit in order. Without `pipelined`, the
+        plain path (docs/performance.md, Speed devices). The count the memo knew unchanged;
+        None when stopped part way."""
         skipped = 0
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
@@ -434,7 +402,6 @@ class ReevaluationService:
         return skipped
 
     def _begin(self, sweep_id: str) -> Sweep | None:
-        """The sweep, marked running with its matrix pinned; None if it is already done."""
         with transaction(self._sessions, write=True) as session:
             sweep = repository.sweep(session, sweep_id, lock=True)
             if sweep is None or sweep.status not in repository.UNFINISHED:
@@ -462,8 +429,6 @@ class ReevaluationService:
 def _read_ahead(
     sweeper: BatchSweeper, batches: Iterator[TrackedBatch]
 ) -> Generator[BatchRead, None, None]:
-    """The batches, each read (BatchSweeper.read) in a thread of its own while the caller
-    works on the one before."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-reader") as reader:
 
         def read_next() -> BatchRead | None:

@@ -1,15 +1,9 @@
-"""Tracked manifests as evaluation subjects, streamed from the database in batches.
+"""Tracked manifests as evaluation subjects, streamed from the database in keyset batches
+over (kind, name).
 
-    iter_tracked_batches(sessions, batch_size=SWEEP_BATCH_SIZE, only=None, after=None)
-        -> Iterator[TrackedBatch]    keyset pages over (kind, name), one short read each
-    subjects(batch, cause, waivers_for=no_waivers) -> list[Subject]
-        the batch's manifests (those whose content decodes), in order; `batch.hardware` is
-        the HardwareLookup to hand Evaluator.evaluate_batch with them
-
-A batch holds its rows (content, digests, latest verdict and decision id) and the tracked
-HardwareManifests its deployments reference, so `manifest.hardware-ref` fires exactly when
-the referenced pool is not tracked. Only one batch is held at a time: memory stays flat.
-Used by sweeps (supportgate/reevaluation) and by the impact analysis (supportgate/impact).
+A batch holds the tracked HardwareManifests its deployments reference, so
+`manifest.hardware-ref` fires exactly when the referenced pool is not tracked. Only one batch
+is held at a time: memory stays flat.
 """
 
 from __future__ import annotations
@@ -34,8 +28,7 @@ from supportgate.manifests.decision import Cause
 SWEEP_BATCH_SIZE = 1000
 """Manifests per batch (one transaction each); bench/bench_sweep.py measured 500 and 1000."""
 
-Key = tuple[str, str]
-"""(kind, name): a tracked manifest's identity and the order batches come in."""
+Key = tuple[str, str]  # (kind, name)
 
 WaiversFor = Callable[[Sequence[Key]], Mapping[Key, Sequence[Mapping[str, Any]]]]
 """The unexpired waivers of a batch's manifests, by (kind, name) (absent: none), each as the
@@ -65,8 +58,7 @@ class TrackedRow:
     hardware_ref: str | None
     latest_decision_id: str | None
     latest_verdict: str | None
-    content: dict[str, Any] | None = None
-    """The canonical manifest (None until read: `with_content=False` / `load_content`)."""
+    content: dict[str, Any] | None = None  # None until read (`load_content`)
     _manifest: Any = field(default=_UNDECODED, repr=False)
 
     @property
@@ -75,8 +67,8 @@ class TrackedRow:
 
     @property
     def manifest(self) -> Manifest | None:
-        """The content as its Struct (decoded once, when first asked); None if it no longer
-        decodes (content tracked by an older supportgate whose schema differed)."""
+        """None if it no longer decodes (tracked by an older supportgate whose schema
+        differed)."""
         if self._manifest is _UNDECODED:
             if self.content is None:
                 raise ValueError(f"the content of {self.kind}/{self.name} was not read")
@@ -89,8 +81,6 @@ class TrackedRow:
 
 @dataclass(frozen=True, slots=True)
 class Pool:
-    """A tracked HardwareManifest a deployment references."""
-
     content_digest: str
     manifest: HardwareManifest | None
 
@@ -99,7 +89,6 @@ class Pool:
 class TrackedBatch:
     rows: list[TrackedRow]
     pools: dict[str, Pool]
-    """The tracked HardwareManifests this batch's deployments reference, by name."""
 
     @property
     def last_key(self) -> Key:
@@ -110,7 +99,6 @@ class TrackedBatch:
         return [row.key for row in self.rows]
 
     def load_content(self, sessions: sessionmaker[Session], rows: Sequence[TrackedRow]) -> None:
-        """Read the content of these rows (of a batch read `with_content=False`)."""
         wanted = [row for row in rows if row.content is None]
         if not wanted:
             return
@@ -125,7 +113,6 @@ class TrackedBatch:
                 row._manifest = None
 
     def hardware(self, name: str) -> HardwareManifest | None:
-        """The HardwareLookup for Evaluator.evaluate_batch."""
         pool = self.pools.get(name)
         return None if pool is None else pool.manifest
 
@@ -142,12 +129,8 @@ def iter_tracked_batches(
     after: Key | None = None,
     with_content: bool = True,
 ) -> Iterator[TrackedBatch]:
-    """Tracked manifests in (kind, name) order, after `after`, `batch_size` at a time.
-
-    `only`: just these (kind, name) (those no longer tracked are skipped). Each batch is read
-    in its own transaction, so a long sweep holds no snapshot or lock between batches.
-    `with_content=False` leaves the content out (read it with `batch.load_content`).
-    """
+    """Each batch is read in its own transaction, so a long sweep holds no snapshot or lock
+    between batches."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     wanted = None if only is None else sorted(set(only))
@@ -183,8 +166,6 @@ def subjects(
     *,
     rows: Sequence[TrackedRow] | None = None,
 ) -> list[Subject]:
-    """Subjects for the batch's rows (or just `rows`) whose content decodes, in order, with
-    this cause and their unexpired waivers."""
     chosen = [row for row in (batch.rows if rows is None else rows) if row.manifest is not None]
     waivers = waivers_for([row.key for row in chosen]) if chosen else {}
     return [
@@ -196,10 +177,9 @@ def subjects(
 def keys_referencing(
     sessions: sessionmaker[Session], pools: Mapping[str, datetime]
 ) -> dict[str, list[Key]]:
-    """The tracked DeploymentManifests whose spec.hardware.ref names one of these pools and
-    that were last judged before that pool's decision (`pools`: name -> its evaluated_at; a
-    deployment judged since already saw the pool as it is), by pool. One query for however
-    many pools: CI may post many in a burst."""
+    """The deployments on these pools last judged before the pool's decision (`pools`: name
+    -> its evaluated_at), by pool. One query for however many pools: CI may post many in a
+    burst."""
     found: dict[str, list[Key]] = {}
     with transaction(sessions) as session:
         statement = (
@@ -222,7 +202,6 @@ def keys_referencing(
 
 
 def manifest_from_content(kind: str, content: Mapping[str, Any]) -> Manifest:
-    """A tracked row's content (the canonical manifest) as its Struct."""
     return msgspec.convert(content, _TYPES[kind])
 
 
@@ -249,14 +228,12 @@ def _batch(session: Session, rows: list[TrackedRow], cache: PoolCache) -> Tracke
     return TrackedBatch(rows=rows, pools=_pools(session, refs, cache))
 
 
-PoolCache = dict[tuple[str, str], HardwareManifest | None]
-"""Decoded pools by (name, content_digest), shared by the batches of one pass."""
+PoolCache = dict[tuple[str, str], HardwareManifest | None]  # by (name, content_digest)
 POOL_CACHE_LIMIT = 10_000
 
 
 def _pools(session: Session, names: set[str], cache: PoolCache) -> dict[str, Pool]:
-    """The tracked pools among `names`: their digests read, their content read and decoded
-    only when this pass has not seen that (name, digest) yet."""
+    """Content is read and decoded only when this pass has not seen that (name, digest)."""
     if not names:
         return {}
     pool_rows = (_manifests.c.kind == "HardwareManifest") & one_of(

@@ -12,8 +12,6 @@ from supportgate.manifests.common import DnsLabel
 from supportgate.manifests.decision import Cause, ManifestKind
 from supportgate.manifests.decode import decode_json, format_for_media_type
 
-SweepStatus = str
-
 
 class SweepCounts(msgspec.Struct, frozen=True, kw_only=True):
     evaluated: int
@@ -23,7 +21,7 @@ class SweepCounts(msgspec.Struct, frozen=True, kw_only=True):
 
 class SweepView(msgspec.Struct, frozen=True, kw_only=True):
     id: str
-    status: SweepStatus
+    status: str
     cause: Cause
     trigger: str
     counts: SweepCounts
@@ -54,9 +52,8 @@ class SweepRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
 
 
 def decode_request(body: bytes, content_type: str | None) -> SweepRequest | None:
-    """The optional JSON body of POST /v1/reevaluations (None when there is none); a
-    ManifestError naming the field when it does not fit. A body of only whitespace is not
-    "no body": it is refused (`$`) rather than read as a sweep of the whole fleet."""
+    """A body of only whitespace is refused (`$`) rather than read as a sweep of the whole
+    fleet."""
     if not body:
         return None
     if format_for_media_type(content_type) != "json":

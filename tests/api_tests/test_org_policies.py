@@ -36,6 +36,7 @@ from ..waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "examples" / "policies" / "acme"
+ACME_FILE = "supportgate/org/acme/acme.rego"  # in the directory its package names
 EXAMPLES = REPO / "examples" / "manifests"
 ACME_RULES = {"org.acme.decode-replicas", "org.acme.rtx-production", "org.acme.quantization"}
 
@@ -174,7 +175,7 @@ def test_on_opa_a_changed_bundle_decides_once_opa_pulled_it(
             "OPA to hold the bundle",
         )
         assert rules(wait_until(decided, "a decision")) == {"org.acme.decode-replicas"}
-        rules_file = copy / "acme.rego"
+        rules_file = copy / ACME_FILE
         text = rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
         rules_file.write_text(text)
         kept = policy(api)["revision"]
@@ -425,7 +426,7 @@ def test_a_bundle_withdrawn_while_opa_was_away_is_taken_once_opa_holds_it(
         good = api.runtime.bundles.bundle
         assert good is not None
         other_replica.append(good.archive)  # OPA "away": it keeps getting the old bundle
-        rules_file = copy / "acme.rego"
+        rules_file = copy / ACME_FILE
         rules_file.write_text(
             rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
         )
@@ -468,8 +469,8 @@ def test_the_signed_bundle_holds_the_org_modules_and_its_revision_covers_them(
         assert response.status_code == 200
         with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as archive:
             names = {member.name.lstrip("/") for member in archive.getmembers()}
-        assert "org/acme/acme.rego" in names
-        assert "org/acme/acme_test.rego" not in names
+        assert "org/acme/supportgate/org/acme/acme.rego" in names
+        assert "org/acme/supportgate/org/acme/acme_test.rego" not in names
         assert response.headers["etag"] != f'"{plain_revision}"'
 
 
@@ -501,7 +502,7 @@ def test_a_bad_bundle_is_refused_on_reload_and_the_last_good_revision_kept(
 ) -> None:
     api, bundle = reloading
     before = policy(api)
-    rules_file = bundle / "acme.rego"
+    rules_file = bundle / ACME_FILE
     rules_file.write_text(rules_file.read_text().replace("decode < 2 * domain", "decode < 2 *"))
     api.runtime.sweeps.tick()
     assert {**policy(api), "last_error": None} == before
@@ -531,7 +532,7 @@ def test_a_refused_reload_is_shown_counted_and_told_once(reloading: tuple[Api, P
             "/v1/webhooks", json={"url": receiver.url}, headers=api.headers("admin")
         )
         assert subscribe.status_code == 201, subscribe.text
-        rules_file = bundle / "acme.rego"
+        rules_file = bundle / ACME_FILE
         rules_file.write_text(rules_file.read_text().replace('"path": "spec.stage", ', ""))
         api.runtime.sweeps.tick()
         api.runtime.sweeps.tick()  # the same refused revision: told once
@@ -620,7 +621,7 @@ def test_a_changed_bundle_starts_a_policy_sweep_under_the_new_rules(
     post(api, "hw-b200-pool.yaml")
     assert rules(post(api, "dep-b200-offline.yaml")) == {"org.acme.decode-replicas"}
     before = policy(api)["revision"]
-    rules_file = bundle / "acme.rego"  # a team relaxes its rule to half a domain
+    rules_file = bundle / ACME_FILE  # a team relaxes its rule to half a domain
     rules_file.write_text(
         rules_file.read_text().replace("decode < 2 * domain", "decode < domain / 2")
     )

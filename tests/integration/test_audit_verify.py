@@ -631,6 +631,36 @@ DELETE FROM manifests WHERE name = 'v41-flash-h100-trial';
     )
 
 
+def test_tracked_history_edits_are_named_and_rebuilt(
+    history: History, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The spans the fleet at a date reads are the writer's fold of the log: a span that
+    ends elsewhere, and one no decision opened, are named, and rebuild-tracking writes them
+    again."""
+    first = leaves(history.url, name="b200-pool")[0]
+    earlier = time_literal(history.url, datetime(2001, 1, 1, tzinfo=UTC))
+    run_sql(
+        history.url,
+        f"UPDATE tracked_spans SET valid_to = {earlier} WHERE leaf_index = {first['leaf_index']};",
+    )
+    code, out = verify(capsys)
+    assert code == 1
+    assert out.startswith(
+        "audit log broken: the tracked-manifest history disagrees with the log at "
+        f"HardwareManifest/b200-pool, the span its decision at leaf {first['leaf_index']} "
+        "opened: its valid_to is 2001-01-01T00:00:00Z, the log says "
+    )
+    run_sql(
+        history.url,
+        "INSERT INTO tracked_spans SELECT leaf_index + 1000000, kind, 'ghost', decision_id,"
+        f" valid_from, valid_from, tracked_since, submitted_at FROM tracked_spans"
+        f" WHERE leaf_index = {first['leaf_index']};",
+    )
+    assert main(["audit", "rebuild-tracking"]) == 0
+    assert capsys.readouterr().out.strip().endswith("rewrote 2 spans of its history")
+    assert verify(capsys)[0] == 0
+
+
 def test_tracked_content_is_the_latest_decisions_input(
     history: History, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -43,6 +43,7 @@ TABLES = {
     "matrix_versions",
     "sweep_memos",
     "sweeps",
+    "tracked_spans",
     "waivers",
     "webhook_attempts",
     "webhook_deliveries",
@@ -136,7 +137,7 @@ def test_migrations_are_found_from_any_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert MIGRATIONS_DIR == REPO / "migrations"
-    assert head_revision() == "0010"
+    assert head_revision() == "0011"
     upgrade("sqlite:///relative.db")
     assert current_revision(f"sqlite:///{tmp_path / 'relative.db'}") == head_revision()
 

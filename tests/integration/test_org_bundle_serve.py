@@ -10,12 +10,13 @@ from ..server import clean_env, run_cli
 from ..services import free_port
 
 ACME = Path(__file__).resolve().parents[2] / "examples" / "policies" / "acme"
+ACME_FILE = "supportgate/org/acme/acme.rego"  # in the directory its package names
 
 
 def test_serve_refuses_a_bundle_that_fails_its_check(tmp_path: Path) -> None:
     bundle = tmp_path / "acme"
     shutil.copytree(ACME, bundle)
-    rules = bundle / "acme.rego"
+    rules = bundle / ACME_FILE
     text = rules.read_text()
     rules.write_text(text.replace("id: org.acme.rtx-production", "id: org.acme.decode-replicas"))
     line = next(
@@ -31,6 +32,7 @@ def test_serve_refuses_a_bundle_that_fails_its_check(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "SUPPORTGATE_POLICY_BUNDLES: organisation policies refused" in done.stderr
     assert (
-        f"{bundle}/acme.rego:{line}: the finding's \"rule\" is 'org.acme.rtx-production', not the "
+        f"{bundle}/{ACME_FILE}:{line}: the finding's \"rule\" is 'org.acme.rtx-production', "
+        "not the "
         "METADATA custom.id 'org.acme.decode-replicas' above it" in done.stderr
     )

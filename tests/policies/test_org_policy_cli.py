@@ -17,6 +17,7 @@ from tests.examples import EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "examples" / "policies" / "acme"
+ACME_FILE = "supportgate/org/acme/acme.rego"  # in the directory its package names
 AT = "2026-11-30T00:00:00Z"
 ACME_RULES = {"org.acme.decode-replicas", "org.acme.rtx-production", "org.acme.quantization"}
 
@@ -31,11 +32,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def bundle(tmp_path: Path, name: str, *, edit: tuple[str, str] | None = None) -> Path:
-    """A copy of the example bundle named `name`, with one text replaced in acme.rego."""
+    """A copy of the example bundle named `name`, with one text replaced in its acme.rego."""
     target = tmp_path / name
     shutil.copytree(ACME, target)
     if edit is not None:
-        rules = target / "acme.rego"
+        rules = target / ACME_FILE
         text = rules.read_text()
         assert edit[0] in text
         rules.write_text(text.replace(edit[0], edit[1], 1))
@@ -69,25 +70,25 @@ def test_check_refuses_a_rule_without_metadata_naming_file_and_line(
     bad = bundle(tmp_path, "acme", edit=("# METADATA\n# title: No RTX cards", "# title: No RTX"))
     # What was the METADATA block is now a plain comment: the rule head below has none.
     code, _, err = run(capsys, "policy", "check", str(bad))
-    head = line_of(bad / "acme.rego", '"rule": "org.acme.rtx-production"')
+    head = line_of(bad / ACME_FILE, '"rule": "org.acme.rtx-production"')
     assert code == 2
-    assert f"{bad}/acme.rego:{head}: deny rule without a METADATA block" in err
+    assert f"{bad}/{ACME_FILE}:{head}: deny rule without a METADATA block" in err
 
 
 def test_check_refuses_ids_that_collide_with_each_other(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second = bundle(tmp_path, "acme"), bundle(tmp_path, "acme2")
-    (second / "acme.rego").write_text(
-        (second / "acme.rego").read_text().replace("supportgate.org.acme", "supportgate.org.acme2")
+    (second / ACME_FILE).write_text(
+        (second / ACME_FILE).read_text().replace("supportgate.org.acme", "supportgate.org.acme2")
     )
-    (second / "acme_test.rego").unlink()
+    (second / ACME_FILE.replace("acme.rego", "acme_test.rego")).unlink()
     code, _, err = run(capsys, "policy", "check", str(first), str(second))
     assert code == 2
-    head = line_of(second / "acme.rego", '"rule": "org.acme.decode-replicas"')
+    head = line_of(second / ACME_FILE, '"rule": "org.acme.decode-replicas"')
     assert (
-        f"{second}/acme.rego:{head}: rule id org.acme.decode-replicas is already declared by "
-        f"{first}/acme.rego:" in err
+        f"{second}/{ACME_FILE}:{head}: rule id org.acme.decode-replicas is already declared by "
+        f"{first}/{ACME_FILE}:" in err
     )
 
 
@@ -109,7 +110,7 @@ def test_check_refuses_a_package_outside_supportgate_org(
     )
     code, _, err = run(capsys, "policy", "check", str(bad))
     assert code == 2
-    assert f"{bad}/acme.rego:4: package supportgate.port is not supportgate.org.<name>" in err
+    assert f"{bad}/{ACME_FILE}:4: package supportgate.port is not supportgate.org.<name>" in err
 
 
 def test_check_refuses_a_syntax_error_with_its_line(
@@ -119,8 +120,8 @@ def test_check_refuses_a_syntax_error_with_its_line(
     code, _, err = run(capsys, "policy", "check", str(bad))
     assert code == 2
     # The parser finds the expression unfinished at the next line's `message := ...`.
-    line = line_of(bad / "acme.rego", "decode < 2 * ")
-    assert f"{bad}/acme.rego:{line + 1}: does not compile: expecting" in err
+    line = line_of(bad / ACME_FILE, "decode < 2 * ")
+    assert f"{bad}/{ACME_FILE}:{line + 1}: does not compile: expecting" in err
 
 
 def test_check_refuses_a_severity_that_is_not_the_rules_set(
@@ -146,7 +147,7 @@ def test_rules_prints_the_built_in_and_the_bundles_rules(
 
     archive = tmp_path / "acme.tar.gz"  # the same bundle as an OPA bundle file
     with tarfile.open(archive, "w:gz") as tar:
-        tar.add(ACME / "acme.rego", arcname="/acme/acme.rego")
+        tar.add(ACME / ACME_FILE, arcname="/acme/acme.rego")
     monkeypatch.setenv("SUPPORTGATE_POLICY_BUNDLES", f"{archive}")
     code, out, _ = run(capsys, "policy", "rules")
     document = json.loads(out)
@@ -168,7 +169,7 @@ def test_a_bad_configured_bundle_is_refused_with_file_and_line(
     code, out, err = run(capsys, "policy", "rules")
     assert (code, out) == (2, "")
     assert "SUPPORTGATE_POLICY_BUNDLES: organisation policies refused" in err
-    assert f"{bad}/acme.rego:" in err
+    assert f"{bad}/{ACME_FILE}:" in err
 
 
 # --- policy test -------------------------------------------------------------------------------

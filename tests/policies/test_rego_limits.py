@@ -1,5 +1,6 @@
 """scripts/rego_limits.py: Regal's default file, line and rule lengths, on synthetic files that
-sit exactly at each limit (pass) and one over it (fail)."""
+sit exactly at each limit (pass) and one over it (fail), and its conventions (package and
+directory, package imports, rule names), each on a file that breaks it."""
 
 from __future__ import annotations
 
@@ -35,8 +36,10 @@ def _module(*rules: str, padding: int = 0) -> str:
     return "package limits\n\n" + "\n".join(rules) + "# padding\n" * padding
 
 
-def _write(tmp_path: Path, text: str, name: str = "policy.rego") -> Path:
-    path = tmp_path / name
+def _write(tmp_path: Path, text: str, name: str = "policy.rego", package: str = "limits") -> Path:
+    """The file in the directory its package names (directory-package-mismatch)."""
+    path = tmp_path.joinpath(*package.split("."), name)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -99,7 +102,6 @@ def test_directories_are_walked_and_only_the_paths_given_are_checked(
     opa_binary: str, tmp_path: Path
 ) -> None:
     good = _write(tmp_path, _module(_rule("allow", 3)), "good.rego")
-    (tmp_path / "nested").mkdir()
     bad = _write(tmp_path / "nested", _module(_rule("allow", 40)), "bad.rego")
 
     assert _check(opa_binary, good).returncode == 0
@@ -115,3 +117,83 @@ def test_a_file_that_does_not_parse_is_an_error_not_a_pass(opa_binary: str, tmp_
 
     assert result.returncode == 2
     assert str(path) in result.stderr
+
+
+LIBRARY = 'package corp.lib.names\n\nidentity(name) := lower(name)\n\nseparators := {"-", "_"}\n'
+
+
+def test_files_by_the_conventions_pass(opa_binary: str, tmp_path: Path) -> None:
+    _write(tmp_path, LIBRARY, "names.rego", "corp.lib.names")
+    _write(
+        tmp_path,
+        "package corp.lib.names_test\n\nimport data.corp.lib.names\n\n"
+        'test_identity if names.identity("A") == "a"\n',
+        "names_test.rego",
+        "corp.lib.names",  # a test package sits beside what it tests
+    )
+    _write(
+        tmp_path,
+        "package corp.gate\n\nimport data.corp.lib.names\nimport data.matrix.engines\n\n"
+        "allow if names.identity(input.name) in engines\n",
+        "gate.rego",
+        "corp.gate",
+    )
+
+    result = _check(opa_binary, tmp_path)
+
+    assert (result.returncode, _breaches(result)) == (0, []), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("directory", "text", "breach"),
+    [
+        (
+            "corp.other",
+            "package corp.gate\n\nallow := true\n",
+            "1: directory-package-mismatch: package corp.gate belongs in a directory corp/gate",
+        ),
+        (
+            "corp.gate_test",
+            "package corp.gate_test\n\ntest_x if true\n",
+            "1: directory-package-mismatch: package corp.gate_test belongs in a directory "
+            "corp/gate",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\nimport data.corp.lib.names.identity\n\n"
+            "allow if identity(input.name)\n",
+            "3: prefer-package-imports: import data.corp.lib.names.identity names a rule: "
+            "import data.corp.lib.names and write names.identity",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\ngate := true\n",
+            "3: rule-name-repeats-package: rule gate repeats package corp.gate",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\ncorp_gate_allow := true\n",
+            "3: rule-name-repeats-package: rule corp_gate_allow repeats package corp.gate",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\ncorpGate := true\n",
+            "3: rule-name-repeats-package: rule corpGate repeats package corp.gate",
+        ),
+    ],
+    ids=["directory", "test-directory", "rule-import", "rule-name", "joined-name", "camel-name"],
+)
+def test_each_convention_broken_is_reported_with_file_and_line(
+    opa_binary: str,
+    tmp_path: Path,
+    directory: str,
+    text: str,
+    breach: str,
+) -> None:
+    _write(tmp_path, LIBRARY, "names.rego", "corp.lib.names")
+    path = _write(tmp_path, text, "policy.rego", directory)
+
+    result = _check(opa_binary, tmp_path)
+
+    assert result.returncode == 1
+    assert _breaches(result) == [f"{path}:{breach}"]

@@ -1,6 +1,6 @@
 # The three claims kept apart (docs/domain.md): a build proves only that the code compiles;
 # correctness and performance need their own evidence, and only proof counts
-# (lib/evidence.rego: passed, dated, referenced, fresh and complete).
+# (lib/evidence/evidence.rego: passed, dated, referenced, fresh and complete).
 #
 # claims.* fire for deployments on an unlisted *platform* (an unlisted model on a listed
 # platform is support.model's business) and for every deployment at stage production (the
@@ -8,12 +8,6 @@
 # 10.1): one warning per evidence item that is not proof. A missing evidence item counts as
 # absent. Why an item that says passed is no proof is reported by the evidence concern.
 package supportgate.claims
-
-import data.supportgate.lib.engines.standing
-import data.supportgate.lib.evidence.correctness_items
-import data.supportgate.lib.evidence.not_proof
-import data.supportgate.lib.evidence.proof
-import data.supportgate.lib.subject.subject
 
 # The claims concern has no deny rules; the empty set keeps the concern interface uniform.
 deny := set()
@@ -34,12 +28,12 @@ deny := set()
 #     of numerical_parity.
 warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v", [item]), "message": message} if {
 	scope := _scope
-	proven := proof
-	some item in correctness_items
+	proven := data.supportgate.lib.evidence.proof
+	some item in data.supportgate.lib.evidence.correctness_items
 	not item in proven
 	message := sprintf(
 		"%v %v is not proof (%v): a build proves only that the code compiles, not that results are correct",
-		[item, scope, not_proof[item]],
+		[item, scope, data.supportgate.lib.evidence.not_proof(item)],
 	)
 }
 
@@ -57,19 +51,19 @@ warn contains {"rule": "claims.correctness", "path": sprintf("spec.evidence.%v",
 #     concurrency, memory_gib and recovery_s.
 warn contains {"rule": "claims.performance", "path": "spec.evidence.performance", "message": message} if {
 	scope := _scope
-	not "performance" in proof
+	not "performance" in data.supportgate.lib.evidence.proof
 	message := sprintf(
 		"performance %v is not proof (%v): its latency, concurrency, memory and recovery are not shown",
-		[scope, not_proof.performance],
+		[scope, data.supportgate.lib.evidence.not_proof("performance")],
 	)
 }
 
 # _scope: why the deployment needs the claims proven, for messages; undefined when it does
 # not (a deployment on a listed platform before production, or a HardwareManifest).
-_scope := sprintf("on unlisted platform %v", [subject.accelerator_text]) if {
-	subject.deployment
-	standing.platform_unlisted
+_scope := sprintf("on unlisted platform %v", [data.supportgate.lib.subject.facts.accelerator_text]) if {
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.engines.standing.platform_unlisted
 } else := "at stage production" if {
-	subject.deployment
+	data.supportgate.lib.subject.facts.deployment
 	input.manifest.spec.stage == "production"
 }

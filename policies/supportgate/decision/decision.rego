@@ -5,21 +5,6 @@
 # `with`, no time.now_ns (time comes from input.evaluated_at).
 package supportgate.decision
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.known_engines_text
-import data.supportgate.lib.engines.prepared
-import data.supportgate.lib.engines.standing
-import data.supportgate.lib.evidence.correctness_items
-import data.supportgate.lib.evidence.proof
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.report.text
-import data.supportgate.lib.services.components as service_components
-import data.supportgate.lib.services.sources as component_sources
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.subject
-import data.supportgate.lib.times.evaluated_at_ns
-
 # The checklist answers the four pre-migration questions (docs/domain.md):
 # distributed_performance is answered by the performance evidence (latency, concurrency,
 # memory, recovery). It and the other parts are written into result directly rather than
@@ -30,7 +15,7 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": standing.officially_supported,
+		"official_support": data.supportgate.lib.engines.standing.officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
@@ -52,18 +37,16 @@ batch := [item_result |
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - host.deny, port.deny, service, topology, evidence.warn and manifest.deny are read only when
-#   the package's `applies` holds, a condition every rule of those sets requires (see each
-#   package); hardware.deny only when the model is catalogued and its declared arch is not
-#   among the catalogue's archs as written (lib/subject.rego).
+# - host.deny, port.deny, service, topology, evidence.warn, manifest.deny and hardware.deny
+#   are read only when the package's `applies` holds, so a concern that meets nothing costs
+#   its rules nothing. `applies` is only a shortcut: each of those sets is empty whenever it
+#   fails, which tests/policies/test_concern_guards.py checks on every example and on
+#   generated manifests and matrices, so a new rule that fires without it fails there.
 # - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
-#
-# A rule added to a concern must keep to this (the parity suite fails on a rule id that no
-# decision reports).
 denies := union({
 	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
 	data.supportgate.support.deny,
-	{found | subject.catalogued_archs != set(); not subject.arch_catalogued; some found in data.supportgate.hardware.deny},
+	{found | data.supportgate.hardware.applies; some found in data.supportgate.hardware.deny},
 	{found | data.supportgate.port.applies; some found in data.supportgate.port.deny},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
@@ -146,7 +129,7 @@ violations contains object.union(found, {"severity": "waived", "waiver_id": waiv
 # waivers name the same rule, the smallest id is reported (deterministic on both engines).
 _active_waivers contains waiver if {
 	some waiver in input.waivers
-	time.parse_rfc3339_ns(waiver.expires_at) > evaluated_at_ns
+	time.parse_rfc3339_ns(waiver.expires_at) > data.supportgate.lib.times.evaluated_at_ns
 }
 
 # _waiver_ids: the waiver id reported for each waived rule.
@@ -163,7 +146,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	standing.officially_supported
+	data.supportgate.lib.engines.standing.officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -175,23 +158,23 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not subject.deployment
+	not data.supportgate.lib.subject.facts.deployment
 } else := {"builds": word[builds], "correct": word[correct], "performant": word[performant]} if {
 	word := {true: "proven", false: "unproven"}
-	proven := proof
+	proven := data.supportgate.lib.evidence.proof
 	builds := "build" in proven
-	correct := count([item | some item in correctness_items; not item in proven]) == 0
+	correct := count([item | some item in data.supportgate.lib.evidence.correctness_items; not item in proven]) == 0
 	performant := "performance" in proven
 }
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not subject.online
+	not data.supportgate.lib.subject.facts.online
 } else := "incomplete" if {
-	some source in component_sources
+	some source in data.supportgate.lib.services.sources
 	source == "missing"
 } else := "external" if {
-	some source in component_sources
+	some source in data.supportgate.lib.services.sources
 	source == "external"
 } else := "complete"
 
@@ -202,13 +185,13 @@ recommendations contains sprintf(
 		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
 		"topology, not on %v's published numbers for other hardware",
 	]),
-	[alternatives_text, subject.accelerator_text, engine_name],
+	[alternatives_text, data.supportgate.lib.subject.facts.accelerator_text, data.supportgate.lib.engines.engine_name],
 ) if {
-	standing.platform_unlisted
+	data.supportgate.lib.engines.standing.platform_unlisted
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
 	# (listed by Python once per matrix: supportgate/policy/prepared.py).
-	accelerator := hardware.accelerator
+	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
 }
 
@@ -221,9 +204,13 @@ recommendations contains sprintf(
 		"concurrency, memory use and recovery after failures, and roll out further only",
 		"if the port improves your workload",
 	]),
-	[engine_name, standing.unlisted_text, prepared.texts.arch_dependencies],
+	[
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.prepared.texts.arch_dependencies,
+	],
 ) if {
-	standing.port_discipline
+	data.supportgate.lib.engines.standing.port_discipline
 }
 
 recommendations contains sprintf(
@@ -232,16 +219,16 @@ recommendations contains sprintf(
 		"supported; until then it is judged as an experimental port",
 	]),
 	[
-		hardware.toolkit.name,
-		hardware.toolkit.version,
-		subject.accelerator_text,
-		engine_name,
+		data.supportgate.lib.subject.hardware.toolkit.name,
+		data.supportgate.lib.subject.hardware.toolkit.version,
+		data.supportgate.lib.subject.facts.accelerator_text,
+		data.supportgate.lib.engines.engine_name,
 		required.name,
 		required.range,
 	],
 ) if {
-	standing.toolkit_unlisted
-	required := standing.platform_toolkits[0]
+	data.supportgate.lib.engines.standing.toolkit_unlisted
+	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
 }
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
@@ -251,11 +238,14 @@ recommendations contains sprintf(
 		"%v is a measurement on %v's listed platforms (%v), not a capacity estimate for %v:",
 		"plan the topology from your own measurements on it",
 	]),
-	[prepared.texts.reference_topology, engine_name, prepared.texts.platforms, subject.accelerator_text],
+	[
+		data.supportgate.lib.engines.prepared.texts.reference_topology, data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.platforms, data.supportgate.lib.subject.facts.accelerator_text,
+	],
 ) if {
-	subject.deployment
-	standing.platform_unlisted
-	engine.reference_topology
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.engines.standing.platform_unlisted
+	data.supportgate.lib.engines.engine.reference_topology
 }
 
 recommendations contains sprintf(
@@ -264,19 +254,22 @@ recommendations contains sprintf(
 		"endpoint a general local inference runtime fits better; a single card or a small",
 		"pool is no cheap replacement for %v",
 	]),
-	[text(hardware.accelerator, ["model"]), _reference_topology_text],
+	[
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
+		_reference_topology_text,
+	],
 ) if {
-	subject.consumer_card
+	data.supportgate.lib.subject.facts.consumer_card
 }
 
 recommendations contains sprintf(
 	"budget the engineering for the external service components (%v) in the migration cost",
-	[list_text(names)],
+	[data.supportgate.lib.report.list_text(names)],
 ) if {
 	# Without a service section every component counts as missing.
 	input.manifest.spec.service
 	names := sort([name |
-		some name, source in component_sources
+		some name, source in data.supportgate.lib.services.sources
 		source == "external"
 	])
 	count(names) > 0
@@ -284,24 +277,24 @@ recommendations contains sprintf(
 
 recommendations contains sprintf(
 	"provide %v (source missing) from the platform or an external component before serving online",
-	[list_text(names)],
+	[data.supportgate.lib.report.list_text(names)],
 ) if {
-	subject.online
-	sources := component_sources
+	data.supportgate.lib.subject.facts.online
+	sources := data.supportgate.lib.services.sources
 	names := [name |
-		some name in service_components
+		some name in data.supportgate.lib.services.components
 		sources[name] == "missing"
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf("engine %v is not in the support matrix; the matrix lists %v", [
-	text(input.manifest.spec, ["engine", "name"]),
-	known_engines_text,
+	data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"]),
+	data.supportgate.lib.engines.known_engines_text,
 ]) if {
-	subject.deployment
-	not standing.engine_known
-	not standing.alternative
+	data.supportgate.lib.subject.facts.deployment
+	not data.supportgate.lib.engines.standing.engine_known
+	not data.supportgate.lib.engines.standing.alternative
 }
 
 recommendations contains sprintf(
@@ -309,11 +302,11 @@ recommendations contains sprintf(
 		"track HardwareManifest %v before evaluating deployments that reference it, or",
 		"inline the hardware spec",
 	]),
-	[subject.hardware_ref],
+	[data.supportgate.lib.subject.facts.hardware_ref],
 ) if {
-	subject.deployment
-	not subject.hardware_known
-	subject.hardware_ref != null
+	data.supportgate.lib.subject.facts.deployment
+	not data.supportgate.lib.subject.facts.hardware_known
+	data.supportgate.lib.subject.facts.hardware_ref != null
 }
 
 recommendations contains concat(" ", [
@@ -326,6 +319,6 @@ recommendations contains concat(" ", [
 
 # The consumer-card recommendation names the reference topology also when the matrix does not
 # list the engine.
-_reference_topology_text := prepared.texts.reference_topology if {
-	prepared
+_reference_topology_text := data.supportgate.lib.engines.prepared.texts.reference_topology if {
+	data.supportgate.lib.engines.prepared
 } else := "the engine's reference topology"

@@ -1,18 +1,15 @@
 # Evidence that says passed but proves nothing (CONTRACT 10.1, docs/domain.md "Evidence that
 # proves something"): one warning per item and reason, at the item's path. What makes an
-# item proof, and each reason it is not, is worked out once in lib/evidence.rego (the claims,
+# item proof, and each reason it is not, is worked out once in lib/evidence/evidence.rego (the claims,
 # the checklist and port.production count only proof).
 package supportgate.evidence
-
-import data.supportgate.lib.evidence.flaws
-import data.supportgate.lib.evidence.unproven
 
 # The evidence concern has no deny rules; the empty set keeps the concern interface uniform.
 deny := set()
 
 # applies: some item says passed but proves nothing. Every warn here requires it, and the
 # decision reads evidence.warn only when it holds.
-applies if unproven
+applies if data.supportgate.lib.evidence.unproven
 
 # METADATA
 # title: Unreferenced evidence
@@ -26,7 +23,7 @@ applies if unproven
 #     Record when the check ran (`at`, RFC 3339) and where its result can be looked up (`ref`:
 #     the CI run or report) on the evidence item.
 warn contains {"rule": "evidence.unreferenced", "path": _path(flaw), "message": flaw.message} if {
-	some flaw in flaws
+	some flaw in data.supportgate.lib.evidence.flaws
 	flaw.rule == "evidence.unreferenced"
 }
 
@@ -42,7 +39,7 @@ warn contains {"rule": "evidence.unreferenced", "path": _path(flaw), "message": 
 #     Correct the item's `at` to the time the check actually ran (in UTC or with its offset);
 #     it counts as proof from that time on.
 warn contains {"rule": "evidence.future", "path": _path(flaw), "message": flaw.message} if {
-	some flaw in flaws
+	some flaw in data.supportgate.lib.evidence.flaws
 	flaw.rule == "evidence.future"
 }
 
@@ -59,7 +56,7 @@ warn contains {"rule": "evidence.future", "path": _path(flaw), "message": flaw.m
 #     Re-run the stale check and record the new result with a fresh `at` time, or replace the
 #     evidence item; the matrix's evidence_max_age_days sets how old evidence may be.
 warn contains {"rule": "evidence.stale", "path": _path(flaw), "message": flaw.message} if {
-	some flaw in flaws
+	some flaw in data.supportgate.lib.evidence.flaws
 	flaw.rule == "evidence.stale"
 }
 
@@ -77,7 +74,7 @@ warn contains {"rule": "evidence.stale", "path": _path(flaw), "message": flaw.me
 #     measured prefill_latency_ms, decode_latency_ms, concurrency, memory_gib and recovery_s
 #     on the performance item.
 warn contains {"rule": "evidence.incomplete", "path": _path(flaw), "message": flaw.message} if {
-	some flaw in flaws
+	some flaw in data.supportgate.lib.evidence.flaws
 	flaw.rule == "evidence.incomplete"
 }
 

@@ -27,7 +27,7 @@ test_evidence_rules_quiet_for_hardware_manifest if {
 test_failed_and_absent_items_draw_no_evidence_warn if {
 	spec := object.union(json.remove(fx.deployment, ["evidence"]), {"evidence": {"build": {"status": "failed"}}})
 	count(evidence.warn) == 0 with input as fx.deployment_input(spec, fx.b200)
-	lib.not_proof == {
+	_not_proof == {
 		"build": "failed",
 		"numerical_parity": "absent",
 		"structured_output": "absent",
@@ -55,7 +55,7 @@ test_evidence_unreferenced_quiet_with_at_and_ref if {
 
 test_unreferenced_item_is_no_proof if {
 	spec := json.remove(fx.deployment, ["evidence/build/ref", "evidence/build/at"])
-	lib.not_proof == {"build": "passed, but has no at and no ref"} with input as fx.deployment_input(spec, fx.b200)
+	_not_proof == {"build": "passed, but has no at and no ref"} with input as fx.deployment_input(spec, fx.b200)
 }
 
 # --- evidence.future -----------------------------------------------------------------------------
@@ -90,7 +90,7 @@ test_evidence_incomplete_fires_on_performance_without_figures if {
 	warned := evidence.warn with input as fx.deployment_input(spec, fx.b200)
 	fx.paths(warned, "evidence.incomplete") == {"spec.evidence.performance"}
 	inp := fx.deployment_input(spec, fx.b200)
-	lib.not_proof == {"performance": "passed, but lacks concurrency, memory_gib, recovery_s"} with input as inp
+	_not_proof == {"performance": "passed, but lacks concurrency, memory_gib, recovery_s"} with input as inp
 }
 
 test_evidence_incomplete_quiet_with_recovery_zero if {
@@ -187,3 +187,5 @@ test_evidence_stale_quiet_without_a_maximum_age if {
 	not "evidence.stale" in fx.rules(evidence.warn) with input as inp with data.matrix.evidence_max_age_days as null
 	"build" in lib.proof with input as inp with data.matrix.evidence_max_age_days as null
 }
+
+_not_proof := {item: why | some item in lib.items; why := lib.not_proof(item)}

@@ -7,12 +7,6 @@
 # unresolved (manifest.hardware-ref rejects instead).
 package supportgate.hardware
 
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.subject
-
 # METADATA
 # title: Accelerator arch
 # description: >-
@@ -24,16 +18,29 @@ import data.supportgate.lib.subject.subject
 #   remediation: >-
 #     Set accelerator.arch to the arch the catalogue gives this model, or correct
 #     accelerator.model if it names the wrong card.
-deny contains {"rule": "hardware.accelerator-arch", "path": hardware_path("accelerator.arch"), "message": message} if {
-	archs := subject.catalogued_archs
+deny contains {
+	"rule": "hardware.accelerator-arch",
+	"path": data.supportgate.lib.subject.hardware_path("accelerator.arch"),
+	"message": message,
+} if {
+	archs := data.supportgate.lib.subject.facts.catalogued_archs
 	count(archs) > 0
-	not _base_arch(hardware.accelerator.arch) in archs
-	message := hardware_message(sprintf("accelerator %v (%v) is declared arch %v, but the catalogue gives it %v", [
-		hardware.accelerator.model,
-		hardware.accelerator.vendor,
-		hardware.accelerator.arch,
-		list_text(sort(archs)),
-	]))
+	not _base_arch(data.supportgate.lib.subject.hardware.accelerator.arch) in archs
+	text := sprintf("accelerator %v (%v) is declared arch %v, but the catalogue gives it %v", [
+		data.supportgate.lib.subject.hardware.accelerator.model,
+		data.supportgate.lib.subject.hardware.accelerator.vendor,
+		data.supportgate.lib.subject.hardware.accelerator.arch,
+		data.supportgate.lib.report.list_text(sort(archs)),
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
+}
+
+# applies: the model is catalogued and its arch, as written, is not among the catalogue's.
+# The deny rule requires it (a base arch in the catalogue is one as written, or sm90a's sm90),
+# and the decision reads hardware.deny only when it holds.
+applies if {
+	data.supportgate.lib.subject.facts.catalogued_archs != set()
+	not data.supportgate.lib.subject.facts.arch_catalogued
 }
 
 # _base_arch: NVIDIA's arch-specific and family-specific compile targets (sm90a, sm100f) name

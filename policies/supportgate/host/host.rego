@@ -6,15 +6,6 @@
 # A missing os, compiler or python fires: it cannot be shown to meet the requirement.
 package supportgate.host
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.prepared
-import data.supportgate.lib.report.text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.versions.in_range
-
 # The host concern has no warn rules; the empty set keeps the concern interface uniform.
 warn := set()
 
@@ -27,13 +18,18 @@ warn := set()
 #   remediation: >-
 #     Run the pool on an operating system the engine supports (the matrix's host.os for the
 #     engine), or set os.name to what the hardware really runs if it is wrong.
-deny contains {"rule": "host.os", "path": hardware_path("os.name"), "message": message} if {
-	not _met.os
-	message := hardware_message(sprintf("os %v is not among the operating systems %v supports (%v)", [
-		text(hardware, ["os", "name"]),
-		engine_name,
-		prepared.texts.os,
-	]))
+deny contains {
+	"rule": "host.os",
+	"path": data.supportgate.lib.subject.hardware_path("os.name"),
+	"message": message,
+} if {
+	_met.os == false
+	text := sprintf("os %v is not among the operating systems %v supports (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["os", "name"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.os,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # METADATA
@@ -60,36 +56,44 @@ deny contains {"rule": "host.compiler", "path": finding.path, "message": finding
 #   remediation: >-
 #     Install a python version in the engine's host.python range (min <= v < below) and record
 #     it in python, quoted ("3.12.7").
-deny contains {"rule": "host.python", "path": hardware_path("python"), "message": message} if {
-	not _met.python
-	message := hardware_message(sprintf("python %v is outside the range %v supports (%v)", [
-		text(hardware, ["python"]),
-		engine_name,
-		prepared.texts.python_range,
-	]))
+deny contains {
+	"rule": "host.python",
+	"path": data.supportgate.lib.subject.hardware_path("python"),
+	"message": message,
+} if {
+	_met.python == false
+	text := sprintf("python %v is outside the range %v supports (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["python"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.python_range,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # _compiler_finding: the wrong name, or else, the name being right, the version out of range.
-_compiler_finding := {"path": hardware_path("compiler.name"), "message": message} if {
-	not _met.compiler_name
-	message := hardware_message(sprintf("compiler %v is not %v, which %v requires (%v %v)", [
-		text(hardware, ["compiler", "name"]),
-		engine.host.compiler.name,
-		engine_name,
-		engine.host.compiler.name,
-		prepared.texts.compiler_range,
-	]))
-} else := {"path": hardware_path("compiler.version"), "message": message} if {
-	not _met.compiler_version
-	message := hardware_message(sprintf("compiler %v %v is outside the range %v supports (%v)", [
-		text(hardware, ["compiler", "name"]),
-		text(hardware, ["compiler", "version"]),
-		engine_name,
-		prepared.texts.compiler_range,
-	]))
+_compiler_finding := {"path": data.supportgate.lib.subject.hardware_path("compiler.name"), "message": message} if {
+	_met.compiler_name == false
+	text := sprintf("compiler %v is not %v, which %v requires (%v %v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "name"]),
+		data.supportgate.lib.engines.engine.host.compiler.name,
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.engine.host.compiler.name,
+		data.supportgate.lib.engines.prepared.texts.compiler_range,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
+} else := {"path": data.supportgate.lib.subject.hardware_path("compiler.version"), "message": message} if {
+	_met.compiler_version == false
+	text := sprintf("compiler %v %v is outside the range %v supports (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "name"]),
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "version"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.compiler_range,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
-# applies: some requirement is not met. The decision reads host.deny only then: a host that
+# applies: some requirement is not met (every deny rule requires it: a requirement judged
+# false, not one left undefined). The decision reads host.deny only then: a host that
 # meets them all costs the deny rules nothing.
 applies if false in _met
 
@@ -102,7 +106,7 @@ _met := {
 	"os": [1 | hardware.os.name in host.os] != [],
 	"python": true in [
 		[1 | not host.python] != [],
-		[1 | in_range(hardware.python, prepared.python)] != [],
+		[1 | data.supportgate.lib.versions.in_range(hardware.python, data.supportgate.lib.engines.prepared.python)] != [],
 	],
 	"compiler_name": true in [
 		[1 | not host.compiler] != [],
@@ -110,9 +114,11 @@ _met := {
 	],
 	"compiler_version": true in [
 		[1 | not host.compiler] != [],
-		[1 | in_range(hardware.compiler.version, prepared.compiler)] != [],
+		[1 |
+			data.supportgate.lib.versions.in_range(hardware.compiler.version, data.supportgate.lib.engines.prepared.compiler)
+		] != [],
 	],
 } if {
-	host := engine.host
-	hardware
+	host := data.supportgate.lib.engines.engine.host
+	hardware := data.supportgate.lib.subject.hardware
 }

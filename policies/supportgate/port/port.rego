@@ -1,7 +1,7 @@
 # The experimental-port discipline (docs/domain.md): a deployment on an unlisted platform or
 # model keeps the production stack unchanged, works on an isolated branch with pinned
 # versions, inventories the architecture-dependent dependencies and reaches production
-# only with every evidence item proof (lib/evidence.rego).
+# only with every evidence item proof (lib/evidence/evidence.rego).
 #
 # The deny rules apply to deployments that are provably unlisted (engines.unlisted): quiet
 # when the engine is not in the matrix (support.engine rejects) and, unless the model alone
@@ -13,18 +13,6 @@
 # for HardwareManifests and deployments, whatever the engine.
 # Missing port fields count as not true / not pinned / not inventoried.
 package supportgate.port
-
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.standing
-import data.supportgate.lib.evidence.items as evidence_items
-import data.supportgate.lib.evidence.not_proof
-import data.supportgate.lib.evidence.pins
-import data.supportgate.lib.names.identity
-import data.supportgate.lib.report.text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.subject
 
 # METADATA
 # title: Production on an unlisted configuration
@@ -42,11 +30,13 @@ import data.supportgate.lib.subject.subject
 deny contains {"rule": "port.production", "path": "spec.stage", "message": message} if {
 	applies
 	input.manifest.spec.stage == "production"
-	missing := not_proof
-	reasons := [sprintf("%v (%v)", [item, why]) | some item in evidence_items; why := missing[item]]
+	reasons := [sprintf("%v (%v)", [item, why]) |
+		some item in data.supportgate.lib.evidence.items
+		why := data.supportgate.lib.evidence.not_proof(item)
+	]
 	count(reasons) > 0
 	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
-		standing.unlisted_text,
+		data.supportgate.lib.engines.standing.unlisted_text,
 		concat(", ", reasons),
 	])
 }
@@ -65,7 +55,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 #     port.production_stack_unchanged: true.
 deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
-	standing.port_discipline
+	data.supportgate.lib.engines.standing.port_discipline
 	input.manifest.spec.stage in {"evaluation", "experimental"}
 	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(
@@ -74,8 +64,8 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 			"port.production_stack_unchanged is %v, not true",
 		]),
 		[
-			standing.unlisted_text,
-			text(input.manifest.spec, ["port", "production_stack_unchanged"]),
+			data.supportgate.lib.engines.standing.unlisted_text,
+			data.supportgate.lib.report.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
 		],
 	)
 }
@@ -91,11 +81,11 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 #     port.isolated_branch: true.
 deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "message": message} if {
 	applies
-	standing.port_discipline
+	data.supportgate.lib.engines.standing.port_discipline
 	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
-		standing.unlisted_text,
-		text(input.manifest.spec, ["port", "isolated_branch"]),
+		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.report.text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -112,11 +102,11 @@ deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "m
 #     compiler and model (a digest such as sha256:...).
 deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [pin]), "message": message} if {
 	applies
-	standing.port_discipline
-	some pin in pins
+	data.supportgate.lib.engines.standing.port_discipline
+	some pin in data.supportgate.lib.evidence.pins
 	not pin in _pinned
 	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
-		standing.unlisted_text,
+		data.supportgate.lib.engines.standing.unlisted_text,
 		pin,
 		pin,
 	])
@@ -136,8 +126,8 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
 deny contains {"rule": "port.arch-dependencies", "path": path, "message": message} if {
 	applies
-	standing.port_discipline
-	some dependency in engine.arch_dependencies
+	data.supportgate.lib.engines.standing.port_discipline
+	some dependency in data.supportgate.lib.engines.engine.arch_dependencies
 	not dependency in _inventoried
 	path := sprintf("spec.port.arch_dependencies.%v", [dependency])
 	message := sprintf(
@@ -146,9 +136,9 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 			"before compiling; its port status is %v",
 		]),
 		[
-			standing.unlisted_text,
+			data.supportgate.lib.engines.standing.unlisted_text,
 			dependency,
-			text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
+			data.supportgate.lib.report.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
 		],
 	)
 }
@@ -164,16 +154,20 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 #   remediation: >-
 #     Plan production on a data-center accelerator that the matrix lists; keep the consumer
 #     card for development and trials.
-warn contains {"rule": "port.consumer-card", "path": hardware_path("accelerator"), "message": message} if {
-	subject.consumer_card
-	message := hardware_message(sprintf(
+warn contains {
+	"rule": "port.consumer-card",
+	"path": data.supportgate.lib.subject.hardware_path("accelerator"),
+	"message": message,
+} if {
+	data.supportgate.lib.subject.facts.consumer_card
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		concat(" ", [
 			"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
 			"small pool does not replace the reference topology",
 		]),
 		[
-			text(hardware.accelerator, ["model"]),
-			subject.accelerator_text,
+			data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
+			data.supportgate.lib.subject.facts.accelerator_text,
 		],
 	))
 }
@@ -199,8 +193,9 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 	pin := pinned[what]
 	is_string(pin)
 	not pin in pool.forms # as written: the usual case, without the regexes below
-	not _version_form(identity(pin)) in {_version_form(identity(form)) | some form in pool.forms}
-	message := hardware_message(sprintf(
+	forms := {_version_form(data.supportgate.lib.names.identity(form)) | some form in pool.forms}
+	not _version_form(data.supportgate.lib.names.identity(pin)) in forms
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		"port.pinned.%v is %v, but the pool has %v %v: the port was tested with another version than it runs on",
 		[what, pin, what, pool.text],
 	))
@@ -210,12 +205,14 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 # take and its text for messages (a part the pool does not state is not compared).
 _pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
 	some what in ["toolkit", "compiler"]
-	name := hardware[what].name
-	version := hardware[what].version
+	name := data.supportgate.lib.subject.hardware[what].name
+	version := data.supportgate.lib.subject.hardware[what].version
 	named := sprintf("%v-%v", [name, version])
 }
 
-_pool_stack["driver"] := {"forms": [hardware.driver], "text": hardware.driver}
+_pool_stack["driver"] := {"forms": [driver], "text": driver} if {
+	driver := data.supportgate.lib.subject.hardware.driver
+}
 
 # _version_form drops trailing ".0" parts: version 13.0 is version 13.
 _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
@@ -224,8 +221,8 @@ _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
 # here starts with it (and port.pin-drift), and the decision reads port.deny only when it
 # holds.
 applies if {
-	subject.deployment
-	standing.unlisted
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.engines.standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once

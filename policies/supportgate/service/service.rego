@@ -8,15 +8,6 @@
 # mode; service.not-provided is quiet when the engine is not in the matrix.
 package supportgate.service
 
-import data.supportgate.lib.engines.alternative
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.names.identity
-import data.supportgate.lib.report.list_text
-import data.supportgate.lib.report.text
-import data.supportgate.lib.services.sources as component_sources
-import data.supportgate.lib.subject.subject
-
 # METADATA
 # title: KV cache source
 # description: >-
@@ -33,7 +24,7 @@ deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache", "mes
 }
 
 deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache.persistent", "message": message} if {
-	subject.online
+	data.supportgate.lib.subject.facts.online
 	kv_cache := _components.kv_cache
 	kv_cache.source != "missing"
 	not kv_cache.persistent == true
@@ -42,7 +33,7 @@ deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache.persis
 			"online serving needs a persistent KV cache; service.kv_cache (%v) is not",
 			"persistent: true (persistent is %v)",
 		]),
-		[kv_cache.source, text(kv_cache, ["persistent"])],
+		[kv_cache.source, data.supportgate.lib.report.text(kv_cache, ["persistent"])],
 	)
 }
 
@@ -128,7 +119,7 @@ deny contains {"rule": "service.not-provided", "path": path, "message": message}
 	not name in provided
 	message := sprintf("%v claims source builtin, but %v does not provide it (it provides: %v)", [
 		name,
-		engine_name,
+		data.supportgate.lib.engines.engine_name,
 		_provided_text,
 	])
 }
@@ -151,7 +142,7 @@ deny contains {"rule": "service.recipe-scope", "path": path, "message": message}
 	name != "api_compatibility"
 	is_string(component.provider)
 	contains(lower(component.provider), "recipe") # what identity leaves of it, before its regex
-	identity(component.provider) == "deepseek-recipe"
+	data.supportgate.lib.names.identity(component.provider) == "deepseek-recipe"
 	message := sprintf(
 		concat(" ", [
 			"%v (deepseek-recipe) is named as provider of %v; it only translates API formats",
@@ -177,40 +168,42 @@ warn contains {"rule": "service.external", "path": sprintf("spec.service.%v", [n
 	component.source == "external"
 	message := sprintf("%v comes from external provider %v; its engineering effort belongs in the migration budget", [
 		name,
-		text(component, ["provider"]),
+		data.supportgate.lib.report.text(component, ["provider"]),
 	])
 }
 
 # applies: an online deployment, or one that declares service components. Every rule here
-# requires it (the component rules ask for online, the others iterate _components), and the
-# decision reads service.deny and service.warn only when it holds. An alternative runtime is
-# judged on its service only where the matrix states what it provides (CONTRACT 10.6).
+# requires it (the component rules ask for online and _missing_online, the others iterate
+# _components), and the decision reads service.deny and service.warn only when it holds. An
+# alternative runtime is judged on its service only where the matrix states what it provides
+# (CONTRACT 10.6): _components and _missing_online are empty for one that does not.
 applies if {
-	subject.online
+	data.supportgate.lib.subject.facts.online
 	not _unstated_alternative
 }
 
-applies if {
-	subject.deployment
-	count(_components) > 0
+applies if count(_components) > 0
+
+_unstated_alternative if data.supportgate.lib.engines.alternative.judges_service == false
+
+# _components: the declared service components (undefined without a service section, or for
+# an alternative runtime the matrix states no `provides` of).
+_components := input.manifest.spec.service if {
+	data.supportgate.lib.subject.facts.deployment
 	not _unstated_alternative
 }
-
-_unstated_alternative if alternative.judges_service == false
-
-# _components: the declared service components (undefined without a service section).
-_components := input.manifest.spec.service if subject.deployment
 
 # _missing_online: the message for each component an online deployment lacks.
 _missing_online[name] := sprintf("online serving needs %v, and its source is missing", [name]) if {
-	subject.online
-	some name, source in component_sources
+	data.supportgate.lib.subject.facts.online
+	not _unstated_alternative
+	some name, source in data.supportgate.lib.services.sources
 	source == "missing"
 }
 
 # Undefined when the engine is not in the matrix (service.not-provided is quiet then).
-_provided := object.get(engine, "provides", [])
+_provided := object.get(data.supportgate.lib.engines.engine, "provides", [])
 
-_provided_text := list_text(_provided) if {
+_provided_text := data.supportgate.lib.report.list_text(_provided) if {
 	count(_provided) > 0
 } else := "nothing"

@@ -10,19 +10,6 @@
 # hardware the platform rules stay quiet (manifest.hardware-ref rejects instead).
 package supportgate.support
 
-import data.supportgate.lib.engines.alternative
-import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.known_engines_text
-import data.supportgate.lib.engines.prepared
-import data.supportgate.lib.engines.standing
-import data.supportgate.lib.names.identity
-import data.supportgate.lib.names.suggestion
-import data.supportgate.lib.report.text
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.subject
-
 # METADATA
 # title: Engine in the matrix
 # description: >-
@@ -36,15 +23,15 @@ import data.supportgate.lib.subject.subject
 #     platform), correct the engine name if it is misspelt, or ask the matrix owners to add
 #     this engine in a new matrix version.
 deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": message} if {
-	subject.deployment
-	not standing.engine_known
-	not standing.alternative
-	name := text(input.manifest.spec, ["engine", "name"])
+	data.supportgate.lib.subject.facts.deployment
+	not data.supportgate.lib.engines.standing.engine_known
+	not data.supportgate.lib.engines.standing.alternative
+	name := data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"])
 	message := sprintf("engine %v is not in the support matrix%v (known engines: %v)%v", [
 		name,
 		_undocumented_alternative_text,
-		known_engines_text,
-		suggestion(name, _engine_spellings),
+		data.supportgate.lib.engines.known_engines_text,
+		data.supportgate.lib.names.suggestion(name, _engine_spellings),
 	])
 }
 
@@ -60,7 +47,7 @@ deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": 
 #     Judge the runtime on your own workload: test your checkpoint, quantisation, API needs
 #     and topology on it rather than relying on the engine's published figures.
 warn contains {"rule": "support.alternative", "path": "spec.engine.name", "message": message} if {
-	standing.alternative
+	data.supportgate.lib.engines.standing.alternative
 	message := sprintf(
 		concat(" ", [
 			"%v is an alternative runtime the matrix documents on %v%v: judge its checkpoint,",
@@ -68,8 +55,8 @@ warn contains {"rule": "support.alternative", "path": "spec.engine.name", "messa
 			"published figures",
 		]),
 		[
-			text(input.manifest.spec, ["engine", "name"]),
-			subject.accelerator_text,
+			data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"]),
+			data.supportgate.lib.subject.facts.accelerator_text,
 			_alternative_models_text,
 		],
 	)
@@ -87,7 +74,7 @@ warn contains {"rule": "support.alternative", "path": "spec.engine.name", "messa
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit, or treat the deployment as an experimental port.
 warn contains {"rule": "support.toolkit", "path": finding.path, "message": finding.message} if {
-	standing.toolkit_unlisted
+	data.supportgate.lib.engines.standing.toolkit_unlisted
 	finding := _toolkit_finding
 }
 
@@ -104,13 +91,18 @@ warn contains {"rule": "support.toolkit", "path": finding.path, "message": findi
 #     Treat the deployment as an experimental port and gather its evidence, or use a platform
 #     the engine lists as official; the recommendations name runtimes that document this
 #     platform.
-warn contains {"rule": "support.platform", "path": hardware_path("accelerator"), "message": message} if {
-	true in [standing.platform_unlisted, standing.preview]
-	message := hardware_message(sprintf("platform %v (%v) %v", [
-		subject.accelerator_text,
-		text(hardware.accelerator, ["model"]),
-		_platform_text(standing.preview),
-	]))
+warn contains {
+	"rule": "support.platform",
+	"path": data.supportgate.lib.subject.hardware_path("accelerator"),
+	"message": message,
+} if {
+	true in [data.supportgate.lib.engines.standing.platform_unlisted, data.supportgate.lib.engines.standing.preview]
+	text := sprintf("platform %v (%v) %v", [
+		data.supportgate.lib.subject.facts.accelerator_text,
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
+		_platform_text(data.supportgate.lib.engines.standing.preview),
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # METADATA
@@ -123,46 +115,51 @@ warn contains {"rule": "support.platform", "path": hardware_path("accelerator"),
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
 warn contains {"rule": "support.model", "path": "spec.model.name", "message": message} if {
-	standing.model_unlisted
-	name := text(input.manifest.spec, ["model", "name"])
+	data.supportgate.lib.engines.standing.model_unlisted
+	name := data.supportgate.lib.report.text(input.manifest.spec, ["model", "name"])
 	message := sprintf("model %v is not among the models %v lists (%v)%v", [
 		name,
-		engine_name,
-		prepared.texts.models,
-		suggestion(name, prepared.models),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engines.prepared.texts.models,
+		data.supportgate.lib.names.suggestion(name, data.supportgate.lib.engines.prepared.models),
 	])
 }
 
 # _toolkit_finding: findings describe the platform's first entry: the wrong name, or else
 # (right name) the version out of range.
-_toolkit_finding := {"path": hardware_path("toolkit.name"), "message": message} if {
-	required := standing.platform_toolkits[0]
-	not hardware.toolkit.name == required.name
-	message := hardware_message(sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
-		text(hardware, ["toolkit", "name"]),
+_toolkit_finding := {"path": data.supportgate.lib.subject.hardware_path("toolkit.name"), "message": message} if {
+	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
+	not data.supportgate.lib.subject.hardware.toolkit.name == required.name
+	text := sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
 		required.name,
-		engine_name,
-		subject.accelerator_text,
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.subject.facts.accelerator_text,
 		required.name,
 		required.range,
-	]))
-} else := {"path": hardware_path("toolkit.version"), "message": message} if {
-	required := standing.platform_toolkits[0]
-	message := hardware_message(sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
-		text(hardware, ["toolkit", "name"]),
-		text(hardware, ["toolkit", "version"]),
-		engine_name,
-		subject.accelerator_text,
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
+} else := {"path": data.supportgate.lib.subject.hardware_path("toolkit.version"), "message": message} if {
+	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
+	text := sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
+		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "version"]),
+		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.subject.facts.accelerator_text,
 		required.range,
-	]))
+	])
+	message := data.supportgate.lib.subject.hardware_message(text)
 }
 
 # _platform_text: why the platform is not officially supported, by whether it is a preview.
-_platform_text(false) := sprintf("is not among the platforms %v lists (%v)", [engine_name, prepared.texts.platforms])
+_platform_text(false) := sprintf(
+	"is not among the platforms %v lists (%v)",
+	[data.supportgate.lib.engines.engine_name, data.supportgate.lib.engines.prepared.texts.platforms],
+)
 
 _platform_text(true) := sprintf(
 	"is listed by %v at tier preview: the vendor ships it without standing behind it, so it is not officially supported",
-	[engine_name],
+	[data.supportgate.lib.engines.engine_name],
 )
 
 # Every engine and alternative runtime the matrix names, by identity, for "did you mean".
@@ -176,13 +173,13 @@ _undocumented_alternative_text := sprintf(" (%v is an alternative runtime it doc
 	runtime.name,
 	runtime.texts.platforms,
 ]) if {
-	runtime := data.supportgate.prepared.alternative_runtimes[identity(input.manifest.spec.engine.name)]
+	runtime := data.supportgate.prepared.alternative_runtimes[data.supportgate.lib.names.identity(input.manifest.spec.engine.name)]
 } else := ""
 
 _alternative_models_text := sprintf(", not for model %v (it lists %v)", [
-	text(input.manifest.spec, ["model", "name"]),
-	alternative.texts.models,
+	data.supportgate.lib.report.text(input.manifest.spec, ["model", "name"]),
+	data.supportgate.lib.engines.alternative.texts.models,
 ]) if {
-	alternative.texts.models != ""
-	not standing.officially_supported
+	data.supportgate.lib.engines.alternative.texts.models != ""
+	not data.supportgate.lib.engines.standing.officially_supported
 } else := ""

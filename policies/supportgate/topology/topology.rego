@@ -14,14 +14,6 @@
 # to fit.
 package supportgate.topology
 
-import data.supportgate.lib.engines.engine
-import data.supportgate.lib.engines.engine_name
-import data.supportgate.lib.engines.standing
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.hardware_message
-import data.supportgate.lib.subject.hardware_path
-import data.supportgate.lib.subject.subject
-
 # METADATA
 # title: Pool capacity
 # description: >-
@@ -35,14 +27,14 @@ import data.supportgate.lib.subject.subject
 #     more nodes or GPUs per node.
 deny contains {"rule": "topology.capacity", "path": "spec.topology", "message": message} if {
 	applies
-	nodes := hardware.nodes
-	per_node := hardware.accelerator.per_node
+	nodes := data.supportgate.lib.subject.hardware.nodes
+	per_node := data.supportgate.lib.subject.hardware.accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
 	planned := _planned
 	planned.total > nodes * per_node
 	replicas_text := sprintf("%v replica%v", [planned.replicas, {true: "", false: "s"}[planned.replicas == 1]])
-	message := hardware_message(sprintf(
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		concat(" ", [
 			"the topology plans %v GPUs (%v of %v prefill + %v decode), more than the %v the",
 			"hardware has (%v nodes x %v per node)",
@@ -94,43 +86,46 @@ _planned := {
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.
 applies if {
-	subject.deployment
-	subject.hardware_known
+	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.subject.facts.hardware_known
 }
 
 _single_domain if {
 	applies
-	standing.officially_supported
-	engine.reference_topology.single_scale_up_domain == true
+	data.supportgate.lib.engines.standing.officially_supported
+	data.supportgate.lib.engines.engine.reference_topology.single_scale_up_domain == true
 }
 
 _scale_up_findings contains {"path": "spec.topology", "message": message} if {
 	_single_domain
-	domain := hardware.interconnect.scale_up_domain
+	domain := data.supportgate.lib.subject.hardware.interconnect.scale_up_domain
 	is_number(domain)
 	planned := _planned
 	planned.per_replica > domain
-	message := hardware_message(sprintf(
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		concat(" ", [
 			"one replica plans %v GPUs (%v prefill + %v decode), more than one scale-up domain",
 			"of %v GPUs; %v's reference topology runs prefill and decode inside one scale-up domain",
 		]),
-		[planned.per_replica, planned.prefill_gpus, planned.decode_gpus, domain, engine_name],
+		[planned.per_replica, planned.prefill_gpus, planned.decode_gpus, domain, data.supportgate.lib.engines.engine_name],
 	))
 }
 
-_scale_up_findings contains {"path": hardware_path("interconnect.scale_up_domain"), "message": message} if {
+_scale_up_findings contains {
+	"path": data.supportgate.lib.subject.hardware_path("interconnect.scale_up_domain"),
+	"message": message,
+} if {
 	_single_domain
 	not _domain_stated
 	_planned.per_replica > 0
-	message := hardware_message(sprintf(
+	message := data.supportgate.lib.subject.hardware_message(sprintf(
 		concat(" ", [
 			"interconnect.scale_up_domain is not stated; %v's reference topology runs inside",
 			"one scale-up domain",
 		]),
-		[engine_name],
+		[data.supportgate.lib.engines.engine_name],
 	))
 }
 
 # A helper, not `not is_number(ref)`: OPA leaves the negation undefined when the ref is.
-_domain_stated if is_number(hardware.interconnect.scale_up_domain)
+_domain_stated if is_number(data.supportgate.lib.subject.hardware.interconnect.scale_up_domain)

@@ -12,7 +12,11 @@ package supportgate.lib.accelerators
 # of its patterns require ("h100" for "*h100" and "*h100[- ]*").
 catalogued(accelerator) := [entry |
 	model := lower(accelerator.model)
-	some entry in data.supportgate.prepared.accelerators[accelerator.vendor]
+	some entry in _families[accelerator.vendor]
 	contains(model, entry.literal)
 	glob.match(entry.glob, null, model)
 ]
+
+# _families: the catalogue's families by vendor, read once (a `data.` reference indexed by a
+# variable costs regorus a search of every module's rules).
+_families := data.supportgate.prepared.accelerators

@@ -6,8 +6,6 @@
 # anything else.
 package supportgate.lib.subject
 
-import data.supportgate.lib.accelerators.catalogued
-
 # hardware is the HardwareManifest spec the decision is about: the manifest's own spec, or
 # for a deployment input.hardware (resolved by Python from spec.hardware.ref, or the inline
 # spec.hardware.spec). Undefined when a deployment's ref names no tracked HardwareManifest:
@@ -18,7 +16,7 @@ hardware := input.manifest.spec if {
 	input.hardware
 } else := input.manifest.spec.hardware.spec
 
-# subject: what the rules ask about the manifest, worked out in one rule (regorus charges
+# facts: what the rules ask about the manifest, worked out in one rule (regorus charges
 # about 4 µs for every rule it evaluates, and little for a field of one it has evaluated).
 # Every field is defined:
 #
@@ -30,11 +28,11 @@ hardware := input.manifest.spec if {
 # - consumer_card: the accelerator's arch is sm89 or sm120, its model contains RTX, or the
 #   catalogue marks its family consumer.
 # - catalogued_archs: the archs of the catalogue families the accelerator's model belongs to
-#   (lib/accelerators.rego); empty when it names none.
+#   (lib/accelerators); empty when it names none.
 # - arch_catalogued: the declared arch is among them as written; when not, and the model is
 #   catalogued, hardware.accelerator-arch judges it (the decision reads hardware.deny only
 #   then).
-subject := {
+facts := {
 	"deployment": input.manifest.kind == "DeploymentManifest",
 	"online": object.get(spec, "mode", null) == "online",
 	"hardware_known": accelerators != [],
@@ -47,7 +45,10 @@ subject := {
 	spec := input.manifest.spec
 	accelerators := [accelerator | accelerator := hardware.accelerator]
 	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in accelerators]
-	families := [entry | some accelerator in accelerators; some entry in catalogued(accelerator)]
+	families := [entry |
+		some accelerator in accelerators
+		some entry in data.supportgate.lib.accelerators.catalogued(accelerator)
+	]
 	archs := {entry.arch | some entry in families}
 	consumer_cards := [1 |
 		some accelerator in accelerators
@@ -63,13 +64,13 @@ subject := {
 # HardwareManifest, below spec.hardware.spec for an inline deployment; a deployment that
 # references a pool points at spec.hardware.ref (the field lives in another manifest).
 hardware_path(subpath) := "spec.hardware.ref" if {
-	subject.hardware_ref != null
+	facts.hardware_ref != null
 } else := concat(".", ["spec", subpath]) if {
-	not subject.deployment
+	not facts.deployment
 } else := concat(".", ["spec.hardware.spec", subpath])
 
 # hardware_message names the referenced pool in messages about its fields.
 hardware_message(message) := sprintf("%v (hardware %v)", [message, ref]) if {
-	ref := subject.hardware_ref
+	ref := facts.hardware_ref
 	ref != null
 } else := message

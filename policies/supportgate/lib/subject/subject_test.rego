@@ -22,7 +22,7 @@ test_hardware_falls_back_to_inline_spec if {
 }
 
 test_hardware_unknown_when_ref_unresolved if {
-	not subject.subject.hardware_known with input as fx.unresolved_input(fx.deployment)
+	not subject.facts.hardware_known with input as fx.unresolved_input(fx.deployment)
 }
 
 test_hardware_path_of_hardware_manifest if {
@@ -45,30 +45,30 @@ test_hardware_message_names_the_pool if {
 }
 
 test_consumer_card_by_arch_and_model if {
-	subject.subject.consumer_card with input as fx.hardware_input(fx.rtx4090)
+	subject.facts.consumer_card with input as fx.hardware_input(fx.rtx4090)
 	sm120 := object.union(fx.b200, {"accelerator": {"arch": "sm120"}})
-	subject.subject.consumer_card with input as fx.hardware_input(sm120)
+	subject.facts.consumer_card with input as fx.hardware_input(sm120)
 	rtx := object.union(fx.b200, {"accelerator": {"model": "Quadro rtx 6000"}})
-	subject.subject.consumer_card with input as fx.hardware_input(rtx)
-	not subject.subject.consumer_card with input as fx.hardware_input(fx.b200)
+	subject.facts.consumer_card with input as fx.hardware_input(rtx)
+	not subject.facts.consumer_card with input as fx.hardware_input(fx.b200)
 }
 
 test_online_only_for_online_deployments if {
-	subject.subject.online with input as fx.deployment_input(fx.with_spec({"mode": "online"}), fx.b200)
-	not subject.subject.online with input as fx.deployment_input(fx.with_spec({"mode": "offline"}), fx.b200)
-	not subject.subject.online with input as fx.hardware_input(fx.b200)
+	subject.facts.online with input as fx.deployment_input(fx.with_spec({"mode": "online"}), fx.b200)
+	not subject.facts.online with input as fx.deployment_input(fx.with_spec({"mode": "offline"}), fx.b200)
+	not subject.facts.online with input as fx.hardware_input(fx.b200)
 }
 
 test_consumer_card_by_catalogue if {
 	# a consumer family whatever its arch and model say
 	card := object.union(fx.b200, {"accelerator": {"model": "GeForce 4090", "arch": "sm100"}})
 	consumer := [{"arch": "sm100", "consumer": true, "patterns": ["*4090*"], "glob": "*4090*", "literal": "4090"}]
-	subject.subject.consumer_card with input as fx.hardware_input(card)
+	subject.facts.consumer_card with input as fx.hardware_input(card)
 		with data.supportgate.prepared.accelerators.nvidia as consumer
-	not subject.subject.consumer_card with input as fx.hardware_input(card)
+	not subject.facts.consumer_card with input as fx.hardware_input(card)
 }
 
 test_catalogued_archs if {
-	subject.subject.catalogued_archs == {"sm90"} with input as fx.hardware_input(fx.h100)
-	subject.subject.catalogued_archs == set() with input as fx.unresolved_input(fx.deployment)
+	subject.facts.catalogued_archs == {"sm90"} with input as fx.hardware_input(fx.h100)
+	subject.facts.catalogued_archs == set() with input as fx.unresolved_input(fx.deployment)
 }

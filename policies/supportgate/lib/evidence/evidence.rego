@@ -8,9 +8,6 @@
 # unresolved issue or a forum post": a bare "passed" is such a post.
 package supportgate.lib.evidence
 
-import data.supportgate.lib.times.day_ns
-import data.supportgate.lib.times.evaluated_at_ns
-
 items := [
 	"build",
 	"numerical_parity",
@@ -40,11 +37,11 @@ proof contains item if {
 }
 
 # _latest_ns: the latest time evidence may have at evaluated_at.
-_latest_ns := evaluated_at_ns + clock_skew_ns
+_latest_ns := data.supportgate.lib.times.evaluated_at_ns + clock_skew_ns
 
 # _oldest_ns: the oldest time evidence may have at evaluated_at; without a numeric
 # evidence_max_age_days, a time before any the policies read (nothing is stale).
-_oldest_ns := evaluated_at_ns - (max_age_days * day_ns) if {
+_oldest_ns := data.supportgate.lib.times.evaluated_at_ns - (max_age_days * data.supportgate.lib.times.day_ns) if {
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
 } else := -1e19
@@ -98,8 +95,8 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 	unproven
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
-	max_age_ns := max_age_days * day_ns
-	now := evaluated_at_ns
+	max_age_ns := max_age_days * data.supportgate.lib.times.day_ns
+	now := data.supportgate.lib.times.evaluated_at_ns
 	some item, record in _passed
 	age := now - time.parse_rfc3339_ns(record.at)
 	age > max_age_ns
@@ -107,7 +104,7 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 	message := sprintf("%v evidence from %v is %v days old at %v, older than the %v days the matrix allows", [
 		item,
 		record.at,
-		floor(age / day_ns),
+		floor(age / data.supportgate.lib.times.day_ns),
 		input.evaluated_at,
 		max_age_days,
 	])
@@ -135,15 +132,12 @@ flaws contains {"rule": "evidence.incomplete", "item": "performance", "why": why
 	)
 }
 
-# not_proof: why each evidence item that is not proof is not: its status, or for an item that
-# says passed, its flaws.
-not_proof[item] := status(item) if {
-	some item in items
+# not_proof: why an evidence item that is not proof is not: its status, or for an item that
+# says passed, its flaws; undefined for proof. A function, so that only the messages that ask
+# it pay for it.
+not_proof(item) := status(item) if {
 	not _passed[item]
-}
-
-not_proof[item] := sprintf("passed, but %v", [concat("; ", whys)]) if {
-	some item, _ in _passed
+} else := sprintf("passed, but %v", [concat("; ", whys)]) if {
 	whys := [flaw.why | some flaw in flaws; flaw.item == item]
 	count(whys) > 0
 }

@@ -1,10 +1,10 @@
 # The engine a manifest is judged against, and whether the matrix supports it there.
 package supportgate.lib.engines
 
-import data.supportgate.lib.names.identity
-import data.supportgate.lib.subject.hardware
-import data.supportgate.lib.subject.subject
-import data.supportgate.lib.versions.in_range
+# _prepared: what Python prepared from the matrix (supportgate/policy/prepared.py), read once:
+# regorus looks a `data.` reference indexed by a variable up among the rules of every module,
+# a rule's value it indexes directly.
+_prepared := data.supportgate.prepared
 
 # HardwareManifests are judged against the matrix's default engine (deepinfer when it names
 # none), deployments against their own engine: the matrix's spelling of it when the matrix
@@ -12,11 +12,11 @@ import data.supportgate.lib.versions.in_range
 # when it is one on this platform, else as written. (Each test is tried only when the one
 # before fails: a name written as the matrix writes it costs one lookup.)
 engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
-	not subject.deployment
+	not data.supportgate.lib.subject.facts.deployment
 } else := input.manifest.spec.engine.name if {
-	data.supportgate.prepared.engines[input.manifest.spec.engine.name]
+	_prepared.engines[input.manifest.spec.engine.name]
 } else := name if {
-	name := data.supportgate.prepared.engine_names[_identity]
+	name := _prepared.engine_names[_identity]
 } else := alternative.name if {
 	alternative
 } else := input.manifest.spec.engine.name
@@ -25,11 +25,11 @@ engine_name := object.get(data.matrix, "default_engine", "deepinfer") if {
 # its alternatives documenting the hardware's (vendor, arch), that alternative as
 # supportgate/policy/prepared.py prepares it (CONTRACT 10.6). Undefined otherwise.
 alternative := runtime if {
-	subject.deployment
-	not data.supportgate.prepared.engines[input.manifest.spec.engine.name]
-	not data.supportgate.prepared.engine_names[_identity]
-	runtime := data.supportgate.prepared.alternative_runtimes[_identity]
-	accelerator := hardware.accelerator
+	data.supportgate.lib.subject.facts.deployment
+	not _prepared.engines[input.manifest.spec.engine.name]
+	not _prepared.engine_names[_identity]
+	runtime := _prepared.alternative_runtimes[_identity]
+	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	runtime.documents[accelerator.vendor][accelerator.arch]
 }
 
@@ -37,20 +37,24 @@ alternative := runtime if {
 # (host and service rules read its host and provides); undefined when the matrix lists
 # neither.
 engine := listed if {
-	listed := data.matrix.engines[engine_name]
-} else := data.matrix.alternatives[alternative.index]
+	engines := data.matrix.engines
+	listed := engines[engine_name]
+} else := listed if {
+	alternatives := data.matrix.alternatives
+	listed := alternatives[alternative.index]
+}
 
 # prepared: what Python derived from that matrix entry (supportgate/policy/prepared.py): its
 # version ranges as keys, its platforms by (vendor, arch), its models by identity and the
 # texts messages quote. Undefined when the matrix lists neither.
 prepared := listed if {
-	listed := data.supportgate.prepared.engines[engine_name]
+	listed := _prepared.engines[engine_name]
 } else := alternative
 
 # known_engines_text: the matrix's engines, for messages.
-known_engines_text := data.supportgate.prepared.known_engines_text
+known_engines_text := _prepared.known_engines_text
 
-_identity := identity(input.manifest.spec.engine.name)
+_identity := data.supportgate.lib.names.identity(input.manifest.spec.engine.name)
 
 # standing: how the matrix judges the manifest, worked out in one rule; every fact is true or
 # false. (`[1 | x] != []` reads "x holds": false, not undefined, when x is undefined.)
@@ -81,7 +85,7 @@ _identity := identity(input.manifest.spec.engine.name)
 standing := {
 	"engine_known": engine_known,
 	"alternative": on_alternative,
-	"platform_toolkits": toolkits,
+	"platform_toolkits": _platform_toolkits,
 	"platform_listed": platform_listed,
 	"platform_unlisted": platform_unlisted,
 	"toolkit_unlisted": toolkit_unlisted,
@@ -95,16 +99,16 @@ standing := {
 		[_hardware_text(platform_unlisted, toolkit_unlisted) | true in [platform_unlisted, toolkit_unlisted, preview]],
 	)),
 } if {
-	engine_known := [1 | data.supportgate.prepared.engines[engine_name]] != []
+	engine_known := [1 | _prepared.engines[engine_name]] != []
 	on_alternative := [1 | alternative] != []
-	toolkits := _platform_toolkits
 	tiers := _accepting_tiers
-	platform_listed := toolkits != []
-	platform_unlisted := [engine_known, subject.hardware_known, platform_listed] == [true, true, false]
+	platform_listed := _platform_toolkits != []
+	facts := data.supportgate.lib.subject.facts
+	platform_unlisted := [engine_known, facts.hardware_known, platform_listed] == [true, true, false]
 	toolkit_unlisted := [platform_listed, tiers] == [true, []]
 	preview := [tiers != [], "official" in tiers] == [true, false]
-	model_listed := [1 | prepared.models[identity(input.manifest.spec.model.name)]] != []
-	model_unlisted := [subject.deployment, engine_known, model_listed] == [true, true, false]
+	model_listed := [1 | prepared.models[data.supportgate.lib.names.identity(input.manifest.spec.model.name)]] != []
+	model_unlisted := [facts.deployment, engine_known, model_listed] == [true, true, false]
 	unlisted := true in [platform_unlisted, toolkit_unlisted, preview, model_unlisted]
 	listed_alternative := [on_alternative, model_listed] == [true, true]
 }
@@ -112,7 +116,7 @@ standing := {
 # _platform_toolkits: the engine's matrix entries for the hardware's (vendor, arch), in matrix
 # order; empty when it lists none or the hardware is unresolved.
 _platform_toolkits := [toolkit |
-	accelerator := hardware.accelerator
+	accelerator := data.supportgate.lib.subject.hardware.accelerator
 	some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
 ]
 
@@ -120,17 +124,17 @@ _platform_toolkits := [toolkit |
 # name, and its range holds the version).
 _accepting_tiers := [object.get(toolkit, "tier", "official") |
 	some toolkit in _platform_toolkits
-	hardware.toolkit.name == toolkit.name
-	in_range(hardware.toolkit.version, toolkit)
+	data.supportgate.lib.subject.hardware.toolkit.name == toolkit.name
+	data.supportgate.lib.versions.in_range(data.supportgate.lib.subject.hardware.toolkit.version, toolkit)
 ]
 
 # _hardware_text: how unlisted_text names the hardware when it is what is not listed.
-_hardware_text(true, _) := sprintf("platform %v", [subject.accelerator_text])
+_hardware_text(true, _) := sprintf("platform %v", [data.supportgate.lib.subject.facts.accelerator_text])
 
 _hardware_text(false, true) := sprintf("toolkit %v %v on %v", [
-	hardware.toolkit.name,
-	hardware.toolkit.version,
-	subject.accelerator_text,
+	data.supportgate.lib.subject.hardware.toolkit.name,
+	data.supportgate.lib.subject.hardware.toolkit.version,
+	data.supportgate.lib.subject.facts.accelerator_text,
 ])
 
-_hardware_text(false, false) := sprintf("preview platform %v", [subject.accelerator_text])
+_hardware_text(false, false) := sprintf("preview platform %v", [data.supportgate.lib.subject.facts.accelerator_text])

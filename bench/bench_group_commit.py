@@ -5,7 +5,7 @@ Run: python -m bench.bench_group_commit [--groups 200] [--group 32]
 A scratch database is migrated and seeded as `serve` does; --group HardwareManifest decisions
 (evaluated once, up front, with the names bench_api posts, so the tracked manifests are
 updated as in its steady state; each group's decisions get new ids) are committed --groups
-times with `writer.commit_group`, as the writer process commits a group of requests: one
+times with `writer.commit_group`, as the writer thread commits a group of requests: one
 transaction with the head lock, the entries, the tree's nodes, the decision rows, the
 tracked manifests and the head. Timed per decision: the whole commit (baseline), the part
 in `log.append_entries` (entries, tree, head) and the part in `log.grow_tree` (the tree
@@ -32,11 +32,11 @@ import yaml
 from bench.common import EXAMPLES
 from supportgate.config import Settings
 from supportgate.evaluations.evaluator import Evaluator, Subject
-from supportgate.evaluations.services import submission_write
 from supportgate.ledger import log, write
-from supportgate.ledger.batches import DecisionWrite
+from supportgate.ledger.batches import Batch, DecisionWrite, Tracking
 from supportgate.ledger.writer import commit_group
 from supportgate.manifests import HardwareManifest, decode_manifest
+from supportgate.policy.inputs import canonical_digest
 from supportgate.runtime import Runtime
 from tests.services import postgres_admin_url, temporary_database
 from tests.signing import with_test_key
@@ -70,7 +70,20 @@ def _writes(runtime: Runtime, count: int) -> list[DecisionWrite]:
         manifest = decode_manifest(msgspec.json.encode(template), fmt="json")
         assert isinstance(manifest, HardwareManifest)
         evaluation = evaluator.evaluate(Subject(manifest), evaluated_at=datetime.now(UTC))
-        writes.append(submission_write(evaluation, manifest, principal=None))
+        content = evaluation.policy_input.document["manifest"]
+        tracking = Tracking(
+            content=content,
+            content_digest=canonical_digest(msgspec.json.encode(content, order="sorted")),
+            owner=manifest.metadata.owner,
+            hardware_ref=None,
+        )
+        writes.append(
+            DecisionWrite(
+                decision=evaluation.decision,
+                policy_input=evaluation.policy_input.canonical.decode(),
+                tracking=tracking,
+            )
+        )
     return writes
 
 
@@ -111,9 +124,8 @@ def _run(
     with _timed(plain) as (appends, trees):
         start, cpu = time.perf_counter(), time.thread_time()
         for round_ in range(first, first + groups):
-            outcomes, _ = commit_group(
-                runtime.sessions, _renamed(writes, round_), datetime.now(UTC), edge
-            )
+            batches = [Batch(decisions=[write]) for write in _renamed(writes, round_)]
+            outcomes = commit_group(runtime.sessions, batches, datetime.now(UTC), edge)
             if any(isinstance(outcome, Exception) for outcome in outcomes):
                 raise RuntimeError(f"a group failed: {outcomes[0]!r}")
         wall, total = time.perf_counter() - start, time.thread_time() - cpu
@@ -136,9 +148,7 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=32, help="decisions per group commit")
     args = parser.parse_args()
     with temporary_database(postgres_admin_url()) as url:
-        settings = with_test_key(
-            replace(Settings.from_env({}), database_url=url, decision_writer="thread")
-        )
+        settings = with_test_key(replace(Settings.from_env({}), database_url=url))
         runtime = Runtime.build(settings)
         runtime.prepare_database(upgrade_schema=True)
         try:

@@ -36,7 +36,6 @@ def _runtime(root: Path, source: str, *, ca_file: Path | None = None) -> Runtime
     configured = replace(
         base,
         database_url=f"sqlite:///{root / 'supportgate.db'}",
-        decision_writer="thread",
         matrix_source=source,
         matrix_poll=60.0,
         matrix_cache_dir=root / "cache",

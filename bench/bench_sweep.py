@@ -10,8 +10,8 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
 2. A matrix that makes sm90 official is published (about a third of the verdicts flip).
    Baseline: Evaluator.evaluate_batch over the very subjects the sweep will evaluate, batch by
    batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
-   batch is committed (decisions, alerts, tracked manifests, cursor; written by the decision
-   writer process, as in `serve`), and the growth of the resident memory of this process and
+   batch is committed (decisions, alerts, tracked manifests, cursor; written by the ledger's
+   writer thread, as in `serve`), and the growth of the resident memory of this process and
    its children (sampled every 20 ms) over its start. Four such sweeps, the matrix flipping
    sm90 on, off, on and off again (each a new version, each recording every decision): the
    three-thread pipeline on, off, off, on (ReevaluationService.pipelined); the best of each
@@ -57,7 +57,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _rss() -> int:
-    """Resident memory of this process and its children (the decision writer process)."""
+    """Resident memory of this process and its children."""
     pids = ["self"]
     for task in Path("/proc/self/task").iterdir():
         try:
@@ -147,7 +147,7 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
         settings = replace(Settings.from_env({}), database_url=url, policy_dir=policy_dir)
         runtime = Runtime.build(settings)
         runtime.prepare_database(upgrade_schema=True)
-        runtime.ledger.start()  # as `serve` does: on PostgreSQL, the ledger's writer process
+        runtime.ledger.start()  # as `serve` does
         sweeps = runtime.reevaluation
         sweeps.batch_size = batch
         try:

@@ -94,10 +94,6 @@ class Settings:
     policy_bundles: tuple[Path, ...] = ()
     """Organisation policy bundles (directories or OPA `.tar.gz` files) loaded beside the
     built-in policies (docs/organisation-policies.md)."""
-    decision_writer: str = "auto"
-    """Where group commits run: `process` (a child process, beside the request loop),
-    `thread` (a thread of the service) or `auto` (process on PostgreSQL, thread on SQLite,
-    whose single file lock gains nothing from a second process)."""
     signing_key_file: Path | None = None
     """The note signer key that signs checkpoints (`supportgate audit keygen`). Unset: the
     file `supportgate-signing.key` beside the SQLite database (docs/ledger.md)."""
@@ -152,7 +148,6 @@ class Settings:
             policy_bundles=tuple(
                 Path(part) for part in env.get("SUPPORTGATE_POLICY_BUNDLES", "").split(":") if part
             ),
-            decision_writer=_decision_writer(env.get("SUPPORTGATE_DECISION_WRITER") or "auto"),
             signing_key_file=_path(env.get("SUPPORTGATE_SIGNING_KEY_FILE")),
             log_origin=env.get("SUPPORTGATE_LOG_ORIGIN") or default_log_origin(),
             checkpoint_witness=_path(env.get("SUPPORTGATE_CHECKPOINT_WITNESS")),
@@ -198,15 +193,7 @@ class Settings:
             matrix_ca_file=_path(env.get("SUPPORTGATE_MATRIX_CA_FILE")),
         )
 
-    @property
-    def writes_in_process(self) -> bool:
-        """Whether decisions are written by a child process (see decision_writer)."""
-        if self.decision_writer == "auto":
-            return self.database_url.startswith("postgresql")
-        return self.decision_writer == "process"
 
-
-DECISION_WRITERS = ("auto", "process", "thread")
 MAX_OPA_TIMEOUT_SECONDS = 60.0
 
 
@@ -313,8 +300,3 @@ def _interval(env: Mapping[str, str], name: str, default: float) -> float:
             f"an interval such as 30s, 5m or 1h, at most 24h, got {value!r}", field=name
         )
     return seconds
-
-
-def _decision_writer(value: str) -> str:
-    check_choice("SUPPORTGATE_DECISION_WRITER", value, DECISION_WRITERS)
-    return value

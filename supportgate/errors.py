@@ -24,7 +24,6 @@ SupportgateError
 │   ├── NodeStoreError         the database's node store lacks a node, or was asked to rewrite
 │   │                          one; also a supportgate.tlog.NodeStoreError, as the protocol says
 │   ├── LedgerWriteFailed      ledger/writer.py: a write not recorded, or no writer running
-│   ├── WriterProcessEnded     ledger/writer_process.py: the writer process ended mid-write
 │   ├── UnusableInput          audit/tracking_state.py: a stored policy input that is not usable
 │   └── SweepPaused            reevaluation/services.py: a sweep stopped on an outage
 └── (caught where raised, never answered: a 500 with its traceback if one ever escapes)

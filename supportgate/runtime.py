@@ -44,7 +44,6 @@ from supportgate.fleet.services import FleetService
 from supportgate.impact.services import ImpactAnalysis
 from supportgate.ledger.checkpointer import Checkpointer
 from supportgate.ledger.writer import LedgerWriter
-from supportgate.ledger.writer_process import ProcessLedgerWriter
 from supportgate.logging import get_logger
 from supportgate.matrix import load_matrix_file, prepare
 from supportgate.matrix.services import MatrixService
@@ -118,7 +117,7 @@ class Runtime:
             events=events,
             clock=clock,
         )
-        ledger = _ledger(settings, sessions, events, clock)
+        ledger = LedgerWriter(sessions, events=events, clock=clock)
         matrices = MatrixService(sessions, ledger=ledger, clock=clock)
         waivers = WaiverService(
             sessions, ledger=ledger, deny_rules=deny_rule_ids(bundle.modules), clock=clock
@@ -261,17 +260,3 @@ def react(runtime: Runtime) -> None:
     on(JobFailed, runtime.metrics.count_job_failure)
     on(PolicyReloadFailed, runtime.metrics.count_policy_reload_failure)
     on(PolicyReloadFailed, runtime.webhooks.policy_reload_failed)
-
-
-def _ledger(
-    settings: Settings, sessions: sessionmaker[Session], events: Events, clock: Clock
-) -> LedgerWriter:
-    if settings.writes_in_process:
-        return ProcessLedgerWriter(
-            sessions,
-            settings.database_url,
-            events=events,
-            clock=clock,
-            timeouts=settings.database_timeouts,
-        )
-    return LedgerWriter(sessions, events=events, clock=clock)

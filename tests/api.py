@@ -48,15 +48,12 @@ def running_api(
     `clock` the time (a tests.clock.FakeClock for tests of expiry and schedules). On
     PostgreSQL the tests' checkpoint signing key, unless `settings` name one.
 
-    Decisions are written in-thread unless `decision_writer` says otherwise: starting the
-    child-process writer for each test cost seconds, and it has tests of its own
-    (test_writer_process.py) besides running in every served test on PostgreSQL. With an
-    `opa_url`, the tests' OPA credentials (tests/opa.py) unless `settings` name others.
+    With an `opa_url`, the tests' OPA credentials (tests/opa.py) unless `settings` name
+    others.
 
     Webhooks may go to 127.0.0.1, where the tests' receivers listen (tests/receiver.py),
     unless `webhook_allow` says otherwise. `key_suffix` names the keys apart from those of an
     earlier run on the same database (a service restarted)."""
-    settings.setdefault("decision_writer", "thread")
     settings.setdefault("webhook_allow", ALLOW)  # the tests' receivers are on loopback
     if settings.get("opa_url"):  # the tests' OPA credentials (tests/opa.py), unless given
         for name, value in shared_credentials().settings().items():

@@ -2,17 +2,15 @@
 
 Every write that can change a verdict (a decision, a matrix version published, a waiver
 created or deleted, a manifest untracked) is a plain-data Batch applied by one function, in
-one transaction, by one writer (in a thread of the service or in a process of its own); the
-writer's result carries the events that other domains react to after the commit
-(supportgate/events.py, registered in supportgate/runtime.py).
+one transaction, by one writer (a thread of the service); the writer's result carries the
+events that other domains react to after the commit (supportgate/events.py, registered in
+supportgate/runtime.py).
 
 The write path:
     batches        the Batch and Applied Structs: what is asked and what was done, as data
     write          apply_batch: the one write, step by step (lock, admit, append, rows,
                    alerts, outbox, tracking, idempotency, sweep progress)
-    writer         LedgerWriter: group commits in a writer thread; commit_group, apply_alone
-    writer_process ProcessLedgerWriter: the same commits in a child process, over a socket
-                   that carries only JSON
+    writer         LedgerWriter: the writer thread, its group commits
 
 The log, built on supportgate.tlog (the transparency log itself: hashing, proofs, signed
 notes, checkpoints, receipts), kept in the database:

@@ -1,9 +1,7 @@
 """What the ledger is asked to write, and what it answers: plain data (msgspec Structs).
 
 A `Batch` is everything one transaction of the writer applies (write.apply_batch); an
-`Applied` is what it did. Both are only data, so the same batch goes to the writer thread or,
-encoded as JSON, to the writer process (writer_process.py), and the result comes back the
-same way, events included (supportgate/events.py).
+`Applied` is what it did, events included (supportgate/events.py).
 
     DecisionWrite      a decision, its policy input, and for a submission the content to
                        track and the Idempotency-Key answer to store; for a sweep, the
@@ -199,6 +197,8 @@ class Applied(_Data, frozen=True):
     conflicts: list[Conflict]
     events: list[Event]
     """What happened, for supportgate.events.Events.publish once the commit is known."""
+    bodies: dict[str, bytes] = msgspec.field(default_factory=dict)
+    """The API's body of each decision stored as an Idempotency-Key's answer, by decision id."""
 
     @property
     def recorded(self) -> int:

@@ -49,7 +49,7 @@ def decision_document(decision: Decision) -> Any:
     """A decision as the entry holds it: the API's document as JSON values (lists, not
     tuples), times in RFC 3339 UTC, without `leaf_index` (an entry does not name its own
     place: the place is what the tree proves)."""
-    document = msgspec.json.decode(_canonical.encode(decision))
+    document = msgspec.to_builtins(decision)
     document.pop("leaf_index", None)
     document["evaluated_at"] = format_time(decision.evaluated_at)
     return document

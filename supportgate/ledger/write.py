@@ -1,7 +1,7 @@
 """The one write of the ledger: `apply_batch` applies a Batch in the caller's transaction.
 
-Every write that can change a verdict goes through here, in the writer thread or the writer
-process (writer.py, writer_process.py), on SQLite and PostgreSQL alike. Read it top-down:
+Every write that can change a verdict goes through here, in the writer's thread (writer.py),
+on SQLite and PostgreSQL alike. Read it top-down:
 
     1. lock the log's head (the next writer, in any thread, process or replica, waits)
     2. admit: a sweep's decision whose manifest moved since the sweep read it is dropped;
@@ -95,15 +95,12 @@ def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -
             if write.tracking is not None
         },
     )
-    decisions.store_answers(
-        session,
-        [
-            (write.idempotency, decisions.decision_body(write.decision, leaf))
-            for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
-            if write.idempotency
-        ],
-        now,
-    )
+    answers = [
+        (write.idempotency, write.decision.id, decisions.decision_body(write.decision, leaf))
+        for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
+        if write.idempotency
+    ]
+    decisions.store_answers(session, [(answer, body) for answer, _, body in answers], now)
 
     matrices.insert_versions(session, admitted.matrices, leaves.matrices)
     waivers.insert_waivers(session, batch.waivers_created, leaves.waivers_created)
@@ -126,6 +123,7 @@ def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -
             *(MatrixPublished(version=m.version) for m in admitted.matrices),
             *_waiver_events(session, batch, admitted),
         ],
+        bodies={decision_id: body for _, decision_id, body in answers},
     )
 
 

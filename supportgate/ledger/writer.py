@@ -1,39 +1,31 @@
-"""The ledger's writer: runs write.apply_batch, in group commits, and publishes the events.
+"""The ledger's one writer: a thread of the service that applies every Batch (write.apply_batch).
 
-    append(write) -> position      a submission's decision, from the event loop: queued,
-                                   written with the others queued meanwhile, awaited
-    submit(write) -> Future        the same from a thread
-    write(batch) -> Applied        a batch of its own (a sweep's, a matrix version, a waiver,
-                                   an untracking), now, in its own transaction; waited for
+    submit(batch) -> Future[Applied]   hand a batch over, from any thread or (wrapped with
+                                       asyncio.wrap_future) from the event loop
+    write(batch) -> Applied            the same, waiting for it
+    check_ready(), start(), stop()     readiness; the thread (started by the first submit if
+                                       the service has not started it: a CLI run)
 
-The writer thread takes every decision queued (up to MAX_BATCH) and applies them as ONE batch:
-one head lock, one commit, however many requests wait. A future resolves only after the
-commit, so a 201 always means the decision is durable; any failure fails every request of
-the group (the API answers 503 naming the cause: a driver's error as it is, anything else
-as LedgerWriteFailed) and the writer goes on with the next group. A writer that is not
-running, or whose last write failed while the database still refuses a write, says so in
-`check_ready` (the readiness check). If the group hits a uniqueness conflict (an
-Idempotency-Key that another process stored first), it is rolled back and its decisions
-are written one transaction each, so only the conflicting one fails, with
-IdempotencyConflict.
-
-After each commit, and before the waiting requests hear of it, the events of the result
-are published (supportgate.events.Events), here, in the service's process. With
-`writes_in_process` the same group commits (`commit_group`, `apply_alone`) run in a child
-process instead (writer_process.py); the events still come back to be published here.
+The thread takes every batch queued (up to MAX_BATCH) and applies the batches that hold only
+decisions (the API's submissions) together, as ONE transaction: one head lock, one commit,
+however many requests wait. Any other batch (a sweep's, a matrix version, a waiver, an
+untracking) is applied alone, in its turn. A future resolves only after the commit, so a 201
+always means the decision is durable; a failure fails every batch of the group (the API
+answers 503 naming the cause: a driver's error as it is, anything else as LedgerWriteFailed).
+If a group hits a uniqueness conflict (an Idempotency-Key that another process stored first),
+it is rolled back and its batches are applied one transaction each, so only the conflicting
+one fails, with IdempotencyConflict. After each commit, before the futures resolve, the
+events of what was written are published (supportgate.events.Events).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import sessionmaker
@@ -43,10 +35,10 @@ from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
 from supportgate.db.engine import busy_error
 from supportgate.errors import DatabaseBusy, DatabaseError, SupportgateError
-from supportgate.events import Event, Events
+from supportgate.events import Events
 from supportgate.logging import get_logger
 
-from .batches import Applied, Batch, DecisionWrite
+from .batches import Applied, Batch
 from .log import TreeEdge, touch_head
 from .write import apply_batch
 
@@ -54,9 +46,6 @@ MAX_BATCH = 256
 FAILURE_HOLD_S = 30.0
 """After a failed write, how long readiness says so unless a write succeeds (check_ready)."""
 log = get_logger(__name__)
-
-Position = int | None
-"""Where a decision went in the log (None: not admitted, see DecisionWrite.expected)."""
 
 
 class IdempotencyConflict(SupportgateError):
@@ -86,9 +75,8 @@ def _refused(exc: BaseException) -> bool:
 def apply_alone(
     sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge
 ) -> Applied:
-    """Apply `batch` in one transaction of its own; `now` is its recorded_at (the writer's
-    clock, read by whoever hands the batch over: data, so it crosses to a writer process);
-    `edge` the tree's frontier this writer keeps between its transactions (log.TreeEdge)."""
+    """Apply `batch` in one transaction of its own, recorded at `now`; `edge` the tree's
+    frontier the writer keeps between its transactions (log.TreeEdge)."""
     try:
         with transaction(sessions, write=True) as session:
             return apply_batch(session, batch, now, edge)
@@ -98,87 +86,48 @@ def apply_alone(
         raise LedgerWriteFailed(f"the ledger could not record the write: {_cause(exc)}") from exc
 
 
+Outcome = Applied | Exception
+
+
 def commit_group(
-    sessions: sessionmaker[Session], writes: Sequence[DecisionWrite], now: datetime, edge: TreeEdge
-) -> tuple[list[Position | Exception], list[Event]]:
-    """Apply many requests' decisions as one batch, recorded at `now`: per write its
-    position or why not, and the events of what was committed.
-
-    A uniqueness conflict (an Idempotency-Key another process stored first) rolls the group
-    back and writes each decision alone, so only the conflicting one fails, with
-    IdempotencyConflict; any other failure fails them all (the API answers 503)."""
+    sessions: sessionmaker[Session], batches: list[Batch], now: datetime, edge: TreeEdge
+) -> list[Outcome]:
+    """Apply batches of decisions alone as one transaction: per batch what it did or why
+    not. A uniqueness conflict rolls the group back and applies each batch alone, so only the
+    conflicting one fails, with IdempotencyConflict; any other failure fails them all."""
     try:
-        applied = apply_alone(sessions, Batch(decisions=list(writes)), now, edge)
+        merged = [write for batch in batches for write in batch.decisions]
+        applied = apply_alone(sessions, Batch(decisions=merged), now, edge)
     except IntegrityError:
-        outcomes: list[Position | Exception] = []
-        events: list[Event] = []
-        for write in writes:
-            outcome, alone = _commit_alone(sessions, write, now, edge)
-            outcomes.append(outcome)
-            events.extend(alone)
-        return outcomes, events
-    except Exception as exc:  # every waiting request must hear of it
-        log.exception("decisions_not_recorded", count=len(writes))
-        return [exc] * len(writes), []
-    return list(applied.decisions), applied.events
+        return [_alone(sessions, batch, now, edge) for batch in batches]
+    outcomes: list[Outcome] = []
+    placed = iter(applied.decisions)
+    for index, batch in enumerate(batches):
+        positions = [next(placed) for _ in batch.decisions]
+        events = applied.events if index == 0 else []  # published once, by the writer
+        outcomes.append(
+            Applied(decisions=positions, conflicts=[], events=events, bodies=applied.bodies)
+        )
+    return outcomes
 
 
-def _commit_alone(
-    sessions: sessionmaker[Session], write: DecisionWrite, now: datetime, edge: TreeEdge
-) -> tuple[Position | Exception, list[Event]]:
+def _alone(sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge) -> Outcome:
     try:
-        applied = apply_alone(sessions, Batch(decisions=[write]), now, edge)
-    except IntegrityError as exc:
-        return IdempotencyConflict(str(exc.orig)), []
-    except Exception as exc:  # the waiting request must hear of it
-        return exc, []
-    return applied.decisions[0], applied.events
+        return apply_alone(sessions, batch, now, edge)
+    except IntegrityError as exc:  # of decisions alone: a key another process stored first
+        return IdempotencyConflict(str(exc.orig)) if _decisions_only(batch) else exc
+    except Exception as exc:  # its submitter must hear of it
+        return exc
 
 
 @dataclass(slots=True)
-class Pending:
-    """A decision handed over, and whoever waits for it: a thread's future (`submit`) or the
-    event loop's (`append`)."""
-
-    write: DecisionWrite
-    future: Future[Position] | asyncio.Future[Position]
-
-
-def settle(outcomes: Iterable[tuple[Pending, Position | BaseException]]) -> None:
-    """Resolve handed-over decisions' futures from any thread. The event loop's futures are
-    resolved in the loop, one callback per loop for all of them: a group commit wakes the
-    loop once, not once per request."""
-    in_loops: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Position], Any]]] = {}
-    for pending, outcome in outcomes:
-        future = pending.future
-        if isinstance(future, asyncio.Future):
-            in_loops.setdefault(future.get_loop(), []).append((future, outcome))
-        elif not future.done():
-            _resolve(future, outcome)
-    for loop, futures in in_loops.items():
-        try:
-            loop.call_soon_threadsafe(_resolve_all, futures)
-        except RuntimeError:  # the loop has closed: nobody waits any more
-            continue
-
-
-def _resolve_all(futures: list[tuple[asyncio.Future[Position], Position | BaseException]]) -> None:
-    for future, outcome in futures:
-        if not future.done():  # a request cancelled meanwhile (its client went away)
-            _resolve(future, outcome)
-
-
-def _resolve(
-    future: Future[Position] | asyncio.Future[Position], outcome: Position | BaseException
-) -> None:
-    if isinstance(outcome, BaseException):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)
+class _Pending:
+    batch: Batch
+    future: Future[Applied]
 
 
 class LedgerWriter:
-    """The writer in a thread of the service (see the module doc)."""
+    """The writer thread (see the module doc)."""
 
     def __init__(
         self,
@@ -188,28 +137,34 @@ class LedgerWriter:
         clock: Clock = SYSTEM_CLOCK,
         max_batch: int = MAX_BATCH,
     ) -> None:
-        """`clock`: what time the decisions are recorded at (recorded_at, alerts, outbox)."""
+        """`clock`: what time the batches are recorded at (recorded_at, alerts, outbox)."""
         self._sessions = sessions
         self._events = events
         self._clock = clock
-        self._edge = TreeEdge()  # shared by the writer thread and write()'s callers
+        self._edge = TreeEdge()
         self._max_batch = max_batch
-        self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._stopped = False
+        self._starting = threading.Lock()
         self._failure: tuple[float, str] | None = None
         """When (monotonic) and why the last write failed, until one succeeds."""
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
-            self._thread.start()
+        with self._starting:
+            self._stopped = False
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
+                self._thread.start()
 
     def stop(self) -> None:
-        """Write what is queued, then end the writer."""
-        if self._thread is not None:
+        """Write what is queued, then end the writer; it refuses writes until started again."""
+        with self._starting:
+            self._stopped = True
+            thread, self._thread = self._thread, None
+        if thread is not None:
             self._queue.put(None)
-            self._thread.join()
-            self._thread = None
+            thread.join()
 
     @property
     def running(self) -> bool:
@@ -237,45 +192,20 @@ class LedgerWriter:
         if self._failure is failure:
             self._failure = None
 
-    def _note(self, outcomes: Iterable[object]) -> None:
-        """Remember why writes fail (readiness), forget it once one succeeds. A conflict (a
-        key or version stored first) or a lock timeout is the request's lot, not a refusal."""
-        for outcome in outcomes:
-            if not isinstance(outcome, BaseException):
-                self._failure = None
-                return
-            if _refused(outcome):
-                self._failure = (self._clock.monotonic(), _cause(outcome))
-
-    def submit(self, write: DecisionWrite) -> Future[Position]:
-        """Hand a decision over (from a thread); the future resolves once it is committed."""
-        future: Future[Position] = Future()
-        if not self.running:
+    def submit(self, batch: Batch) -> Future[Applied]:
+        """Hand a batch over; the future resolves once it is committed (or failed)."""
+        future: Future[Applied] = Future()
+        if self._thread is None and not self._stopped:
+            self.start()
+        if self._stopped or threading.current_thread() is self._thread:
+            # stopped; or an event handler of this thread, which would wait for itself
             future.set_exception(_not_running())
             return future
-        self._queue.put(Pending(write, future))
+        self._queue.put(_Pending(batch, future))
         return future
 
-    async def append(self, write: DecisionWrite) -> Position:
-        """Hand a decision over from the event loop and wait until it is committed."""
-        if not self.running:
-            raise _not_running()
-        future: asyncio.Future[Position] = asyncio.get_running_loop().create_future()
-        self._queue.put(Pending(write, future))
-        return await future
-
     def write(self, batch: Batch) -> Applied:
-        """Apply a batch now, in one transaction of its own, and wait; its events are
-        published when this returns. Here: in the caller's thread (the head lock orders it
-        with the writer thread's groups)."""
-        try:
-            applied = apply_alone(self._sessions, batch, self._clock.now(), self._edge)
-        except Exception as exc:
-            self._note([exc])
-            raise
-        self._note([applied])
-        self._events.publish(applied.events)
-        return applied
+        return self.submit(batch).result()
 
     def _run(self) -> None:
         stopping = False
@@ -283,8 +213,8 @@ class LedgerWriter:
             first = self._queue.get()
             if first is None:
                 break
-            group = [first]
-            while len(group) < self._max_batch:
+            taken = [first]
+            while len(taken) < self._max_batch:
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
@@ -292,21 +222,67 @@ class LedgerWriter:
                 if item is None:
                     stopping = True
                     break
-                group.append(item)
+                taken.append(item)
+            self._apply(taken)
+
+    def _apply(self, taken: list[_Pending]) -> None:
+        """The decisions-only batches in a row as one group, any other batch alone."""
+        group: list[_Pending] = []
+        for pending in taken:
+            if _decisions_only(pending.batch):
+                group.append(pending)
+                continue
+            if group:
+                self._commit(group)
+                group = []
+            self._commit([pending])
+        if group:
             self._commit(group)
 
-    def _commit(self, group: list[Pending]) -> None:
-        """Commit the group and answer every request of it, whatever fails on the way."""
-        writes = [pending.write for pending in group]
+    def _commit(self, group: list[_Pending]) -> None:
+        """Commit the group and answer every submitter of it, whatever fails on the way."""
+        batches = [pending.batch for pending in group]
+        now = self._clock.now()
         try:
-            outcomes, events = commit_group(self._sessions, writes, self._clock.now(), self._edge)
-        except Exception as exc:  # commit_group's own handling failed: answer all the same
-            failed = LedgerWriteFailed(f"the ledger could not record the write: {_cause(exc)}")
-            outcomes, events = [failed] * len(group), []
-        with contextlib.suppress(Exception):  # committed: the handlers' failures are theirs
-            self._events.publish(events)
+            if len(group) > 1:
+                outcomes = commit_group(self._sessions, batches, now, self._edge)
+            else:
+                outcomes = [_alone(self._sessions, batches[0], now, self._edge)]
+        except Exception as exc:  # every submitter must hear of it
+            outcomes = [exc] * len(group)
+        failed = [o for o in outcomes if isinstance(o, Exception)]
+        with contextlib.suppress(Exception):  # committed or not: the log's failures are its own
+            if failed:
+                log.error("batches_not_recorded", count=len(failed), cause=_cause(failed[0]))
+            for outcome in outcomes:
+                if isinstance(outcome, Applied):
+                    self._events.publish(outcome.events)
         self._note(outcomes)
-        settle(zip(group, outcomes, strict=True))
+        for pending, outcome in zip(group, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                pending.future.set_exception(outcome)
+            else:
+                pending.future.set_result(outcome)
+
+    def _note(self, outcomes: list[Outcome]) -> None:
+        """Remember why writes fail (readiness), forget it once one succeeds. A conflict (a
+        key or version stored first) or a lock timeout is the request's lot, not a refusal."""
+        for outcome in outcomes:
+            if not isinstance(outcome, Exception):
+                self._failure = None
+                return
+            if _refused(outcome):
+                self._failure = (self._clock.monotonic(), _cause(outcome))
+
+
+def _decisions_only(batch: Batch) -> bool:
+    return not (
+        batch.matrices
+        or batch.waivers_created
+        or batch.waivers_deleted
+        or batch.untracked
+        or batch.sweep
+    )
 
 
 def _not_running() -> LedgerWriteFailed:

@@ -145,12 +145,6 @@ class MatrixService:
         with self._lock:
             self._versions, self._loaded_at = versions, now
 
-    def cache_is_fresh(self) -> bool:
-        """Whether versions() would answer from memory, without reading the database (also
-        while another thread reloads them)."""
-        fresh = self._clock.monotonic() - self._loaded_at <= RELOAD_SECONDS
-        return fresh or (bool(self._versions) and self._reloading.locked())
-
     def current(self, at: datetime | None = None) -> PublishedMatrix:
         found = _in_effect(self.versions(), at or self._clock.now())
         if found is None:

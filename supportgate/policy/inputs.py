@@ -22,14 +22,19 @@ class PolicyInput:
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
+    manifest_digest: str
+    """Of the manifest's canonical JSON: a tracked manifest's content_digest."""
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:
-        canonical = _encoder.encode(document)
+        # the manifest encoded once, then embedded as it is (msgspec.Raw)
+        manifest = _encoder.encode(document["manifest"])
+        canonical = _encoder.encode({**document, "manifest": msgspec.Raw(manifest)})
         return cls(
             document=document,
             canonical=canonical,
             digest=canonical_digest(canonical),
+            manifest_digest=canonical_digest(manifest),
         )
 
     def without_organisation(self) -> PolicyInput:

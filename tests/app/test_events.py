@@ -1,5 +1,5 @@
 """The events registry: handlers in the order registered, by event type; a failing handler
-does not stop the others; events are plain data that survive the writer process's socket."""
+does not stop the others; events are plain data."""
 
 from __future__ import annotations
 

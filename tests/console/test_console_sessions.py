@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -189,7 +188,7 @@ def test_a_key_revoked_elsewhere_ends_its_sessions_within_a_refresh(
 @contextmanager
 def replica(api: Api) -> Iterator[TestClient[Any]]:
     """A second service on the same database, as another server process would be."""
-    settings = with_test_key(replace(api.runtime.settings, decision_writer="thread"))
+    settings = with_test_key(api.runtime.settings)
     with TestClient(create_app(runtime=Runtime.build(settings))) as client:
         yield client
 

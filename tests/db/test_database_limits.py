@@ -33,12 +33,9 @@ def _driver_url(url: str) -> str:
     return database_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-@pytest.mark.parametrize("writer", ["thread", "process"])
-def test_a_locked_table_is_a_quick_503_naming_the_lock_timeout(
-    postgres_db: str, writer: str
-) -> None:
+def test_a_locked_table_is_a_quick_503_naming_the_lock_timeout(postgres_db: str) -> None:
     timeouts = DatabaseTimeouts(statement=30.0, lock=0.5)
-    with running_api(postgres_db, decision_writer=writer, database_timeouts=timeouts) as api:
+    with running_api(postgres_db, database_timeouts=timeouts) as api:
         assert post(api, example("hw-h100-pool-a.yaml")).status_code == 201
         released = threading.Event()
         with psycopg.connect(_driver_url(postgres_db)) as locker:

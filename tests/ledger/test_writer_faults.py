@@ -8,7 +8,6 @@ service's clock."""
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -18,7 +17,7 @@ from supportgate.audit.verify import verify_log
 from supportgate.db.engine import database_url
 from supportgate.errors import PolicyEvaluationError
 from supportgate.ledger import writer as ledger_writer
-from supportgate.ledger.batches import DecisionWrite
+from supportgate.ledger.batches import Batch, DecisionWrite
 from supportgate.ledger.writer import FAILURE_HOLD_S, LedgerWriteFailed
 from supportgate.observability.health import CANARY_SECONDS
 
@@ -27,19 +26,10 @@ from ..api_support import hardware, post
 from ..clock import FakeClock
 from ..db.test_database_limits import _driver_url
 from ..services import temporary_database
-from .test_writer_process import _record
+from .test_writer import _record
 
 NO_SPACE = OSError(errno.ENOSPC, "No space left on device")
 ANSWER_LIMIT_S = 60.0  # a safety net against a hang, not a timing expectation
-
-
-@pytest.fixture(params=["thread", "process"])
-def writer_api(request: pytest.FixtureRequest, migrated_db_url: str) -> Iterator[Api]:
-    """The API with each of the writer's transports that runs in the service's process
-    (the in-thread writer; the child process's parent side), on the fake clock."""
-    clock = FakeClock()
-    with running_api(migrated_db_url, clock=clock, decision_writer=request.param) as api:
-        yield api
 
 
 def _fail_every_write(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,7 +64,9 @@ def test_enospc_at_the_write_answers_every_request_and_the_writer_goes_on(
     refused = post(api, hardware("during"))
     assert refused.status_code == 503, refused.text
     assert "No space left on device" in refused.json()["detail"]
-    futures = [api.runtime.ledger.submit(_write(api, f"pool-{n}")) for n in range(5)]
+    futures = [
+        api.runtime.ledger.submit(Batch(decisions=[_write(api, f"pool-{n}")])) for n in range(5)
+    ]
     for future in futures:
         assert isinstance(future.exception(timeout=ANSWER_LIMIT_S), LedgerWriteFailed)
     status, checks = _ready(api)
@@ -117,9 +109,11 @@ def test_a_log_that_cannot_be_written_still_answers(
     api = clocked_api
     _fail_every_write(monkeypatch)
     monkeypatch.setattr(ledger_writer, "log", FullDiskLog())
-    future = api.runtime.ledger.submit(_write(api, "pool-a"))
+    future = api.runtime.ledger.submit(Batch(decisions=[_write(api, "pool-a")]))
     assert isinstance(future.exception(timeout=ANSWER_LIMIT_S), LedgerWriteFailed)
-    again = api.runtime.ledger.submit(_write(api, "pool-b"))  # the writer goes on
+    again = api.runtime.ledger.submit(
+        Batch(decisions=[_write(api, "pool-b")])
+    )  # the writer goes on
     assert isinstance(again.exception(timeout=ANSWER_LIMIT_S), LedgerWriteFailed)
     monkeypatch.undo()
     assert post(api, hardware("after")).status_code == 201
@@ -129,7 +123,7 @@ def test_a_log_that_cannot_be_written_still_answers(
 def test_enospc_in_the_callers_thread_is_503_naming_it(
     clocked_api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A waiver is written in the request's thread (LedgerWriter.write), not by the writer's."""
+    """A waiver's batch, written alone (LedgerWriter.write), fails as a decision's does."""
     api = clocked_api
     assert post(api, hardware("pool-a")).status_code == 201
     _fail_every_write(monkeypatch)
@@ -149,8 +143,8 @@ def test_enospc_in_the_callers_thread_is_503_naming_it(
     assert "No space left on device" in _ready(api)[1]["ledger"]
 
 
-def test_a_writer_that_is_down_is_503_and_not_ready(writer_api: Api) -> None:
-    api = writer_api
+def test_a_writer_that_is_down_is_503_and_not_ready(clocked_api: Api) -> None:
+    api = clocked_api
     api.runtime.ledger.stop()
     refused = post(api, hardware("pool-a"))
     assert refused.status_code == 503, refused.text

@@ -27,6 +27,7 @@ from supportgate.manifests.common import Component, version_key
 from supportgate.manifests.deployment import EvidenceItem
 from supportgate.matrix import prepare
 from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.inputs import build_input, canonical_digest
 from tests.examples import expected
 from tests.strategies import manifests, matrices
 
@@ -103,6 +104,20 @@ def test_examples_round_trip_through_canonical_json(examples_dir: Path) -> None:
         manifest = decode_manifest((examples_dir / name).read_bytes(), fmt="yaml")
         canonical = msgspec.json.encode(to_builtins(manifest))
         assert decode_manifest(canonical, fmt="json") == manifest, name
+
+
+def test_the_policy_input_embeds_its_manifest_encoded_once(examples_dir: Path) -> None:
+    """The plain path as the oracle: encoding the whole input again gives the same bytes."""
+    for name in expected().decisions:
+        manifest = to_builtins(decode_manifest((examples_dir / name).read_bytes(), fmt="yaml"))
+        waivers = [{"rule": "port.production", "expires_at": "2099-01-01T00:00:00Z"}]
+        built = build_input(
+            manifest, evaluated_at=datetime(2026, 12, 5, tzinfo=UTC), waivers=waivers
+        )
+        assert built.canonical == msgspec.json.encode(built.document, order="sorted"), name
+        assert built.manifest_digest == canonical_digest(
+            msgspec.json.encode(manifest, order="sorted")
+        ), name
 
 
 def test_the_contract_matrix_decodes() -> None:

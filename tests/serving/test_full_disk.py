@@ -64,20 +64,18 @@ def fill(disk: Path) -> Path:
 
 @pytest.fixture(
     params=[
-        pytest.param(("sqlite", "thread"), id="sqlite-thread"),
-        pytest.param(("sqlite", "process"), id="sqlite-process"),
-        pytest.param(("postgres", "process"), id="postgres-log", marks=pytest.mark.postgres),
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres-log", marks=pytest.mark.postgres),
     ]
 )
-def setup(request: pytest.FixtureRequest, small_disk: Path) -> Iterator[tuple[Path, str, str]]:
-    """(disk, database URL, writer): SQLite on the small disk, or PostgreSQL elsewhere with
-    only the service's log on it (how the hang was found)."""
-    database, writer = request.param
-    if database == "sqlite":
-        yield small_disk, f"sqlite:///{small_disk / 'supportgate.db'}", writer
+def setup(request: pytest.FixtureRequest, small_disk: Path) -> Iterator[tuple[Path, str]]:
+    """(disk, database URL): SQLite on the small disk, or PostgreSQL elsewhere with only the
+    service's log on it (how the hang was found)."""
+    if request.param == "sqlite":
+        yield small_disk, f"sqlite:///{small_disk / 'supportgate.db'}"
         return
     with temporary_database(request.getfixturevalue("postgres_url")) as url:
-        yield small_disk, url, writer
+        yield small_disk, url
 
 
 def lost_log_lines(client: httpx.Client) -> float:
@@ -90,12 +88,12 @@ def lost_log_lines(client: httpx.Client) -> float:
 
 
 def test_a_full_disk_answers_503_and_recovers_with_nothing_lost(
-    setup: tuple[Path, str, str], tmp_path: Path
+    setup: tuple[Path, str], tmp_path: Path
 ) -> None:
-    disk, database_url, writer = setup
+    disk, database_url = setup
     database_on_disk = database_url.startswith("sqlite")
     keys = make_keys(database_url)
-    env = clean_env(SUPPORTGATE_DATABASE_URL=database_url, SUPPORTGATE_DECISION_WRITER=writer)
+    env = clean_env(SUPPORTGATE_DATABASE_URL=database_url)
     with (
         serving(disk / "work", env=env) as served,
         httpx.Client(base_url=served.url, timeout=REQUEST_LIMIT_S) as client,

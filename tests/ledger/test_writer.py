@@ -1,14 +1,13 @@
-"""The ledger's writer as a child process (the default on PostgreSQL; forced here on SQLite
-too): commits, idempotency conflicts, the child dying under load, a clean stop, a sweep's
-batch, and the events of the child's commits published in the service."""
+"""The ledger's one writer (a thread of the service): concurrent submissions in one log,
+idempotency conflicts, a clean stop, a sweep's batch, the events of its commits, the
+service's clock; and a POST's evaluation off the event loop."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import json
-import os
-import signal
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,8 +31,8 @@ from supportgate.ledger.batches import (
     SweepProgress,
     TrackedHead,
 )
+from supportgate.ledger.write import apply_batch
 from supportgate.ledger.writer import IdempotencyConflict
-from supportgate.ledger.writer_process import ProcessLedgerWriter, WriterProcessEnded
 from supportgate.manifests import decode_manifest
 
 from ..api import Api, running_api
@@ -44,9 +43,8 @@ CONCURRENT = 200
 
 
 @pytest.fixture
-def process_api(db_url: str) -> Iterator[Api]:
-    with running_api(db_url, decision_writer="process") as running:
-        assert isinstance(running.runtime.ledger, ProcessLedgerWriter)
+def writer_api(db_url: str) -> Iterator[Api]:
+    with running_api(db_url) as running:
         yield running
 
 
@@ -76,13 +74,12 @@ def post_body(name: str, **spec: Any) -> bytes:
     return json.dumps(hardware(name, **spec)).encode()
 
 
-@pytest.mark.parametrize("writer", ["thread", "process"])
-def test_entries_are_recorded_at_the_services_clock(db_url: str, writer: str) -> None:
-    """recorded_at is the Runtime's clock, in the writer thread and (sent as data) in the
-    writer process: a group of decisions, and a batch of its own (an untracking)."""
+def test_entries_are_recorded_at_the_services_clock(db_url: str) -> None:
+    """recorded_at is the Runtime's clock: a group of decisions, and a batch of its own (an
+    untracking)."""
     start = (datetime.now(UTC) + timedelta(hours=1)).replace(microsecond=0)
     clock = FakeClock(start)
-    with running_api(db_url, decision_writer=writer, clock=clock) as api:
+    with running_api(db_url, clock=clock) as api:
         post(api, hardware("pool-clock"))
         clock.advance(60)
         api.runtime.tracking.untrack("HardwareManifest", "pool-clock")
@@ -97,83 +94,59 @@ def test_entries_are_recorded_at_the_services_clock(db_url: str, writer: str) ->
     assert [tuple(row) for row in stamps] == [(start + timedelta(seconds=60), None), (start, start)]
 
 
-def test_concurrent_decisions_are_committed_in_one_log(process_api: Api) -> None:
-    answers = _submit_many(process_api, CONCURRENT)
+def test_concurrent_decisions_are_committed_in_one_log(writer_api: Api) -> None:
+    answers = _submit_many(writer_api, CONCURRENT)
 
     assert [getattr(answer, "status", answer) for answer in answers] == [201] * CONCURRENT
-    assert rows(process_api).decisions == CONCURRENT
-    assert rows(process_api).manifests == CONCURRENT
+    assert rows(writer_api).decisions == CONCURRENT
+    assert rows(writer_api).manifests == CONCURRENT
     report = verify_log(
-        process_api.runtime.sessions, verifier=process_api.runtime.checkpointer.verifier()
+        writer_api.runtime.sessions, verifier=writer_api.runtime.checkpointer.verifier()
     )
     assert report.intact
     assert report.entries == CONCURRENT + 1  # and the default matrix
-    counted = process_api.client.get("/metrics").text
+    counted = writer_api.client.get("/metrics").text
     assert 'supportgate_decisions_total{cause="submission",verdict="rejected"}' in counted
 
 
-def test_the_same_idempotency_key_twice_at_once_records_one(process_api: Api) -> None:
+def test_the_same_idempotency_key_twice_at_once_records_one(writer_api: Api) -> None:
     doc = hardware("pool-once")
 
     def send() -> Any:
-        return post(process_api, doc, **{"Idempotency-Key": "build-7"})
+        return post(writer_api, doc, **{"Idempotency-Key": "build-7"})
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         responses = list(pool.map(lambda _: send(), range(8)))
 
     assert {response.status_code for response in responses} == {201}
     assert len({response.json()["id"] for response in responses}) == 1
-    assert rows(process_api).decisions == 1
+    assert rows(writer_api).decisions == 1
 
 
-def test_a_conflict_fails_only_the_conflicting_record(process_api: Api) -> None:
+def test_a_conflict_fails_only_the_conflicting_record(writer_api: Api) -> None:
     """Two records claiming one Idempotency-Key, handed over together: the first is written,
     the second fails with IdempotencyConflict, and nothing else is lost."""
-    records = [_record(process_api, "pool-c", key="k-1"), _record(process_api, "pool-d", key="k-1")]
-    records.append(_record(process_api, "pool-e"))
-    futures = [process_api.runtime.ledger.submit(record) for record in records]
+    records = [_record(writer_api, "pool-c", key="k-1"), _record(writer_api, "pool-d", key="k-1")]
+    records.append(_record(writer_api, "pool-e"))
+    futures = [writer_api.runtime.ledger.submit(Batch(decisions=[record])) for record in records]
 
     outcomes = [future.exception(timeout=60) for future in futures]
 
     assert outcomes[0] is None
     assert isinstance(outcomes[1], IdempotencyConflict)
     assert outcomes[2] is None
-    assert rows(process_api).decisions == 2
-    assert rows(process_api).idempotency_keys == 1
-
-
-def test_a_killed_writer_fails_what_it_held_and_is_replaced(process_api: Api) -> None:
-    ledger = process_api.runtime.ledger
-    assert isinstance(ledger, ProcessLedgerWriter)
-    child = ledger._child
-    assert child is not None
-    os.kill(child._process.pid, signal.SIGKILL)
-    child._process.wait()
-
-    answers = _submit_many(process_api, 20)
-    failed = [answer for answer in answers if isinstance(answer, BaseException)]
-    assert all(isinstance(answer, WriterProcessEnded) for answer in failed)
-    before = rows(process_api).decisions
-    assert before == len(answers) - len(failed)  # a failure recorded nothing
-
-    # a new writer takes over: every later request is recorded
-    def recovered() -> bool:
-        again = _submit_many(process_api, 5)
-        return all(getattr(answer, "status", None) == 201 for answer in again)
-
-    assert _eventually(recovered)
-    assert verify_log(
-        process_api.runtime.sessions, verifier=process_api.runtime.checkpointer.verifier()
-    ).intact
+    assert rows(writer_api).decisions == 2
+    assert rows(writer_api).idempotency_keys == 1
 
 
 def test_stop_writes_what_was_submitted(db_url: str) -> None:
-    with running_api(db_url, decision_writer="process") as running:
+    with running_api(db_url) as running:
         records = [_record(running, f"pool-{index}") for index in range(50)]
-        futures = [running.runtime.ledger.submit(record) for record in records]
+        futures = [running.runtime.ledger.submit(Batch(decisions=[record])) for record in records]
     # the service has stopped: everything handed over before was written, nothing failed
     assert [future.exception(timeout=0) for future in futures] == [None] * 50
-    assert len({future.result(timeout=0) for future in futures}) == 50  # 50 places in the log
+    places = {future.result(timeout=0).decisions[0] for future in futures}
+    assert len(places) == 50  # 50 places in the log
     running.runtime.db.dispose()
     try:
         assert rows(running).decisions == 50
@@ -204,36 +177,15 @@ def _swept(write: DecisionWrite, expected: TrackedHead) -> DecisionWrite:
     return msgspec.structs.replace(write, decision=decision, expected=expected)
 
 
-def _eventually(probe: Any, attempts: int = 100) -> bool:
-    return any(probe() for _ in range(attempts))
-
-
-def test_the_largest_integer_accepted_is_recorded(process_api: Api) -> None:
-    """The hand-over to the writer takes any integer the service accepts (it once used
-    msgpack, and a request waited forever on an integer it could not carry); the largest is
-    2**53 - 1 (supportgate.manifests: what both policy engines read exactly)."""
-    doc = hardware("pool-huge")
-    doc["spec"]["nodes"] = 2**53 - 1
-    response = post(process_api, doc)
-
-    assert response.status_code == 201, response.text
-    assert response.json()["id"]
-    assert rows(process_api).decisions == 1
-    assert verify_log(
-        process_api.runtime.sessions, verifier=process_api.runtime.checkpointer.verifier()
-    ).intact
-
-
-def test_a_sweep_batch_is_written_by_the_writer_process(
-    process_api: Api, monkeypatch: pytest.MonkeyPatch
+def test_a_sweep_batch_is_written_by_the_writer_thread(
+    writer_api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A sweep's batch goes to the child as data: the child admits only decisions whose
+    """A sweep's batch is applied by the writer's thread: it admits only decisions whose
     manifest is as the sweep read it, appends them, moves the tracked manifests, memos and
-    the sweep's cursor in the same transaction; nothing is written in the service's own
-    process."""
+    the sweep's cursor in the same transaction."""
     for name in ("pool-a", "pool-b"):
-        assert post(process_api, hardware(name)).status_code == 201
-    runtime = process_api.runtime
+        assert post(writer_api, hardware(name)).status_code == 201
+    runtime = writer_api.runtime
     with runtime.db.connect() as connection:
         heads = {
             name: TrackedHead(content_digest=digest, latest_decision_id=latest)
@@ -261,8 +213,8 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
         latest_decision_id=heads["pool-b"].latest_decision_id,
     )
     decisions = [
-        _swept(_record(process_api, "pool-a"), heads["pool-a"]),
-        _swept(_record(process_api, "pool-b"), moved_on),
+        _swept(_record(writer_api, "pool-a"), heads["pool-a"]),
+        _swept(_record(writer_api, "pool-b"), moved_on),
     ]
     progress = SweepProgress(
         sweep_id=sweep_id,
@@ -277,12 +229,16 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
         ],
     )
 
-    def not_here(*_args: Any, **_kwargs: Any) -> Any:
-        raise AssertionError("a sweep batch was applied in the service's process")
+    applied_in: list[str] = []
 
-    monkeypatch.setattr("supportgate.ledger.writer.apply_batch", not_here)
+    def recorded(*args: Any) -> Any:
+        applied_in.append(threading.current_thread().name)
+        return apply_batch(*args)
+
+    monkeypatch.setattr("supportgate.ledger.writer.apply_batch", recorded)
     applied = runtime.ledger.write(Batch(decisions=decisions, sweep=progress))
 
+    assert applied_in == ["ledger-writer"]
     assert applied.decisions[1] is None  # pool-b moved on since the sweep read it
     assert applied.recorded == 1
     with runtime.db.connect() as connection:
@@ -299,20 +255,18 @@ def test_a_sweep_batch_is_written_by_the_writer_process(
     }
     assert memos == ["pool-a"]  # a dropped decision's memo is not saved
     assert tuple(sweep) == ("pool-b", 2, 1)
-    assert rows(process_api).decisions == 3
+    assert rows(writer_api).decisions == 3
     report = verify_log(runtime.sessions, verifier=runtime.checkpointer.verifier())
     assert report.intact, report.summary()
 
 
-def test_the_events_of_the_childs_commits_are_published_in_the_service(
-    process_api: Api,
-) -> None:
-    """The child commits; the service hears what happened (here: a pool recorded, which
-    queues the sweep of the deployment judged before it) before the request is answered."""
+def test_the_events_of_a_commit_are_published_before_the_answer(writer_api: Api) -> None:
+    """The service hears what was committed (here: a pool recorded, which queues the sweep
+    of the deployment judged before it) before the request is answered."""
     heard: list[Any] = []
-    runtime = process_api.runtime
+    runtime = writer_api.runtime
     runtime.events.on(HardwareRecorded, heard.append)
-    response = post(process_api, hardware("pool-heard"))
+    response = post(writer_api, hardware("pool-heard"))
 
     assert response.status_code == 201
     assert [(event.name, event.decision_id) for event in heard] == [

@@ -1,24 +1,11 @@
 """What happened, told after the commit: the ledger's events and the one registry of reactions.
 
-The ledger's writer (supportgate/ledger/) applies a batch in one transaction; its result
-carries the events that transaction made happen, as plain data (they cross the writer
-process's socket like the rest of the result). After the commit, and before anyone waiting
-for the write hears of it, the writing side of the service (never the writer process)
-publishes them here, so a caller that gets its answer also finds the reactions done (a
-sweep queued, a cache reloaded). Handlers are registered in one place,
-supportgate.runtime.react; a handler runs in the thread that publishes (the writer's, or the
-one that waited for a write of its own) and must not wait for a write of the ledger itself.
-
-    HardwareRecorded      a submitted HardwareManifest's decision was recorded
-    MatrixPublished       a matrix version was published
-    WaiverChanged         a waiver was created or deleted
-    DecisionsRecorded     decisions were recorded (by verdict and cause, for the metrics)
-    DeliveriesEnqueued    webhook deliveries wait in the outbox
-    SweepEnded            a sweep finished or failed (told by the re-evaluation service, after
-                          its last batch's commit: the ledger signs a checkpoint)
-    JobFailed             a scheduled job failed (told by reevaluation/schedule.py)
-    PolicyReloadFailed    changed policy files were refused and the last good revision kept
-                          (told by policy/live.py; no write of the ledger precedes it)
+The ledger's writer thread (supportgate/ledger/writer.py) publishes a batch's events after
+its commit and before the submitter hears back, so a caller that gets its answer also finds
+the reactions done (a sweep queued, a cache reloaded). Handlers are registered in one place,
+supportgate.runtime.react; they run in the publishing thread and must not wait for a write of
+the ledger. SweepEnded comes from the re-evaluation service after its last batch's commit,
+JobFailed from reevaluation/schedule.py, PolicyReloadFailed from policy/live.py.
 """
 
 from __future__ import annotations
@@ -127,8 +114,6 @@ def decisions_recorded(verdicts_and_causes: Iterable[tuple[str, str]]) -> Decisi
 
 
 class Events:
-    """The registry: who reacts to which event, and publishing after a commit."""
-
     def __init__(self) -> None:
         self._handlers: defaultdict[type[Any], list[Callable[[Any], None]]] = defaultdict(list)
 

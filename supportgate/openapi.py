@@ -9,6 +9,7 @@ future, and a cursor must be one the endpoint gave out.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -94,6 +95,22 @@ def body(data_container: Any, description: str) -> ResponseSpec:
     return ResponseSpec(
         data_container=data_container, description=description, generate_examples=False
     )
+
+
+def csv_operation(columns: Iterable[str]) -> type[Operation]:
+    """An operation whose 200 answer is its JSON body, or CSV text with `format=csv`."""
+    header = ",".join(columns)
+
+    @dataclass(eq=False)  # a dataclass, so that its __init__ calls __post_init__
+    class CsvOperation(Operation):
+        def __post_init__(self) -> None:
+            ok = (self.responses or {}).get("200")
+            if isinstance(ok, OpenAPIResponse) and ok.content is not None:
+                ok.content["text/csv"] = OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.STRING, description=f"columns: {header}")
+                )
+
+    return CsvOperation
 
 
 def components() -> Components:

@@ -50,7 +50,6 @@ def run(app: Any, *, host: str, port: int, limits: ServerLimits) -> None:
 
 
 def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol holding connections within `limits`."""
 
     class Guarded(_GuardedH11Protocol):
         header_timeout = limits.header_timeout

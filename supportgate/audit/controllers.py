@@ -4,14 +4,11 @@ inclusion and consistency proofs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
 
 from litestar import Controller, Response, Router, get
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
-from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import PathParameter, QueryParameter
 from litestar.response import Stream
 
@@ -21,7 +18,7 @@ from supportgate.evaluations.views import DecisionPage
 from supportgate.http_download import attachment
 from supportgate.http_paging import Cursor, Kind, Name
 from supportgate.manifests.decision import VERDICTS
-from supportgate.openapi import body, error
+from supportgate.openapi import body, csv_operation, error
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
 from .csv_export import CSV_COLUMNS
@@ -82,21 +79,6 @@ def text(description: str) -> ResponseSpec:
     )
 
 
-CSV_HEADER = ",".join(CSV_COLUMNS)
-
-
-@dataclass(eq=False)  # a dataclass, so that its __init__ calls __post_init__
-class AuditOperation(Operation):
-    """The 200 answer is a DecisionPage as JSON, or CSV text with `format=csv`."""
-
-    def __post_init__(self) -> None:
-        ok = (self.responses or {}).get("200")
-        if isinstance(ok, OpenAPIResponse) and ok.content is not None:
-            ok.content["text/csv"] = OpenAPIMediaType(
-                schema=Schema(type=OpenAPIType.STRING, description=f"columns: {CSV_HEADER}")
-            )
-
-
 class AuditController(Controller):
     path = "/v1/audit"
     tags = ["audit"]  # noqa: RUF012 - Litestar reads class attributes
@@ -105,7 +87,7 @@ class AuditController(Controller):
         "/",
         opt={"role": "procurement"},
         summary="Decisions, newest first, filtered; cursor pages, or CSV with format=csv",
-        operation_class=AuditOperation,
+        operation_class=csv_operation(CSV_COLUMNS),
         responses={200: body(DecisionPage, "A page of decisions (JSON), or all of them (CSV)")},
     )
     async def search(

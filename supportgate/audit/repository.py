@@ -199,7 +199,6 @@ def rules_between(
 
 
 def stored_decision(session: Session, decision_id: str) -> RowMapping | None:
-    """One decision with every stored column, by id."""
     statement = select(*_STORED_COLUMNS).where(_decisions.c.id == decision_id)
     return session.execute(statement).mappings().first()
 

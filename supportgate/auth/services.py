@@ -298,7 +298,6 @@ def _refuse_scoped_admin(row: ApiKey) -> None:
 
 
 def _fields(row: ApiKey) -> dict[str, Any]:
-    """A row as KeyView's fields."""
     return {
         "name": row.name,
         "role": row.role,

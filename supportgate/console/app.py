@@ -67,7 +67,6 @@ def create_console(
 
 
 def console_mount(console: Litestar) -> ASGIRouteHandler:
-    """The route the API serves the console (create_console) on: everything under /ui."""
     headed = with_security_headers(console)
 
     @asgi(CONSOLE_PATH, is_mount=True, copy_scope=False, opt={"console": True})

@@ -54,8 +54,6 @@ def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
 
 
 class SessionController(Controller):
-    """Log in with an API key (which starts a server-side session), log out (which ends it)."""
-
     @get("/login", opt=PUBLIC)
     async def login_form(
         self,
@@ -98,8 +96,6 @@ class SessionController(Controller):
 
 
 class PageController(Controller):
-    """The pages, each with the role and API sources it declares (supportgate/console/pages.py)."""
-
     @get("/", opt=MANIFESTS)
     async def home(self) -> Redirect:
         return Redirect(f"{CONSOLE_PATH}/manifests", status_code=HTTP_303_SEE_OTHER)

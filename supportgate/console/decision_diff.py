@@ -57,7 +57,6 @@ class DecisionDiff:
 
 
 def diff_decisions(first: Decision, second: Decision) -> DecisionDiff:
-    """How the later of the two decisions differs from the earlier one."""
     older, newer = sorted((first, second), key=lambda d: (d.evaluated_at, d.id))
     changes, unchanged = _violations(older.violations, newer.violations)
     old_recs, new_recs = set(older.recommendations), set(newer.recommendations)

@@ -35,7 +35,6 @@ class MatrixChange:
 
 
 def diff_matrices(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[MatrixChange, ...]:
-    """Every difference between two matrix documents (their canonical JSON form)."""
     found: list[MatrixChange] = []
     for key in _keys(old, new):
         if key == "engines":

@@ -349,7 +349,6 @@ class ConsoleService:
 
     @in_thread
     def impact_form(self) -> ImpactPage:
-        """The form, filled with the current matrix to edit."""
         current = self._matrices.current_view().document
         return ImpactPage(yaml.safe_dump(current, sort_keys=False), None, None)
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, Response, Router, get
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
-from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import QueryParameter
 
 from supportgate.dependencies import Part, served
 from supportgate.http_download import attachment
 from supportgate.http_paging import AsOf
-from supportgate.openapi import body
+from supportgate.openapi import body, csv_operation
 from supportgate.pagination import check_choice
 
 from .report import CSV_COLUMNS, FleetReport
@@ -28,20 +25,6 @@ Format = Annotated[
 ]
 
 
-@dataclass(eq=False)  # a dataclass, so that its __init__ calls __post_init__
-class FleetReportOperation(Operation):
-    """The 200 answer is a FleetReport as JSON, or CSV text with `format=csv`."""
-
-    def __post_init__(self) -> None:
-        ok = (self.responses or {}).get("200")
-        if isinstance(ok, OpenAPIResponse) and ok.content is not None:
-            ok.content["text/csv"] = OpenAPIMediaType(
-                schema=Schema(
-                    type=OpenAPIType.STRING, description=f"columns: {','.join(CSV_COLUMNS)}"
-                )
-            )
-
-
 class FleetReportController(Controller):
     path = "/v1/reports/fleet"
     tags = ["reports"]  # noqa: RUF012 - Litestar reads class attributes
@@ -50,7 +33,7 @@ class FleetReportController(Controller):
         "/",
         opt={"role": "procurement"},
         summary="The fleet at a date: counts by verdict, rule and owner; CSV with format=csv",
-        operation_class=FleetReportOperation,
+        operation_class=csv_operation(CSV_COLUMNS),
         responses={200: body(FleetReport, "The fleet's counts at as_of (JSON), or CSV")},
     )
     async def fleet(

@@ -135,7 +135,6 @@ message`, one per line of the cell."""
 
 
 def manifests_csv(fleet: FleetAt) -> bytes:
-    """Every manifest of the fleet with its verdict and reasons, as CSV."""
     context = [format_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision or ""]
     lines = [list(MANIFEST_CSV_COLUMNS)]
     for manifest in fleet.manifests:

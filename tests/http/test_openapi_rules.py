@@ -229,3 +229,13 @@ def test_owners_on_an_admin_key_are_declared_refused(sqlite_api: Api) -> None:
             headers=sqlite_api.headers("admin"),
         )
         assert response.status_code == status, response.text
+
+
+@pytest.mark.parametrize(
+    ("path", "first_column"),
+    [("/v1/audit", "id"), ("/v1/reports/fleet", "group")],
+)
+def test_a_csv_download_declares_its_columns(sqlite_api: Api, path: str, first_column: str) -> None:
+    ok = _document(sqlite_api)["paths"][path]["get"]["responses"]["200"]["content"]
+    assert "application/json" in ok
+    assert ok["text/csv"]["schema"]["description"].startswith(f"columns: {first_column},")

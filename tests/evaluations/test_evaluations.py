@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -313,6 +314,8 @@ def test_an_evaluation_never_runs_on_the_event_loop(
             assert answer.status == 201
         return threading.get_ident()
 
-    loop_thread = asyncio.run(submit_twice())
+    # A loop of its own in a thread of its own: a worker may still hold another test's loop.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        loop_thread = pool.submit(asyncio.run, submit_twice()).result()
     assert len(asked_in) == 2
     assert loop_thread not in asked_in

@@ -128,10 +128,8 @@ def check_remote(
     server: Server,
     *,
     record: bool = False,
-    retry: RetryPolicy | None = None,
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.perf_counter,
 ) -> list[CheckedManifest]:
     """The decisions in file order: of a dry run, or (`record`) of a POST of each manifest
     (hardware first), each with the time its request took (retries included; in a dry run
@@ -141,18 +139,18 @@ def check_remote(
     )
     decisions: dict[int, tuple[Decision, float]] = {}
     with _client(server, transport) as client:
-        poster = _Poster(client, server.url, retry or RetryPolicy(), sleep)
+        poster = _Poster(client, server.url, RetryPolicy(), sleep)
         if record:
             requests = _requests(items, server.idempotency_scope)
             for index in order:
-                started = clock()
+                started = time.perf_counter()
                 decision = poster.evaluate(items[index], requests[index])
-                decisions[index] = (decision, clock() - started)
+                decisions[index] = (decision, time.perf_counter() - started)
         else:
             for own, carried in dry_run_batches(items, order):
-                started = clock()
+                started = time.perf_counter()
                 answer = poster.dry_run([items[i] for i in [*own, *carried]])
-                share = (clock() - started) / len(own)
+                share = (time.perf_counter() - started) / len(own)
                 decisions.update((i, (answer[n], share)) for n, i in enumerate(own))
     return [
         CheckedManifest(
@@ -261,7 +259,6 @@ class _Poster:
             ) from None
 
     def dry_run(self, items: Sequence[SourcedManifest]) -> list[Decision]:
-        """The decisions of a dry run of `items`, in their order."""
         body = msgspec.json.encode({"manifests": [item.manifest for item in items]})
         request = _Request(body, "application/json", idempotency_key=None, path=DRY_RUN_PATH)
         response = self._post(items[0], request)
@@ -293,7 +290,6 @@ class _Poster:
         return list(decisions)
 
     def _post(self, item: SourcedManifest, request: _Request) -> httpx.Response:
-        """The server's answer; connection errors, timeouts and 503 are tried again."""
         for attempt in range(1, self._retry.attempts):
             try:
                 response = self._send(request)

@@ -80,10 +80,9 @@ class EvaluationService:
         engine: PolicyEngine,
         matrices: MatrixService,
         ledger: LedgerWriter,
-        waivers: ActiveWaivers | None = None,
+        waivers: ActiveWaivers,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`clock`: the time a submission is evaluated at (its waivers, matrix, evidence age)."""
         self._sessions = sessions
         self._clock = clock
         self._waivers = waivers
@@ -132,14 +131,10 @@ class EvaluationService:
         self, body: bytes, fmt: Format, principal: Principal, key: str | None
     ) -> _Judged | Answer:
         manifest = decode_manifest(body, fmt=fmt)
-        _check_owner(principal, manifest)
+        check_owner(principal, manifest)
         now = self._clock.now()
         evaluator = Evaluator(self._engine, self._matrices.current(now).loaded)
-        waivers = (
-            []
-            if self._waivers is None
-            else self._waivers.active_for(manifest.kind, manifest.metadata.name, now)
-        )
+        waivers = self._waivers.active_for(manifest.kind, manifest.metadata.name, now)
         subject = Subject(manifest, waivers=waivers)
         pool = self._hardware(manifest)
         policy_input = evaluator.policy_input(subject, evaluated_at=now, hardware=lambda _n: pool)
@@ -160,7 +155,7 @@ class EvaluationService:
                 content=policy_input.document["manifest"],
                 content_digest=digest,
                 owner=manifest.metadata.owner,
-                hardware_ref=_hardware_ref(manifest),
+                hardware_ref=hardware_ref(manifest),
                 changes_owner=principal.role == "admin",
             ),
             idempotency=claim,
@@ -185,7 +180,7 @@ class EvaluationService:
         return Answer(status=CREATED, body=body, evaluation=judged.evaluation)
 
     def _hardware(self, manifest: Manifest) -> HardwareManifest | None:
-        ref = _hardware_ref(manifest)
+        ref = hardware_ref(manifest)
         if ref is None:
             return None
         with transaction(self._sessions) as session:
@@ -216,7 +211,7 @@ class _Judged:
     write: DecisionWrite
 
 
-def _check_owner(principal: Principal, manifest: Manifest) -> None:
+def check_owner(principal: Principal, manifest: Manifest) -> None:
     owner = manifest.metadata.owner
     if not principal.acts_for(owner):
         raise Forbidden(
@@ -226,7 +221,7 @@ def _check_owner(principal: Principal, manifest: Manifest) -> None:
         )
 
 
-def _hardware_ref(manifest: Manifest) -> str | None:
+def hardware_ref(manifest: Manifest) -> str | None:
     return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
 
 

@@ -183,16 +183,9 @@ def _log_key(key: SigningKey) -> None:
     verifier = key.signer.verifier().encoded()
     if key.path is None:
         log.warning("signing_key_in_memory", verifier_key=verifier, note="gone at stop")
-    elif key.created:
+    elif key.created or key.beside_database:
         log.warning(
-            "signing_key_created",
-            path=str(key.path),
-            verifier_key=verifier,
-            note=BESIDE_THE_DATABASE,
-        )
-    elif key.beside_database:
-        log.warning(
-            "signing_key_beside_database",
+            "signing_key_created" if key.created else "signing_key_beside_database",
             path=str(key.path),
             verifier_key=verifier,
             note=BESIDE_THE_DATABASE,

@@ -46,8 +46,6 @@ _checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """The log as the head row says: its size and root hash."""
-
     size: int
     root: bytes
 
@@ -180,7 +178,6 @@ def grow_tree(
 
 
 def tree(session: Session, size: int | None = None) -> MerkleTree:
-    """The tree of the first `size` leaves (default: the head's), over the stored nodes."""
     return MerkleTree(SqlNodeStore(session), read_head(session).size if size is None else size)
 
 
@@ -201,15 +198,12 @@ def entries_between(session: Session, first: int, last: int) -> Sequence[Row[Any
 
 @dataclass(frozen=True, slots=True)
 class StoredCheckpoint:
-    """A signed checkpoint as `ledger_checkpoints` keeps it."""
-
     tree_size: int
     note: str
     signed_at: datetime
 
 
 def latest_checkpoint(session: Session) -> StoredCheckpoint | None:
-    """The stored checkpoint of the largest tree size, or None before the first."""
     row = session.execute(
         select(_checkpoints.c.tree_size, _checkpoints.c.note, _checkpoints.c.signed_at)
         .order_by(_checkpoints.c.tree_size.desc())

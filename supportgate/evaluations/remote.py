@@ -238,13 +238,7 @@ class _Poster:
     def evaluate(self, item: SourcedManifest, request: _Request) -> Decision:
         response = self._post(item, request)
         what = f"{item.source}: {item.manifest.kind} {item.manifest.metadata.name!r}"
-        if response.status_code in _REFUSED_KEY:
-            raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
-        if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
-            raise UsageError(
-                f"{what}: the server refused it ({response.status_code}): {_problem(response)}",
-                field=None,
-            )
+        _refuse_4xx(response, f"{what}: the server refused it")
         if response.status_code not in (200, 201):
             raise PolicyEngineUnavailable(
                 f"{what}: the server at {self._url} could not evaluate it "
@@ -262,14 +256,7 @@ class _Poster:
         body = msgspec.json.encode({"manifests": [item.manifest for item in items]})
         request = _Request(body, "application/json", idempotency_key=None, path=DRY_RUN_PATH)
         response = self._post(items[0], request)
-        if response.status_code in _REFUSED_KEY:
-            raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
-        if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
-            raise UsageError(
-                f"{_named(items, response)}the server refused the dry run "
-                f"({response.status_code}): {_problem(response)}",
-                field=None,
-            )
+        _refuse_4xx(response, f"{_named(items, response)}the server refused the dry run")
         if response.status_code != 200:  # noqa: PLR2004 - the dry run's answer
             raise PolicyEngineUnavailable(
                 f"the server at {self._url} could not judge the manifests "
@@ -325,6 +312,13 @@ def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Clie
         timeout=TIMEOUT_SECONDS,
         transport=transport,
     )
+
+
+def _refuse_4xx(response: httpx.Response, refused: str) -> None:
+    if response.status_code in _REFUSED_KEY:
+        raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
+    if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
+        raise UsageError(f"{refused} ({response.status_code}): {_problem(response)}", field=None)
 
 
 _IN_BATCH = re.compile(r"\A\$\.manifests\[(?P<index>[0-9]+)\]")

@@ -98,11 +98,9 @@ def check_signing_key(settings: Settings) -> None:
 
 
 def log_verifier(settings: Settings) -> NoteVerifier | None:
-    """The verifier key of the service's signing key, when this machine holds it (never
-    making one): None when no key file is set and none lies beside the SQLite file (or the
-    database is PostgreSQL without the setting, or in memory); SigningKeyError for a
-    configured file that is missing or unusable. The key's name is not held to
-    SUPPORTGATE_LOG_ORIGIN here: opening a checkpoint holds its origin to the key's name."""
+    """The verifier key, when this machine holds the signing key (never making one). Its
+    name is not held to SUPPORTGATE_LOG_ORIGIN here: opening a checkpoint holds its origin
+    to the key's name."""
     try:
         path, beside = _key_path(settings)
     except SigningKeyError:

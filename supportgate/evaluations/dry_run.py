@@ -20,7 +20,6 @@ from sqlmodel import Session
 from supportgate.auth import Principal
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
-from supportgate.errors import Forbidden
 from supportgate.ledger.batches import Tracking
 from supportgate.manifests import Format, HardwareManifest, Manifest
 from supportgate.manifests.decode import decode_manifest_request
@@ -29,7 +28,7 @@ from supportgate.policy import PolicyEngine
 
 from . import repository
 from .evaluator import Evaluator, Subject
-from .services import OWNER_FIELD, ActiveWaivers, check_owner, hardware_ref
+from .services import ActiveWaivers, check_owner, hardware_ref, owned_by_another
 from .views import DryRunAnswer, UnrecordedDecision
 
 MAX_MANIFESTS = 100
@@ -87,11 +86,7 @@ class DryRunService:
             for manifest in manifests:
                 row = repository.tracked(session, manifest.kind, manifest.metadata.name)
                 if row is not None and not _tracking(manifest, principal).may_replace(row.owner):
-                    raise Forbidden(
-                        f"the tracked {manifest.kind} {manifest.metadata.name!r} has another "
-                        f"owner than {manifest.metadata.owner!r} (metadata.owner)",
-                        field=OWNER_FIELD,
-                    )
+                    raise owned_by_another(manifest)
             rows = [repository.tracked(session, "HardwareManifest", name) for name in refs]
             return {
                 row.name: msgspec.convert(row.content, HardwareManifest)

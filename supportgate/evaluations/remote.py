@@ -11,8 +11,6 @@ on the server. A YAML file holding one manifest goes as written (`application/ya
 file holding one object as written (`application/json`); each manifest of a multi-document
 file (or of a JSON array) goes as its canonical JSON (`application/json`).
 
-The decisions go to the same reports as an in-process check, with the same gate.
-
 Retries: connection errors, timeouts and 503 are retried (RetryPolicy); a recording post
 keeps its `Idempotency-Key`, so a request the server did record is answered from its stored
 response rather than recorded twice. The key is `sha256(scope, media type, body)`. The scope is one

@@ -169,13 +169,7 @@ class EvaluationService:
         applied = await asyncio.wrap_future(self._ledger.submit(Batch(decisions=[judged.write])))
         leaf_index = applied.decisions[0]
         if leaf_index is None:  # the writer did not admit it: Tracking.may_replace said no
-            manifest = judged.manifest
-            raise Forbidden(
-                f"the tracked {manifest.kind} {manifest.metadata.name!r} has another owner "
-                f"than {manifest.metadata.owner!r} (metadata.owner): only an admin's key "
-                "that acts for its owner changes a tracked manifest's owner",
-                field=OWNER_FIELD,
-            )
+            raise owned_by_another(judged.manifest)
         body = applied.bodies.get(decision.id) or decision_body(decision, leaf_index)
         return Answer(status=CREATED, body=body, evaluation=judged.evaluation)
 
@@ -219,6 +213,15 @@ def check_owner(principal: Principal, manifest: Manifest) -> None:
             f"not for metadata.owner {owner!r}",
             field=OWNER_FIELD,
         )
+
+
+def owned_by_another(manifest: Manifest) -> Forbidden:
+    return Forbidden(
+        f"the tracked {manifest.kind} {manifest.metadata.name!r} has another owner "
+        f"than {manifest.metadata.owner!r} (metadata.owner): only an admin's key "
+        "that acts for its owner changes a tracked manifest's owner",
+        field=OWNER_FIELD,
+    )
 
 
 def hardware_ref(manifest: Manifest) -> str | None:

@@ -85,9 +85,7 @@ Outcome = Applied | Exception
 def commit_group(
     sessions: sessionmaker[Session], batches: list[Batch], now: datetime, edge: TreeEdge
 ) -> list[Outcome]:
-    """Apply batches of decisions alone as one transaction: per batch what it did or why
-    not. A uniqueness conflict rolls the group back and applies each batch alone, so only the
-    conflicting one fails, with IdempotencyConflict; any other failure fails them all."""
+    """Batches of decisions alone, as one transaction (the module docstring: a conflict)."""
     try:
         merged = [write for batch in batches for write in batch.decisions]
         applied = apply_alone(sessions, Batch(decisions=merged), now, edge)

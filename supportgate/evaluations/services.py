@@ -196,8 +196,6 @@ class EvaluationService:
 
 @dataclass(frozen=True, slots=True)
 class _Judged:
-    """A submission evaluated, and its write."""
-
     manifest: Manifest
     digest: str
     """Of the canonical manifest: the tracked content's and an Idempotency-Key's request's."""

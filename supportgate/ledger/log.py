@@ -8,10 +8,7 @@ next appender waits and the log stays linear across threads, processes and repli
 `ledger_nodes`, and the new size and root into the head. Opening the tree reads only its
 frontier (at most log2 n nodes, docs/ledger.md), so an append costs O(log n) reads, not a
 pass over the log, and so does a proof (`SqlNodeStore.get` reads a proof's nodes in one query).
-A writer reads not even that: its TreeEdge keeps the frontier its last append left, used
-while the locked head is still the one that append made. Rows go in with COPY on PostgreSQL
-(db/bulk.py).
-Signed checkpoints are kept in `ledger_checkpoints`, one per tree size (checkpointer.py).
+A writer reads not even that (TreeEdge). Rows go in with COPY on PostgreSQL (db/bulk.py).
 """
 
 from __future__ import annotations

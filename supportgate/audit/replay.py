@@ -39,7 +39,7 @@ class ReplayParts(Protocol):
 
 
 class CannotReplay(UsageError):
-    """The decision cannot be replayed here: unknown, or its matrix or policies are not these."""
+    """Unknown, or its matrix or policies are not these."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +56,6 @@ class Replay:
 
 
 def replay_decision(runtime: ReplayParts, decision_id: str) -> Replay:
-    """The stored and the replayed decision document, side by side.
-
-    Raises CannotReplay when no decision has that id, its matrix version is not published
-    here, or it was made under other policies than the engine's (`policy_revision`).
-    """
     with transaction(runtime.sessions) as session:
         row = repository.stored_decision(session, decision_id)
     if row is None:
@@ -116,7 +111,6 @@ def decision_ids(runtime: ReplayParts, *, since: datetime | None) -> Iterator[st
 
 
 def differences(replayed: Replay) -> list[str]:
-    """What differs between the stored and the replayed decision, one phrase each."""
     if not replayed.input_matches:
         return ["its stored policy input does not match its input_digest"]
     stored, again = replayed.stored, replayed.replayed

@@ -1,7 +1,5 @@
 """`supportgate check`: evaluate manifest files, resolving hardware refs among them, and report.
 
-    run_check(CheckOptions(files=[...], fmt="sarif"), os.environ) -> exit code
-
 The report always comes out, in the format asked for, on stdout or in the `--output` file:
 a problem (a file that cannot be read, holds no manifest or a broken one, repeats a
 manifest; a bad `--at`, `--matrix` or server option; an engine or server that gives no
@@ -18,7 +16,7 @@ import argparse
 import io
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,8 +56,6 @@ from supportgate.reports.rules import docs_url
 
 from .evaluator import Evaluator, Subject
 
-Clock = Callable[[], float]
-
 
 @dataclass(frozen=True, slots=True)
 class SourcedManifest:
@@ -71,8 +67,6 @@ class SourcedManifest:
 
 @dataclass(frozen=True, slots=True)
 class ManifestFiles:
-    """The manifests read from the files, and the problems of the files that gave none."""
-
     manifests: list[SourcedManifest]
     problems: list[Problem]
     skipped: list[str]
@@ -161,7 +155,6 @@ def check_locally(
     evaluator: Evaluator,
     *,
     evaluated_at: datetime,
-    clock: Clock = time.perf_counter,
     more_pools: Mapping[str, HardwareManifest] | None = None,
 ) -> list[CheckedManifest]:
     """Hardware first (deployments may reference it), then deployments, reported in file order.
@@ -178,13 +171,13 @@ def check_locally(
         },
     }
     ordered = sorted(items, key=lambda item: isinstance(item.manifest, DeploymentManifest))
-    started = clock()
+    started = time.perf_counter()
     evaluations = evaluator.evaluate_batch(
         [Subject(item.manifest) for item in ordered],
         evaluated_at=evaluated_at,
         hardware=pools.get,
     )
-    share = (clock() - started) / len(items) if items else 0.0
+    share = (time.perf_counter() - started) / len(items) if items else 0.0
     by_item = {id(item): evaluation for item, evaluation in zip(ordered, evaluations, strict=True)}
     return [
         CheckedManifest(
@@ -223,7 +216,6 @@ def run_check(
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
-    """Evaluate, report in `options.fmt` (stdout or `--output`), and return the exit code."""
     problems: list[Problem] = []
     results: list[CheckedManifest] = []
     evaluated_at = datetime.now(UTC)
@@ -279,13 +271,15 @@ def _rendered(report: Report, fmt: str, sarif: SarifOptions) -> str:
     )
 
 
-def _write_copy(report: Report, fmt: str, path: str, sarif: SarifOptions) -> Report:
-    """Write the report in `fmt` to `path`; the report, with a problem more if it cannot."""
+def _write_copy(
+    report: Report, fmt: str, path: str, sarif: SarifOptions, option: str = "--report"
+) -> Report:
+    """The report, with a problem more when `path` cannot be written."""
     text = _rendered(report, fmt, sarif)
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
-        unwritten = Problem(f"--report: cannot write {path}: {exc.strerror}", field="--report")
+        unwritten = Problem(f"{option}: cannot write {path}: {exc.strerror}", field=option)
         return replace(report, problems=[*report.problems, unwritten])
     return report
 
@@ -303,18 +297,12 @@ def write_report(
 
     When `output` cannot be written, that is one more problem, and the report goes to stdout.
     """
-    text = _rendered(report, fmt, sarif)
     if output is not None:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            unwritten = Problem(
-                f"--output: cannot write {output}: {exc.strerror}", field="--output"
-            )
-            report = replace(report, problems=[*report.problems, unwritten])
-            return write_report(report, fmt, None, sarif, stdout=stdout, stderr=stderr)
+        written = _write_copy(report, fmt, output, sarif, option="--output")
+        if written is not report:
+            return write_report(written, fmt, None, sarif, stdout=stdout, stderr=stderr)
     else:
-        stdout.write(text)
+        stdout.write(_rendered(report, fmt, sarif))
         stdout.flush()
     for problem in report.problems:
         print(f"supportgate: error: {problem.message}", file=stderr)
@@ -324,9 +312,8 @@ def write_report(
 def sarif_options(
     bundle: PolicyBundle | None, environ: Mapping[str, str], sarif_root: str | None
 ) -> SarifOptions:
-    """The rule catalogue (none without a bundle), `--sarif-root` (default: the working
-    directory) and the docs URL. The root is resolved (symlinks too), as GitHub matches
-    URIs against the checkout's real files."""
+    """The root is resolved (symlinks too), as GitHub matches URIs against the checkout's
+    real files."""
     rules = read_catalog(bundle.modules) if bundle is not None else {}
     cwd = os.getcwd()
     root = os.path.realpath(os.path.join(cwd, sarif_root or "."))

@@ -20,16 +20,15 @@ from sqlmodel import Session
 from supportgate.auth import Principal
 from supportgate.clock import SYSTEM_CLOCK, Clock
 from supportgate.db import transaction
-from supportgate.errors import Forbidden
 from supportgate.ledger.batches import Tracking
-from supportgate.manifests import DeploymentManifest, Format, HardwareManifest, Manifest
+from supportgate.manifests import Format, HardwareManifest, Manifest
 from supportgate.manifests.decode import decode_manifest_request
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
 
 from . import repository
 from .evaluator import Evaluator, Subject
-from .services import OWNER_FIELD, ActiveWaivers
+from .services import ActiveWaivers, check_owner, hardware_ref, owned_by_another
 from .views import DryRunAnswer, UnrecordedDecision
 
 MAX_MANIFESTS = 100
@@ -57,14 +56,9 @@ class DryRunService:
     def _judge(self, body: bytes, fmt: Format, principal: Principal) -> DryRunAnswer:
         manifests = decode_manifest_request(body, fmt=fmt, limit=MAX_MANIFESTS)
         for manifest in manifests:
-            if not principal.acts_for(manifest.metadata.owner):
-                raise Forbidden(
-                    f"key {principal.name!r} acts for {', '.join(principal.owners)}, "
-                    f"not for metadata.owner {manifest.metadata.owner!r}",
-                    field=OWNER_FIELD,
-                )
+            check_owner(principal, manifest)
         pools = {m.metadata.name: m for m in manifests if isinstance(m, HardwareManifest)}
-        wanted = {_ref(m) for m in manifests} - set(pools) - {None}
+        wanted = {hardware_ref(m) for m in manifests} - set(pools) - {None}
         tracked = self._tracked_state(manifests, principal, sorted(str(n) for n in wanted))
         pools = tracked | pools  # the request's own pools come first
         now = self._clock.now()
@@ -92,11 +86,7 @@ class DryRunService:
             for manifest in manifests:
                 row = repository.tracked(session, manifest.kind, manifest.metadata.name)
                 if row is not None and not _tracking(manifest, principal).may_replace(row.owner):
-                    raise Forbidden(
-                        f"the tracked {manifest.kind} {manifest.metadata.name!r} has another "
-                        f"owner than {manifest.metadata.owner!r} (metadata.owner)",
-                        field=OWNER_FIELD,
-                    )
+                    raise owned_by_another(manifest)
             rows = [repository.tracked(session, "HardwareManifest", name) for name in refs]
             return {
                 row.name: msgspec.convert(row.content, HardwareManifest)
@@ -114,7 +104,3 @@ def _tracking(manifest: Manifest, principal: Principal) -> Tracking:
         hardware_ref=None,
         changes_owner=principal.role == "admin",
     )
-
-
-def _ref(manifest: Manifest) -> str | None:
-    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None

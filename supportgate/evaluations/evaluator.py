@@ -25,8 +25,6 @@ def no_tracked_hardware(_name: str) -> HardwareManifest | None:
 
 @dataclass(frozen=True, slots=True)
 class Subject:
-    """One manifest to evaluate, with why and under which waivers."""
-
     manifest: Manifest
     cause: Cause = "submission"
     waivers: Sequence[Mapping[str, Any]] = field(default_factory=tuple)

@@ -38,8 +38,8 @@ class Found:
     problems: list[Problem]
 
 
-def find_hardware(items: Sequence[SourcedManifest], *, cwd: str | None = None) -> Found:
-    here = cwd or os.getcwd()
+def find_hardware(items: Sequence[SourcedManifest]) -> Found:
+    here = os.getcwd()
     given = {item.manifest.metadata.name for item in items if _is_pool(item)}
     wanted = {ref for item in items if (ref := _ref(item)) is not None and ref not in given}
     if not wanted:

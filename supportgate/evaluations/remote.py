@@ -11,8 +11,6 @@ on the server. A YAML file holding one manifest goes as written (`application/ya
 file holding one object as written (`application/json`); each manifest of a multi-document
 file (or of a JSON array) goes as its canonical JSON (`application/json`).
 
-The decisions go to the same reports as an in-process check, with the same gate.
-
 Retries: connection errors, timeouts and 503 are retried (RetryPolicy); a recording post
 keeps its `Idempotency-Key`, so a request the server did record is answered from its stored
 response rather than recorded twice. The key is `sha256(scope, media type, body)`. The scope is one
@@ -128,10 +126,8 @@ def check_remote(
     server: Server,
     *,
     record: bool = False,
-    retry: RetryPolicy | None = None,
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.perf_counter,
 ) -> list[CheckedManifest]:
     """The decisions in file order: of a dry run, or (`record`) of a POST of each manifest
     (hardware first), each with the time its request took (retries included; in a dry run
@@ -141,18 +137,18 @@ def check_remote(
     )
     decisions: dict[int, tuple[Decision, float]] = {}
     with _client(server, transport) as client:
-        poster = _Poster(client, server.url, retry or RetryPolicy(), sleep)
+        poster = _Poster(client, server.url, RetryPolicy(), sleep)
         if record:
             requests = _requests(items, server.idempotency_scope)
             for index in order:
-                started = clock()
+                started = time.perf_counter()
                 decision = poster.evaluate(items[index], requests[index])
-                decisions[index] = (decision, clock() - started)
+                decisions[index] = (decision, time.perf_counter() - started)
         else:
             for own, carried in dry_run_batches(items, order):
-                started = clock()
+                started = time.perf_counter()
                 answer = poster.dry_run([items[i] for i in [*own, *carried]])
-                share = (clock() - started) / len(own)
+                share = (time.perf_counter() - started) / len(own)
                 decisions.update((i, (answer[n], share)) for n, i in enumerate(own))
     return [
         CheckedManifest(
@@ -240,13 +236,7 @@ class _Poster:
     def evaluate(self, item: SourcedManifest, request: _Request) -> Decision:
         response = self._post(item, request)
         what = f"{item.source}: {item.manifest.kind} {item.manifest.metadata.name!r}"
-        if response.status_code in _REFUSED_KEY:
-            raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
-        if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
-            raise UsageError(
-                f"{what}: the server refused it ({response.status_code}): {_problem(response)}",
-                field=None,
-            )
+        _refuse_4xx(response, f"{what}: the server refused it")
         if response.status_code not in (200, 201):
             raise PolicyEngineUnavailable(
                 f"{what}: the server at {self._url} could not evaluate it "
@@ -261,18 +251,10 @@ class _Poster:
             ) from None
 
     def dry_run(self, items: Sequence[SourcedManifest]) -> list[Decision]:
-        """The decisions of a dry run of `items`, in their order."""
         body = msgspec.json.encode({"manifests": [item.manifest for item in items]})
         request = _Request(body, "application/json", idempotency_key=None, path=DRY_RUN_PATH)
         response = self._post(items[0], request)
-        if response.status_code in _REFUSED_KEY:
-            raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
-        if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
-            raise UsageError(
-                f"{_named(items, response)}the server refused the dry run "
-                f"({response.status_code}): {_problem(response)}",
-                field=None,
-            )
+        _refuse_4xx(response, f"{_named(items, response)}the server refused the dry run")
         if response.status_code != 200:  # noqa: PLR2004 - the dry run's answer
             raise PolicyEngineUnavailable(
                 f"the server at {self._url} could not judge the manifests "
@@ -293,7 +275,6 @@ class _Poster:
         return list(decisions)
 
     def _post(self, item: SourcedManifest, request: _Request) -> httpx.Response:
-        """The server's answer; connection errors, timeouts and 503 are tried again."""
         for attempt in range(1, self._retry.attempts):
             try:
                 response = self._send(request)
@@ -329,6 +310,13 @@ def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Clie
         timeout=TIMEOUT_SECONDS,
         transport=transport,
     )
+
+
+def _refuse_4xx(response: httpx.Response, refused: str) -> None:
+    if response.status_code in _REFUSED_KEY:
+        raise UsageError(f"the server refused the key: {_problem(response)}", field=None)
+    if 400 <= response.status_code < 500:  # noqa: PLR2004 - the 4xx range
+        raise UsageError(f"{refused} ({response.status_code}): {_problem(response)}", field=None)
 
 
 _IN_BATCH = re.compile(r"\A\$\.manifests\[(?P<index>[0-9]+)\]")

@@ -80,10 +80,9 @@ class EvaluationService:
         engine: PolicyEngine,
         matrices: MatrixService,
         ledger: LedgerWriter,
-        waivers: ActiveWaivers | None = None,
+        waivers: ActiveWaivers,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`clock`: the time a submission is evaluated at (its waivers, matrix, evidence age)."""
         self._sessions = sessions
         self._clock = clock
         self._waivers = waivers
@@ -132,14 +131,10 @@ class EvaluationService:
         self, body: bytes, fmt: Format, principal: Principal, key: str | None
     ) -> _Judged | Answer:
         manifest = decode_manifest(body, fmt=fmt)
-        _check_owner(principal, manifest)
+        check_owner(principal, manifest)
         now = self._clock.now()
         evaluator = Evaluator(self._engine, self._matrices.current(now).loaded)
-        waivers = (
-            []
-            if self._waivers is None
-            else self._waivers.active_for(manifest.kind, manifest.metadata.name, now)
-        )
+        waivers = self._waivers.active_for(manifest.kind, manifest.metadata.name, now)
         subject = Subject(manifest, waivers=waivers)
         pool = self._hardware(manifest)
         policy_input = evaluator.policy_input(subject, evaluated_at=now, hardware=lambda _n: pool)
@@ -160,7 +155,7 @@ class EvaluationService:
                 content=policy_input.document["manifest"],
                 content_digest=digest,
                 owner=manifest.metadata.owner,
-                hardware_ref=_hardware_ref(manifest),
+                hardware_ref=hardware_ref(manifest),
                 changes_owner=principal.role == "admin",
             ),
             idempotency=claim,
@@ -174,18 +169,12 @@ class EvaluationService:
         applied = await asyncio.wrap_future(self._ledger.submit(Batch(decisions=[judged.write])))
         leaf_index = applied.decisions[0]
         if leaf_index is None:  # the writer did not admit it: Tracking.may_replace said no
-            manifest = judged.manifest
-            raise Forbidden(
-                f"the tracked {manifest.kind} {manifest.metadata.name!r} has another owner "
-                f"than {manifest.metadata.owner!r} (metadata.owner): only an admin's key "
-                "that acts for its owner changes a tracked manifest's owner",
-                field=OWNER_FIELD,
-            )
+            raise owned_by_another(judged.manifest)
         body = applied.bodies.get(decision.id) or decision_body(decision, leaf_index)
         return Answer(status=CREATED, body=body, evaluation=judged.evaluation)
 
     def _hardware(self, manifest: Manifest) -> HardwareManifest | None:
-        ref = _hardware_ref(manifest)
+        ref = hardware_ref(manifest)
         if ref is None:
             return None
         with transaction(self._sessions) as session:
@@ -207,8 +196,6 @@ class EvaluationService:
 
 @dataclass(frozen=True, slots=True)
 class _Judged:
-    """A submission evaluated, and its write."""
-
     manifest: Manifest
     digest: str
     """Of the canonical manifest: the tracked content's and an Idempotency-Key's request's."""
@@ -216,7 +203,7 @@ class _Judged:
     write: DecisionWrite
 
 
-def _check_owner(principal: Principal, manifest: Manifest) -> None:
+def check_owner(principal: Principal, manifest: Manifest) -> None:
     owner = manifest.metadata.owner
     if not principal.acts_for(owner):
         raise Forbidden(
@@ -226,7 +213,16 @@ def _check_owner(principal: Principal, manifest: Manifest) -> None:
         )
 
 
-def _hardware_ref(manifest: Manifest) -> str | None:
+def owned_by_another(manifest: Manifest) -> Forbidden:
+    return Forbidden(
+        f"the tracked {manifest.kind} {manifest.metadata.name!r} has another owner "
+        f"than {manifest.metadata.owner!r} (metadata.owner): only an admin's key "
+        "that acts for its owner changes a tracked manifest's owner",
+        field=OWNER_FIELD,
+    )
+
+
+def hardware_ref(manifest: Manifest) -> str | None:
     return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
 
 

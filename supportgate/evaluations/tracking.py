@@ -44,8 +44,6 @@ class TrackingService:
         rule: str | None = None,
         hardware_ref: str | None = None,
     ) -> TrackedManifestPage:
-        """`rule`: only manifests whose latest decision has a violation with that rule id;
-        `hardware_ref`: only the deployments whose `hardware.ref` names that pool."""
         check_choice("kind", kind, KINDS)
         check_choice("verdict", verdict, VERDICTS)
         after = tuple(decode_cursor(cursor, str, str)) if cursor else None
@@ -103,7 +101,6 @@ class TrackingService:
             }
 
     def untrack(self, kind: str, name: str, *, by: str | None = None) -> None:
-        """Stop tracking; `by` names who asked (the API key)."""
         check_choice("kind", kind, KINDS)
         untracking = Untracking(kind=kind, name=name, untracked_by=by, at=self._clock.now())
         if self._ledger.write(Batch(untracked=[untracking])).conflicts_in("untracked"):

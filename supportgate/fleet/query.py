@@ -34,20 +34,17 @@ _decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
 _spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 _matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
 
-Key = tuple[str, str]
-"""(kind, name) of a manifest."""
+Key = tuple[str, str]  # (kind, name)
 
 
 @dataclass(frozen=True, slots=True)
 class FleetManifest:
-    """One manifest tracked at T."""
-
     kind: str
     name: str
     owner: str | None
     """`metadata.owner` of the content tracked at T."""
     decision: Decision
-    """The decision current for it at T (with its `leaf_index`)."""
+    """Current at T."""
     policy_input: str = field(repr=False)
     """The current decision's stored policy input (its `input_digest` covers it)."""
 
@@ -59,15 +56,11 @@ class FleetManifest:
 
 @dataclass(frozen=True, slots=True)
 class FleetAt:
-    """The fleet as the log stood at `as_of` (module docstring: what that means)."""
-
     as_of: datetime
     manifests: tuple[FleetManifest, ...]
-    """Every manifest tracked at as_of, in (kind, name) order."""
-    matrix_version: str | None
-    """The matrix version in force at as_of (None: none was published yet)."""
-    policy_revision: str | None
-    """The policy revision of the latest decision recorded at or before as_of (None: none)."""
+    """In (kind, name) order."""
+    matrix_version: str | None  # None: none was published yet
+    policy_revision: str | None  # None: no decision yet
 
 
 class _Content(msgspec.Struct):

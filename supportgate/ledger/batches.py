@@ -1,19 +1,8 @@
 """What the ledger is asked to write, and what it answers: plain data (msgspec Structs).
 
 A `Batch` is everything one transaction of the writer applies (write.apply_batch); an
-`Applied` is what it did, events included (supportgate/events.py).
-
-    DecisionWrite      a decision, its policy input, and for a submission the content to
-                       track and the Idempotency-Key answer to store; for a sweep, the
-                       tracked head it was judged against (`expected`)
-    SweepProgress      a sweep's batch: its cursor and counts, the manifests it found
-                       unchanged (their last_evaluated_at moves) and the memos to save
-    MatrixPublication  a matrix version published
-    WaiverCreation     a waiver created
-    WaiverDeletion     a waiver deleted
-    Untracking         a manifest no longer tracked
-
-Every one of them can change a verdict, so every one goes through the one writer.
+`Applied` is what it did, events included (supportgate/events.py). Every part of a batch
+can change a verdict, so every one goes through the one writer.
 """
 
 from __future__ import annotations
@@ -48,8 +37,6 @@ class Tracking(_Data, frozen=True):
     """The key may change a tracked manifest's owner (an admin's, which acts for every owner)."""
 
     def may_replace(self, held_by: str | None) -> bool:
-        """May this content replace a tracked manifest that `held_by` owns? Keeping its
-        owner, yes; changing it takes an admin's key."""
         return held_by == self.owner or self.changes_owner
 
 

@@ -71,9 +71,6 @@ class Checkpointer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Read the key (making the default one when no checkpoint is signed yet), sign the
-        head if it is ahead, and look again every interval. A key that cannot be had stops
-        the start, with SigningKeyError naming the fix."""
         with transaction(self._sessions) as session:
             signed_before = latest_checkpoint(session) is not None
         with self._lock:
@@ -112,9 +109,8 @@ class Checkpointer:
         return self._signing_key().signer.verifier()
 
     def sign_now(self) -> StoredCheckpoint | None:
-        """Sign the head when it is ahead of the latest stored checkpoint (or none is
-        stored): the new checkpoint, None when the latest one covers the head already.
-        HeadNotSigned when the head does not extend the latest checkpoint."""
+        """None when the latest checkpoint covers the head already; HeadNotSigned when the
+        head does not extend it."""
         with self._lock:
             signer = self._signing_key().signer
             with transaction(self._sessions) as session:
@@ -183,16 +179,9 @@ def _log_key(key: SigningKey) -> None:
     verifier = key.signer.verifier().encoded()
     if key.path is None:
         log.warning("signing_key_in_memory", verifier_key=verifier, note="gone at stop")
-    elif key.created:
+    elif key.created or key.beside_database:
         log.warning(
-            "signing_key_created",
-            path=str(key.path),
-            verifier_key=verifier,
-            note=BESIDE_THE_DATABASE,
-        )
-    elif key.beside_database:
-        log.warning(
-            "signing_key_beside_database",
+            "signing_key_created" if key.created else "signing_key_beside_database",
             path=str(key.path),
             verifier_key=verifier,
             note=BESIDE_THE_DATABASE,

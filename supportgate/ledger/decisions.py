@@ -26,8 +26,6 @@ _idempotency: Table = IdempotencyKey.__table__  # type: ignore[attr-defined]
 def insert_decisions(
     session: Session, writes: Sequence[DecisionWrite], leaves: Sequence[int], now: datetime
 ) -> None:
-    """The decision rows, each with the leaf_index of its `decision` entry, and the rules they
-    name (one row per (rule, severity) of a decision's violations)."""
     if not writes:
         return
     seq = _last_seq(session)

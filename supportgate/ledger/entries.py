@@ -33,8 +33,6 @@ _canonical = msgspec.json.Encoder(order="sorted")
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One entry to append: its type, when it was recorded, and its canonical bytes."""
-
     type: EntryType
     recorded_at: datetime
     body: bytes

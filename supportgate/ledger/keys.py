@@ -14,9 +14,6 @@ it. The service reads its key from SUPPORTGATE_SIGNING_KEY_FILE. Without that se
 
 The key's name must be the log's origin (SUPPORTGATE_LOG_ORIGIN): a key of another name is
 refused, naming both, since every checkpoint names its log by the key's name.
-
-`signing_key(settings)` is the one way the service and the CLI get the key;
-`log_verifier(settings)` its verifier key, for `supportgate audit verify`.
 """
 
 from __future__ import annotations
@@ -53,10 +50,9 @@ class SigningKey:
 
 
 def signing_key(settings: Settings, *, create: bool = False) -> SigningKey:
-    """The key that signs the log's checkpoints, as `settings` say (see the module
-    docstring). `create`: make the default key beside the SQLite file when it is missing
-    (the service's start does, when no checkpoint is signed yet); otherwise a missing
-    file is refused. SigningKeyError (or InvalidKey) naming what to fix."""
+    """`create`: make the default key beside the SQLite file when it is missing (the
+    service's start does, when no checkpoint is signed yet); otherwise a missing file is
+    refused."""
     origin = settings.log_origin
     check_name(origin, field=ORIGIN_SETTING, error=InvalidKey)
     path, beside = _key_path(settings)
@@ -102,11 +98,9 @@ def check_signing_key(settings: Settings) -> None:
 
 
 def log_verifier(settings: Settings) -> NoteVerifier | None:
-    """The verifier key of the service's signing key, when this machine holds it (never
-    making one): None when no key file is set and none lies beside the SQLite file (or the
-    database is PostgreSQL without the setting, or in memory); SigningKeyError for a
-    configured file that is missing or unusable. The key's name is not held to
-    SUPPORTGATE_LOG_ORIGIN here: opening a checkpoint holds its origin to the key's name."""
+    """The verifier key, when this machine holds the signing key (never making one). Its
+    name is not held to SUPPORTGATE_LOG_ORIGIN here: opening a checkpoint holds its origin
+    to the key's name."""
     try:
         path, beside = _key_path(settings)
     except SigningKeyError:
@@ -119,9 +113,7 @@ def log_verifier(settings: Settings) -> NoteVerifier | None:
 
 
 def write_signer_key(path: Path, origin: str, *, field: str = "--out") -> NoteVerifier:
-    """A new signer key named `origin` in a new file `path` (mode 0600, synced to disk);
-    its verifier. An existing file is refused, never overwritten; `field` names where the
-    path came from (keygen's `--out`, or the service's setting)."""
+    """`field` names where the path came from (keygen's `--out`, or the service's setting)."""
     check_name(origin, field="origin", error=InvalidKey)
     signer = NoteSigner.generate(origin)
     try:

@@ -8,10 +8,7 @@ next appender waits and the log stays linear across threads, processes and repli
 `ledger_nodes`, and the new size and root into the head. Opening the tree reads only its
 frontier (at most log2 n nodes, docs/ledger.md), so an append costs O(log n) reads, not a
 pass over the log, and so does a proof (`SqlNodeStore.get` reads a proof's nodes in one query).
-A writer reads not even that: its TreeEdge keeps the frontier its last append left, used
-while the locked head is still the one that append made. Rows go in with COPY on PostgreSQL
-(db/bulk.py).
-Signed checkpoints are kept in `ledger_checkpoints`, one per tree size (checkpointer.py).
+A writer reads not even that (TreeEdge). Rows go in with COPY on PostgreSQL (db/bulk.py).
 """
 
 from __future__ import annotations
@@ -46,8 +43,6 @@ _checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """The log as the head row says: its size and root hash."""
-
     size: int
     root: bytes
 
@@ -180,7 +175,6 @@ def grow_tree(
 
 
 def tree(session: Session, size: int | None = None) -> MerkleTree:
-    """The tree of the first `size` leaves (default: the head's), over the stored nodes."""
     return MerkleTree(SqlNodeStore(session), read_head(session).size if size is None else size)
 
 
@@ -201,15 +195,12 @@ def entries_between(session: Session, first: int, last: int) -> Sequence[Row[Any
 
 @dataclass(frozen=True, slots=True)
 class StoredCheckpoint:
-    """A signed checkpoint as `ledger_checkpoints` keeps it."""
-
     tree_size: int
     note: str
     signed_at: datetime
 
 
 def latest_checkpoint(session: Session) -> StoredCheckpoint | None:
-    """The stored checkpoint of the largest tree size, or None before the first."""
     row = session.execute(
         select(_checkpoints.c.tree_size, _checkpoints.c.note, _checkpoints.c.signed_at)
         .order_by(_checkpoints.c.tree_size.desc())

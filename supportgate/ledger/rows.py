@@ -30,7 +30,6 @@ DECISION_COLUMNS = (
 
 
 def decision_from_row(row: DecisionRow) -> Decision:
-    """The Decision a stored row records (the 201 body, a history or audit item)."""
     return decision_from_columns({column: getattr(row, column) for column in DECISION_COLUMNS})
 
 

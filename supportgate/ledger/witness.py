@@ -20,7 +20,6 @@ from pathlib import Path
 
 
 def append_note(path: Path, note: str) -> None:
-    """Append one signed note (ending in a newline) and a blank line; flush and fsync."""
     created = not path.exists()
     with path.open("a", encoding="utf-8") as file:
         file.write(note + "\n")

@@ -1,14 +1,9 @@
 """The ledger's one writer: a thread of the service that applies every Batch (write.apply_batch).
 
-    submit(batch) -> Future[Applied]   hand a batch over, from any thread or (wrapped with
-                                       asyncio.wrap_future) from the event loop
-    write(batch) -> Applied            the same, waiting for it
-    check_ready(), start(), stop()     readiness; the thread (started by the first submit if
-                                       the service has not started it: a CLI run)
-
-The thread takes every batch queued (up to MAX_BATCH) and applies the batches that hold only
-decisions (the API's submissions) together, as ONE transaction: one head lock, one commit,
-however many requests wait. Any other batch (a sweep's, a matrix version, a waiver, an
+The first submit starts the thread when the service has not (a CLI run). The thread takes
+every batch queued (up to MAX_BATCH) and applies the batches that hold only decisions (the
+API's submissions) together, as ONE transaction: one head lock, one commit, however many
+requests wait. Any other batch (a sweep's, a matrix version, a waiver, an
 untracking) is applied alone, in its turn. A future resolves only after the commit, so a 201
 always means the decision is durable; a failure fails every batch of the group (the API
 answers 503 naming the cause: a driver's error as it is, anything else as LedgerWriteFailed).
@@ -75,8 +70,6 @@ def _refused(exc: BaseException) -> bool:
 def apply_alone(
     sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge
 ) -> Applied:
-    """Apply `batch` in one transaction of its own, recorded at `now`; `edge` the tree's
-    frontier the writer keeps between its transactions (log.TreeEdge)."""
     try:
         with transaction(sessions, write=True) as session:
             return apply_batch(session, batch, now, edge)
@@ -92,9 +85,7 @@ Outcome = Applied | Exception
 def commit_group(
     sessions: sessionmaker[Session], batches: list[Batch], now: datetime, edge: TreeEdge
 ) -> list[Outcome]:
-    """Apply batches of decisions alone as one transaction: per batch what it did or why
-    not. A uniqueness conflict rolls the group back and applies each batch alone, so only the
-    conflicting one fails, with IdempotencyConflict; any other failure fails them all."""
+    """Batches of decisions alone, as one transaction (the module docstring: a conflict)."""
     try:
         merged = [write for batch in batches for write in batch.decisions]
         applied = apply_alone(sessions, Batch(decisions=merged), now, edge)
@@ -127,22 +118,14 @@ class _Pending:
 
 
 class LedgerWriter:
-    """The writer thread (see the module doc)."""
-
     def __init__(
-        self,
-        sessions: sessionmaker[Session],
-        *,
-        events: Events,
-        clock: Clock = SYSTEM_CLOCK,
-        max_batch: int = MAX_BATCH,
+        self, sessions: sessionmaker[Session], *, events: Events, clock: Clock = SYSTEM_CLOCK
     ) -> None:
         """`clock`: what time the batches are recorded at (recorded_at, alerts, outbox)."""
         self._sessions = sessions
         self._events = events
         self._clock = clock
         self._edge = TreeEdge()
-        self._max_batch = max_batch
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._stopped = False
@@ -193,7 +176,6 @@ class LedgerWriter:
             self._failure = None
 
     def submit(self, batch: Batch) -> Future[Applied]:
-        """Hand a batch over; the future resolves once it is committed (or failed)."""
         future: Future[Applied] = Future()
         if self._thread is None and not self._stopped:
             self.start()
@@ -214,7 +196,7 @@ class LedgerWriter:
             if first is None:
                 break
             taken = [first]
-            while len(taken) < self._max_batch:
+            while len(taken) < MAX_BATCH:
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:

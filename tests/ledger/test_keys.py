@@ -164,7 +164,7 @@ def test_an_in_memory_database_gets_a_key_in_memory(tmp_path: Path) -> None:
 def test_the_origin_defaults_to_supportgate_and_the_hostname(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("socket.gethostname", lambda: "build-host-1")
+    monkeypatch.setattr("platform.node", lambda: "build-host-1")
     assert Settings.from_env({}).log_origin == "supportgate/build-host-1"
     assert Settings().log_origin == "supportgate/build-host-1"
     env = {

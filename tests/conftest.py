@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -50,6 +51,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ]
     if wrong:
         raise pytest.UsageError("marked fast but not in-process:\n" + "\n".join(wrong))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a module's last test (its module fixtures torn down): no event loop may be left
+    running in this thread, or every later test of the worker that calls asyncio.run fails
+    (Playwright's sync API keeps one while it runs)."""
+    yield
+    module = getattr(item, "module", None)
+    if nextitem is not None and getattr(nextitem, "module", None) is module:
+        return
+    if asyncio.events._get_running_loop() is not None:
+        asyncio.events._set_running_loop(None)  # so the worker's next modules run at all
+        pytest.fail(f"{item.nodeid}: its module left an event loop running in this thread")
 
 
 @pytest.fixture(scope="session")

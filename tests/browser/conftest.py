@@ -12,7 +12,9 @@ from ..services import require_or_skip
 from .browser import CHROMIUM, MISSING, REQUIRE_FLAG, Console, chromium, seeded_console
 
 
-@pytest.fixture(scope="session")
+# One Playwright per module, not per session: its sync API keeps an event loop running in the
+# worker's main thread, and the worker's later modules (asyncio.run) must find none.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.is_file():
         require_or_skip(REQUIRE_FLAG, MISSING)

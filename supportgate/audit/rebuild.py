@@ -8,7 +8,8 @@ log leads to is replaced, every missing one inserted, every one the log does not
 deleted. `created_at` and `last_evaluated_at` are kept where they lie within what the log
 allows (it records neither a re-tracking before migration 0005 nor a sweep that found a
 manifest unchanged); else they become the span's tracked_since and the latest decision's
-evaluated_at.
+evaluated_at. The waivers are replayed through their fold (ledger/waivers.py) too, and each
+row not as it says written again.
 
 It refuses (UnusableInput) when an entry is not well-formed, or a latest decision's stored
 input is gone or edited: the content to track is then unknown, and `supportgate audit
@@ -18,14 +19,15 @@ verify` names what was edited.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import msgspec
 from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import LedgerEntry, TrackedSpan, transaction
-from supportgate.ledger import tracking
+from supportgate.db import LedgerEntry, TrackedSpan, Waiver, transaction
+from supportgate.ledger import tracking, waivers
 from supportgate.ledger.log import entries_between, lock_head
 from supportgate.ledger.tracking import Span
 
@@ -41,6 +43,7 @@ from .tracking_state import (
 
 _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
 _spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
+_waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
 
 CHUNK = 5000
 SHOWN = 10
@@ -57,10 +60,12 @@ class Rebuilt:
     deleted: list[Key]
     spans: int = 0
     """Spans written again or deleted."""
+    waivers: int = 0
+    """Waiver rows written again or deleted."""
 
     def summary(self) -> str:
         state = f"{self.tracked} tracked manifests, from {self.entries} entries"
-        if not (self.inserted or self.updated or self.deleted or self.spans):
+        if not (self.inserted or self.updated or self.deleted or self.spans or self.waivers):
             return f"the tracked-manifest table already agrees with the log: {state}"
         changes = [
             _listed(
@@ -69,6 +74,7 @@ class Rebuilt:
             _listed("added", [_name(key) for key in self.inserted]),
             _listed("removed", [_name(key) for key in self.deleted]),
             f"rewrote {self.spans} spans of its history" if self.spans else "",
+            f"rewrote {self.waivers} waiver rows" if self.waivers else "",
         ]
         return f"rebuilt the tracked-manifest table from the log ({state}): " + "; ".join(
             change for change in changes if change
@@ -79,14 +85,14 @@ def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
     with transaction(sessions, write=True) as session:
         head = lock_head(session)
         spans = _drop_stray_spans(session)
-        replay = TrackingFromLog()
+        replay, waiver_rows = TrackingFromLog(), dict[str, dict[str, Any]]()
         for first in range(0, head.size, CHUNK):
             for entry in entries_between(session, first, min(head.size, first + CHUNK) - 1):
-                _follow(replay, int(entry.leaf_index), entry.entry)
+                _follow(replay, waiver_rows, int(entry.leaf_index), entry.entry)
             spans += _respan(session, replay.drain())
         spans += _respan(session, list(replay.open.values()))
         found = differences(session, replay.expected_rows(session))
-        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans)
+        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans, _rewaive(session, waiver_rows))
         for difference in found:
             _restore(session, replay, difference, rebuilt)
     return rebuilt
@@ -108,9 +114,32 @@ def _respan(session: Session, spans: list[Span]) -> int:
     return len(wrong)
 
 
-def _follow(replay: TrackingFromLog, leaf_index: int, entry: str) -> None:
+def _rewaive(session: Session, log_rows: dict[str, dict[str, Any]]) -> int:
+    """Write each waiver row not as the log's waiver fold says again (through the writer's
+    waivers.apply and restore), and delete those no entry created."""
+    log_rows = {i: row for i, row in log_rows.items() if "leaf_index" in row}  # created
+    stored = {row["id"]: dict(row) for row in session.execute(select(_waivers)).mappings()}
+    stray = stored.keys() - log_rows.keys()
+    if stray:
+        session.execute(delete(_waivers).where(_waivers.c.id.in_(sorted(stray))))
+    wrong = [
+        (waiver_id, row)
+        for waiver_id, row in log_rows.items()
+        if waiver_id in stored and any(stored[waiver_id][c] != row[c] for c in waivers.COLUMNS)
+    ]
+    waivers.restore(session, wrong)
+    missing = [(i, row) for i, row in log_rows.items() if i not in stored]
+    waivers.apply(session, missing)
+    return len(stray) + len(wrong) + len(missing)
+
+
+def _follow(
+    replay: TrackingFromLog, waiver_rows: dict[str, dict[str, Any]], leaf_index: int, entry: str
+) -> None:
     try:
-        replay.add(leaf_index, msgspec.json.decode(entry))
+        document = msgspec.json.decode(entry)
+        replay.add(leaf_index, document)
+        waivers.fold(waiver_rows, filter(None, [waivers.change_of(leaf_index, document)]))
     except (msgspec.DecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UnusableInput(leaf_index, "its entry is not well-formed") from exc
 

@@ -9,7 +9,7 @@ deleted. `created_at` and `last_evaluated_at` are kept where they lie within wha
 allows (it records neither a re-tracking before migration 0005 nor a sweep that found a
 manifest unchanged); else they become the span's tracked_since and the latest decision's
 evaluated_at. The waivers are replayed through their fold (ledger/waivers.py) too, and each
-row not as it says written again.
+row not as it says written again; so are the matrix versions.
 
 It refuses (UnusableInput) when an entry is not well-formed, or a latest decision's stored
 input is gone or edited: the content to track is then unknown, and `supportgate audit
@@ -26,8 +26,9 @@ from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import LedgerEntry, TrackedSpan, Waiver, transaction
-from supportgate.ledger import tracking, waivers
+from supportgate.db import LedgerEntry, MatrixVersion, TrackedSpan, Waiver, transaction
+from supportgate.errors import ManifestError
+from supportgate.ledger import matrices, tracking, waivers
 from supportgate.ledger.log import entries_between, lock_head
 from supportgate.ledger.tracking import Span
 
@@ -44,6 +45,9 @@ from .tracking_state import (
 _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
 _spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 _waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
+_matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
+_Rows = dict[str, dict[str, Any]]
+"""A fold's rows by key (a waiver's id, a matrix version)."""
 
 CHUNK = 5000
 SHOWN = 10
@@ -62,10 +66,19 @@ class Rebuilt:
     """Spans written again or deleted."""
     waivers: int = 0
     """Waiver rows written again or deleted."""
+    matrices: int = 0
+    """Matrix version rows written again or deleted."""
 
     def summary(self) -> str:
         state = f"{self.tracked} tracked manifests, from {self.entries} entries"
-        if not (self.inserted or self.updated or self.deleted or self.spans or self.waivers):
+        if not (
+            self.inserted
+            or self.updated
+            or self.deleted
+            or self.spans
+            or self.waivers
+            or self.matrices
+        ):
             return f"the tracked-manifest table already agrees with the log: {state}"
         changes = [
             _listed(
@@ -75,6 +88,7 @@ class Rebuilt:
             _listed("removed", [_name(key) for key in self.deleted]),
             f"rewrote {self.spans} spans of its history" if self.spans else "",
             f"rewrote {self.waivers} waiver rows" if self.waivers else "",
+            f"rewrote {self.matrices} matrix version rows" if self.matrices else "",
         ]
         return f"rebuilt the tracked-manifest table from the log ({state}): " + "; ".join(
             change for change in changes if change
@@ -85,14 +99,15 @@ def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
     with transaction(sessions, write=True) as session:
         head = lock_head(session)
         spans = _drop_stray_spans(session)
-        replay, waiver_rows = TrackingFromLog(), dict[str, dict[str, Any]]()
+        replay, waiver_rows, matrix_rows = TrackingFromLog(), _Rows(), _Rows()
         for first in range(0, head.size, CHUNK):
             for entry in entries_between(session, first, min(head.size, first + CHUNK) - 1):
-                _follow(replay, waiver_rows, int(entry.leaf_index), entry.entry)
+                _follow(replay, waiver_rows, matrix_rows, int(entry.leaf_index), entry.entry)
             spans += _respan(session, replay.drain())
         spans += _respan(session, list(replay.open.values()))
         found = differences(session, replay.expected_rows(session))
-        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans, _rewaive(session, waiver_rows))
+        rewritten = (_rewaive(session, waiver_rows), _rematrix(session, matrix_rows))
+        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans, *rewritten)
         for difference in found:
             _restore(session, replay, difference, rebuilt)
     return rebuilt
@@ -114,7 +129,7 @@ def _respan(session: Session, spans: list[Span]) -> int:
     return len(wrong)
 
 
-def _rewaive(session: Session, log_rows: dict[str, dict[str, Any]]) -> int:
+def _rewaive(session: Session, log_rows: _Rows) -> int:
     """Write each waiver row not as the log's waiver fold says again (through the writer's
     waivers.apply and restore), and delete those no entry created."""
     log_rows = {i: row for i, row in log_rows.items() if "leaf_index" in row}  # created
@@ -133,14 +148,34 @@ def _rewaive(session: Session, log_rows: dict[str, dict[str, Any]]) -> int:
     return len(stray) + len(wrong) + len(missing)
 
 
+def _rematrix(session: Session, log_rows: _Rows) -> int:
+    """Write each matrix version row not as the log's `matrix` entries make it again (through
+    the writer's matrices.insert_versions), and delete those no entry published."""
+    stored = {row["version"]: dict(row) for row in session.execute(select(_matrices)).mappings()}
+    wrong = [version for version, row in stored.items() if log_rows.get(version) != row]
+    if wrong:
+        session.execute(delete(_matrices).where(_matrices.c.version.in_(wrong)))
+    matrices.insert_versions(session, [row for v, row in log_rows.items() if stored.get(v) != row])
+    return len(wrong) + len(log_rows.keys() - stored.keys())
+
+
 def _follow(
-    replay: TrackingFromLog, waiver_rows: dict[str, dict[str, Any]], leaf_index: int, entry: str
+    replay: TrackingFromLog, waiver_rows: _Rows, matrix_rows: _Rows, leaf_index: int, entry: str
 ) -> None:
     try:
         document = msgspec.json.decode(entry)
         replay.add(leaf_index, document)
         waivers.fold(waiver_rows, filter(None, [waivers.change_of(leaf_index, document)]))
-    except (msgspec.DecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        if (version := matrices.change_of(leaf_index, document)) is not None:
+            matrix_rows[version["version"]] = version
+    except (
+        msgspec.DecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        ManifestError,
+    ) as exc:
         raise UnusableInput(leaf_index, "its entry is not well-formed") from exc
 
 

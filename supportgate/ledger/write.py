@@ -15,7 +15,7 @@ on SQLite and PostgreSQL alike. Read it top-down:
     7. the tracked state: the decisions and untrackings folded into it (tracking.apply);
        a sweep stamps the manifests it found unchanged
     8. store the Idempotency-Key answers
-    9. matrix versions (with their leaf_index); waivers: their entries folded in (waivers.apply)
+    9. matrix versions and waivers: their entries folded in (matrices.change_of, waivers.apply)
    10. the sweep's progress: memos, cursor and counts
 
 and return what happened as plain data (Applied), events included; the caller publishes
@@ -103,7 +103,14 @@ def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -
     ]
     decisions.store_answers(session, [(answer, body) for answer, _, body in answers], now)
 
-    matrices.insert_versions(session, admitted.matrices, leaves.matrices)
+    matrices.insert_versions(
+        session,
+        [
+            row
+            for entry, leaf in zip(parts[1], leaves.matrices, strict=True)
+            if (row := matrices.change_of(leaf, msgspec.json.decode(entry.body))) is not None
+        ],
+    )
     waivers.apply(
         session,
         [

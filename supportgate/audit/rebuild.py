@@ -46,6 +46,14 @@ _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
 _spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
 _waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
 _matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
+_NOT_WELL_FORMED = (
+    msgspec.DecodeError,
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    ManifestError,
+)
 _Rows = dict[str, dict[str, Any]]
 """A fold's rows by key (a waiver's id, a matrix version)."""
 
@@ -71,15 +79,6 @@ class Rebuilt:
 
     def summary(self) -> str:
         state = f"{self.tracked} tracked manifests, from {self.entries} entries"
-        if not (
-            self.inserted
-            or self.updated
-            or self.deleted
-            or self.spans
-            or self.waivers
-            or self.matrices
-        ):
-            return f"the tracked-manifest table already agrees with the log: {state}"
         changes = [
             _listed(
                 "restored", [f"{_name(key)} ({', '.join(cols)})" for key, cols in self.updated]
@@ -90,6 +89,8 @@ class Rebuilt:
             f"rewrote {self.waivers} waiver rows" if self.waivers else "",
             f"rewrote {self.matrices} matrix version rows" if self.matrices else "",
         ]
+        if not any(changes):
+            return f"the tracked-manifest table already agrees with the log: {state}"
         return f"rebuilt the tracked-manifest table from the log ({state}): " + "; ".join(
             change for change in changes if change
         )
@@ -168,14 +169,7 @@ def _follow(
         waivers.fold(waiver_rows, filter(None, [waivers.change_of(leaf_index, document)]))
         if (version := matrices.change_of(leaf_index, document)) is not None:
             matrix_rows[version["version"]] = version
-    except (
-        msgspec.DecodeError,
-        KeyError,
-        TypeError,
-        ValueError,
-        AttributeError,
-        ManifestError,
-    ) as exc:
+    except _NOT_WELL_FORMED as exc:
         raise UnusableInput(leaf_index, "its entry is not well-formed") from exc
 
 

@@ -8,7 +8,8 @@ log leads to is replaced, every missing one inserted, every one the log does not
 deleted. `created_at` and `last_evaluated_at` are kept where they lie within what the log
 allows (it records neither a re-tracking before migration 0005 nor a sweep that found a
 manifest unchanged); else they become the span's tracked_since and the latest decision's
-evaluated_at.
+evaluated_at. The waivers are replayed through their fold (ledger/waivers.py) too, and each
+row not as it says written again; so are the matrix versions.
 
 It refuses (UnusableInput) when an entry is not well-formed, or a latest decision's stored
 input is gone or edited: the content to track is then unknown, and `supportgate audit
@@ -18,14 +19,16 @@ verify` names what was edited.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import msgspec
 from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import LedgerEntry, TrackedSpan, transaction
-from supportgate.ledger import tracking
+from supportgate.db import LedgerEntry, MatrixVersion, TrackedSpan, Waiver, transaction
+from supportgate.errors import ManifestError
+from supportgate.ledger import matrices, tracking, waivers
 from supportgate.ledger.log import entries_between, lock_head
 from supportgate.ledger.tracking import Span
 
@@ -41,6 +44,18 @@ from .tracking_state import (
 
 _entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
 _spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
+_waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
+_matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
+_NOT_WELL_FORMED = (
+    msgspec.DecodeError,
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    ManifestError,
+)
+_Rows = dict[str, dict[str, Any]]
+"""A fold's rows by key (a waiver's id, a matrix version)."""
 
 CHUNK = 5000
 SHOWN = 10
@@ -57,11 +72,13 @@ class Rebuilt:
     deleted: list[Key]
     spans: int = 0
     """Spans written again or deleted."""
+    waivers: int = 0
+    """Waiver rows written again or deleted."""
+    matrices: int = 0
+    """Matrix version rows written again or deleted."""
 
     def summary(self) -> str:
         state = f"{self.tracked} tracked manifests, from {self.entries} entries"
-        if not (self.inserted or self.updated or self.deleted or self.spans):
-            return f"the tracked-manifest table already agrees with the log: {state}"
         changes = [
             _listed(
                 "restored", [f"{_name(key)} ({', '.join(cols)})" for key, cols in self.updated]
@@ -69,7 +86,11 @@ class Rebuilt:
             _listed("added", [_name(key) for key in self.inserted]),
             _listed("removed", [_name(key) for key in self.deleted]),
             f"rewrote {self.spans} spans of its history" if self.spans else "",
+            f"rewrote {self.waivers} waiver rows" if self.waivers else "",
+            f"rewrote {self.matrices} matrix version rows" if self.matrices else "",
         ]
+        if not any(changes):
+            return f"the tracked-manifest table already agrees with the log: {state}"
         return f"rebuilt the tracked-manifest table from the log ({state}): " + "; ".join(
             change for change in changes if change
         )
@@ -79,14 +100,15 @@ def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
     with transaction(sessions, write=True) as session:
         head = lock_head(session)
         spans = _drop_stray_spans(session)
-        replay = TrackingFromLog()
+        replay, waiver_rows, matrix_rows = TrackingFromLog(), _Rows(), _Rows()
         for first in range(0, head.size, CHUNK):
             for entry in entries_between(session, first, min(head.size, first + CHUNK) - 1):
-                _follow(replay, int(entry.leaf_index), entry.entry)
+                _follow(replay, waiver_rows, matrix_rows, int(entry.leaf_index), entry.entry)
             spans += _respan(session, replay.drain())
         spans += _respan(session, list(replay.open.values()))
         found = differences(session, replay.expected_rows(session))
-        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans)
+        rewritten = (_rewaive(session, waiver_rows), _rematrix(session, matrix_rows))
+        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans, *rewritten)
         for difference in found:
             _restore(session, replay, difference, rebuilt)
     return rebuilt
@@ -108,10 +130,46 @@ def _respan(session: Session, spans: list[Span]) -> int:
     return len(wrong)
 
 
-def _follow(replay: TrackingFromLog, leaf_index: int, entry: str) -> None:
+def _rewaive(session: Session, log_rows: _Rows) -> int:
+    """Write each waiver row not as the log's waiver fold says again (through the writer's
+    waivers.apply and restore), and delete those no entry created."""
+    log_rows = {i: row for i, row in log_rows.items() if "leaf_index" in row}  # created
+    stored = {row["id"]: dict(row) for row in session.execute(select(_waivers)).mappings()}
+    stray = stored.keys() - log_rows.keys()
+    if stray:
+        session.execute(delete(_waivers).where(_waivers.c.id.in_(sorted(stray))))
+    wrong = [
+        (waiver_id, row)
+        for waiver_id, row in log_rows.items()
+        if waiver_id in stored and any(stored[waiver_id][c] != row[c] for c in waivers.COLUMNS)
+    ]
+    waivers.restore(session, wrong)
+    missing = [(i, row) for i, row in log_rows.items() if i not in stored]
+    waivers.apply(session, missing)
+    return len(stray) + len(wrong) + len(missing)
+
+
+def _rematrix(session: Session, log_rows: _Rows) -> int:
+    """Write each matrix version row not as the log's `matrix` entries make it again (through
+    the writer's matrices.insert_versions), and delete those no entry published."""
+    stored = {row["version"]: dict(row) for row in session.execute(select(_matrices)).mappings()}
+    wrong = [version for version, row in stored.items() if log_rows.get(version) != row]
+    if wrong:
+        session.execute(delete(_matrices).where(_matrices.c.version.in_(wrong)))
+    matrices.insert_versions(session, [row for v, row in log_rows.items() if stored.get(v) != row])
+    return len(wrong) + len(log_rows.keys() - stored.keys())
+
+
+def _follow(
+    replay: TrackingFromLog, waiver_rows: _Rows, matrix_rows: _Rows, leaf_index: int, entry: str
+) -> None:
     try:
-        replay.add(leaf_index, msgspec.json.decode(entry))
-    except (msgspec.DecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        document = msgspec.json.decode(entry)
+        replay.add(leaf_index, document)
+        waivers.fold(waiver_rows, filter(None, [waivers.change_of(leaf_index, document)]))
+        if (version := matrices.change_of(leaf_index, document)) is not None:
+            matrix_rows[version["version"]] = version
+    except _NOT_WELL_FORMED as exc:
         raise UnusableInput(leaf_index, "its entry is not well-formed") from exc
 
 

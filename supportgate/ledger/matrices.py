@@ -1,16 +1,21 @@
-"""The published matrix versions (`matrix_versions`): the one module that writes them, in
-the ledger's transaction. Reads live in supportgate/matrix/repository.py."""
+"""The published matrix versions (`matrix_versions`): one fold of the log (each `matrix`
+entry makes a version's row, `change_of`), and the one module that writes them: forward by the
+writer from the entries it appends, again by `audit rebuild-tracking` where a row is not as
+the log says. Reads live in supportgate/matrix/repository.py."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
 
+import msgspec
 from sqlalchemy import Table, insert, select
 from sqlmodel import Session
 
 from supportgate.db import MatrixVersion
-
-from .batches import MatrixPublication
+from supportgate.manifests import decode_matrix
+from supportgate.policy.engine import matrix_key
 
 _versions: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
 
@@ -23,24 +28,25 @@ def published(session: Session, versions: Sequence[str]) -> set[str]:
     return set(session.execute(statement).scalars())
 
 
-def insert_versions(
-    session: Session, publications: Sequence[MatrixPublication], leaves: Sequence[int]
-) -> None:
-    """The versions' rows, each with the leaf_index of its `matrix` entry."""
-    if publications:
-        session.execute(
-            insert(_versions),
-            [
-                {
-                    "version": p.version,
-                    "document": p.document,
-                    "digest": p.digest,
-                    "effective_from": p.effective_from,
-                    "published_at": p.published_at,
-                    "published_by": p.published_by,
-                    "leaf_index": leaf_index,
-                    "provenance": None if p.provenance is None else p.provenance.document(),
-                }
-                for p, leaf_index in zip(publications, leaves, strict=True)
-            ],
-        )
+def change_of(leaf_index: int, document: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The version's row a `matrix` entry's document (decoded JSON) makes; None: another
+    entry. KeyError, TypeError, ValueError or ManifestError: the entry is not well-formed."""
+    if document["type"] != "matrix":
+        return None
+    matrix = decode_matrix(msgspec.json.encode(document["document"]), fmt="json")
+    return {
+        "version": document["version"],
+        "document": document["document"],
+        "digest": matrix_key(document["document"]),
+        "effective_from": matrix.effective_from,
+        "published_at": datetime.fromisoformat(document["recorded_at"]),
+        "published_by": document["published_by"],
+        "leaf_index": leaf_index,
+        "provenance": document.get("provenance"),
+    }
+
+
+def insert_versions(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """The versions' rows, as `change_of` makes them."""
+    if rows:
+        session.execute(insert(_versions), rows)

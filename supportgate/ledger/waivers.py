@@ -1,43 +1,93 @@
-"""The waivers (`waivers`): the one module that writes them, in the ledger's transaction.
-Reads for the API and the caches live in supportgate/waivers/repository.py."""
+"""The waivers (`waivers`): one fold of the log, and the one module that writes them.
+
+The fold (`change_of`): a `waiver-created` entry sets a waiver's row, a `waiver-deleted` entry
+sets its deleted_at, deleted_by and deleted_leaf_index (the row stays: decisions name their
+waiver by id). The writer applies it forward from the entries it appends (write.apply_batch);
+`supportgate audit rebuild-tracking` replays it (audit/rebuild.py) and writes what differs
+through `apply` and `restore`. Reads for the API and the caches live in
+supportgate/waivers/repository.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlmodel import Session
 
 from supportgate.db import Waiver
 
-from .batches import WaiverCreation, WaiverDeletion
-
 _waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
 
+Change = tuple[str, dict[str, Any]]
+"""A waiver's id and the columns one entry sets."""
 
-def insert_waivers(
-    session: Session, created: Sequence[WaiverCreation], leaves: Sequence[int]
-) -> None:
-    """The waivers' rows, each with the leaf_index of its `waiver-created` entry."""
+COLUMNS = (
+    "id",
+    "rule",
+    "kind",
+    "name",
+    "justification",
+    "expires_at",
+    "created_by",
+    "created_at",
+    "leaf_index",
+    "deleted_at",
+    "deleted_by",
+    "deleted_leaf_index",
+)
+"""What the log says of a waiver (`seq`, the listing order, it does not)."""
+
+
+def change_of(leaf_index: int, document: Mapping[str, Any]) -> Change | None:
+    """The change an entry's document (decoded JSON) makes; None: no waiver's.
+    KeyError, TypeError or ValueError: the entry is not well-formed."""
+    at = datetime.fromisoformat(document["recorded_at"])
+    if document["type"] == "waiver-deleted":
+        deleted = {"deleted_at": at, "deleted_by": document["deleted_by"]}
+        return document["waiver_id"], {**deleted, "deleted_leaf_index": leaf_index}
+    if document["type"] != "waiver-created":
+        return None
+    waiver = document["waiver"]
+    return waiver["id"], {
+        "id": waiver["id"],
+        "rule": waiver["rule"],
+        "kind": waiver["manifest"]["kind"],
+        "name": waiver["manifest"]["name"],
+        "justification": waiver["justification"],
+        "expires_at": datetime.fromisoformat(waiver["expires_at"]),
+        "created_by": waiver["created_by"],
+        "created_at": at,
+        "leaf_index": leaf_index,
+        "deleted_at": None,
+        "deleted_by": None,
+        "deleted_leaf_index": None,
+    }
+
+
+def fold(rows: dict[str, dict[str, Any]], changes: Iterable[Change]) -> None:
+    """Apply `changes` (in log order) to `rows` (id -> columns), in place."""
+    for waiver_id, columns in changes:
+        rows[waiver_id] = {**rows.get(waiver_id, {}), **columns}
+
+
+def apply(session: Session, changes: Sequence[Change]) -> None:
+    """Apply `changes` (in log order) forward: creations inserted, then deletions set."""
+    created = [columns for _, columns in changes if "leaf_index" in columns]
     if created:
-        session.execute(
-            insert(_waivers),
-            [
-                {
-                    "id": w.id,
-                    "rule": w.rule,
-                    "kind": w.kind,
-                    "name": w.name,
-                    "justification": w.justification,
-                    "expires_at": w.expires_at,
-                    "created_by": w.created_by,
-                    "created_at": w.created_at,
-                    "leaf_index": leaf_index,
-                }
-                for w, leaf_index in zip(created, leaves, strict=True)
-            ],
-        )
+        session.execute(insert(_waivers), created)
+    restore(session, [(i, c) for i, c in changes if "leaf_index" not in c])
+
+
+def restore(session: Session, rows: Sequence[Change]) -> None:
+    """Set, by waiver id, the columns each row holds (the same columns in every row)."""
+    if rows:
+        columns: dict[str, Any] = {c: bindparam(f"_{c}") for c in rows[0][1]}
+        statement = update(_waivers).where(_waivers.c.id == bindparam("_wid")).values(columns)
+        params = [{"_wid": i, **{f"_{k}": v for k, v in c.items()}} for i, c in rows]
+        session.connection().execute(statement, params)
 
 
 def undeleted(session: Session, waiver_ids: Sequence[str]) -> dict[str, tuple[str, str, datetime]]:
@@ -48,20 +98,3 @@ def undeleted(session: Session, waiver_ids: Sequence[str]) -> dict[str, tuple[st
         _waivers.c.id, _waivers.c.kind, _waivers.c.name, _waivers.c.expires_at
     ).where(_waivers.c.id.in_(sorted(set(waiver_ids))), _waivers.c.deleted_at.is_(None))
     return {row.id: (row.kind, row.name, row.expires_at) for row in session.execute(statement)}
-
-
-def mark_deleted(
-    session: Session, deletions: Sequence[WaiverDeletion], leaves: Sequence[int]
-) -> None:
-    """Set deleted_at, deleted_by and the leaf_index of the `waiver-deleted` entry (the row
-    stays: decisions name their waiver by id)."""
-    for deletion, leaf_index in zip(deletions, leaves, strict=True):
-        session.execute(
-            update(_waivers)
-            .where(_waivers.c.id == deletion.id)
-            .values(
-                deleted_at=deletion.deleted_at,
-                deleted_by=deletion.deleted_by,
-                deleted_leaf_index=leaf_index,
-            )
-        )

@@ -15,7 +15,7 @@ on SQLite and PostgreSQL alike. Read it top-down:
     7. the tracked state: the decisions and untrackings folded into it (tracking.apply);
        a sweep stamps the manifests it found unchanged
     8. store the Idempotency-Key answers
-    9. matrix versions and waivers (with their leaf_index)
+    9. matrix versions and waivers: their entries folded in (matrices.change_of, waivers.apply)
    10. the sweep's progress: memos, cursor and counts
 
 and return what happened as plain data (Applied), events included; the caller publishes
@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
 from sqlmodel import Session
 
 from supportgate.alerts.services import record_alerts
@@ -102,9 +103,24 @@ def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -
     ]
     decisions.store_answers(session, [(answer, body) for answer, _, body in answers], now)
 
-    matrices.insert_versions(session, admitted.matrices, leaves.matrices)
-    waivers.insert_waivers(session, batch.waivers_created, leaves.waivers_created)
-    waivers.mark_deleted(session, admitted.waivers_deleted, leaves.waivers_deleted)
+    matrices.insert_versions(
+        session,
+        [
+            row
+            for entry, leaf in zip(parts[1], leaves.matrices, strict=True)
+            if (row := matrices.change_of(leaf, msgspec.json.decode(entry.body))) is not None
+        ],
+    )
+    waivers.apply(
+        session,
+        [
+            change
+            for entry, leaf in zip(
+                parts[2] + parts[3], leaves.waivers_created + leaves.waivers_deleted, strict=True
+            )
+            if (change := waivers.change_of(leaf, msgspec.json.decode(entry.body))) is not None
+        ],
+    )
 
     if batch.sweep is not None:
         dropped = {w.key for w in batch.decisions} - {w.key for w in admitted.decisions}

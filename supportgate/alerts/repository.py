@@ -8,18 +8,18 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, exists, select
+from sqlalchemy import exists, select
 from sqlmodel import Session
 
-from supportgate.db import Alert, Manifest
+from supportgate.db import Alert, Manifest, table_of
 from supportgate.db import Decision as DecisionRow
 from supportgate.db.bulk import append_rows
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Verdict, Violation
 
-_alerts: Table = Alert.__table__  # type: ignore[attr-defined]
-_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
-_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
+_alerts = table_of(Alert)
+_manifests = table_of(Manifest)
+_decisions = table_of(DecisionRow)
 COLUMNS = (
     "seq",
     "id",

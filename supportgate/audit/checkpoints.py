@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Table, select
+from sqlalchemy import select
 from sqlmodel import Session
 
-from supportgate.db import LedgerCheckpoint
+from supportgate.db import LedgerCheckpoint, table_of
 from supportgate.errors import UsageError
 from supportgate.tlog import (
     Checkpoint,
@@ -28,7 +28,7 @@ from supportgate.tlog import (
     unverified_checkpoint,
 )
 
-_checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
+_checkpoints = table_of(LedgerCheckpoint)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,16 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, RowMapping, Table, and_, func, or_, select
+from sqlalchemy import Column, RowMapping, and_, func, or_, select
 from sqlmodel import Session
 
-from supportgate.db import Decision, LedgerEntry, LedgerNode, MatrixVersion, Waiver
+from supportgate.db import Decision, LedgerEntry, LedgerNode, MatrixVersion, Waiver, table_of
 
-_entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
-_nodes: Table = LedgerNode.__table__  # type: ignore[attr-defined]
-_matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
-_waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
-_decisions: Table = Decision.__table__  # type: ignore[attr-defined]
+_entries = table_of(LedgerEntry)
+_nodes = table_of(LedgerNode)
+_matrices = table_of(MatrixVersion)
+_waivers = table_of(Waiver)
+_decisions = table_of(Decision)
 
 
 @dataclass(frozen=True, slots=True)

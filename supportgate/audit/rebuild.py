@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import LedgerEntry, MatrixVersion, TrackedSpan, Waiver, transaction
+from supportgate.db import LedgerEntry, MatrixVersion, TrackedSpan, Waiver, table_of, transaction
 from supportgate.errors import ManifestError
 from supportgate.ledger import matrices, tracking, waivers
 from supportgate.ledger.log import entries_between, lock_head
@@ -42,10 +42,10 @@ from .tracking_state import (
     tracking_of,
 )
 
-_entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
-_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
-_waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
-_matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
+_entries = table_of(LedgerEntry)
+_spans = table_of(TrackedSpan)
+_waivers = table_of(Waiver)
+_matrices = table_of(MatrixVersion)
 _NOT_WELL_FORMED = (
     msgspec.DecodeError,
     KeyError,

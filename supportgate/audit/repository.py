@@ -24,7 +24,6 @@ from sqlalchemy import (
     ColumnElement,
     RowMapping,
     Select,
-    Table,
     exists,
     func,
     select,
@@ -33,7 +32,7 @@ from sqlalchemy import (
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
-from supportgate.db import DecisionRule
+from supportgate.db import DecisionRule, table_of
 from supportgate.ledger.rows import DECISION_COLUMNS
 from supportgate.manifests.decision import MANIFEST_KINDS as KINDS
 from supportgate.pagination import MAX_SEQ
@@ -48,8 +47,8 @@ RECENT_WINDOW_PROBE = 10_000
 """The same for a window with only `since`: it reaches the newest decisions, where the walk
 starts, so only a small one (which other filters may thin out) is worth probing."""
 
-_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
-_rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
+_decisions = table_of(DecisionRow)
+_rules = table_of(DecisionRule)
 
 _DECISION_COLUMNS = [_decisions.c[name] for name in DECISION_COLUMNS]
 _STORED_COLUMNS = [*_DECISION_COLUMNS, _decisions.c.policy_input, _decisions.c.recorded_at]

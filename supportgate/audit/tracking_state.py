@@ -26,11 +26,11 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, func, select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
-from supportgate.db import Manifest, TrackedSpan
+from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.errors import DatabaseError
 from supportgate.ledger.batches import Tracking
 from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, fold
@@ -43,9 +43,9 @@ Key = tuple[str, str]
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""
 
-_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
-_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
-_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
+_manifests = table_of(Manifest)
+_decisions = table_of(DecisionRow)
+_spans = table_of(TrackedSpan)
 _canonical = msgspec.json.Encoder(order="sorted")
 
 

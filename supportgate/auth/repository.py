@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from supportgate.db import ApiKey
+from supportgate.db import ApiKey, table_of
 from supportgate.errors import ConflictError
 
 from .roles import Role
 
-_keys: Table = ApiKey.__table__  # type: ignore[attr-defined]
+_keys = table_of(ApiKey)
 
 
 def insert_key(

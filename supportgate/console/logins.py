@@ -33,11 +33,11 @@ from sqlmodel import Session
 from supportgate.auth.roles import Principal
 from supportgate.auth.services import KeyService
 from supportgate.clock import Clock
-from supportgate.db import ConsoleSession, transaction
+from supportgate.db import ConsoleSession, table_of, transaction
 from supportgate.threads import thread_twin
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
-_TABLE = ConsoleSession.__table__  # type: ignore[attr-defined]
+_TABLE = table_of(ConsoleSession)
 MAX_TOUCH_INTERVAL = timedelta(minutes=1)
 
 

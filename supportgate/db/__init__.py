@@ -22,6 +22,7 @@ from .tables import (
     SweepMemo,
     TrackedSpan,
     Waiver,
+    table_of,
 )
 
 __all__ = [
@@ -47,5 +48,6 @@ __all__ = [
     "database_url",
     "ping",
     "session_factory",
+    "table_of",
     "transaction",
 ]

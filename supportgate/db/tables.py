@@ -17,6 +17,7 @@ from sqlalchemy import (
     Index,
     LargeBinary,
     SmallInteger,
+    Table,
     Text,
     UniqueConstraint,
     text,
@@ -529,3 +530,8 @@ class Waiver(SQLModel, table=True):
     """The `waiver-created` entry (set when it is appended)."""
     deleted_leaf_index: int | None = Field(default=None, sa_type=BigKey)
     """The `waiver-deleted` entry, once deleted."""
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """A table model's Table, typed: SQLModel sets `__table__` on the class without declaring it."""
+    return model.__table__  # type: ignore[attr-defined,no-any-return]

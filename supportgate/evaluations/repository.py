@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from sqlalchemy import exists, select
 from sqlmodel import Session
 
-from supportgate.db import Decision, DecisionRule, IdempotencyKey, Manifest
+from supportgate.db import Decision, DecisionRule, IdempotencyKey, Manifest, table_of
 
-_manifests = Manifest.__table__  # type: ignore[attr-defined]
-_decisions = Decision.__table__  # type: ignore[attr-defined]
-_rules = DecisionRule.__table__  # type: ignore[attr-defined]
+_manifests = table_of(Manifest)
+_decisions = table_of(Decision)
+_rules = table_of(DecisionRule)
 
 
 def tracked(session: Session, kind: str, name: str) -> Manifest | None:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sqlalchemy import Table, select
+from sqlalchemy import select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
+from supportgate.db import table_of
 from supportgate.ledger.rows import DECISION_COLUMNS, decision_from_columns
 from supportgate.manifests.decision import Decision
 
 from .query import FleetAt, FleetManifest, Key
 
-_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
+_decisions = table_of(DecisionRow)
 
 
 @dataclass(frozen=True, slots=True)

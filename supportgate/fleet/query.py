@@ -22,17 +22,17 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
-from supportgate.db import MatrixVersion, TrackedSpan
+from supportgate.db import MatrixVersion, TrackedSpan, table_of
 from supportgate.ledger.rows import DECISION_COLUMNS, decision_from_columns
 from supportgate.manifests.decision import Decision
 
-_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
-_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
-_matrices: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
+_decisions = table_of(DecisionRow)
+_spans = table_of(TrackedSpan)
+_matrices = table_of(MatrixVersion)
 
 Key = tuple[str, str]  # (kind, name)
 

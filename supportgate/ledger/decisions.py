@@ -8,19 +8,19 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, func, insert, select
+from sqlalchemy import func, insert, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
-from supportgate.db import DecisionRule, IdempotencyKey
+from supportgate.db import DecisionRule, IdempotencyKey, table_of
 from supportgate.db.bulk import append_rows
 from supportgate.manifests.decision import Decision
 
 from .batches import DecisionWrite, IdempotentAnswer
 
-_decisions: Table = DecisionRow.__table__  # type: ignore[attr-defined]
-_rules: Table = DecisionRule.__table__  # type: ignore[attr-defined]
-_idempotency: Table = IdempotencyKey.__table__  # type: ignore[attr-defined]
+_decisions = table_of(DecisionRow)
+_rules = table_of(DecisionRule)
+_idempotency = table_of(IdempotencyKey)
 
 
 def insert_decisions(

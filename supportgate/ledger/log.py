@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Table, insert, select, text, update
+from sqlalchemy import Row, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from supportgate.db import table_of
 from supportgate.db.bulk import append_rows
 from supportgate.db.tables import (
     LEDGER_HEAD_ID,
@@ -35,10 +36,10 @@ from supportgate.tlog import EMPTY_ROOT, Frontier, MerkleTree, NodeId
 
 from .entries import Entry
 
-_entries: Table = LedgerEntry.__table__  # type: ignore[attr-defined]
-_nodes: Table = LedgerNode.__table__  # type: ignore[attr-defined]
-_head: Table = LedgerHead.__table__  # type: ignore[attr-defined]
-_checkpoints: Table = LedgerCheckpoint.__table__  # type: ignore[attr-defined]
+_entries = table_of(LedgerEntry)
+_nodes = table_of(LedgerNode)
+_head = table_of(LedgerHead)
+_checkpoints = table_of(LedgerCheckpoint)
 
 
 @dataclass(frozen=True, slots=True)

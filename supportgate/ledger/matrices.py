@@ -10,14 +10,14 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, insert, select
+from sqlalchemy import insert, select
 from sqlmodel import Session
 
-from supportgate.db import MatrixVersion
+from supportgate.db import MatrixVersion, table_of
 from supportgate.manifests import decode_matrix
 from supportgate.policy.engine import matrix_key
 
-_versions: Table = MatrixVersion.__table__  # type: ignore[attr-defined]
+_versions = table_of(MatrixVersion)
 
 
 def published(session: Session, versions: Sequence[str]) -> set[str]:

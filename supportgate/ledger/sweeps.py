@@ -13,18 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Table, select, text, update
+from sqlalchemy import select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from supportgate.db import Sweep
+from supportgate.db import Sweep, table_of
 from supportgate.db import SweepMemo as SweepMemoRow
 from supportgate.db.bulk import unnest
 
 from .batches import SweepMemo, SweepProgress
 
-_sweeps: Table = Sweep.__table__  # type: ignore[attr-defined]
-_memos: Table = SweepMemoRow.__table__  # type: ignore[attr-defined]
+_sweeps = table_of(Sweep)
+_memos = table_of(SweepMemoRow)
 
 
 def insert_sweep(session: Session, values: dict[str, Any]) -> str:

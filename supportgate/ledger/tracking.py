@@ -21,18 +21,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from supportgate.db import Manifest, TrackedSpan
+from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
 from .batches import Key, TrackedHead, Tracking
 
-_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
-_spans: Table = TrackedSpan.__table__  # type: ignore[attr-defined]
+_manifests = table_of(Manifest)
+_spans = table_of(TrackedSpan)
 
 
 @dataclass(frozen=True, slots=True)

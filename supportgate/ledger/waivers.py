@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlmodel import Session
 
-from supportgate.db import Waiver
+from supportgate.db import Waiver, table_of
 
-_waivers: Table = Waiver.__table__  # type: ignore[attr-defined]
+_waivers = table_of(Waiver)
 
 Change = tuple[str, dict[str, Any]]
 """A waiver's id and the columns one entry sets."""

@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import Manifest, transaction
+from supportgate.db import Manifest, table_of, transaction
 from supportgate.events import DecisionsRecorded, JobFailed, PolicyReloadFailed
 from supportgate.logging import get_logger, lost_log_lines
 from supportgate.matrix_sources.services import MatrixSourceService
@@ -27,7 +27,7 @@ from supportgate.webhooks import repository as webhook_repository
 
 MEDIA_TYPE = "text/plain; version=0.0.4"
 """Prometheus text format; the HTTP layer adds `; charset=utf-8` to every text/ type."""
-_manifests = Manifest.__table__  # type: ignore[attr-defined]
+_manifests = table_of(Manifest)
 log = get_logger(__name__)
 
 

@@ -6,18 +6,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
-from supportgate.db import Decision, Manifest, Sweep, SweepMemo
+from supportgate.db import Decision, Manifest, Sweep, SweepMemo, table_of
 from supportgate.db.keys import in_keys, one_of
 
 from .source import Key
 
-_sweeps: Table = Sweep.__table__  # type: ignore[attr-defined]
-_memos: Table = SweepMemo.__table__  # type: ignore[attr-defined]
-_manifests: Table = Manifest.__table__  # type: ignore[attr-defined]
-_decisions: Table = Decision.__table__  # type: ignore[attr-defined]
+_sweeps = table_of(Sweep)
+_memos = table_of(SweepMemo)
+_manifests = table_of(Manifest)
+_decisions = table_of(Decision)
 
 UNFINISHED = ("queued", "running")
 

@@ -14,12 +14,12 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import Table, and_, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.db import Manifest as ManifestRow
-from supportgate.db import transaction
+from supportgate.db import table_of, transaction
 from supportgate.db.keys import in_keys, one_of
 from supportgate.evaluations.evaluator import Subject
 from supportgate.manifests import DeploymentManifest, HardwareManifest, Manifest
@@ -34,7 +34,7 @@ WaiversFor = Callable[[Sequence[Key]], Mapping[Key, Sequence[Mapping[str, Any]]]
 """The unexpired waivers of a batch's manifests, by (kind, name) (absent: none), each as the
 policy input's `waivers` items (docs/policy-interface.md)."""
 
-_manifests: Table = ManifestRow.__table__  # type: ignore[attr-defined]
+_manifests = table_of(ManifestRow)
 _COLUMNS = (
     _manifests.c.kind,
     _manifests.c.name,

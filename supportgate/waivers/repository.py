@@ -6,11 +6,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from supportgate.db import Manifest, Waiver
+from supportgate.db import Manifest, Waiver, table_of
 from supportgate.db.keys import one_of
 
-_waivers = Waiver.__table__  # type: ignore[attr-defined]
-_manifests = Manifest.__table__  # type: ignore[attr-defined]
+_waivers = table_of(Waiver)
+_manifests = table_of(Manifest)
 
 
 def by_id(session: Session, waiver_id: str) -> Waiver | None:

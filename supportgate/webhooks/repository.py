@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from supportgate.db import table_of
 from supportgate.db.tables import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
-_subscriptions: Table = WebhookSubscription.__table__  # type: ignore[attr-defined]
-_deliveries: Table = WebhookDelivery.__table__  # type: ignore[attr-defined]
-_attempts: Table = WebhookAttempt.__table__  # type: ignore[attr-defined]
+_subscriptions = table_of(WebhookSubscription)
+_deliveries = table_of(WebhookDelivery)
+_attempts = table_of(WebhookAttempt)
 
 
 @dataclass(frozen=True, slots=True)

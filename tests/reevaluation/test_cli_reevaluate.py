@@ -5,7 +5,7 @@ records is seen by the service's API. And the cron (SUPPORTGATE_REEVALUATE_CRON)
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,9 @@ def test_the_cron_starts_a_scheduled_sweep(tmp_path: Path) -> None:
     """The scheduler's clock is a fake one: the test moves it to the next minute and ticks, as
     the scheduler's wake-up at a cron instant does, rather than wait for the minute."""
     url = f"sqlite:///{tmp_path / 'supportgate.db'}"
-    clock = FakeClock()
+    # Ten seconds into a minute: a start in its last second left less than the second the test
+    # steps short of the next minute (it failed so in CI at hh:mm:59).
+    clock = FakeClock(datetime.now(UTC).replace(second=10, microsecond=0))
     start = clock.now()
     minute = start.replace(second=0, microsecond=0) + timedelta(minutes=1)
     with running_api(url, reevaluate_cron="* * * * *", clock=clock) as api:

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     text,
 )
 from sqlmodel import Field, SQLModel
@@ -223,7 +224,13 @@ class MatrixVersion(SQLModel, table=True):
 
     __tablename__ = "matrix_versions"
     __table_args__ = (
-        Index("ix_matrix_versions_effective_from", "effective_from"),
+        # The version in force at T (supportgate/fleet/query.py) is the latest by this
+        # expression, so "as of T" is an index read.
+        Index(
+            "ix_matrix_versions_in_force",
+            func.coalesce(text("effective_from"), text("published_at")),
+            "published_at",
+        ),
         UniqueConstraint("leaf_index", name="uq_matrix_versions_leaf_index"),
     )
 

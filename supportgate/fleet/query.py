@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlmodel import Session
 
 from supportgate.db import Decision as DecisionRow
@@ -87,17 +87,8 @@ _owner_decoder = msgspec.json.Decoder(_Owner)
 
 def fleet_at(session: Session, as_of: datetime) -> FleetAt:
     """The fleet at `as_of` (an aware time; any time, past or now): three reads in `session`."""
-    columns = [_decisions.c[column] for column in DECISION_COLUMNS]
-    statement = (
-        select(*columns, _decisions.c.policy_input)
-        .join(_spans, _spans.c.leaf_index == _decisions.c.leaf_index)
-        .where(
-            _spans.c.valid_from <= as_of,
-            or_(_spans.c.valid_to.is_(None), _spans.c.valid_to > as_of),
-        )
-    )
     manifests = []
-    for row in session.execute(statement).mappings():
+    for row in session.execute(decisions_in_force(as_of)).mappings():
         owner = _owner_decoder.decode(row["policy_input"]).manifest.metadata.owner
         manifests.append(
             FleetManifest(
@@ -122,12 +113,29 @@ def fleet_at(session: Session, as_of: datetime) -> FleetAt:
     )
 
 
+def decisions_in_force(as_of: datetime) -> Select[Any]:
+    """The decisions of the spans open at `as_of`, found by ix_tracked_spans_valid."""
+    columns = [_decisions.c[column] for column in DECISION_COLUMNS]
+    return (
+        select(*columns, _decisions.c.policy_input)
+        .join(_spans, _spans.c.leaf_index == _decisions.c.leaf_index)
+        .where(
+            _spans.c.valid_from <= as_of,
+            or_(_spans.c.valid_to.is_(None), _spans.c.valid_to > as_of),
+        )
+    )
+
+
 def _matrix_in_force(session: Session, as_of: datetime) -> str | None:
+    return session.execute(matrix_in_force(as_of)).scalar_one_or_none()
+
+
+def matrix_in_force(as_of: datetime) -> Select[tuple[str]]:
+    """The version in force at `as_of`, read by ix_matrix_versions_in_force."""
     effective = func.coalesce(_matrices.c.effective_from, _matrices.c.published_at)
-    statement = (
+    return (
         select(_matrices.c.version)
         .where(_matrices.c.published_at <= as_of, effective <= as_of)
         .order_by(effective.desc(), _matrices.c.published_at.desc())
         .limit(1)
     )
-    return session.execute(statement).scalar_one_or_none()

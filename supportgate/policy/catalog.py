@@ -36,11 +36,11 @@ class RuleInfo:
     title: str
     description: str
     remediation: str
-    module: str
-    head_set: str | None
-    head_id: str | None
-    """The set and the id of the rule head under the METADATA block, as written: a test oracle
-    (tests/policies/test_catalog.py checks that they agree with `severity` and `id`)."""
+    module: str = ""
+    # The set and the id of the rule head under the METADATA block, as written: a test oracle
+    # (tests/policies/test_catalog.py checks that they agree with `severity` and `id`).
+    head_set: str | None = None
+    head_id: str | None = None
     source: str = BUILTIN_SOURCE  # or the organisation bundle's name
 
 

@@ -22,6 +22,7 @@ from supportgate.manifests.decision import (
     Verdict,
     Violation,
 )
+from supportgate.manifests.locate import locate
 from supportgate.policy.catalog import RuleInfo
 from supportgate.reports import (
     FORMATS,
@@ -29,7 +30,6 @@ from supportgate.reports import (
     Problem,
     SarifOptions,
     gate_failed,
-    locate,
     render,
 )
 from supportgate.reports.github import escape_data, escape_property

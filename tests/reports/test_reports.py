@@ -767,8 +767,6 @@ def rule_info(rule_id: str, severity: str) -> RuleInfo:
         description=f"What {rule_id} checks.",
         remediation=f"How to satisfy {rule_id}.",
         module=f"supportgate/{rule_id.split('.', maxsplit=1)[0]}/x.rego",
-        head_set=severity,
-        head_id=rule_id,
     )
 
 

@@ -17,7 +17,7 @@ from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
-from .engine import RESULT_RULE, LoadedMatrix, decode_result, sparing_org
+from .engine import RESULT_RULE, LoadedMatrix, sparing_org, to_result
 from .inputs import PolicyInput
 from .rego_parse import regorus_message
 
@@ -93,6 +93,6 @@ def _evaluate_one(engine: Any, policy_input: PolicyInput) -> PolicyResult:
             raise PolicyEvaluationError(
                 f"policy evaluation failed: {regorus_message(exc)}"
             ) from exc
-        return decode_result(raw)
+        return to_result(raw)
 
     return sparing_org(evaluate, policy_input)

@@ -27,7 +27,7 @@ from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError, U
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
-from .engine import LoadedMatrix, convert_result, sparing_org
+from .engine import LoadedMatrix, sparing_org, to_result
 from .inputs import PolicyInput
 from .opa_bundle import BUNDLE_NAME
 from .opa_bundle import KEY_SETTING as KEY_FIELD
@@ -73,7 +73,7 @@ class OpaEngine:
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
         def evaluate(item: PolicyInput) -> PolicyResult:
-            return convert_result(self._gate(matrix, item.canonical))
+            return to_result(self._gate(matrix, item.canonical))
 
         return sparing_org(evaluate, policy_input)
 
@@ -105,7 +105,7 @@ class OpaEngine:
         held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
-        return None  # convert_result says the policy left the decision undefined
+        return None  # to_result says the policy left the decision undefined
 
     def _gate_body(self, matrix: LoadedMatrix, item: bytes) -> bytes:
         return (

@@ -1,9 +1,7 @@
-"""`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles.
-
-The engine: `opa test` when an `opa` is on PATH, regorus otherwise. A test only OPA can run
-says so in its METADATA (`custom.engine: opa` and `custom.reason`); regorus skips it and prints
-why. Each bundle's tests run beside the built-in policies (not their tests), one bundle at a
-time: the built-in tests describe decisions without any organisation's rules.
+"""`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles
+(docs/organisation-policies.md). Each bundle's tests run beside the built-in policies (not their
+tests), one bundle at a time: the built-in tests describe decisions without any organisation's
+rules.
 """
 
 from __future__ import annotations

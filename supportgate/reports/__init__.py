@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from supportgate.errors import UsageError
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.markdown import render_markdown
@@ -69,14 +68,7 @@ def render(
     sarif: SarifOptions | None = None,
     skipped: Sequence[str] = (),
 ) -> str:
-    if fmt not in _RENDERERS:
-        raise UsageError(
-            f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="--format"
-        )
-    if fail_on not in FAIL_ON:
-        raise UsageError(
-            f"unknown value {fail_on!r}; choose one of {', '.join(FAIL_ON)}", field="--fail-on"
-        )
+    # `fmt` and `fail_on` come checked: the parser's choices (cli.py) name the option
     report = Report(results=results, problems=problems, fail_on=fail_on, skipped=skipped)
     if fmt == "sarif":
         return render_sarif(report, sarif)

@@ -81,12 +81,12 @@ def test_metadata_matches_the_rule_head(
 ) -> None:
     """The catalogue reads the built-in METADATA as text; the parser says which rule head each
     block stands above: the set it adds to is the severity, the `rule` it emits the id."""
-    heads = {}
+    heads: dict[str, tuple[str, str | None]] = {}
     for module, text in policy_bundle.modules:
-        for rule in parse_module(module, text).rules:
-            custom = (rule.metadata or {}).get("custom") or {}
+        for head in parse_module(module, text).rules:
+            custom = (head.metadata or {}).get("custom") or {}
             if "id" in custom:
-                heads[custom["id"]] = (rule.name, (rule.fields or {}).get("rule"))
+                heads[custom["id"]] = (head.name, (head.fields or {}).get("rule"))
     assert set(heads) == set(catalog)
     for rule_id, rule in catalog.items():
         assert heads[rule_id] == (rule.severity, rule_id), rule

@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from supportgate.errors import UsageError
 
+from .engine import LoadedMatrix
 from .org import BUNDLES_SETTING, OrgBundle, modules_revision, read_bundles
 from .org_check import refuse_problems
 
@@ -76,3 +79,9 @@ class PolicyBundle:
     @property
     def default_matrix_path(self) -> Path:
         return self.directory / DEFAULT_MATRIX_FILE
+
+    def default_matrix(self) -> LoadedMatrix:
+        """As read, unvalidated: for the Rego tests and the examples' check."""
+        return LoadedMatrix.from_document(
+            yaml.safe_load(self.default_matrix_path.read_text(encoding="utf-8"))
+        )

@@ -3,12 +3,12 @@
 Each rule's METADATA is the one source of its id, severity and wording outside Rego.
 regorus cannot read annotations at run time, so they are read here: for an organisation's
 module from the Rego parse (rego_parse.py), for the built-in ones (trusted, and read at every
-`supportgate check`) from the text.
+`supportgate check`, where the parse would cost ~190 ms) from the text, which
+tests/policies/test_catalog.py holds against the parse.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +24,6 @@ from .rego_parse import FINDING_SETS, parse_module
 # blocks, and PyYAML's pure-Python loader takes ~10 ms over them (bench/bench_cli_startup.py).
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 BUILTIN_SOURCE = "builtin"
-# A head adds {"rule": "<id>", "path": ..., "message": ...} to the set; the object may begin on
-# the next line.
-_HEAD = re.compile(r'^(?P<set>deny|warn) contains \{\s*"rule": "(?P<id>[a-z_.-]+)"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +33,7 @@ class RuleInfo:
     title: str
     description: str
     remediation: str
-    module: str
-    head_set: str | None
-    head_id: str | None
-    """The set and the id of the rule head under the METADATA block, as written: a test oracle
-    (tests/policies/test_catalog.py checks that they agree with `severity` and `id`)."""
+    module: str = ""
     source: str = BUILTIN_SOURCE  # or the organisation bundle's name
 
 
@@ -72,17 +65,9 @@ def _module_rules(module: str, text: str) -> Iterable[RuleInfo]:
         while index < len(lines) and lines[index].startswith("#"):
             block.append(lines[index][2:] if lines[index].startswith("# ") else lines[index][1:])
             index += 1
-        head = _HEAD.match("\n".join(lines[index : index + 2])) if index < len(lines) else None
         annotation = yaml.load("\n".join(block), Loader=_METADATA_LOADER) or {}  # noqa: S506 - safe
-        custom = annotation.get("custom") or {}
-        if "id" not in custom:
-            continue
-        yield _rule_info(
-            annotation,
-            module,
-            head_set=head.group("set") if head else None,
-            head_id=head.group("id") if head else None,
-        )
+        if "id" in (annotation.get("custom") or {}):
+            yield _rule_info(annotation, module)
 
 
 def _org_rules(module: str, text: str) -> Iterable[RuleInfo]:
@@ -91,14 +76,10 @@ def _org_rules(module: str, text: str) -> Iterable[RuleInfo]:
         custom = annotation.get("custom")
         if rule.name not in FINDING_SETS or not isinstance(custom, dict) or "id" not in custom:
             continue
-        yield _rule_info(
-            annotation, module, head_set=rule.name, head_id=(rule.fields or {}).get("rule")
-        )
+        yield _rule_info(annotation, module)
 
 
-def _rule_info(
-    annotation: dict[str, Any], module: str, *, head_set: str | None, head_id: str | None
-) -> RuleInfo:
+def _rule_info(annotation: dict[str, Any], module: str) -> RuleInfo:
     custom = annotation["custom"]
     return RuleInfo(
         id=str(custom["id"]),
@@ -107,8 +88,6 @@ def _rule_info(
         description=_one_line(annotation.get("description")),
         remediation=_one_line(custom.get("remediation")),
         module=module,
-        head_set=head_set,
-        head_id=head_id,
         source=_source(module),
     )
 

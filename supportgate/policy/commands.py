@@ -17,7 +17,7 @@ from .catalog import read_catalog
 from .org import read_bundles
 from .org_check import refuse_problems
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def add_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
@@ -42,12 +42,8 @@ def add_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> No
     check.set_defaults(run=_check)
 
 
-def _settings() -> Settings:
-    return Settings.from_env(os.environ)
-
-
 def _rules(_: argparse.Namespace) -> int:
-    settings = _settings()
+    settings = Settings.from_env(os.environ)
     bundle = PolicyBundle.load(settings.policy_dir, settings.policy_bundles)
     from .views import policy_view  # noqa: PLC0415 - the API's shape, not `check`'s
 
@@ -59,14 +55,14 @@ def _rules(_: argparse.Namespace) -> int:
 def _test(args: argparse.Namespace) -> int:
     from .rego_tests import run_tests  # noqa: PLC0415 - subprocess is not `check`'s to load
 
-    policies = PolicyBundle.read(_settings().policy_dir)
+    policies = PolicyBundle.read(Settings.from_env(os.environ).policy_dir)
     bundles = read_bundles(args.dirs, field=None)
     return EXIT_OK if run_tests(policies, bundles, out=sys.stdout) else EXIT_FAILED
 
 
 def _check(args: argparse.Namespace) -> int:
     # field None: each refusal names its file, a leading `DIR:` would say nothing more
-    policies = PolicyBundle.read(_settings().policy_dir, args.dirs, field=None)
+    policies = PolicyBundle.read(Settings.from_env(os.environ).policy_dir, args.dirs, field=None)
     refuse_problems(policies, field=None)
     bundles = policies.bundles
     rules = read_catalog(module for bundle in bundles for module in bundle.modules)

@@ -2,9 +2,7 @@
 
 A regorus Engine is "unsendable": PyO3 panics when one is used (or dropped) from any thread but
 the one that created it. So each thread compiles its own engine per (policy revision, matrix
-content) on first use (about 5 ms); no engine ever crosses a thread. Batches run on one
-engine, item after item: regorus evaluates `with input as` inside a comprehension to an empty
-collection, so the Rego `batch` rule is for OPA only (docs/policy-interface.md).
+content) on first use (about 5 ms); no engine ever crosses a thread.
 """
 
 from __future__ import annotations
@@ -19,8 +17,9 @@ from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
-from .engine import RESULT_RULE, LoadedMatrix, decode_result, sparing_org
+from .engine import RESULT_RULE, LoadedMatrix, sparing_org, to_result
 from .inputs import PolicyInput
+from .rego_parse import regorus_message
 
 MAX_CACHED_ENGINES = 8
 
@@ -80,7 +79,7 @@ class EmbeddedEngine:
                 engine.add_data_json(matrix.data_json())
         except RuntimeError as exc:
             raise PolicyEngineUnavailable(
-                f"the policies do not compile: {_first_line(exc)}"
+                f"the policies do not compile: {regorus_message(exc)}"
             ) from exc
         return engine
 
@@ -91,13 +90,9 @@ def _evaluate_one(engine: Any, policy_input: PolicyInput) -> PolicyResult:
             engine.set_input_json(item.canonical.decode())
             raw = engine.eval_rule_as_json(RESULT_RULE)
         except RuntimeError as exc:
-            raise PolicyEvaluationError(f"policy evaluation failed: {_first_line(exc)}") from exc
-        return decode_result(raw)
+            raise PolicyEvaluationError(
+                f"policy evaluation failed: {regorus_message(exc)}"
+            ) from exc
+        return to_result(raw)
 
     return sparing_org(evaluate, policy_input)
-
-
-def _first_line(exc: BaseException) -> str:
-    """regorus errors carry a Rust backtrace after the message; keep the message."""
-    text = str(exc).strip()
-    return text.split("\nStack backtrace:")[0].strip()

@@ -27,9 +27,8 @@ _result_decoder = msgspec.json.Decoder(PolicyResult)
 
 @dataclass(frozen=True, slots=True)
 class LoadedMatrix:
-    """A support matrix ready for an engine: its version, its JSON, a content key, and what
-    the policies derive from it (`prepared`, the JSON of data.supportgate.prepared: made here,
-    once per matrix, the same for both engines)."""
+    """A support matrix ready for an engine; `prepared` (data.supportgate.prepared) is made
+    here, once per matrix, the same for both engines."""
 
     version: str
     document: Mapping[str, Any]
@@ -49,8 +48,7 @@ class LoadedMatrix:
         )
 
     def data_json(self) -> str:
-        """The matrix and its prepared form as one data document (data.matrix and
-        data.supportgate.prepared)."""
+        """data.matrix and data.supportgate.prepared as one document."""
         return (
             '{"matrix":'
             + self.canonical.decode()
@@ -94,21 +92,16 @@ class PolicyEngine(Protocol):
     def close(self) -> None: ...
 
 
-def decode_result(raw: bytes | str) -> PolicyResult:
-    """The engine's JSON answer as a normalised PolicyResult; anything else is an engine error."""
-    try:
-        return _result_decoder.decode(raw).normalised()
-    except msgspec.ValidationError as exc:
-        raise PolicyEvaluationError(f"the policy answered no decision document: {exc}") from exc
-
-
-def convert_result(value: object) -> PolicyResult:
-    """Like decode_result, for an answer already parsed into Python values."""
-    if value is None:
+def to_result(answer: object) -> PolicyResult:
+    """The engine's answer, JSON or parsed, as a normalised PolicyResult; anything else
+    is an engine error."""
+    if answer is None:
         raise PolicyEvaluationError("the policy left the decision undefined")
     try:
-        return msgspec.convert(value, PolicyResult).normalised()
-    except msgspec.ValidationError as exc:
+        if isinstance(answer, bytes | str):
+            return _result_decoder.decode(answer).normalised()
+        return msgspec.convert(answer, PolicyResult).normalised()
+    except msgspec.DecodeError as exc:  # ValidationError among them
         raise PolicyEvaluationError(f"the policy answered no decision document: {exc}") from exc
 
 

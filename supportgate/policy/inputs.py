@@ -22,8 +22,7 @@ class PolicyInput:
     document: Mapping[str, Any]
     canonical: bytes
     digest: str
-    manifest_digest: str
-    """Of the manifest's canonical JSON: a tracked manifest's content_digest."""
+    manifest_digest: str  # of the manifest's canonical JSON: a tracked manifest's content_digest
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> PolicyInput:

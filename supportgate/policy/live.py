@@ -1,23 +1,9 @@
-"""The policies in force, and their reload when the files change (docs/organisation-policies.md).
-
-The service starts on the policies it loaded (a bundle that fails its check refuses the
-start). Then the scheduler calls reload() at each tick (every POLL_SECONDS): the files are
-read again and their revision (a digest of every module) compared with the one in force. A
-changed revision is checked; one that fails the check is refused and the service keeps the
-policies it has: the refusal (each file and line) is logged, shown as `last_error` by
-GET /v1/policy and told once per revision as a PolicyReloadFailed event (counted in /metrics,
-sent to webhook subscribers as `policy.reload_failed`). One that passes replaces them in the
-engine and in the OPA bundle the service serves, and reload() says so, so that the scheduler
-starts the sweep with cause `policy`.
-
-Under OPA the new bundle is published first and taken only once OPA holds it: each tick asks
-OPA which revision it holds (the service keeps expecting, and deciding on, the last good one
-meanwhile). OPA refuses a bundle its compiler rejects and keeps its old one; when OPA does not
-hold the new revision OPA_ACTIVATION_BOUND after its publication (counted from when OPA
-answers), the service serves the last good bundle again and refuses the new one as above
-(docs/opa.md, "A bundle OPA refuses"). At the first start there is no last good bundle:
-organisation bundles are published the same way, and the one OPA refuses falls back to the
-built-in policies alone, so decisions go on.
+"""The policies in force, and their reload at each scheduler tick when the files change: a
+changed revision that fails its check is refused and told once, one that passes is taken, and
+reload() says so, so that the scheduler starts a sweep with cause `policy`
+(docs/organisation-policies.md). Under OPA a new bundle is published first and taken only once
+OPA holds it; one OPA has not taken OPA_ACTIVATION_BOUND after its publication is withdrawn
+(docs/opa.md, "A bundle OPA refuses").
 """
 
 from __future__ import annotations
@@ -79,12 +65,10 @@ class LivePolicies:
         self._lock = threading.Lock()  # one reload at a time (ticks and tests)
         self._bundle = bundle
         self._catalog = read_catalog(bundle.modules)
+        # The last refusal, until new policies come into force: told once, not at every tick.
         self.last_error: PolicyReloadFailed | None = None
-        """The last refusal, until new policies come into force: each is checked and told
-        once, not at every tick."""
         self._published: _Published | None = None
-        self._opa_refused: str | None = None
-        """The OPA bundle revision of the last refusal when OPA made it (see _settle)."""
+        self._opa_refused: str | None = None  # the OPA bundle revision OPA refused (_settle)
         served = server.bundle.revision if server.bundle else None
         if isinstance(engine, OpaEngine) and served is not None and bundle.bundles:
             self._published = _Published(bundle, served, clock.now(), bundle.builtin_only())
@@ -95,11 +79,10 @@ class LivePolicies:
 
     @property
     def catalog(self) -> Mapping[str, RuleInfo]:
-        """The rules of the policies in force (built-in and organisation), by id."""
         return self._catalog
 
     def reload(self) -> bool:
-        """Whether new policies are now in force (see the module's docstring)."""
+        """Whether new policies are now in force."""
         with self._lock:
             if self._published is not None:
                 settled = self._settle(self._published)

@@ -27,12 +27,12 @@ from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError, U
 from supportgate.manifests.decision import PolicyResult
 
 from .bundle import PolicyBundle
-from .engine import LoadedMatrix, convert_result, sparing_org
+from .engine import LoadedMatrix, sparing_org, to_result
 from .inputs import PolicyInput
 from .opa_bundle import BUNDLE_NAME
 from .opa_bundle import KEY_SETTING as KEY_FIELD
 
-GATE_PATH = "/v1/data/supportgate/gate"
+GATE_PATH = "/v1/data/supportgate/gate/result"
 REVISION_PATH = f"/v1/data/system/bundles/{BUNDLE_NAME}/manifest/revision"
 CONNECT_TIMEOUT_S = 1.0
 
@@ -73,23 +73,15 @@ class OpaEngine:
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
         def evaluate(item: PolicyInput) -> PolicyResult:
-            return convert_result(self._gate("result", matrix, b'"item":' + item.canonical))
+            return to_result(self._gate(matrix, item.canonical))
 
         return sparing_org(evaluate, policy_input)
 
     def evaluate_batch(
         self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
     ) -> list[PolicyResult]:
-        if not inputs:
-            return []
-        items = b",".join(item.canonical for item in inputs)
-        try:
-            answer = self._gate("batch", matrix, b'"items":[' + items + b"]")
-        except PolicyEvaluationError:  # one by one: only the items that fail lose org rules
-            return [self.evaluate(matrix, item) for item in inputs]
-        if not isinstance(answer, list) or len(answer) != len(inputs):
-            raise PolicyEngineUnavailable("OPA answered a batch of the wrong shape")
-        return [convert_result(item) for item in answer]
+        # One request per item: a batch in one request bought nothing (docs/performance.md).
+        return [self.evaluate(matrix, item) for item in inputs]
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
         """OPA answers 503 until its next poll downloads the new revision."""
@@ -105,17 +97,17 @@ class OpaEngine:
     def close(self) -> None:
         self._client.close()
 
-    def _gate(self, rule: str, matrix: LoadedMatrix, inputs: bytes) -> Any:
-        response = self._call("POST", f"{GATE_PATH}/{rule}", self._gate_body(matrix, inputs))
+    def _gate(self, matrix: LoadedMatrix, item: bytes) -> Any:
+        response = self._call("POST", GATE_PATH, self._gate_body(matrix, item))
         if "result" in response:
             return response["result"]
         # Undefined: OPA lacks the expected revision, or the policies decided nothing.
         held = self.held_revision()
         if held != self._bundle_revision:
             raise PolicyEngineUnavailable(self._mismatch(held))
-        return None  # convert_result says the policy left the decision undefined
+        return None  # to_result says the policy left the decision undefined
 
-    def _gate_body(self, matrix: LoadedMatrix, inputs: bytes) -> bytes:
+    def _gate_body(self, matrix: LoadedMatrix, item: bytes) -> bytes:
         return (
             b'{"input":{"revision":'
             + _encode(self._bundle_revision)
@@ -123,8 +115,8 @@ class OpaEngine:
             + matrix.canonical
             + b',"prepared":'
             + matrix.prepared
-            + b","
-            + inputs
+            + b',"item":'
+            + item
             + b"}}"
         )
 

@@ -60,12 +60,6 @@ result := answer if {{
 		with data.matrix as input.matrix
 		with data.supportgate.prepared as input.prepared
 }}
-
-batch := answers if {{
-	expected
-	answers := data.supportgate.decision.batch with data.matrix as input.matrix
-		with data.supportgate.prepared as input.prepared
-}}
 """
 
 

@@ -23,7 +23,6 @@ OPA_TIMEOUT_S = 60
 
 
 def capabilities(opa: str) -> dict[str, Any]:
-    """This OPA's capabilities less the forbidden builtins."""
     current = subprocess.run(
         [opa, "capabilities", "--current"], capture_output=True, check=True, timeout=OPA_TIMEOUT_S
     )

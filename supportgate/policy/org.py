@@ -15,9 +15,9 @@ from pathlib import Path
 from supportgate.errors import UsageError
 
 BUNDLES_SETTING = "SUPPORTGATE_POLICY_BUNDLES"
+# Organisation modules are named `org/<bundle>/<path>` among the policy modules, so no
+# bundle's file can take the place of a built-in one (those are under `supportgate/`).
 MODULE_PREFIX = "org/"
-"""Organisation modules are named `org/<bundle>/<path>` among the policy modules, so no
-bundle's file can take the place of a built-in one (those are under `supportgate/`)."""
 ARCHIVE_SUFFIX = ".tar.gz"
 MAX_MODULE_BYTES = 1 << 20
 

@@ -1,13 +1,7 @@
-"""What an organisation bundle may not do, checked on the Rego parse (CONTRACT 11.2).
-
-Each module is read by the parser (rego_parse.py): its package must be `supportgate.org.<name>`;
-each `deny`/`warn` rule is `deny contains {"rule": "<id>", "message": ..., "path": ...}` whose
-`rule` is a constant equal to the METADATA `custom.id` above it (a rule written as several
-bodies, an OR, repeats that id; the other bodies may leave the METADATA out); no call reaches
-the network, OPA's runtime, the clock or randomness. Then every module compiles beside the
-built-in ones (and, where an `opa` is on PATH, OPA's compiler accepts them: opa_check.py), and
-the bundle is evaluated on the shipped examples (org_examples.py). Each problem names its file
-and line, and what to write instead.
+"""What an organisation bundle may not do, checked on the Rego parse (CONTRACT 11.2,
+docs/organisation-policies.md); then every module compiles beside the built-in ones (and
+OPA's compiler accepts them: opa_check.py), and the bundle is evaluated on the shipped
+examples (org_examples.py). Each problem names its file and line, and what to write instead.
 """
 
 from __future__ import annotations

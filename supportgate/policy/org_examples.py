@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import regorus
-import yaml
 
 from supportgate.errors import InputError
 from supportgate.manifests import HardwareManifest, Manifest, decode_manifests
 
 from .inputs import build_input, hardware_spec
 from .org_check import Problem
-from .prepared import prepared_document
 from .rego_parse import FINDING_SETS, ParsedModule, syntax_error
 
 if TYPE_CHECKING:
@@ -41,10 +39,7 @@ def example_problems(
     engine = regorus.Engine()
     for name, text in policies.modules:
         engine.add_policy(name, text)
-    matrix = yaml.safe_load(policies.default_matrix_path.read_text(encoding="utf-8"))
-    engine.add_data_json(
-        json.dumps({"matrix": matrix, "supportgate": {"prepared": prepared_document(matrix)}})
-    )
+    engine.add_data_json(policies.default_matrix().data_json())
     declared = {
         rule_id: (where[name], rule.line)
         for name, module in parsed.items()

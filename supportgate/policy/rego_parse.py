@@ -76,14 +76,19 @@ def parse_module(module: str, text: str) -> ParsedModule:
     )
 
 
+def regorus_message(exc: BaseException) -> str:
+    """regorus errors carry a Rust backtrace after the message; keep the message."""
+    return str(exc).split("\nStack backtrace:")[0].strip()
+
+
 def syntax_error(exc: RuntimeError, module: str) -> RegoSyntaxError:
-    text = str(exc).split("\nStack backtrace:")[0]
+    text = regorus_message(exc)
     at = _ERROR_AT.search(text)
     message = _ERROR_TEXT.search(text)
     return RegoSyntaxError(
         at["file"] if at else module,
         int(at["line"]) if at else 1,
-        message["text"].strip() if message else text.strip(),
+        message["text"].strip() if message else text,
     )
 
 

@@ -1,28 +1,23 @@
-"""`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles.
-
-The engine: `opa test` when an `opa` is on PATH, regorus otherwise. A test only OPA can run
-says so in its METADATA (`custom.engine: opa` and `custom.reason`); regorus skips it and prints
-why. Each bundle's tests run beside the built-in policies (not their tests), one bundle at a
-time: the built-in tests describe decisions without any organisation's rules.
+"""`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles
+(docs/organisation-policies.md). Each bundle's tests run beside the built-in policies (not their
+tests), one bundle at a time: the built-in tests describe decisions without any organisation's
+rules.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import regorus
-import yaml
 
 from .bundle import PolicyBundle
 from .org import OrgBundle
-from .prepared import prepared_document
-from .rego_parse import ParsedModule, RegoSyntaxError, parse_module
+from .rego_parse import ParsedModule, RegoSyntaxError, parse_module, regorus_message
 
 OPA_ONLY = "opa"
 
@@ -50,9 +45,9 @@ def _opa_suite(
         builtin = Path(scratch) / "builtin"
         for module, text in policies.builtin_modules:
             _write(builtin / module, text)
-        _write(builtin / "matrix" / "data.json", json.dumps(_matrix(policies)))
-        prepared = prepared_document(_matrix(policies))
-        _write(builtin / "supportgate" / "prepared" / "data.json", json.dumps(prepared))
+        matrix = policies.default_matrix()
+        _write(builtin / "matrix" / "data.json", matrix.canonical.decode())
+        _write(builtin / "supportgate" / "prepared" / "data.json", matrix.prepared.decode())
         org = Path(scratch) / "org"
         for module, text in (*bundle.modules, *bundle.tests):
             _write(org / module, text)
@@ -74,9 +69,7 @@ def _regorus_suite(
     policies: PolicyBundle, bundle: OrgBundle | None, *, name: str, out: TextIO
 ) -> bool:
     engine = regorus.Engine()
-    matrix = _matrix(policies)
-    prepared = {"prepared": prepared_document(matrix)}
-    engine.add_data_json(json.dumps({"matrix": matrix, "supportgate": prepared}))
+    engine.add_data_json(policies.default_matrix().data_json())
     if bundle is None:
         tests = _builtin_tests(policies.directory)
         modules = [*policies.builtin_modules, *tests]
@@ -104,9 +97,7 @@ def _regorus_suite(
                 ok = engine.eval_rule(rule) is True
             except RuntimeError as exc:
                 ok = False
-                print(
-                    f"  {rule}: ERROR {str(exc).split(chr(10) + 'Stack backtrace:')[0]}", file=out
-                )
+                print(f"  {rule}: ERROR {regorus_message(exc)}", file=out)
             else:
                 if not ok:
                     print(f"  {rule}: FAIL ({module})", file=out)
@@ -136,13 +127,6 @@ def _builtin_tests(directory: Path) -> list[tuple[str, str]]:
         (path.relative_to(directory).as_posix(), path.read_text(encoding="utf-8"))
         for path in sorted(directory.rglob("*_test.rego"))
     ]
-
-
-def _matrix(policies: PolicyBundle) -> dict[str, Any]:
-    matrix: dict[str, Any] = yaml.safe_load(
-        policies.default_matrix_path.read_text(encoding="utf-8")
-    )
-    return matrix
 
 
 def _write(path: Path, text: str) -> None:

@@ -16,8 +16,7 @@ if TYPE_CHECKING:  # events bring the logging stack, which `check` does without
 
 
 class BundleView(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    """The organisation bundle's name (its directory's, or its file's without `.tar.gz`)."""
+    name: str  # its directory's, or its file's without `.tar.gz`
     revision: str
 
 
@@ -31,20 +30,16 @@ class RuleView(msgspec.Struct, frozen=True, kw_only=True):
 
 class PolicyError(msgspec.Struct, frozen=True, kw_only=True):
     at: datetime
-    revision: str | None
-    """The refused revision (None: the policy files could not be read)."""
-    kept: str
-    """The revision still in force."""
+    revision: str | None  # the refused one (None: the policy files could not be read)
+    kept: str  # the one still in force
     problems: list[str]  # each `file:line: message`
 
 
 class PolicyView(msgspec.Struct, frozen=True, kw_only=True):
-    revision: str
-    """The policy revision decisions record: it covers the built-in and organisation modules."""
+    revision: str  # decisions record it: it covers the built-in and organisation modules
     bundles: list[BundleView]
     rules: list[RuleView]
-    last_error: PolicyError | None = None
-    """The last refusal of changed policy files, until new ones come into force."""
+    last_error: PolicyError | None = None  # until new policy files come into force
 
 
 def policy_view(

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from supportgate.errors import UsageError
-from supportgate.manifests.locate import locate
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.markdown import render_markdown
@@ -38,7 +36,6 @@ __all__ = [
     "Report",
     "SarifOptions",
     "gate_failed",
-    "locate",
     "render",
     "summary_line",
 ]
@@ -71,17 +68,7 @@ def render(
     sarif: SarifOptions | None = None,
     skipped: Sequence[str] = (),
 ) -> str:
-    """`results` and `problems` in format `fmt` (one of `FORMATS`); the gate fails on
-    `fail_on` and worse. `sarif` (the rule catalogue, the root for paths, the docs URL)
-    applies to the SARIF format only."""
-    if fmt not in _RENDERERS:
-        raise UsageError(
-            f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="--format"
-        )
-    if fail_on not in FAIL_ON:
-        raise UsageError(
-            f"unknown value {fail_on!r}; choose one of {', '.join(FAIL_ON)}", field="--fail-on"
-        )
+    # `fmt` and `fail_on` come checked: the parser's choices (cli.py) name the option
     report = Report(results=results, problems=problems, fail_on=fail_on, skipped=skipped)
     if fmt == "sarif":
         return render_sarif(report, sarif)

@@ -17,6 +17,7 @@ from supportgate.reports.model import (
     ordered_violations,
     printable,
     problem_line,
+    relative_path,
     subject,
     summary_line,
 )
@@ -46,7 +47,7 @@ def render_github(report: Report) -> str:
         command(
             "error",
             problem.message,
-            file=None if problem.source is None else printable(_file(problem.source)),
+            file=None if problem.source is None else printable(relative_path(problem.source)),
             line=problem_line(problem),
             col=problem.column,
             title="supportgate: input error",
@@ -54,7 +55,7 @@ def render_github(report: Report) -> str:
         for problem in report.problems
     ]
     for result in report.results:
-        file = _file(result.source)
+        file = relative_path(result.source)
         for violation in ordered_violations(result.decision):
             where = f" {violation.path}" if violation.path else ""
             waiver = f" (waiver {violation.waiver_id})" if violation.waiver_id else ""
@@ -73,11 +74,3 @@ def render_github(report: Report) -> str:
         command("notice" if passed else "error", summary_line(report), title="supportgate")
     )
     return "\n".join(lines) + "\n"
-
-
-def _file(source: str) -> str:
-    """The path GitHub resolves against the workspace: forward slashes, no leading `./`."""
-    path = source.replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path

@@ -1,13 +1,7 @@
-"""`--format json`: the gate, the problems and every decision, for machines.
+"""`--format json`: the gate, the problems and every decision, for machines (docs/reports.md).
 
-    {"gate": {"fail_on": ..., "status": "passed" | "failed" | "error", "passed": bool},
-     "errors": [{"source": ..., "field": ..., "line": ..., "column": ..., "message": ...}],
-     "results": [{"source": ..., "passed": bool, "decision": <Decision>}]}
-
-`errors` is always there (empty when nothing kept check from judging), one per problem (a
-manifest with several problems has an error for each); `source`, `field`, `line` and
-`column` of an error are null when they do not apply or are not known. Keys keep this order and the
-decision keeps its Struct field order, so equal input gives byte-equal output.
+Keys keep their order and the decision its Struct field order: equal input gives byte-equal
+output.
 """
 
 from __future__ import annotations

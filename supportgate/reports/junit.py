@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from dataclasses import dataclass
 
 from supportgate.manifests.decision import Decision, Violation
 from supportgate.reports.model import (
@@ -32,22 +31,6 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 NO_FILE_SUITE = "supportgate"
 
 
-@dataclass
-class _Counts:
-    tests: int = 0
-    failures: int = 0
-    errors: int = 0
-    skipped: int = 0
-    seconds: float = 0.0
-
-    def add(self, other: _Counts) -> None:
-        self.tests += other.tests
-        self.failures += other.failures
-        self.errors += other.errors
-        self.skipped += other.skipped
-        self.seconds += other.seconds
-
-
 def render_junit(report: Report) -> str:
     # one suite per file (None: the problems that concern no file), problems first
     suites: dict[str | None, tuple[list[Problem], list[CheckedManifest]]] = {}
@@ -57,31 +40,30 @@ def render_junit(report: Report) -> str:
         suites.setdefault(result.source, ([], []))[1].append(result)
 
     root = ET.Element("testsuites", name="supportgate")
-    total = _Counts()
+    total: Counter[str] = Counter()
     for source, (problems, results) in suites.items():
         suite = ET.SubElement(root, "testsuite", name=_xml(source or NO_FILE_SUITE))
         if source is not None:
             suite.set("file", _xml(source))
-        counts = _Counts()
+        counts = Counter(tests=len(problems), errors=len(problems))
         for problem in problems:
             _error_case(suite, problem)
-            counts.add(_Counts(tests=1, errors=1))
         for result in results:
-            counts.add(_testcase(suite, result, report.fail_on))
-        _set_counts(suite, counts)
-        suite.set("skipped", str(counts.skipped))
-        total.add(counts)
-    _set_counts(root, total)
+            counts.update(_testcase(suite, result, report.fail_on))
+        _set_counts(suite, counts, sum(result.seconds for result in results))
+        suite.set("skipped", str(counts["skipped"]))
+        total.update(counts)
+    _set_counts(root, total, sum(result.seconds for result in report.results))
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
 
 
-def _set_counts(element: ET.Element, counts: _Counts) -> None:
-    element.set("tests", str(counts.tests))
-    element.set("failures", str(counts.failures))
-    element.set("errors", str(counts.errors))
-    element.set("time", _seconds(counts.seconds))
+def _set_counts(element: ET.Element, counts: Counter[str], seconds: float) -> None:
+    element.set("tests", str(counts["tests"]))
+    element.set("failures", str(counts["failures"]))
+    element.set("errors", str(counts["errors"]))
+    element.set("time", _seconds(seconds))
 
 
 def _seconds(value: float) -> str:
@@ -97,7 +79,7 @@ def _error_case(suite: ET.Element, problem: Problem) -> None:
     error.text = message
 
 
-def _testcase(suite: ET.Element, result: CheckedManifest, fail_on: FailOn) -> _Counts:
+def _testcase(suite: ET.Element, result: CheckedManifest, fail_on: FailOn) -> Counter[str]:
     decision = result.decision
     case = ET.SubElement(
         suite,
@@ -106,7 +88,7 @@ def _testcase(suite: ET.Element, result: CheckedManifest, fail_on: FailOn) -> _C
         name=_xml(decision.manifest.name),
         time=_seconds(result.seconds),
     )
-    counts = _Counts(tests=1, seconds=result.seconds)
+    counts = Counter(tests=1)
     violations = ordered_violations(decision)
     if gate_failed(decision, fail_on):
         failure = ET.SubElement(
@@ -116,13 +98,13 @@ def _testcase(suite: ET.Element, result: CheckedManifest, fail_on: FailOn) -> _C
             type=decision.verdict,
         )
         failure.text = _xml("\n".join(_line(v) for v in violations))
-        counts.failures = 1
+        counts["failures"] = 1
     elif decision.verdict == "experimental":
         reason = _experimental_reason(decision, fail_on)
         ET.SubElement(case, "skipped", message=_xml(reason), type="experimental").text = _xml(
             reason
         )
-        counts.skipped = 1
+        counts["skipped"] = 1
     notes = [_line(v) for v in violations if v.severity != "deny"]
     notes += [f"recommendation: {text}" for text in decision.recommendations]
     if notes:

@@ -1,10 +1,5 @@
 """`--format markdown`: the report as GitHub-flavoured Markdown, for a CI job's summary
-(`$GITHUB_STEP_SUMMARY`) or a merge request comment.
-
-A heading with the gate, a table of the manifests (verdict, manifest, file), then per manifest
-with findings a table of them (severity, rule, message, path), and the input errors with
-their file, line and field. Table cells escape `|` and keep to one line.
-"""
+(`$GITHUB_STEP_SUMMARY`) or a merge request comment (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -64,7 +59,7 @@ def render_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _cell(text: str) -> str:
+def _cell(text: str) -> str:  # one line, `|` escaped: a table cell
     return " ".join(printable(text).split()).replace("|", "\\|")
 
 

@@ -1,9 +1,6 @@
-"""What every report format shares: the checked manifests, the problems, the gate, the summary.
-
-The gate has three outcomes, which are also `supportgate check`'s exit codes: `passed` (0),
-`failed` (1: a manifest fails the gate) and `error` (2: a problem kept check from judging
-some input). An error outranks a failure: a report with problems never says "passed".
-"""
+"""What every report format shares: the checked manifests, the problems, the gate (its status
+is `check`'s exit code) and the summary. An error outranks a failure: a report with problems
+never says "passed"."""
 
 from __future__ import annotations
 
@@ -26,33 +23,19 @@ _SEVERITY_RANK: dict[Severity, int] = {"deny": 0, "waived": 1, "warn": 2}
 
 @dataclass(frozen=True, slots=True)
 class CheckedManifest:
-    """One manifest that `supportgate check` evaluated.
-
-    `source` is the file path as the user gave it; `text` is that file's text (used only to
-    find line numbers, `None` when unknown); `document_index` says which YAML document of a
-    multi-document file the manifest is; `seconds` is the time its evaluation took.
-    """
-
-    source: str
+    source: str  # the file path as the user gave it
     decision: Decision
-    text: str | None
-    document_index: int = 0
+    text: str | None  # the file's text, to find line numbers
+    document_index: int = 0  # which YAML document of a stream the manifest is
     seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """Something that kept `check` from judging an input (exit 2).
-
-    A file that cannot be read, holds no manifest or no valid one, repeats a manifest; an
-    option with a bad value; an engine or server that gave no decision. `message` is the
-    whole sentence for people (it names the file and field itself). `source` is the file
-    concerned (`None` for an option or the engine); `field` the JSON path of the failing
-    field in it (`$.metadata.name`; `$` for the whole document) or the option (`--at`),
-    `None` when nothing narrower applies. `line` and `column` (1-based) say where, when the
-    decoder knew; else `text` and `document_index` locate the field's line, as for
-    CheckedManifest (`document_index` is `None` when the document is unknown).
-    """
+    """Something that kept `check` from judging an input (exit 2). `message` is the whole
+    sentence for people; `field` the JSON path of the failing field (`$` for the whole
+    document) or the option (`--at`); `line` and `column` (1-based) when the decoder knew,
+    else `text` and `document_index` locate the field's line."""
 
     message: str
     source: str | None = None
@@ -63,7 +46,7 @@ class Problem:
     column: int | None = None
 
     def located(self) -> str:
-        """The message, with its line and column when they are known and it does not say them."""
+        """The message, with its line and column unless it says them."""
         line = problem_line(self)
         if line is None or f"line {line}" in self.message:
             return self.message
@@ -83,7 +66,8 @@ class Report:
     def status(self) -> GateStatus:
         if self.problems:
             return "error"
-        return "failed" if any_failed(self.results, self.fail_on) else "passed"
+        failed = any(gate_failed(result.decision, self.fail_on) for result in self.results)
+        return "failed" if failed else "passed"
 
     @property
     def exit_code(self) -> int:
@@ -91,18 +75,12 @@ class Report:
 
 
 def gate_failed(decision: Decision, fail_on: FailOn) -> bool:
-    """Rejected always fails the gate; with `fail_on="experimental"`, experimental fails too."""
     if decision.verdict == "rejected":
         return True
     return fail_on == "experimental" and decision.verdict == "experimental"
 
 
-def any_failed(results: Sequence[CheckedManifest], fail_on: FailOn) -> bool:
-    return any(gate_failed(result.decision, fail_on) for result in results)
-
-
 def ordered_violations(decision: Decision) -> list[Violation]:
-    """Deny first, then waived, then warn; within a severity by rule, path and message."""
     return sorted(decision.violations, key=lambda v: (_SEVERITY_RANK[v.severity], *v.sort_key()))
 
 
@@ -111,7 +89,6 @@ def subject(decision: Decision) -> str:
 
 
 def problem_line(problem: Problem) -> int | None:
-    """The 1-based line of the problem's field in its file, when the text shows it."""
     if problem.line is not None:
         return problem.line
     if problem.field is None or problem.document_index is None:
@@ -120,7 +97,6 @@ def problem_line(problem: Problem) -> int | None:
 
 
 def summary_line(report: Report) -> str:
-    """`N manifests: X supported, Y experimental, Z rejected[; E errors]; gate: <status> (...)`."""
     verdicts = Counter(result.decision.verdict for result in report.results)
     count = len(report.problems)
     errors = f"; {count} error{'' if count == 1 else 's'}" if count else ""
@@ -134,9 +110,15 @@ def summary_line(report: Report) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def printable(value: str) -> str:
-    """`value` with control characters other than tab, CR and LF written as `\\xNN`.
+def relative_path(source: str) -> str:
+    """Forward slashes, no leading `./`: the path CI tools resolve against the workspace."""
+    path = source.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
 
-    Messages quote manifest values; this keeps terminal escape sequences out of reports.
-    """
+
+def printable(value: str) -> str:
+    """Messages quote manifest values: control characters (but tab, CR, LF) become `\\xNN`,
+    so that no terminal escape sequence reaches a report."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", value)

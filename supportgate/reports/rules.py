@@ -1,9 +1,5 @@
-"""Where reports link a rule's documentation: the docs URL, the rules page and its anchors.
-
-SARIF rule descriptors link into docs/rules.md (written by `rules_page`): `helpUri` is
-`<docs URL>rules.md#<anchor>`, the docs URL coming from SUPPORTGATE_DOCS_URL (default
-`DEFAULT_DOCS_URL`, this repository's docs folder).
-"""
+"""Where reports link a rule's documentation: the docs URL (SUPPORTGATE_DOCS_URL), the rules
+page (docs/rules.md, written by `rules_page`) and its anchors."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from supportgate.reports.model import (
     Report,
     ordered_violations,
     problem_line,
+    relative_path,
     subject,
 )
 from supportgate.reports.rules import DEFAULT_DOCS_URL, REPORTS_PAGE, rule_help_uri
@@ -62,24 +63,14 @@ _INPUT_ERROR = RuleInfo(
         "Fix the field the message names (the error gives its JSON path), or remove the file "
         "from the check; then run the check again."
     ),
-    module="",
-    head_set=None,
-    head_id=None,
 )
 
 
 @dataclass(frozen=True, slots=True)
 class SarifOptions:
-    """What SARIF needs beyond the decisions.
-
-    `rules`: the catalogue (rule id -> METADATA). `root`: the absolute directory artifact
-    URIs are relative to (`--sarif-root`); `None` keeps the paths as given. `cwd`: the
-    absolute directory relative sources are relative to. `docs_url`: where the docs live.
-    """
-
     rules: Mapping[str, RuleInfo] = field(default_factory=lambda: MappingProxyType({}))
-    root: str | None = None
-    cwd: str | None = None
+    root: str | None = None  # `--sarif-root`, absolute; None keeps the paths as given
+    cwd: str | None = None  # the absolute directory relative sources are relative to
     docs_url: str = DEFAULT_DOCS_URL
 
 
@@ -147,9 +138,7 @@ def artifact_uri(source: str) -> tuple[str, bool]:
         return "file://" + quote(path, safe="/"), False
     if _DRIVE.match(path):
         return "file:///" + path[:2] + quote(path[2:], safe="/"), False
-    while path.startswith("./"):
-        path = path[2:]
-    return quote(path, safe="/"), True
+    return quote(relative_path(path), safe="/"), True
 
 
 def fingerprint(result: CheckedManifest, violation: Violation) -> str:
@@ -177,9 +166,6 @@ def _rules(catalog: Mapping[str, RuleInfo], violations: Sequence[Violation]) -> 
             title=f"supportgate rule {rule_id}",
             description=f"The rule {rule_id}, which the local policy catalogue does not hold.",
             remediation="See the message of each result, and the policies that define the rule.",
-            module="",
-            head_set=None,
-            head_id=None,
         )
         for rule_id, severity in sorted(unknown.items())
     ]

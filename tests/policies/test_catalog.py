@@ -11,6 +11,7 @@ from supportgate.config import DEFAULT_POLICY_DIR
 from supportgate.errors import UsageError
 from supportgate.policy import PolicyBundle
 from supportgate.policy.catalog import RuleInfo, read_catalog
+from supportgate.policy.rego_parse import parse_module
 from supportgate.reports.rules import rule_anchor
 from supportgate.reports.rules_page import render_rules_page
 
@@ -75,10 +76,20 @@ def test_catalog_holds_exactly_the_contract_rules(catalog: dict[str, RuleInfo]) 
     assert {i for i, r in catalog.items() if r.severity == "warn"} == CONTRACT_WARN
 
 
-def test_metadata_matches_the_rule_head(catalog: dict[str, RuleInfo]) -> None:
+def test_metadata_matches_the_rule_head(
+    catalog: dict[str, RuleInfo], policy_bundle: PolicyBundle
+) -> None:
+    """The catalogue reads the built-in METADATA as text; the parser says which rule head each
+    block stands above: the set it adds to is the severity, the `rule` it emits the id."""
+    heads: dict[str, tuple[str, str | None]] = {}
+    for module, text in policy_bundle.modules:
+        for head in parse_module(module, text).rules:
+            custom = (head.metadata or {}).get("custom") or {}
+            if "id" in custom:
+                heads[custom["id"]] = (head.name, (head.fields or {}).get("rule"))
+    assert set(heads) == set(catalog)
     for rule_id, rule in catalog.items():
-        assert rule.head_id == rule_id, rule
-        assert rule.head_set == rule.severity, rule
+        assert heads[rule_id] == (rule.severity, rule_id), rule
         assert rule.title, rule_id
         assert rule.description, rule_id
 

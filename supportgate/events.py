@@ -23,7 +23,7 @@ log = get_logger(__name__)
 
 
 class _Event(msgspec.Struct, frozen=True, tag_field="event", kw_only=True):
-    """Base of the events: a Struct tagged by its kind, so a list of them decodes."""
+    """Tagged by its kind, so a list of them decodes."""
 
 
 class HardwareRecorded(_Event, frozen=True, tag="hardware-recorded"):
@@ -118,8 +118,7 @@ class Events:
         self._handlers: defaultdict[type[Any], list[Callable[[Any], None]]] = defaultdict(list)
 
     def on(self, event_type: type[E], handler: Callable[[E], None]) -> None:
-        """Call `handler` with every published event of that type, after the handlers
-        registered before it."""
+        """After the handlers registered before it."""
         self._handlers[event_type].append(handler)
 
     def publish(self, events: Iterable[Event]) -> None:

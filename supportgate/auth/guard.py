@@ -64,9 +64,7 @@ class KeyGuard:
     async def authenticate(
         self, connection: ASGIConnection[Any, Any, Any, Any], secret: str
     ) -> Principal | None:
-        """The principal of a presented key, or None for an unknown, revoked or expired one:
-        from memory, or (when memory is over a second old) after a read in a thread.
-
+        """From memory, or (when memory is over a second old) after a read in a thread.
         429 (supportgate/auth/limits.py) before the lookup when the client's address has used
         up its failed authentications and the key is none of those in memory, and after it
         when the key has spent its burst."""

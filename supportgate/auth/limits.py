@@ -44,7 +44,7 @@ class TokenBuckets:
         self._lock = threading.Lock()
 
     def take(self, name: str) -> float:
-        """Take a token: 0.0 when there was one, else the seconds until there is one."""
+        """0.0 when there was a token, else the seconds until there is one."""
         with self._lock:
             now = self._clock.monotonic()
             tokens = self._tokens(name, now)
@@ -77,8 +77,6 @@ class TokenBuckets:
 
 
 class RequestLimits:
-    """The two limits of module docstring; `None` settings turn both off."""
-
     def __init__(self, settings: RateLimits | None, *, clock: Clock) -> None:
         self._failures = (
             TokenBuckets(
@@ -95,7 +93,6 @@ class RequestLimits:
             else None
         )
         self.refusal_delay = settings.auth_refusal_delay if settings else 0.0
-        """Seconds the guard holds a 429 of before_lookup before sending it."""
 
     def before_lookup(self, client: str, secret: str, keys: KeyService) -> int | None:
         """Seconds to answer in Retry-After when `client` has used up its failed

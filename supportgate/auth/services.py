@@ -59,8 +59,6 @@ class _Known:
 
 @dataclass(frozen=True, slots=True)
 class _Copy:
-    """The unrevoked keys as read at `read_at` (monotonic seconds)."""
-
     by_hash: dict[str, _Known]
     by_id: dict[int, _Known]
     read_at: float
@@ -74,8 +72,7 @@ class _Uses:
     stored: dict[int, datetime] = field(default_factory=dict)
 
     def due(self, step: timedelta) -> dict[int, datetime]:
-        """The uses to write: a key's first, then each at least `step` after what the table
-        holds."""
+        """A key's first use, then each at least `step` after what the table holds."""
         return {
             key_id: at
             for key_id, at in self.seen.items()
@@ -90,8 +87,6 @@ class _Uses:
 
 
 class KeyService:
-    """Keys: create, list, revoke; and who a presented key is (see the module doc)."""
-
     def __init__(self, sessions: sessionmaker[Session], *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._sessions = sessions
         self._clock = clock
@@ -111,8 +106,7 @@ class KeyService:
         owners: Sequence[str] = (),
         expires_in: str | None = None,
     ) -> str:
-        """A new key for `name` with `role`, acting for `owners` (none: every owner), valid
-        for `expires_in` (`90d`; None: until revoked); returns the secret, never stored."""
+        """The secret of a new key (`expires_in` None: until revoked); never stored."""
         return self.create(name=name, role=role, owners=owners, expires_in=expires_in).key
 
     def create(
@@ -123,8 +117,7 @@ class KeyService:
         owners: Sequence[str] = (),
         expires_in: str | None = None,
     ) -> CreatedKey:
-        """As create_key, with the key's listing (the secret in `key`, this once).
-        Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
+        """Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
         checked_role = _check_role(role)
         _check_name(name)
         checked_owners = _check_owners(owners, checked_role)
@@ -164,8 +157,7 @@ class KeyService:
     list_keys_in_thread = thread_twin(list_keys)
 
     def revoke(self, name: str) -> KeyView:
-        """Revoke the key `name` (revoking it again changes nothing); NotFound when there is
-        none. Refused by this process from its next request on."""
+        """Revoking it again changes nothing. Refused by this process from its next request."""
         with transaction(self._sessions, write=True) as session:
             row = repository.revoke(session, name, self._clock.now())
             if row is None:
@@ -179,7 +171,6 @@ class KeyService:
     # -- who is calling ------------------------------------------------------------------
 
     def fresh(self) -> bool:
-        """Can memory answer now (without a database read)?"""
         copy = self._copy
         return copy is not None and self._clock.monotonic() - copy.read_at < REFRESH_SECONDS
 
@@ -199,14 +190,12 @@ class KeyService:
     authenticate_in_thread = thread_twin(authenticate)
 
     def principal_by_id(self, key_id: int, *, may_read: bool = True) -> Principal | None:
-        """The principal of the key with this id while it is valid; None once it is revoked
-        or expired (or never was). For whoever holds on to a key past one request: a console
-        session ends when this says None. Reads like authenticate."""
+        """For whoever holds on to a key past one request: a console session ends when this
+        says None (revoked or expired). Reads like authenticate."""
         return self._admitted(self._current(may_read=may_read).by_id.get(key_id))
 
     def flush_last_used(self, *, everything: bool = False) -> None:
-        """Write the last uses that are due (see the module doc); `everything`: every use
-        not written yet (the service's stop)."""
+        """`everything`: every use not written yet (the service's stop)."""
         with self._lock:
             due = self._uses.due(timedelta(0) if everything else LAST_USED_STEP)
         self._write_uses(due)
@@ -232,7 +221,6 @@ class KeyService:
             return self._copy
 
     def _refresh(self) -> None:
-        """Read the unrevoked keys into a new copy; then write the last uses that are due."""
         read_at = self._clock.monotonic()
         by_hash: dict[str, _Known] = {}
         by_id: dict[int, _Known] = {}
@@ -270,7 +258,6 @@ class KeyService:
                 self._uses.store(key_id, at)
 
     def _drop_copy(self) -> None:
-        """After a change here: the next request reads the table again."""
         with self._lock:
             if self._copy is not None:
                 self._copy = replace(self._copy, read_at=-math.inf)

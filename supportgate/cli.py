@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -398,21 +399,7 @@ def _report_option(value: str) -> tuple[str, str]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    options = CheckOptions(
-        files=args.files,
-        fmt=args.format,
-        fail_on=args.fail_on,
-        matrix=args.matrix,
-        at=args.at,
-        server=args.server,
-        token=args.token,
-        record=args.record,
-        supportgate_only=args.supportgate_only,
-        find_hardware=args.find_hardware,
-        output=args.output,
-        reports=args.reports,
-        sarif_root=args.sarif_root,
-    )
+    options = CheckOptions(**{f.name: getattr(args, f.name) for f in fields(CheckOptions)})
     return run_check(options, os.environ, stdout=sys.stdout, stderr=sys.stderr)
 
 
@@ -515,7 +502,7 @@ def _parser() -> argparse.ArgumentParser:
 
     check_cmd = commands.add_parser("check", help="evaluate manifest files and gate on the verdict")
     check_cmd.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
-    check_cmd.add_argument("--format", choices=FORMATS, default="text")
+    check_cmd.add_argument("--format", dest="fmt", choices=FORMATS, default="text")
     check_cmd.add_argument(
         "--fail-on",
         choices=FAIL_ON,

@@ -104,7 +104,6 @@ def check_role(principal: Principal, needed: Role) -> None:
 def act_as(
     connection: ASGIConnection[Any, Any, Any, Any], principal: Principal, needed: Role
 ) -> None:
-    """The request acts as `principal` (principal_of), if its role is at least `needed`."""
     _request_state(connection)[PRINCIPAL_STATE_KEY] = principal
     check_role(principal, needed)
 

@@ -26,8 +26,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
+import msgspec
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
@@ -135,7 +135,7 @@ class KeyService:
                 expires_at=None if lifetime is None else now + lifetime,
                 now=now,
             )
-            created = CreatedKey(key=secret, **_fields(row))
+            created = CreatedKey(key=secret, **msgspec.structs.asdict(_view(row)))
         self._drop_copy()
         return created
 
@@ -152,7 +152,7 @@ class KeyService:
         """Every key, revoked ones too, by name; last use as last written (see the doc)."""
         self.flush_last_used()
         with transaction(self._sessions) as session:
-            return [KeyView(**_fields(row)) for row in repository.all_keys(session)]
+            return [_view(row) for row in repository.all_keys(session)]
 
     list_keys_in_thread = thread_twin(list_keys)
 
@@ -162,7 +162,7 @@ class KeyService:
             row = repository.revoke(session, name, self._clock.now())
             if row is None:
                 raise NotFound(f"no API key named {name!r}", field="name")
-            view = KeyView(**_fields(row))
+            view = _view(row)
         self._drop_copy()
         return view
 
@@ -284,17 +284,8 @@ def _refuse_scoped_admin(row: ApiKey) -> None:
     )
 
 
-def _fields(row: ApiKey) -> dict[str, Any]:
-    return {
-        "name": row.name,
-        "role": row.role,
-        "owners": list(row.owners or ()),
-        "prefix": row.prefix,
-        "created_at": row.created_at,
-        "expires_at": row.expires_at,
-        "last_used_at": row.last_used_at,
-        "revoked_at": row.revoked_at,
-    }
+def _view(row: ApiKey) -> KeyView:
+    return msgspec.convert(row, KeyView, from_attributes=True)
 
 
 def _check_role(role: str) -> Role:

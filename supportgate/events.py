@@ -10,7 +10,7 @@ JobFailed from reevaluation/schedule.py, PolicyReloadFailed from policy/live.py.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -105,9 +105,7 @@ E = TypeVar("E", bound=_Event)
 
 
 def decisions_recorded(verdicts_and_causes: Iterable[tuple[str, str]]) -> DecisionsRecorded:
-    counted: defaultdict[tuple[str, str], int] = defaultdict(int)
-    for key in verdicts_and_causes:
-        counted[key] += 1
+    counted = Counter(verdicts_and_causes)
     return DecisionsRecorded(
         counts=[DecisionCount(verdict, cause, n) for (verdict, cause), n in counted.items()]
     )

@@ -29,16 +29,14 @@ _RFC3339 = re.compile(
 )
 
 
-def encode_cursor(key: list[Any]) -> str:
-    return base64.urlsafe_b64encode(msgspec.json.encode(key)).decode().rstrip("=")
-
-
 def trim_page(
     rows: Sequence[T], limit: int, key: Callable[[T], list[Any]]
 ) -> tuple[list[T], str | None]:
     """A page read with `limit + 1` rows: its first `limit`, and the cursor after them."""
     page = list(rows[:limit])
-    return page, encode_cursor(key(page[-1])) if len(rows) > limit else None
+    if len(rows) <= limit:
+        return page, None
+    return page, base64.urlsafe_b64encode(msgspec.json.encode(key(page[-1]))).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str, *types: type) -> list[Any]:

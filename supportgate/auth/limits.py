@@ -1,20 +1,15 @@
 """Rate limits on who knocks: failed authentications per client address, bursts per key.
 
-Two token buckets, both in this process's memory (so per replica: an attacker spread over N
-replicas gets N times the budget; docs/rate-limits.md):
-- **failed authentications per client address.** Every presented key that is not a key
-  costs the address one token. An address with no token left gets 429 for any key that is
-  not one of the keys this replica holds in memory (KeyService's copy of the unrevoked keys),
-  decided here, before the lookup, so a flood of invented keys costs no lookup and never
-  makes the copy be read again; the guard holds that 429 for `refusal_delay` seconds, so a
-  flood that waits for its answers costs little CPU. A valid key still passes (and is looked
-  up as usual, so revoking it still works): a CI runner behind the same NAT address as the
-  flood keeps working, on every replica, whether or not its key was used there before.
+Two token buckets in this process's memory (per replica: docs/rate-limits.md):
+- **failed authentications per client address.** An address with no token left gets 429 for
+  any key that is not one this replica holds in memory, decided before the lookup, so a flood
+  of invented keys costs no lookup and never makes the copy be read again; the guard holds
+  that 429 for `refusal_delay` seconds, so a flood that waits for its answers costs little
+  CPU. A valid key still passes: a CI runner behind the flood's NAT address keeps working.
 - **requests per key name**: a key that spends its burst gets 429 until tokens come back.
 
-The clock is the Runtime's (tests move a FakeClock instead of sleeping). A small bucket of
-our own rather than the `limits` library: its in-memory storage reads the system's time
-itself, so refill could not be driven by that clock, and the two buckets here are a few lines.
+Our own small bucket rather than the `limits` library: its in-memory storage reads the
+system's time itself, so refill could not be driven by the Runtime's clock (tests move one).
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """API keys: creating, listing and revoking them, and resolving a presented key to a Principal.
 
-Requests are answered from memory: a copy of every unrevoked key (its hash, principal and
-expiry), read whole from `api_keys` when it is more than REFRESH_SECONDS old. So
-
-- a known key and an unknown one cost a sha256 and a dict lookup, not a database read: a
-  flood of invented keys does not reach the database at all;
-- a key revoked, or created, on another replica or by the CLI is seen here within
-  REFRESH_SECONDS plus one read (under 2 s); one revoked or created by this process is seen
-  by its next request (the copy is dropped after the commit);
-- an expired key is refused the moment its `expires_at` passes (compared on every request).
-
-The table is read only when a request (or the console) asks and the copy is stale: one read a
-second at most, by one caller while the others wait for it; an idle service reads nothing.
-
-Last use is kept in memory and written with a refresh, at most once every LAST_USED_STEP
-per key (and on stop), so a busy key costs one UPDATE a minute, not one per request; `keys
-list` shows it up to that late.
+Requests are answered from a copy in memory of every unrevoked key, read whole from `api_keys`
+when it is more than REFRESH_SECONDS old and a request asks (one caller reads while the others
+wait; an idle service reads nothing). So a flood of invented keys never reaches the database;
+a key revoked or created on another replica, or by the CLI, is seen within REFRESH_SECONDS plus
+one read (under 2 s), and by this process at its next request; an expired key is refused the
+moment its `expires_at` passes. Last use is written with a refresh, at most once every
+LAST_USED_STEP per key (and on stop): a busy key costs one UPDATE a minute, not one a request.
 """
 
 from __future__ import annotations
@@ -119,7 +110,10 @@ class KeyService:
     ) -> CreatedKey:
         """Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
         checked_role = _check_role(role)
-        _check_name(name)
+        if not _NAME.match(name):
+            raise UsageError(
+                f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name"
+            )
         checked_owners = _check_owners(owners, checked_role)
         lifetime = None if expires_in is None else parse_duration(expires_in, field="$.expires_in")
         secret = generate_key()
@@ -293,11 +287,6 @@ def _check_role(role: str) -> Role:
         if role == known:
             return known
     raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="$.role")
-
-
-def _check_name(name: str) -> None:
-    if not _NAME.match(name):
-        raise UsageError(f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name")
 
 
 def _check_owners(owners: Sequence[str], role: Role) -> list[str]:

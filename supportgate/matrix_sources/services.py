@@ -1,24 +1,14 @@
 """Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE).
 
-One sync:
-1. takes the matrix source's lock (supportgate/db/locks.py): one sync at a time across the
-   replicas; a replica that finds it held skips (the holder reads the source now anyway);
-2. a poll (the scheduler's, every SUPPORTGATE_MATRIX_POLL) skips when any replica synced
-   less than half an interval ago (the state row says when), so replicas polling on their own
-   timers read the source about once an interval between them; a requested sync
-   (`POST /v1/matrix/sync`, the service's start) always reads;
-3. reads the source with the revision known (git.py, https.py): Unchanged is nothing more;
-4. decodes the content as `POST /v1/matrix` does, and looks its `version` up: a new version
-   is published with its provenance (MatrixService.publish: the ledger's write; its
-   MatrixPublished event starts the sweep, cause `matrix`), the same version with the same
-   content is nothing, the same version with other content is a `conflict`;
-5. records what happened in matrix_source_state (repository.py), failures too: every failed
-   read is in GET /v1/matrix/source with its time, whether git or the server refused it or
-   the cache directory or git itself could not be used here. A failure (`unreachable`,
-   `invalid`, `conflict`) publishes nothing; one whose error is not the one recorded already
-   is also told to the webhook subscribers as a `matrix.sync_failed` event, in the same
-   transaction (the outbox, supportgate/webhooks/outbox.py). The same error again is counted,
-   not told again.
+One sync runs at a time across the replicas (supportgate/db/locks.py; a replica that finds the
+lock held skips: the holder reads the source now anyway). A poll skips when any replica synced
+less than half an interval ago, so replicas polling on their own timers read the source about
+once an interval between them; a requested sync always reads. A new `version` is published
+with its provenance (its MatrixPublished event starts the sweep); the same version with other
+content is a `conflict`. Every outcome, failures too, is recorded in matrix_source_state; a
+failure whose error is not the one recorded already is also told to the webhook subscribers as
+a `matrix.sync_failed` event in the same transaction (the outbox); the same error again is
+counted, not told again.
 """
 
 from __future__ import annotations

@@ -40,17 +40,6 @@ from supportgate.webhooks.controllers import routes as webhook_routes
 MAX_BODY_BYTES = 1024 * 1024
 
 
-def _logging_config() -> LoggingConfig:
-    """Litestar's loggers go to the root logger, which supportgate.logging configures (JSON on
-    stdout); Litestar's default would replace its handler with text on stderr. Its exception
-    log is off: it would log every 4xx with a traceback; `log_unexpected` logs the 500s."""
-    return LoggingConfig(
-        configure_root_logger=False,
-        loggers={"litestar": {"level": "INFO", "propagate": True}},
-        log_exceptions="never",
-    )
-
-
 def console_app(runtime: Runtime, key_guard: KeyGuard) -> Litestar:
     return create_console(
         ConsoleService(
@@ -123,7 +112,15 @@ def create_app(
         # (docs/performance.md, "Speed devices")
         guards=[key_guard],
         before_request=check_parameters,
-        logging_config=_logging_config(),
+        # Litestar's loggers go to the root logger, which supportgate.logging configures (JSON
+        # on stdout); Litestar's default would replace its handler with text on stderr. Its
+        # exception log is off: it would log every 4xx with a traceback; `log_unexpected` logs
+        # the 500s.
+        logging_config=LoggingConfig(
+            configure_root_logger=False,
+            loggers={"litestar": {"level": "INFO", "propagate": True}},
+            log_exceptions="never",
+        ),
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
             title="supportgate", version=__version__, path="/schema", components=components()

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,11 +85,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _running(*, may_create: bool = False) -> Iterator[Runtime]:
-    """The service's parts for a CLI command, on a database at the current schema.
-
-    Only the commands that set a database up (`keys create`, `serve --bootstrap-admin-key`)
-    may create its SQLite file, and say so on stderr; the others refuse a missing one.
-    """
+    """Only the commands that set a database up (`keys create`, `serve --bootstrap-admin-key`)
+    may create its SQLite file, and say so on stderr; the others refuse a missing one."""
     from supportgate.runtime import Runtime  # noqa: PLC0415 - see the imports above
 
     settings = Settings.from_env()
@@ -104,14 +102,10 @@ def _running(*, may_create: bool = False) -> Iterator[Runtime]:
 
 
 def _absent_database(url: str, *, may_create: bool) -> str | None:
-    """The URL of a SQLite file that does not exist yet (None when it does, or for PostgreSQL).
-
-    Connecting would create it empty, and a command reading it would report on nothing as if
-    all were well (`audit verify`: "intact: 0 decisions"). So unless the command `may_create`
-    the database, a missing file is refused, naming the URL: usually the wrong directory
-    (the default `sqlite:///supportgate.db` is relative) or the wrong SUPPORTGATE_DATABASE_URL.
-    An in-memory database is refused always: it would be this command's own, and gone after.
-    """
+    """A SQLite file that does not exist yet (None when it does, or for PostgreSQL): connecting
+    would create it empty, and a command reading it would report on nothing as if all were well
+    (`audit verify`: "intact: 0 decisions"), so only a command that `may_create` the database
+    gets past a missing file. An in-memory one would be this command's own: refused always."""
     from supportgate.db.engine import absent_sqlite_database  # noqa: PLC0415 - see above
     from supportgate.db.migrate import UPGRADE_COMMAND  # noqa: PLC0415 - see the imports above
 
@@ -398,21 +392,7 @@ def _report_option(value: str) -> tuple[str, str]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    options = CheckOptions(
-        files=args.files,
-        fmt=args.format,
-        fail_on=args.fail_on,
-        matrix=args.matrix,
-        at=args.at,
-        server=args.server,
-        token=args.token,
-        record=args.record,
-        supportgate_only=args.supportgate_only,
-        find_hardware=args.find_hardware,
-        output=args.output,
-        reports=args.reports,
-        sarif_root=args.sarif_root,
-    )
+    options = CheckOptions(**{f.name: getattr(args, f.name) for f in fields(CheckOptions)})
     return run_check(options, os.environ, stdout=sys.stdout, stderr=sys.stderr)
 
 
@@ -515,7 +495,7 @@ def _parser() -> argparse.ArgumentParser:
 
     check_cmd = commands.add_parser("check", help="evaluate manifest files and gate on the verdict")
     check_cmd.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
-    check_cmd.add_argument("--format", choices=FORMATS, default="text")
+    check_cmd.add_argument("--format", dest="fmt", choices=FORMATS, default="text")
     check_cmd.add_argument(
         "--fail-on",
         choices=FAIL_ON,

@@ -14,13 +14,9 @@ from typing import Final, Protocol
 
 
 class Clock(Protocol):
-    def now(self) -> datetime:
-        """The current time, aware, in UTC."""
-        ...
+    def now(self) -> datetime: ...
 
-    def monotonic(self) -> float:
-        """Seconds since some fixed moment; never goes back."""
-        ...
+    def monotonic(self) -> float: ...
 
 
 class SystemClock:

@@ -1,4 +1,5 @@
-"""Settings, read once from the environment by whoever starts the program (never at import)."""
+"""Settings, read once from the environment by whoever starts the program (never at import).
+Each variable is documented in docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -21,13 +22,9 @@ DEFAULT_OPA_TIMEOUT_SECONDS = 5.0
 CHECKPOINT_INTERVAL_SECONDS = 5.0
 """The contract's longest wait between an entry and the checkpoint that signs it."""
 DEFAULT_MATRIX_POLL_SECONDS = 300.0
-"""SUPPORTGATE_MATRIX_POLL's default, `5m`."""
 DEFAULT_MATRIX_FETCH_TIMEOUT = 30.0
-"""Seconds one read of the matrix source may take, all of it (connect, answer, git commands)."""
 CONSOLE_IDLE_TIMEOUT = 30 * 60.0
-"""Seconds a console session lasts without a request."""
-CONSOLE_SESSION_TIMEOUT = 8 * 3600.0
-"""Seconds a console session lasts after its login, however busy (a working day)."""
+CONSOLE_SESSION_TIMEOUT = 8 * 3600.0  # after its login, however busy: a working day
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,16 +35,12 @@ class RateLimits:
     key: they stop floods and runaway loops, not ordinary use."""
 
     auth_failures_burst: int = 100
-    """Unknown keys one client address may present before it gets 429 for unknown keys."""
     auth_failures_per_second: float = 1.0
-    """How fast an address earns those back."""
     auth_refusal_delay: float = 1.0
-    """Seconds such a 429 is held before it is sent (0: at once), so that a flood that waits
-    for its answers (N connections) costs N / delay requests a second, not the CPU."""
+    """Seconds a 429 for unknown keys is held before it is sent (0: at once), so that a flood
+    that waits for its answers (N connections) costs N / delay requests a second, not the CPU."""
     key_burst: int = 2000
-    """Requests one key name may make at once before it gets 429."""
     key_per_second: float = 1000.0
-    """How fast a key earns those back: its sustained rate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +49,8 @@ class ServerLimits:
     """Seconds for a request's head (request line and headers) to arrive, from the
     connection's start or the previous response's end: then the connection is closed."""
     keep_alive_timeout: int = 5
-    """Seconds a kept-alive connection may sit idle after a response."""
     max_connections: int = 1000
-    """Open connections at most; one more is closed as soon as it is accepted."""
+    """One more is closed as soon as it is accepted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,49 +75,32 @@ class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     opa_url: str | None = None
     opa_token: str | None = None
-    """The bearer token the service sends to OPA's API (OPA runs `--authentication=token`)."""
     opa_timeout: float = DEFAULT_OPA_TIMEOUT_SECONDS
     bundle_signing_key_file: Path | None = None
-    """The EC P-256 private key (PEM) that signs the OPA bundle the service serves."""
     bundle_token: str | None = None
-    """The bearer token OPA presents to fetch the bundle (its `services` credentials)."""
     reevaluate_cron: str = DEFAULT_REEVALUATE_CRON
     policy_dir: Path = DEFAULT_POLICY_DIR
     policy_bundles: tuple[Path, ...] = ()
-    """Organisation policy bundles (directories or OPA `.tar.gz` files) loaded beside the
-    built-in policies (docs/organisation-policies.md)."""
     signing_key_file: Path | None = None
-    """The note signer key that signs checkpoints (`supportgate audit keygen`). Unset: the
-    file `supportgate-signing.key` beside the SQLite database (docs/ledger.md)."""
     log_origin: str = field(default_factory=default_log_origin)
     checkpoint_witness: Path | None = None
-    """A file every signed checkpoint is appended to, outside the database's reach."""
     verifier_key: str | None = None
     """The log's verifier key (or a file holding it) that `audit verify-receipt` and `audit
     verify` trust when no --verifier-key is given; never the one inside a receipt."""
     checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS
     """Seconds between looks at the log's head, signing what arrived. At most 5 (the
     contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
-    rate_limits: RateLimits | None = field(default_factory=RateLimits)
-    """None: no rate limits at all (`SUPPORTGATE_RATE_LIMITS=off`)."""
+    rate_limits: RateLimits | None = field(default_factory=RateLimits)  # None: limits off
     console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
     console_session_timeout: float = CONSOLE_SESSION_TIMEOUT
     database_timeouts: DatabaseTimeouts = DatabaseTimeouts()
     server_limits: ServerLimits = ServerLimits()
     webhook_allow: tuple[str, ...] = ()
-    """CIDRs and host names webhooks may be sent to besides public addresses
-    (supportgate/webhooks/targets.py checks them when the service is built)."""
     matrix_source: str | None = None
-    """Where the support matrix is followed from: `git+<url or path>#<ref>:<file>` or an
-    https URL (supportgate/matrix_sources/spec.py checks it when the service is built)."""
     matrix_poll: float = DEFAULT_MATRIX_POLL_SECONDS
     matrix_fetch_timeout: float = DEFAULT_MATRIX_FETCH_TIMEOUT
     matrix_cache_dir: Path | None = None
-    """Where git sources are fetched to. Unset: `supportgate-matrix-cache` beside the SQLite
-    file, or in the working directory (supportgate/matrix_sources/services.py)."""
     matrix_ca_file: Path | None = None
-    """CA certificates (PEM) an https source's certificate is checked against, instead of
-    the system's."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -249,8 +224,6 @@ def _number(
     zero: bool = False,
     at_most: float = math.inf,
 ) -> float:
-    """`name`'s number: above 0 (or 0 itself, when `zero` allows it), finite, at most
-    `at_most`; unset or empty: `default`; anything else is a UsageError naming `name`."""
     value = env.get(name)
     if not value:
         return default
@@ -275,7 +248,6 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
-    """Seconds, 0 or more (0: no limit)."""
     return _number(env, name, default, what="seconds (0: no limit)", zero=True)
 
 
@@ -285,7 +257,6 @@ MAX_INTERVAL_SECONDS = 86400.0
 
 
 def _interval(env: Mapping[str, str], name: str, default: float) -> float:
-    """`30s`, `5m`, `1h` or a number of seconds: more than 0 and at most 24 hours."""
     value = (env.get(name) or "").strip()
     if not value:
         return default

@@ -1,5 +1,4 @@
-"""CSV a spreadsheet reads as text, for every CSV the service writes (the audit export, the
-fleet report).
+"""Every CSV the service writes (the audit export, the fleet report).
 
 Cells are written so a spreadsheet reads them as text (OWASP, CSV injection): a cell that
 starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, and the csv

@@ -22,7 +22,6 @@ Part: TypeAlias = NamedDependency[T]
 
 
 def served(*handlers: ControllerRouterHandler, **services: object) -> Router:
-    """`handlers` with each of `services` as a dependency of its keyword's name."""
     return Router("/", route_handlers=list(handlers), dependencies=provide(**services))
 
 

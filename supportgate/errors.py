@@ -52,10 +52,6 @@ Classes that only refine a message live beside their raiser and are drawn above 
 module; the mapping to HTTP (supportgate.http_errors) and to exit codes (supportgate.cli)
 reads only the classes the two roots' modules define. Litestar's own exceptions (a console's
 CsrfRefused, a PermissionDeniedException) are answered by Litestar and are not drawn.
-
-Every InputError says which input failed in its `field` attribute, set by whoever raises it,
-so that the HTTP mapping (supportgate.http_errors), the console and the CLI read it rather
-than parse the message.
 """
 
 from __future__ import annotations
@@ -66,16 +62,15 @@ from supportgate import tlog
 
 
 class SupportgateError(Exception):
-    """Root of every error supportgate raises on purpose."""
+    pass
 
 
 class InputError(SupportgateError):
-    """Input that a user can fix: `message` says what is wrong, `field` where.
-
-    `field` is a JSON path into a body (`$.spec.python`), a parameter or header name (`limit`,
+    """`field` is a JSON path into a body (`$.spec.python`), a parameter or header name (`limit`,
     `Idempotency-Key`), a command-line option (`--at`) or a setting (`SUPPORTGATE_OPA_URL`);
     None only when no one field is at fault (a file that cannot be read, a server that refused
-    a key). It is keyword-only and has no default, so that every raiser decides.
+    a key). It is keyword-only and has no default, so that every raiser decides; the HTTP
+    mapping, the console and the CLI read it rather than parse the message.
     """
 
     def __init__(self, message: str, *, field: str | None) -> None:
@@ -104,13 +99,8 @@ class FieldProblem:
 
 
 class ManifestError(InputError):
-    """A document that does not decode or validate.
-
-    `path` is the JSON path of the failing field (`$.spec.python`), or `$` for the document;
-    it is the error's `field`. `source` names where the document came from (a file name),
-    when known. `problems` are all the problems found (CONTRACT 10.8), the first being this
-    error's own (with its line and column when known).
-    """
+    """`path` (the error's `field`) is `$` for the whole document; `problems` are all the
+    problems found (CONTRACT 10.8), the first being this error's own."""
 
     field: str
 
@@ -146,52 +136,52 @@ class ManifestError(InputError):
 
 
 class DocumentTooLargeError(ManifestError):
-    """A document over manifests.decode.MAX_BYTES (HTTP 413 rather than 400)."""
+    pass
 
 
 class UsageError(InputError):
-    """A command or request that cannot be carried out as asked."""
+    pass
 
 
 class UnsupportedMediaType(InputError):
-    """A body in a media type supportgate does not read (HTTP 415)."""
+    pass
 
 
 class ConflictError(InputError):
-    """The request contradicts what is stored (a duplicate version, a reused key)."""
+    pass
 
 
 class Forbidden(InputError):
-    """A manifest of an owner the key does not act for, or one another owner holds."""
+    pass
 
 
 class NotFound(InputError):
-    """The request names something that does not exist (HTTP 404); `field` is the name."""
+    pass
 
 
 class PolicyEngineError(SupportgateError):
-    """The policy engine gave no decision; never turned into a verdict."""
+    pass
 
 
 class PolicyEngineUnavailable(PolicyEngineError):
-    """The engine could not be reached, or it refused the request."""
+    pass
 
 
 class PolicyEvaluationError(PolicyEngineError):
-    """The engine answered, but its answer is not a decision document."""
+    pass
 
 
 class DatabaseError(SupportgateError):
-    """The database cannot serve supportgate as it is; the message says why."""
+    pass
 
 
 class DatabaseBusy(DatabaseError):
-    """A lock or statement timeout (config.py DatabaseTimeouts): a 503 worth retrying."""
+    pass
 
 
 class SchemaOutdated(DatabaseError):
-    """The database schema is not at the revision this supportgate needs; names the fix."""
+    pass
 
 
 class NodeStoreError(DatabaseError, tlog.NodeStoreError):
-    """The database is not as the log left it (supportgate.ledger.log's node store)."""
+    pass

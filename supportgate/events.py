@@ -10,7 +10,7 @@ JobFailed from reevaluation/schedule.py, PolicyReloadFailed from policy/live.py.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -23,7 +23,7 @@ log = get_logger(__name__)
 
 
 class _Event(msgspec.Struct, frozen=True, tag_field="event", kw_only=True):
-    """Base of the events: a Struct tagged by its kind, so a list of them decodes."""
+    """Tagged by its kind, so a list of them decodes."""
 
 
 class HardwareRecorded(_Event, frozen=True, tag="hardware-recorded"):
@@ -105,9 +105,7 @@ E = TypeVar("E", bound=_Event)
 
 
 def decisions_recorded(verdicts_and_causes: Iterable[tuple[str, str]]) -> DecisionsRecorded:
-    counted: defaultdict[tuple[str, str], int] = defaultdict(int)
-    for key in verdicts_and_causes:
-        counted[key] += 1
+    counted = Counter(verdicts_and_causes)
     return DecisionsRecorded(
         counts=[DecisionCount(verdict, cause, n) for (verdict, cause), n in counted.items()]
     )
@@ -118,8 +116,7 @@ class Events:
         self._handlers: defaultdict[type[Any], list[Callable[[Any], None]]] = defaultdict(list)
 
     def on(self, event_type: type[E], handler: Callable[[E], None]) -> None:
-        """Call `handler` with every published event of that type, after the handlers
-        registered before it."""
+        """After the handlers registered before it."""
         self._handlers[event_type].append(handler)
 
     def publish(self, events: Iterable[Event]) -> None:

@@ -82,10 +82,7 @@ class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
-    """Set up structlog and route stdlib logging (uvicorn, alembic) through the same renderer.
-
-    `json=None` picks JSON unless stdout is a terminal.
-    """
+    """`json=None` picks JSON unless stdout is a terminal."""
     as_json = (not sys.stdout.isatty()) if json is None else json
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,

@@ -114,7 +114,6 @@ def csv_operation(columns: Iterable[str]) -> type[Operation]:
 
 
 def components() -> Components:
-    """Components for OpenAPIConfig: the bearer API key, and the bundle token OPA presents."""
     return Components(
         security_schemes={
             SECURITY_SCHEME: SecurityScheme(
@@ -161,7 +160,6 @@ def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
 
 @cache
 def inlined_schema(target: Any) -> dict[str, Any]:
-    """The schema under schemas/ for `target`, without `$schema` and with `$defs` inlined."""
     document = json.loads(render(target))
     defs = document.pop("$defs", {})
     document.pop("$schema", None)
@@ -242,7 +240,6 @@ class OverlappingAnswers(Operation):
 
 
 def document(app: Litestar) -> None:
-    """Declare security and the error responses of every route (see the module docstring)."""
     for route in app.routes:
         if not isinstance(route, HTTPRoute):
             continue
@@ -304,8 +301,7 @@ def _body_components(openapi: OpenAPI) -> set[str]:
 def declare_request_rules(
     app: Litestar, *, waivable_rules: frozenset[str], key_owner_pattern: str
 ) -> None:
-    """Declare what the handlers check beyond the types (see the module docstring);
-    `key_owner_pattern`: what an owner of a key matches (supportgate.auth.views.OWNER)."""
+    """`key_owner_pattern`: what an owner of a key matches (supportgate.auth.views.OWNER)."""
     openapi = app.openapi_schema  # generated here, once; later reads return this object
     for operation in operations(openapi).values():
         for parameter in operation.parameters or []:

@@ -29,21 +29,17 @@ _RFC3339 = re.compile(
 )
 
 
-def encode_cursor(key: list[Any]) -> str:
-    return base64.urlsafe_b64encode(msgspec.json.encode(key)).decode().rstrip("=")
-
-
 def trim_page(
     rows: Sequence[T], limit: int, key: Callable[[T], list[Any]]
 ) -> tuple[list[T], str | None]:
-    """A page read with `limit + 1` rows: its first `limit`, and when there were more, the
-    cursor after the last of them (`key`: that row's sort key)."""
+    """A page read with `limit + 1` rows: its first `limit`, and the cursor after them."""
     page = list(rows[:limit])
-    return page, encode_cursor(key(page[-1])) if len(rows) > limit else None
+    if len(rows) <= limit:
+        return page, None
+    return page, base64.urlsafe_b64encode(msgspec.json.encode(key(page[-1]))).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str, *types: type) -> list[Any]:
-    """The key a cursor holds, checked to be values of `types` in order."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         key = msgspec.json.decode(base64.urlsafe_b64decode(padded.encode()))
@@ -78,8 +74,7 @@ def check_limit(limit: int) -> int:
 
 
 def decode_seq_cursor(cursor: str | None) -> int | None:
-    """The seq a page cursor continues before, or None for the first page (no cursor, or an
-    empty `cursor=`, as every paged endpoint reads it)."""
+    """None for the first page: no cursor, or an empty `cursor=`."""
     if not cursor:
         return None
     seq = int(decode_cursor(cursor, int)[0])

@@ -1,12 +1,11 @@
-"""A running supportgate's parts and their lifecycle: built once from Settings, started,
-stopped.
+"""A running supportgate's parts and their lifecycle.
 
-`Runtime.build` constructs every part (database, policy engine, the ledger's writer, each
-domain's service) exactly once and hands each the parts it needs as constructor arguments;
-nothing is assigned after construction. What one domain does when another's write commits
-is an event (supportgate/events.py), and every reaction is registered in `react`, here. The
-Runtime is no registry: supportgate/app.py hands each domain's routes, the guard, the console
-and the middleware the parts they use, and the CLI runs its commands on the parts.
+`Runtime.build` constructs every part exactly once and hands each the parts it needs as
+constructor arguments; nothing is assigned after construction. What one domain does when
+another's write commits is an event (supportgate/events.py), and every reaction is registered
+in `react`, here. The Runtime is no registry: supportgate/app.py hands each domain's routes,
+the guard, the console and the middleware the parts they use, and the CLI runs its commands
+on the parts.
 """
 
 from __future__ import annotations
@@ -98,8 +97,7 @@ class Runtime:
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Runtime:
-        """Build every part once; nothing is read or written until start(). `clock` is the
-        one every part that compares times asks (tests give a fake one)."""
+        """Nothing is read or written until start()."""
         db = create_db_engine(settings.database_url, settings.database_timeouts)
         sessions = session_factory(db)
         bundle = PolicyBundle.load(settings.policy_dir, settings.policy_bundles)
@@ -208,7 +206,6 @@ class Runtime:
         return self.policies.bundle
 
     def prepare_database(self, *, upgrade_schema: bool) -> None:
-        """Bring the schema to head (or refuse when it is behind), and seed the default matrix."""
         if upgrade_schema:
             upgrade(self.settings.database_url)
         else:

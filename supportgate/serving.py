@@ -36,7 +36,6 @@ service stops its parts (the ledger's writer writes what it holds) and exits."""
 
 
 def run(app: Any, *, host: str, port: int, limits: ServerLimits) -> None:
-    """Serve `app` until SIGINT/SIGTERM, within `limits`."""
     uvicorn.run(
         app,
         host=host,

@@ -15,7 +15,6 @@ _UNIT = {"d": timedelta(days=1), "h": timedelta(hours=1), "m": timedelta(minutes
 
 
 def parse_duration(text: str, *, field: str) -> timedelta:
-    """`text` as a timedelta; UsageError naming `field` when it is not a duration."""
     if not _DURATION.match(text):
         raise UsageError(
             f"{text!r} is not a duration: a whole number from 1 and d, h or m (`90d`, `12h`; "

@@ -1,20 +1,13 @@
 """The one guard every route passes: `Authorization: Bearer <key>`, then the route's role.
 
-Routes declare what they need in `opt`: `opt={"role": "procurement"}` (default `ci`), or
-`opt={"public": True}` for health and metrics. Litestar's own routes (the OpenAPI document
-under /schema) declare nothing, so they need `ci`: nothing but health and metrics is open.
-No key, or an unknown, revoked or expired one, is 401; a key whose role is too small is 403;
-too many unknown keys from one address, or too many requests on one key, are 429
-(`authenticate`, auth/limits.py).
-`OPTIONS` on a path (the handler Litestar adds to every route, answering 204 with `Allow:
-<every method>`) needs no key: a CORS preflight never sends one, and the answer tells only
-which methods exist.
+Routes declare `opt={"role": "procurement"}` (default `ci`), or `opt={"public": True}` (health,
+metrics); Litestar's own routes (/schema) declare nothing, so they need `ci`. 401 without a
+valid key, 403 for too small a role, 429 from auth/limits.py. `OPTIONS` needs no key: a CORS
+preflight never sends one, and the answer tells only which methods exist.
 
-The console (supportgate/console, mounted at /ui) is its own application with its own guard
-(supportgate/console/guard.py): a server-side session named by its cookie, acting as the
-session's key with that key's role (`act_as`). Only that application installs it, so the /v1
-API never accepts the cookie; this guard lets the mount through (`opt={"console": True}`) and
-the console checks every request.
+The console (/ui) is its own application with its own guard (supportgate/console/guard.py): a
+server-side session named by its cookie. Only that application installs it, so the /v1 API
+never accepts the cookie; this guard lets the mount through (`opt={"console": True}`).
 """
 
 from __future__ import annotations
@@ -64,9 +57,7 @@ class KeyGuard:
     async def authenticate(
         self, connection: ASGIConnection[Any, Any, Any, Any], secret: str
     ) -> Principal | None:
-        """The principal of a presented key, or None for an unknown, revoked or expired one:
-        from memory, or (when memory is over a second old) after a read in a thread.
-
+        """From memory, or (when memory is over a second old) after a read in a thread.
         429 (supportgate/auth/limits.py) before the lookup when the client's address has used
         up its failed authentications and the key is none of those in memory, and after it
         when the key has spent its burst."""
@@ -96,19 +87,14 @@ def _refuse_after(seconds: int | None, detail: str) -> None:
         )
 
 
-def check_role(principal: Principal, needed: Role) -> None:
+def act_as(
+    connection: ASGIConnection[Any, Any, Any, Any], principal: Principal, needed: Role
+) -> None:
+    _request_state(connection)[PRINCIPAL_STATE_KEY] = principal
     if not role_allows(principal.role, needed):
         raise PermissionDeniedException(
             f"this needs the {needed} role; key {principal.name!r} has {principal.role}"
         )
-
-
-def act_as(
-    connection: ASGIConnection[Any, Any, Any, Any], principal: Principal, needed: Role
-) -> None:
-    """The request acts as `principal` (principal_of), if its role is at least `needed`."""
-    _request_state(connection)[PRINCIPAL_STATE_KEY] = principal
-    check_role(principal, needed)
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:

@@ -1,20 +1,15 @@
 """Rate limits on who knocks: failed authentications per client address, bursts per key.
 
-Two token buckets, both in this process's memory (so per replica: an attacker spread over N
-replicas gets N times the budget; docs/rate-limits.md):
-- **failed authentications per client address.** Every presented key that is not a key
-  costs the address one token. An address with no token left gets 429 for any key that is
-  not one of the keys this replica holds in memory (KeyService's copy of the unrevoked keys),
-  decided here, before the lookup, so a flood of invented keys costs no lookup and never
-  makes the copy be read again; the guard holds that 429 for `refusal_delay` seconds, so a
-  flood that waits for its answers costs little CPU. A valid key still passes (and is looked
-  up as usual, so revoking it still works): a CI runner behind the same NAT address as the
-  flood keeps working, on every replica, whether or not its key was used there before.
+Two token buckets in this process's memory (per replica: docs/rate-limits.md):
+- **failed authentications per client address.** An address with no token left gets 429 for
+  any key that is not one this replica holds in memory, decided before the lookup, so a flood
+  of invented keys costs no lookup and never makes the copy be read again; the guard holds
+  that 429 for `refusal_delay` seconds, so a flood that waits for its answers costs little
+  CPU. A valid key still passes: a CI runner behind the flood's NAT address keeps working.
 - **requests per key name**: a key that spends its burst gets 429 until tokens come back.
 
-The clock is the Runtime's (tests move a FakeClock instead of sleeping). A small bucket of
-our own rather than the `limits` library: its in-memory storage reads the system's time
-itself, so refill could not be driven by that clock, and the two buckets here are a few lines.
+Our own small bucket rather than the `limits` library: its in-memory storage reads the
+system's time itself, so refill could not be driven by the Runtime's clock (tests move one).
 """
 
 from __future__ import annotations
@@ -44,7 +39,7 @@ class TokenBuckets:
         self._lock = threading.Lock()
 
     def take(self, name: str) -> float:
-        """Take a token: 0.0 when there was one, else the seconds until there is one."""
+        """0.0 when there was a token, else the seconds until there is one."""
         with self._lock:
             now = self._clock.monotonic()
             tokens = self._tokens(name, now)
@@ -77,8 +72,6 @@ class TokenBuckets:
 
 
 class RequestLimits:
-    """The two limits of module docstring; `None` settings turn both off."""
-
     def __init__(self, settings: RateLimits | None, *, clock: Clock) -> None:
         self._failures = (
             TokenBuckets(
@@ -95,7 +88,6 @@ class RequestLimits:
             else None
         )
         self.refusal_delay = settings.auth_refusal_delay if settings else 0.0
-        """Seconds the guard holds a 429 of before_lookup before sending it."""
 
     def before_lookup(self, client: str, secret: str, keys: KeyService) -> int | None:
         """Seconds to answer in Retry-After when `client` has used up its failed

@@ -50,7 +50,6 @@ def any_key(session: Session) -> bool:
 
 
 def all_keys(session: Session) -> list[ApiKey]:
-    """Every key, revoked ones too, by name (for listings)."""
     return list(session.execute(select(ApiKey).order_by(_keys.c.name)).scalars())
 
 
@@ -61,8 +60,7 @@ def unrevoked_keys(session: Session) -> list[ApiKey]:
 
 
 def revoke(session: Session, name: str, now: datetime) -> ApiKey | None:
-    """Mark the key `name` revoked at `now` (a key revoked already keeps its first time);
-    None when no key has that name."""
+    """A key revoked already keeps its first time; None when no key has that name."""
     session.execute(
         update(_keys)
         .where(_keys.c.name == name, _keys.c.revoked_at.is_(None))
@@ -72,7 +70,7 @@ def revoke(session: Session, name: str, now: datetime) -> ApiKey | None:
 
 
 def record_last_used(session: Session, used: Mapping[int, datetime]) -> None:
-    """Set each key's last_used_at (key id -> time), never moving it back: one executemany."""
+    """Never moving last_used_at back: one executemany."""
     if not used:
         return
     statement = (

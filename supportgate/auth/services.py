@@ -1,21 +1,12 @@
 """API keys: creating, listing and revoking them, and resolving a presented key to a Principal.
 
-Requests are answered from memory: a copy of every unrevoked key (its hash, principal and
-expiry), read whole from `api_keys` when it is more than REFRESH_SECONDS old. So
-
-- a known key and an unknown one cost a sha256 and a dict lookup, not a database read: a
-  flood of invented keys does not reach the database at all;
-- a key revoked, or created, on another replica or by the CLI is seen here within
-  REFRESH_SECONDS plus one read (under 2 s); one revoked or created by this process is seen
-  by its next request (the copy is dropped after the commit);
-- an expired key is refused the moment its `expires_at` passes (compared on every request).
-
-The table is read only when a request (or the console) asks and the copy is stale: one read a
-second at most, by one caller while the others wait for it; an idle service reads nothing.
-
-Last use is kept in memory and written with a refresh, at most once every LAST_USED_STEP
-per key (and on stop), so a busy key costs one UPDATE a minute, not one per request; `keys
-list` shows it up to that late.
+Requests are answered from a copy in memory of every unrevoked key, read whole from `api_keys`
+when it is more than REFRESH_SECONDS old and a request asks (one caller reads while the others
+wait; an idle service reads nothing). So a flood of invented keys never reaches the database;
+a key revoked or created on another replica, or by the CLI, is seen within REFRESH_SECONDS plus
+one read (under 2 s), and by this process at its next request; an expired key is refused the
+moment its `expires_at` passes. Last use is written with a refresh, at most once every
+LAST_USED_STEP per key (and on stop): a busy key costs one UPDATE a minute, not one a request.
 """
 
 from __future__ import annotations
@@ -26,8 +17,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
+import msgspec
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
@@ -59,8 +50,6 @@ class _Known:
 
 @dataclass(frozen=True, slots=True)
 class _Copy:
-    """The unrevoked keys as read at `read_at` (monotonic seconds)."""
-
     by_hash: dict[str, _Known]
     by_id: dict[int, _Known]
     read_at: float
@@ -74,8 +63,7 @@ class _Uses:
     stored: dict[int, datetime] = field(default_factory=dict)
 
     def due(self, step: timedelta) -> dict[int, datetime]:
-        """The uses to write: a key's first, then each at least `step` after what the table
-        holds."""
+        """A key's first use, then each at least `step` after what the table holds."""
         return {
             key_id: at
             for key_id, at in self.seen.items()
@@ -90,8 +78,6 @@ class _Uses:
 
 
 class KeyService:
-    """Keys: create, list, revoke; and who a presented key is (see the module doc)."""
-
     def __init__(self, sessions: sessionmaker[Session], *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._sessions = sessions
         self._clock = clock
@@ -111,8 +97,7 @@ class KeyService:
         owners: Sequence[str] = (),
         expires_in: str | None = None,
     ) -> str:
-        """A new key for `name` with `role`, acting for `owners` (none: every owner), valid
-        for `expires_in` (`90d`; None: until revoked); returns the secret, never stored."""
+        """The secret of a new key (`expires_in` None: until revoked); never stored."""
         return self.create(name=name, role=role, owners=owners, expires_in=expires_in).key
 
     def create(
@@ -123,10 +108,12 @@ class KeyService:
         owners: Sequence[str] = (),
         expires_in: str | None = None,
     ) -> CreatedKey:
-        """As create_key, with the key's listing (the secret in `key`, this once).
-        Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
+        """Bad input is a UsageError naming its field as the API's body does (`$.owners`)."""
         checked_role = _check_role(role)
-        _check_name(name)
+        if not _NAME.match(name):
+            raise UsageError(
+                f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name"
+            )
         checked_owners = _check_owners(owners, checked_role)
         lifetime = None if expires_in is None else parse_duration(expires_in, field="$.expires_in")
         secret = generate_key()
@@ -142,7 +129,7 @@ class KeyService:
                 expires_at=None if lifetime is None else now + lifetime,
                 now=now,
             )
-            created = CreatedKey(key=secret, **_fields(row))
+            created = CreatedKey(key=secret, **msgspec.structs.asdict(_view(row)))
         self._drop_copy()
         return created
 
@@ -159,18 +146,17 @@ class KeyService:
         """Every key, revoked ones too, by name; last use as last written (see the doc)."""
         self.flush_last_used()
         with transaction(self._sessions) as session:
-            return [KeyView(**_fields(row)) for row in repository.all_keys(session)]
+            return [_view(row) for row in repository.all_keys(session)]
 
     list_keys_in_thread = thread_twin(list_keys)
 
     def revoke(self, name: str) -> KeyView:
-        """Revoke the key `name` (revoking it again changes nothing); NotFound when there is
-        none. Refused by this process from its next request on."""
+        """Revoking it again changes nothing. Refused by this process from its next request."""
         with transaction(self._sessions, write=True) as session:
             row = repository.revoke(session, name, self._clock.now())
             if row is None:
                 raise NotFound(f"no API key named {name!r}", field="name")
-            view = KeyView(**_fields(row))
+            view = _view(row)
         self._drop_copy()
         return view
 
@@ -179,7 +165,6 @@ class KeyService:
     # -- who is calling ------------------------------------------------------------------
 
     def fresh(self) -> bool:
-        """Can memory answer now (without a database read)?"""
         copy = self._copy
         return copy is not None and self._clock.monotonic() - copy.read_at < REFRESH_SECONDS
 
@@ -199,14 +184,12 @@ class KeyService:
     authenticate_in_thread = thread_twin(authenticate)
 
     def principal_by_id(self, key_id: int, *, may_read: bool = True) -> Principal | None:
-        """The principal of the key with this id while it is valid; None once it is revoked
-        or expired (or never was). For whoever holds on to a key past one request: a console
-        session ends when this says None. Reads like authenticate."""
+        """For whoever holds on to a key past one request: a console session ends when this
+        says None (revoked or expired). Reads like authenticate."""
         return self._admitted(self._current(may_read=may_read).by_id.get(key_id))
 
     def flush_last_used(self, *, everything: bool = False) -> None:
-        """Write the last uses that are due (see the module doc); `everything`: every use
-        not written yet (the service's stop)."""
+        """`everything`: every use not written yet (the service's stop)."""
         with self._lock:
             due = self._uses.due(timedelta(0) if everything else LAST_USED_STEP)
         self._write_uses(due)
@@ -232,7 +215,6 @@ class KeyService:
             return self._copy
 
     def _refresh(self) -> None:
-        """Read the unrevoked keys into a new copy; then write the last uses that are due."""
         read_at = self._clock.monotonic()
         by_hash: dict[str, _Known] = {}
         by_id: dict[int, _Known] = {}
@@ -270,7 +252,6 @@ class KeyService:
                 self._uses.store(key_id, at)
 
     def _drop_copy(self) -> None:
-        """After a change here: the next request reads the table again."""
         with self._lock:
             if self._copy is not None:
                 self._copy = replace(self._copy, read_at=-math.inf)
@@ -297,17 +278,8 @@ def _refuse_scoped_admin(row: ApiKey) -> None:
     )
 
 
-def _fields(row: ApiKey) -> dict[str, Any]:
-    return {
-        "name": row.name,
-        "role": row.role,
-        "owners": list(row.owners or ()),
-        "prefix": row.prefix,
-        "created_at": row.created_at,
-        "expires_at": row.expires_at,
-        "last_used_at": row.last_used_at,
-        "revoked_at": row.revoked_at,
-    }
+def _view(row: ApiKey) -> KeyView:
+    return msgspec.convert(row, KeyView, from_attributes=True)
 
 
 def _check_role(role: str) -> Role:
@@ -315,11 +287,6 @@ def _check_role(role: str) -> Role:
         if role == known:
             return known
     raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="$.role")
-
-
-def _check_name(name: str) -> None:
-    if not _NAME.match(name):
-        raise UsageError(f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name")
 
 
 def _check_owners(owners: Sequence[str], role: Role) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, get_args
 
@@ -86,31 +87,9 @@ def options_from(args: argparse.Namespace) -> CollectOptions:
         if not sep or not key:
             raise UsageError(f"wants KEY=VALUE, got {item!r}", field="--label")
         labels[key] = value
-    return CollectOptions(
-        name=args.name,
-        owner=args.owner,
-        labels=labels,
-        nodes=args.nodes,
-        scale_up_domain=args.scale_up_domain,
-        fabric=args.fabric,
-        vendor=args.vendor,
-        model=args.model,
-        arch=args.arch,
-        memory_gib=args.memory_gib,
-        per_node=args.per_node,
-        gpu_model=args.gpu_model,
-        driver=args.driver,
-        toolkit_name=args.toolkit_name,
-        toolkit_version=args.toolkit_version,
-        os_name=args.os_name,
-        distribution=args.distribution,
-        kernel=args.kernel,
-        compiler_name=args.compiler_name,
-        compiler_version=args.compiler_version,
-        python_command=args.python_command,
-        python_version=args.python_version,
-        omit=frozenset(args.omit),
-    )
+    derived: dict[str, Any] = {"labels": labels, "omit": frozenset(args.omit)}
+    given = {f.name: getattr(args, f.name) for f in fields(CollectOptions) if f.name not in derived}
+    return CollectOptions(**given, **derived)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,9 +41,7 @@ class Gpu:
 
 
 def parse_nvidia_csv(text: str) -> list[Gpu]:
-    """Rows of `nvidia-smi --query-gpu=... --format=csv` (with its header line).
-
-    Columns are found by the header ("memory.total [MiB]" is `memory.total`), so any order
+    """Columns are found by the header ("memory.total [MiB]" is `memory.total`), so any order
     and any extra columns are fine; `name` is required.
     """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -89,8 +87,7 @@ def nvidia_arch(compute_cap: str) -> str | None:
 
 
 def nvidia_model(name: str) -> str:
-    """The product name without the vendor prefix ("NVIDIA GeForce RTX 4090" -> "GeForce RTX
-    4090")."""
+    """ "NVIDIA GeForce RTX 4090" -> "GeForce RTX 4090"."""
     return name.removeprefix("NVIDIA ").strip() or name
 
 
@@ -125,9 +122,7 @@ _HBM: Final = re.compile(r"(\d+)\s*/\s*(\d+)\s*\|?\s*$")
 
 
 def parse_npu_smi(text: str) -> NpuSmi:
-    """The driver version (header) and the chips of the device table of `npu-smi info`.
-
-    Each chip is two rows: the NPU id with the chip name and health, then the chip id with
+    """Each chip is two rows: the NPU id with the chip name and health, then the chip id with
     the bus id and, last, `HBM-Usage(MB)` as "used / total". The process table that follows
     is ignored (its rows carry no bus id). The driver is None unless it is a dotted number
     ("26.0.rc2" is not).
@@ -178,15 +173,13 @@ def parse_key_values(text: str) -> dict[str, str]:
 
 
 def parse_nvcc(text: str) -> str | None:
-    """The CUDA release from `nvcc --version`: "Cuda compilation tools, release 12.5, V12.5.82"
-    -> "12.5"."""
+    """ "Cuda compilation tools, release 12.5, V12.5.82" -> "12.5"."""
     found = re.search(r"release (\d+\.\d+)", text)
     return found.group(1) if found else None
 
 
 def parse_gcc(text: str) -> str | None:
-    """The version on the first line of `gcc --version`, outside the parentheses:
-    "gcc (Ubuntu 13.1.0-8ubuntu1~22.04) 13.1.0" -> "13.1.0"."""
+    """ "gcc (Ubuntu 13.1.0-8ubuntu1~22.04) 13.1.0" -> "13.1.0"."""
     first = text.strip().splitlines()[0] if text.strip() else ""
     without_notes = re.sub(r"\([^)]*\)", " ", first)
     for token in without_notes.split():

@@ -34,13 +34,13 @@ class Output:
 
 class Probe(Protocol):
     def run(self, argv: Sequence[str]) -> Output | None:
-        """Run a program; None when it is not installed (not on PATH, not executable)."""
+        """None when it is not installed (not on PATH, not executable)."""
 
     def read(self, path: str) -> str | None:
-        """A text file's content; None when it does not exist or cannot be read."""
+        """None when it does not exist or cannot be read."""
 
     def env(self, name: str) -> str | None:
-        """An environment variable, None when unset or empty."""
+        """None when unset or empty."""
 
 
 class SystemProbe:

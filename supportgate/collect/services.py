@@ -1,5 +1,4 @@
-"""`collect`: a HardwareManifest for the machine it runs on (docs/collect.md lists each value's
-probe and flag).
+"""`collect`'s run (docs/collect.md lists each value's probe and flag).
 
 Every value comes from a flag when one is given, else from a probe. A value that can neither
 be probed nor was given is an error naming the field, why the probe failed and the flag to

@@ -57,20 +57,17 @@ def database_url(url: str) -> URL:
 
 @dataclass(frozen=True, slots=True)
 class AbsentDatabase:
-    """A SQLite database that does not exist yet, which a connection would create empty."""
+    """A connection would create it empty."""
 
     url: str
     """The URL, with the file's absolute path; an in-memory one as it was given (SQLAlchemy
     would render `sqlite:///:memory:` as `sqlite:///%3Amemory%3A`)."""
     in_memory: bool
-    """An in-memory database: one process's own, gone when it ends. Else a missing file."""
+    """One process's own, gone when it ends. Else a missing file."""
 
 
 def absent_sqlite_database(url: str) -> AbsentDatabase | None:
-    """The SQLite database at `url` when it does not exist yet: a missing file, or memory.
-
-    None when the file exists, and for PostgreSQL and `file:` URIs (taken as written).
-    """
+    """None when the file exists, and for PostgreSQL and `file:` URIs (taken as written)."""
     parsed = database_url(url)
     if parsed.get_backend_name() != "sqlite":
         return None
@@ -83,8 +80,7 @@ def absent_sqlite_database(url: str) -> AbsentDatabase | None:
 
 
 def create_db_engine(url: str, timeouts: DatabaseTimeouts | None = None) -> Engine:
-    """An engine for a SQLite or PostgreSQL URL; other databases are refused. `timeouts`
-    bound every statement on PostgreSQL (SQLite has its busy timeout); None: no bounds."""
+    """`timeouts` bound every statement on PostgreSQL (SQLite has its busy timeout)."""
     parsed = database_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -105,9 +101,7 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 @contextmanager
 def transaction(factory: sessionmaker[Session], *, write: bool = False) -> Iterator[Session]:
-    """One session in one transaction: committed when the block ends, rolled back if it raises.
-
-    `write=True` says the block writes after reading (the audit head, an upsert): on SQLite
+    """`write=True` says the block writes after reading (the audit head, an upsert): on SQLite
     the transaction then takes the write lock at BEGIN, waiting up to the busy timeout for
     other writers. PostgreSQL ignores it; lock rows there with SELECT ... FOR UPDATE.
     """
@@ -132,8 +126,7 @@ def as_database_error(url: URL, exc: DBAPIError) -> DatabaseError:
 
 
 def busy_error(exc: DBAPIError) -> DatabaseBusy | None:
-    """A DatabaseBusy when PostgreSQL cancelled the statement at its lock_timeout (55P03) or
-    statement_timeout (57014); None for any other driver error."""
+    """None for any driver error but a cancel at lock_timeout or statement_timeout."""
     setting = _TIMEOUT_SQLSTATES.get(getattr(exc.orig, "sqlstate", None) or "")
     if setting is None:
         return None

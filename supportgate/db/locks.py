@@ -20,8 +20,7 @@ _local_guard = threading.Lock()
 
 @contextmanager
 def advisory_lock(engine: Engine, key: int) -> Iterator[bool]:
-    """Yields True while this process holds the database's lock `key`, False if another
-    holder has it (never waits)."""
+    """Yields False if another holder has it (never waits)."""
     if engine.dialect.name != "postgresql":
         with _local_guard:
             lock = _local_locks.setdefault((str(engine.url), key), threading.Lock())

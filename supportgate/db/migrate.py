@@ -43,7 +43,7 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 
 def downgrade(url: str, revision: str) -> None:
-    """Migrate the database at `url` back to `revision` (`base`: no tables)."""
+    """`base`: no tables."""
     _run(url, lambda config: command.downgrade(config, revision))
 
 
@@ -68,7 +68,7 @@ def current_revision(target: str | Engine) -> str | None:
 
 
 def ensure_current(target: str | Engine) -> None:
-    """Raise SchemaOutdated, naming the fix, unless the database is at the head revision."""
+    """SchemaOutdated names the fix."""
     needed = head_revision()
     current = current_revision(target)
     if current == needed:
@@ -108,9 +108,7 @@ MIGRATION_LOCK = 0x5347_4D49_4752  # "SGMIGR": the advisory lock key of schema m
 
 @contextmanager
 def migration_connection(engine: Engine) -> Iterator[Connection]:
-    """A connection inside one transaction, for running migrations.
-
-    On SQLite, foreign keys are off meanwhile (batch mode copies and drops tables that
+    """On SQLite, foreign keys are off meanwhile (batch mode copies and drops tables that
     others reference; the pragma cannot change inside a transaction) and are checked
     before commit. On PostgreSQL the transaction first takes an advisory lock, so replicas
     (or uvicorn workers) that start together migrate one after the other: the later ones
@@ -135,7 +133,6 @@ def migration_connection(engine: Engine) -> Iterator[Connection]:
 
 
 def _sqlite_pragma(connection: Connection, pragma: str) -> None:
-    """Run a pragma on the driver connection, outside any transaction (it needs that)."""
     connection.connection.driver_connection.execute(f"PRAGMA {pragma}")  # type: ignore[union-attr]
 
 

@@ -55,7 +55,6 @@ class Decision(SQLModel, table=True):
         Index("ix_decisions_verdict_seq", "verdict", "seq"),
         Index("ix_decisions_evaluated_at_seq", "evaluated_at", "seq"),
         Index("ix_decisions_matrix_version_seq", "matrix_version", "seq"),
-        # the fleet at a date (supportgate/fleet/query.py): every column its grouping reads
         {"sqlite_autoincrement": True},  # a seq is never reused, even after a rollback
     )
 
@@ -72,7 +71,6 @@ class Decision(SQLModel, table=True):
     evaluated_at: datetime = Field(sa_type=UTCDateTime)
     recorded_at: datetime = Field(sa_type=UTCDateTime)
     document: dict[str, Any] = Field(sa_type=JSONDocument)
-    """violations, claims, checklist and recommendations, as in the decision body."""
     policy_input: str = Field(sa_type=Text)
     """The exact JSON text the policy engine was given, so the decision can be replayed."""
     leaf_index: int = Field(sa_type=BigKey)
@@ -112,7 +110,6 @@ class Manifest(SQLModel, table=True):
     name: str = Field(primary_key=True)
     owner: str | None = None
     content: dict[str, Any] = Field(sa_type=JSONDocument)
-    """The canonical manifest."""
     content_digest: str
     hardware_ref: str | None = None
     """A DeploymentManifest's `spec.hardware.ref`: the deployments to re-evaluate (cause
@@ -146,14 +143,11 @@ class TrackedSpan(SQLModel, table=True):
     leaf_index: int = Field(
         sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
     )
-    """The leaf of the decision that opened it."""
     kind: str
     name: str
     decision_id: str
     valid_from: datetime = Field(sa_type=UTCDateTime)
-    """The decision's recorded_at."""
     valid_to: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    """The recorded_at of the entry that ended it (never before valid_from); None: open."""
     tracked_since: datetime = Field(sa_type=UTCDateTime)
     """valid_from of the first span since the manifest was last untracked."""
     submitted_at: datetime = Field(sa_type=UTCDateTime)
@@ -192,7 +186,7 @@ class LedgerNode(SQLModel, table=True):
 
 
 class LedgerHead(SQLModel, table=True):
-    """The one row (id 1): the log's size and root. Writers lock it to append."""
+    """Writers lock this one row to append."""
 
     __tablename__ = "ledger_head"
     __table_args__ = (
@@ -207,7 +201,7 @@ class LedgerHead(SQLModel, table=True):
 
 
 class LedgerCheckpoint(SQLModel, table=True):
-    """A signed checkpoint of the log (a C2SP signed note), one per tree size signed."""
+    """A C2SP signed note, one per tree size signed."""
 
     __tablename__ = "ledger_checkpoints"
 
@@ -219,8 +213,7 @@ class LedgerCheckpoint(SQLModel, table=True):
 
 
 class MatrixVersion(SQLModel, table=True):
-    """A published support matrix; never edited, superseded by a newer version. Its
-    publication is the `matrix` entry at `leaf_index`, which holds the document's digest."""
+    """Never edited. Its publication is the `matrix` entry at `leaf_index`."""
 
     __tablename__ = "matrix_versions"
     __table_args__ = (
@@ -247,9 +240,8 @@ class MatrixVersion(SQLModel, table=True):
 
 
 class MatrixSourceState(SQLModel, table=True):
-    """What the last syncs of one matrix source found (supportgate/matrix_sources/, its only
-    writer): the revision read, the last success and the last error. One row per source, as
-    the source is shown (credentials left out)."""
+    """Written only by supportgate/matrix_sources/. One row per source, as the source is
+    shown (credentials left out)."""
 
     __tablename__ = "matrix_source_state"
 
@@ -257,7 +249,6 @@ class MatrixSourceState(SQLModel, table=True):
     revision: str | None = None
     """The last revision read: a commit, or an ETag (`sha256:<hex>` for an answer without one)."""
     version: str | None = None
-    """The `version` of the matrix the last revision read holds (None: it did not decode)."""
     last_sync_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_success_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_published_version: str | None = None
@@ -273,10 +264,8 @@ class MatrixSourceState(SQLModel, table=True):
 
 
 class ApiKey(SQLModel, table=True):
-    """An API key: only the sha256 of its secret is kept, and a prefix to recognise it by.
-
-    `owners`: the `metadata.owner` values the key may post for (a JSON list; empty: every
-    owner). `last_used_at` is written at most once a minute per key (supportgate/auth)."""
+    """Only the sha256 of its secret is kept. `owners` empty: every owner. `last_used_at` is
+    written at most once a minute per key (supportgate/auth)."""
 
     __tablename__ = "api_keys"
     __table_args__ = (
@@ -391,7 +380,6 @@ class WebhookDelivery(SQLModel, table=True):
 
     seq: int | None = Field(default=None, sa_column=Column(BigKey, primary_key=True))
     message_id: str
-    """`webhook-id`: the same for every attempt."""
     subscription_id: str
     alert_id: str
     payload: str = Field(sa_type=Text)
@@ -476,7 +464,7 @@ class SweepMemo(SQLModel, table=True):
 
 
 class Alert(SQLModel, table=True):
-    """A verdict change of a tracked manifest, written with the decision that made it."""
+    """Written with the decision that made it."""
 
     __tablename__ = "alerts"
     __table_args__ = (
@@ -505,11 +493,8 @@ class Alert(SQLModel, table=True):
 
 
 class Waiver(SQLModel, table=True):
-    """A waiver: `rule` does not reject manifest (kind, name) until `expires_at`.
-
-    Deleting one sets `deleted_at` and keeps the row: decisions name their waiver by id, so the
-    audit history must be able to show what was waived, by whom and why.
-    """
+    """Deleting one sets `deleted_at` and keeps the row: decisions name their waiver by id, so
+    the audit history must be able to show what was waived, by whom and why."""
 
     __tablename__ = "waivers"
     __table_args__ = (
@@ -522,7 +507,6 @@ class Waiver(SQLModel, table=True):
     )
 
     seq: int | None = Field(default=None, sa_column=Column(BigKey, primary_key=True))
-    """The listing order (newest first) and the page cursor."""
     id: str
     rule: str
     kind: str
@@ -534,9 +518,7 @@ class Waiver(SQLModel, table=True):
     deleted_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     deleted_by: str | None = None
     leaf_index: int | None = Field(default=None, sa_type=BigKey, nullable=False)
-    """The `waiver-created` entry (set when it is appended)."""
     deleted_leaf_index: int | None = Field(default=None, sa_type=BigKey)
-    """The `waiver-deleted` entry, once deleted."""
 
 
 def table_of(model: type[SQLModel]) -> Table:

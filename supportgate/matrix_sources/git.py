@@ -35,8 +35,8 @@ MAX_MESSAGE = 500
 
 class GitReader:
     def __init__(self, source: GitSource, cache_dir: Path, *, deadline: float) -> None:
-        """`cache_dir`: where the bare repository is kept (a directory per source URL);
-        `deadline`: seconds one read may take, all its commands together."""
+        """`cache_dir` holds a bare repository per source URL; `deadline` is for one read, all
+        its commands together."""
         self._source = source
         self._url = _absolute(source.url)
         digest = hashlib.sha256(self._url.encode()).hexdigest()[:16]
@@ -92,8 +92,8 @@ class GitReader:
         self._git(["init", "--bare", "--quiet", str(self._repository)], ends)
 
     def _git(self, args: list[str], ends: float) -> bytes:
-        """Run `git args` (in the cache repository, once there is one); its stdout. A failure
-        or the deadline is SourceUnreachable, with git's message (the URL without secrets)."""
+        """A failure or the deadline is SourceUnreachable, with git's message (the URL without
+        secrets)."""
         where = None if args[0] in {"init", "ls-remote"} else self._repository
         remaining = ends - time.monotonic()
         if remaining <= 0:

@@ -1,24 +1,14 @@
 """Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE).
 
-One sync:
-1. takes the matrix source's lock (supportgate/db/locks.py): one sync at a time across the
-   replicas; a replica that finds it held skips (the holder reads the source now anyway);
-2. a poll (the scheduler's, every SUPPORTGATE_MATRIX_POLL) skips when any replica synced
-   less than half an interval ago (the state row says when), so replicas polling on their own
-   timers read the source about once an interval between them; a requested sync
-   (`POST /v1/matrix/sync`, the service's start) always reads;
-3. reads the source with the revision known (git.py, https.py): Unchanged is nothing more;
-4. decodes the content as `POST /v1/matrix` does, and looks its `version` up: a new version
-   is published with its provenance (MatrixService.publish: the ledger's write; its
-   MatrixPublished event starts the sweep, cause `matrix`), the same version with the same
-   content is nothing, the same version with other content is a `conflict`;
-5. records what happened in matrix_source_state (repository.py), failures too: every failed
-   read is in GET /v1/matrix/source with its time, whether git or the server refused it or
-   the cache directory or git itself could not be used here. A failure (`unreachable`,
-   `invalid`, `conflict`) publishes nothing; one whose error is not the one recorded already
-   is also told to the webhook subscribers as a `matrix.sync_failed` event, in the same
-   transaction (the outbox, supportgate/webhooks/outbox.py). The same error again is counted,
-   not told again.
+One sync runs at a time across the replicas (supportgate/db/locks.py; a replica that finds the
+lock held skips: the holder reads the source now anyway). A poll skips when any replica synced
+less than half an interval ago, so replicas polling on their own timers read the source about
+once an interval between them; a requested sync always reads. A new `version` is published
+with its provenance (its MatrixPublished event starts the sweep); the same version with other
+content is a `conflict`. Every outcome, failures too, is recorded in matrix_source_state; a
+failure whose error is not the one recorded already is also told to the webhook subscribers as
+a `matrix.sync_failed` event in the same transaction (the outbox); the same error again is
+counted, not told again.
 """
 
 from __future__ import annotations
@@ -27,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 from uuid import uuid4
 
 from sqlalchemy import Engine
@@ -87,8 +77,7 @@ class MatrixSourceService:
         events: Events,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`source` and its `reader`: None when no source is configured (every sync is then
-        `skipped`). `events`: where the deliveries of a `matrix.sync_failed` are told."""
+        """`source` and `reader` None: no source is configured (every sync is `skipped`)."""
         self.source = source
         self.poll_seconds = poll_seconds
         self._reader = reader
@@ -114,7 +103,6 @@ class MatrixSourceService:
         events: Events,
         clock: Clock = SYSTEM_CLOCK,
     ) -> MatrixSourceService:
-        """The service for SUPPORTGATE_MATRIX_SOURCE (a bad value is a UsageError naming it)."""
         source = parse_source(settings.matrix_source) if settings.matrix_source else None
         reader: Reader | None = None
         if isinstance(source, GitSource):
@@ -146,7 +134,6 @@ class MatrixSourceService:
     poll_in_thread = thread_twin(poll)
 
     def sync(self, *, requested: bool = True) -> SyncOutcome:
-        """Read the source now and publish what is new (see the module's docstring)."""
         if self.source is None or self._reader is None:
             return "skipped"
         if not self._running.acquire(blocking=False):
@@ -253,9 +240,7 @@ class MatrixSourceService:
         failure: _Failure | None,
         published: str | None,
     ) -> None:
-        """The sync's outcome in the state row, and for a failure not recorded already the
-        `matrix.sync_failed` deliveries, in one transaction. `revision`: the one read (None:
-        nothing new was read)."""
+        """`revision` None: nothing new was read."""
         assert self.source is not None  # noqa: S101 - only a configured source syncs
         shown = self.source.shown
         now = self._clock.now()
@@ -306,8 +291,7 @@ class MatrixSourceService:
 
     @in_thread
     def requested_view(self) -> MatrixSourceView:
-        """POST /v1/matrix/sync: the state as it is before the sync it asks for (a
-        ConflictError naming SUPPORTGATE_MATRIX_SOURCE when none is configured)."""
+        """POST /v1/matrix/sync: the state as it is before the sync it asks for."""
         if self.source is None:
             raise ConflictError(
                 "no matrix source is configured; set it to follow the matrix in git or at an "
@@ -349,17 +333,10 @@ def _event_data(row: MatrixSourceState) -> dict[str, object]:
 
 
 def _kept_error(row: MatrixSourceState | None) -> _Failure | None:
-    """The error the state row keeps (written from ErrorKind only)."""
     if row is None or row.error_kind is None:
         return None
-    kinds: dict[str, ErrorKind] = {
-        "unreachable": "unreachable",
-        "invalid": "invalid",
-        "conflict": "conflict",
-    }
-    return _Failure(
-        kinds[row.error_kind], row.error_message or "", row.error_field, row.error_revision
-    )
+    kind = cast(ErrorKind, row.error_kind)  # the row is written from an ErrorKind only
+    return _Failure(kind, row.error_message or "", row.error_field, row.error_revision)
 
 
 def _view(

@@ -57,7 +57,6 @@ Source = GitSource | HttpsSource
 
 
 def parse_source(text: str) -> Source:
-    """The source `text` names (a UsageError naming SUPPORTGATE_MATRIX_SOURCE otherwise)."""
     if text.startswith("git+"):
         return _git(text.removeprefix("git+"))
     if text.lower().startswith("https://"):

@@ -17,9 +17,9 @@ from datetime import datetime
 
 import msgspec
 
-from supportgate.manifests.decision import Severity
+from supportgate.manifests.decision import Severity, Violation
 
-from .fleet import FleetManifest, FleetViolation, OscalFleet
+from .fleet import FleetManifest, OscalFleet
 
 OSCAL_VERSION = "1.2.1"
 PROPS_NS = "https://github.com/supportgate/supportgate/blob/main/docs/reports.md#oscal"
@@ -165,8 +165,8 @@ class Document(_Oscal, frozen=True):
 
 
 def assessment_results(fleet: OscalFleet) -> bytes:
-    """The fleet as an OSCAL Assessment Results JSON document, ending in a newline. Compact:
-    indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents it)."""
+    """Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents
+    it)."""
     return msgspec.json.encode(_document(fleet)) + b"\n"
 
 
@@ -301,7 +301,7 @@ def _observation(manifest: FleetManifest) -> Observation:
 
 
 def _findings(manifest: FleetManifest) -> list[Finding]:
-    by_rule: dict[str, list[FleetViolation]] = {}
+    by_rule: dict[str, list[Violation]] = {}
     for violation in sorted(manifest.violations, key=lambda v: (v.rule, v.path, v.message)):
         by_rule.setdefault(violation.rule, []).append(violation)
     observation = _uuid("observation", manifest.kind, manifest.name, manifest.decision_id)
@@ -312,7 +312,7 @@ def _findings(manifest: FleetManifest) -> list[Finding]:
 
 
 def _finding(
-    manifest: FleetManifest, rule: str, violations: list[FleetViolation], observation: str
+    manifest: FleetManifest, rule: str, violations: list[Violation], observation: str
 ) -> Finding:
     # One rule has one severity in a decision; were it ever mixed, the worst one speaks.
     severity = min((v.severity for v in violations), key=_RANK.__getitem__)
@@ -370,7 +370,7 @@ _FINDING_VERBS: dict[Severity, str] = {
 }
 
 
-def _rule_counts(violations: tuple[FleetViolation, ...]) -> str:
+def _rule_counts(violations: tuple[Violation, ...]) -> str:
     """`1 rule violated, 1 waived, 2 warnings`: rules counted once, by their worst severity."""
     worst: dict[str, Severity] = {}
     for v in violations:

@@ -11,19 +11,11 @@ from datetime import datetime
 
 import msgspec
 
-from supportgate.manifests.decision import Decision, Severity, Verdict
+from supportgate.manifests.decision import Decision, Verdict, Violation
 
 
 class _Plain(msgspec.Struct, frozen=True, kw_only=True):
     pass
-
-
-class FleetViolation(_Plain, frozen=True):
-    rule: str
-    severity: Severity
-    message: str
-    path: str
-    waiver_id: str | None = None
 
 
 class FleetManifest(_Plain, frozen=True):
@@ -40,7 +32,7 @@ class FleetManifest(_Plain, frozen=True):
     the version it was judged under."""
     policy_revision: str
     leaf_index: int | None
-    violations: tuple[FleetViolation, ...]
+    violations: tuple[Violation, ...]
 
     @classmethod
     def of(cls, owner: str | None, decision: Decision) -> FleetManifest:
@@ -54,16 +46,7 @@ class FleetManifest(_Plain, frozen=True):
             matrix_version=decision.matrix_version,
             policy_revision=decision.policy_revision,
             leaf_index=decision.leaf_index,
-            violations=tuple(
-                FleetViolation(
-                    rule=v.rule,
-                    severity=v.severity,
-                    message=v.message,
-                    path=v.path,
-                    waiver_id=v.waiver_id,
-                )
-                for v in decision.violations
-            ),
+            violations=decision.violations,
         )
 
 

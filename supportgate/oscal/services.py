@@ -33,9 +33,7 @@ class OscalReports:
         self._clock = clock
 
     def as_of(self, text: str | None, *, field: str) -> datetime:
-        """The report's time: `text` as RFC 3339 with a time zone, now when absent. A time
-        after now is refused: the fleet then is not known yet. `field` names the input in
-        the error (`as_of` in a URL, `--as-of` on the command line)."""
+        """Now when absent. A time after now is refused: the fleet then is not known yet."""
         now = self._clock.now()
         at = parse_time(field, text)
         if at is None:
@@ -50,9 +48,7 @@ class OscalReports:
     document_in_thread = thread_twin(document)
 
     def fleet_at(self, as_of: datetime) -> OscalFleet:
-        """The tracked manifests at `as_of` with the decision then current for each, and the
-        matrix version and policy revision then in force (docs/reports.md#fleet-at-a-date).
-        Before any decision was recorded no revision is known from the log: the running
+        """Before any decision was recorded no revision is known from the log: the running
         engine's is the basis then."""
         fleet = self._fleet.at(as_of)
         return OscalFleet(

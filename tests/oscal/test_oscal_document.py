@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trestle.oscal.assessment_results import AssessmentResults, Model
 
+from supportgate.manifests.decision import Violation
 from supportgate.oscal.document import assessment_results
-from supportgate.oscal.fleet import FleetManifest, FleetViolation, OscalFleet
+from supportgate.oscal.fleet import FleetManifest, OscalFleet
 
 pytestmark = pytest.mark.fast
 
@@ -25,7 +26,7 @@ def _load(document: bytes) -> AssessmentResults:
     return Model.model_validate_json(document).assessment_results
 
 
-def _manifest(name: str, *violations: FleetViolation, decision: str = "d-1") -> FleetManifest:
+def _manifest(name: str, *violations: Violation, decision: str = "d-1") -> FleetManifest:
     return FleetManifest(
         kind="DeploymentManifest",
         name=name,
@@ -50,7 +51,7 @@ def _fleet(*manifests: FleetManifest, matrix: str | None = "2026.11.1") -> Oscal
 
 
 violations = st.builds(
-    FleetViolation,
+    Violation,
     rule=TEXT,
     severity=st.sampled_from(["deny", "warn", "waived"]),
     message=TEXT,
@@ -90,7 +91,7 @@ def test_trestle_loads_the_document_of_any_fleet(fleet: OscalFleet) -> None:
 
 
 def test_the_same_fleet_in_another_order_gives_the_same_bytes() -> None:
-    deny = FleetViolation(rule="port.pinning", severity="deny", message="pin it", path="spec.port")
+    deny = Violation(rule="port.pinning", severity="deny", message="pin it", path="spec.port")
     a, b = _manifest("a", deny), _manifest("b")
     assert assessment_results(_fleet(a, b)) == assessment_results(_fleet(b, a))
     # Another decision for `a`: its observation and finding get other UUIDs, b's stay.
@@ -106,8 +107,8 @@ def test_the_same_fleet_in_another_order_gives_the_same_bytes() -> None:
 
 
 def test_several_violations_of_one_rule_are_one_finding() -> None:
-    first = FleetViolation(rule="claims.correctness", severity="warn", message="one", path="x")
-    second = FleetViolation(rule="claims.correctness", severity="warn", message="two", path="y")
+    first = Violation(rule="claims.correctness", severity="warn", message="one", path="x")
+    second = Violation(rule="claims.correctness", severity="warn", message="two", path="y")
     [finding] = _load(assessment_results(_fleet(_manifest("a", first, second)))).results[0].findings  # type: ignore[misc]
     assert "one" in finding.description
     assert "two" in finding.description
@@ -116,7 +117,7 @@ def test_several_violations_of_one_rule_are_one_finding() -> None:
 
 
 def test_a_rule_id_that_is_no_token_is_made_one_and_kept_in_a_prop() -> None:
-    odd = FleetViolation(rule="org.acme/no spaces", severity="deny", message="m", path="")
+    odd = Violation(rule="org.acme/no spaces", severity="deny", message="m", path="")
     [finding] = _load(assessment_results(_fleet(_manifest("a", odd)))).results[0].findings  # type: ignore[misc]
     assert finding.target.target_id == "org.acme_no_spaces"
     assert {p.name: p.value for p in finding.props or []}["rule"] == "org.acme/no spaces"

@@ -215,7 +215,7 @@ recommendations contains sprintf(
 	]),
 	[
 		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.unlisted_text,
 		data.supportgate.lib.engines.prepared.texts.arch_dependencies,
 	],
 ) if {

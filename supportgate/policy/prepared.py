@@ -50,8 +50,6 @@ def list_text(values: Iterable[Any]) -> str:
 
 
 def range_text(version_range: Mapping[str, Any]) -> str:
-    """A version range of the matrix as messages quote it: ">= 13, < 14", ">= 13", "< 14" or
-    "any version"."""
     bounds = [
         f"{sign} {version_range[side]}"
         for side, sign in (("min", ">="), ("below", "<"))

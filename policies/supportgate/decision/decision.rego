@@ -51,7 +51,7 @@ denies := union({
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.deny},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.deny},
 	{found | data.supportgate.manifest.applies; some found in data.supportgate.manifest.deny},
-	{found | some found in _org_found("deny"); _well_formed(found)}, # organisation bundles
+	_org.deny,
 })
 
 warns := union({
@@ -61,8 +61,7 @@ warns := union({
 	{found | data.supportgate.evidence.applies; some found in data.supportgate.evidence.warn},
 	{found | data.supportgate.service.applies; some found in data.supportgate.service.warn},
 	{found | data.supportgate.topology.applies; some found in data.supportgate.topology.warn},
-	{found | some found in _org_found("warn"); _well_formed(found)},
-	org_misbehaved,
+	_org.warn,
 })
 
 # --- organisation bundles ------------------------------------------------------------------
@@ -72,11 +71,22 @@ warns := union({
 # left out, and a warn names its rule instead. An organisation rule that fails to evaluate
 # fails the whole query on either engine (Rego has no catch): the engine then asks again with
 # input.organisation_failed, which leaves every organisation rule unread and says so.
-_org_found(kind) := {found |
+#
+# _org: what the organisation bundles add, {"deny": ..., "warn": ...}, in one rule, so that a
+# decision without organisation bundles looks them up once (regorus searches every module's
+# rules for a `data.` reference below supportgate).
+_org := {
+	"deny": {found | some [kind, found] in _org_found; kind == "deny"; _well_formed(found)},
+	"warn": union({{found | some [kind, found] in _org_found; kind == "warn"; _well_formed(found)}, org_misbehaved}),
+}
+
+# _org_found: each organisation finding with its kind ("deny" or "warn").
+_org_found := [[kind, found] |
 	not input.organisation_failed
 	some org in data.supportgate.org
+	some kind in ["deny", "warn"]
 	some found in org[kind]
-}
+]
 
 _well_formed(found) if {
 	count(found) == 3
@@ -93,8 +103,7 @@ org_misbehaved contains {
 	),
 	"path": "",
 } if {
-	some kind in ["deny", "warn"]
-	some found in _org_found(kind)
+	some [kind, found] in _org_found
 	not _well_formed(found)
 	rule := _org_rule(found)
 }
@@ -206,7 +215,7 @@ recommendations contains sprintf(
 	]),
 	[
 		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.unlisted_text,
 		data.supportgate.lib.engines.prepared.texts.arch_dependencies,
 	],
 ) if {

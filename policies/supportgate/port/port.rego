@@ -36,7 +36,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 	]
 	count(reasons) > 0
 	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
-		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.unlisted_text,
 		concat(", ", reasons),
 	])
 }
@@ -64,7 +64,7 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 			"port.production_stack_unchanged is %v, not true",
 		]),
 		[
-			data.supportgate.lib.engines.standing.unlisted_text,
+			data.supportgate.lib.engines.unlisted_text,
 			data.supportgate.lib.report.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
 		],
 	)
@@ -84,7 +84,7 @@ deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "m
 	data.supportgate.lib.engines.standing.port_discipline
 	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
-		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.unlisted_text,
 		data.supportgate.lib.report.text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
@@ -106,7 +106,7 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 	some pin in data.supportgate.lib.evidence.pins
 	not pin in _pinned
 	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
-		data.supportgate.lib.engines.standing.unlisted_text,
+		data.supportgate.lib.engines.unlisted_text,
 		pin,
 		pin,
 	])
@@ -136,7 +136,7 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 			"before compiling; its port status is %v",
 		]),
 		[
-			data.supportgate.lib.engines.standing.unlisted_text,
+			data.supportgate.lib.engines.unlisted_text,
 			dependency,
 			data.supportgate.lib.report.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
 		],

@@ -80,8 +80,9 @@ _identity := data.supportgate.lib.names.identity(input.manifest.spec.engine.name
 #   platform, where only port.production does.
 # - officially_supported: the platform, its toolkit and, for deployments, the model are
 #   listed (an alternative runtime: its own models list the model).
-# - unlisted_text: what is unlisted, for messages: "model X", "platform Y", "toolkit T on Y",
-#   "preview platform Y", joined by "and".
+#
+# (tiers, the tier of each of those entries that accepts the hardware's toolkit, its name and
+# range, is worked out in the body rather than in a rule: regorus charges every rule it enters.)
 standing := {
 	"engine_known": engine_known,
 	"alternative": on_alternative,
@@ -94,14 +95,14 @@ standing := {
 	"unlisted": unlisted,
 	"port_discipline": [unlisted, preview] == [true, false],
 	"officially_supported": true in [[platform_listed, unlisted] == [true, false], listed_alternative],
-	"unlisted_text": concat(" and ", array.concat(
-		[sprintf("model %v", [input.manifest.spec.model.name]) | model_unlisted],
-		[_hardware_text(platform_unlisted, toolkit_unlisted) | true in [platform_unlisted, toolkit_unlisted, preview]],
-	)),
 } if {
 	engine_known := [1 | _prepared.engines[engine_name]] != []
 	on_alternative := [1 | alternative] != []
-	tiers := _accepting_tiers
+	tiers := [object.get(toolkit, "tier", "official") |
+		some toolkit in _platform_toolkits
+		data.supportgate.lib.subject.hardware.toolkit.name == toolkit.name
+		data.supportgate.lib.versions.in_range(data.supportgate.lib.subject.hardware.toolkit.version, toolkit)
+	]
 	platform_listed := _platform_toolkits != []
 	facts := data.supportgate.lib.subject.facts
 	platform_unlisted := [engine_known, facts.hardware_known, platform_listed] == [true, true, false]
@@ -120,13 +121,15 @@ _platform_toolkits := [toolkit |
 	some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
 ]
 
-# _accepting_tiers: the tier of each of those entries that accepts the hardware's toolkit (its
-# name, and its range holds the version).
-_accepting_tiers := [object.get(toolkit, "tier", "official") |
-	some toolkit in _platform_toolkits
-	data.supportgate.lib.subject.hardware.toolkit.name == toolkit.name
-	data.supportgate.lib.versions.in_range(data.supportgate.lib.subject.hardware.toolkit.version, toolkit)
-]
+# unlisted_text: what is unlisted, for messages: "model X", "platform Y", "toolkit T on Y",
+# "preview platform Y", joined by "and". A rule of its own, worked out only when a message
+# quotes it.
+unlisted_text := concat(" and ", array.concat(
+	[sprintf("model %v", [input.manifest.spec.model.name]) | standing.model_unlisted],
+	[_hardware_text(standing.platform_unlisted, standing.toolkit_unlisted) |
+		true in [standing.platform_unlisted, standing.toolkit_unlisted, standing.preview]
+	],
+))
 
 # _hardware_text: how unlisted_text names the hardware when it is what is not listed.
 _hardware_text(true, _) := sprintf("platform %v", [data.supportgate.lib.subject.facts.accelerator_text])

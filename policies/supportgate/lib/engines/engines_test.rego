@@ -47,9 +47,9 @@ test_unlisted_undecided_for_unresolved_hardware if {
 
 test_unlisted_text_names_model_and_platform if {
 	llama := fx.with_spec({"model": {"name": "Llama"}})
-	text := engines.standing.unlisted_text with input as fx.deployment_input(llama, fx.h100)
+	text := engines.unlisted_text with input as fx.deployment_input(llama, fx.h100)
 	text == "model Llama and platform nvidia sm90"
-	engines.standing.unlisted_text == "platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
+	engines.unlisted_text == "platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
 }
 
 test_names_are_identities if {
@@ -65,7 +65,7 @@ test_toolkit_outside_range_is_an_unlisted_combination if {
 	standing.unlisted
 	standing.port_discipline
 	not standing.officially_supported
-	standing.unlisted_text == "toolkit cuda 12.9 on nvidia sm100"
+	engines.unlisted_text == "toolkit cuda 12.9 on nvidia sm100" with input as fx.deployment_input(fx.deployment, old)
 	not engines.standing.toolkit_unlisted with input as fx.deployment_input(fx.deployment, fx.b200)
 }
 
@@ -76,7 +76,8 @@ test_preview_platform_is_unlisted_without_port_discipline if {
 	standing.unlisted
 	not standing.port_discipline
 	not standing.officially_supported
-	standing.unlisted_text == "preview platform nvidia sm90"
+	engines.unlisted_text == "preview platform nvidia sm90" with input as fx.deployment_input(fx.deployment, fx.h100)
+		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview_toolkits
 }
 
 test_preview_entry_yields_to_an_official_one if {

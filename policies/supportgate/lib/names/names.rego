@@ -32,6 +32,7 @@ suggestion(name, candidates) := sprintf(" (did you mean %v?)", [concat(" or ", c
 #   If they are two and the distance is 2, nothing lies between them but equal text.
 within_two_edits(a, b) if {
 	a != b
+	abs(count(a) - count(b)) <= 2 # each edit changes the length by at most one: a cheap filter
 	prefix := _common_prefix_length(a, b)
 	a_rest := substring(a, prefix, count(a) - prefix)
 	b_rest := substring(b, prefix, count(b) - prefix)

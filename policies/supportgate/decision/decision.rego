@@ -1,8 +1,8 @@
 # The entrypoint: data.supportgate.decision.result combines every concern's deny and warn
 # sets into the decision document (docs/manifests.md, docs/policy-interface.md).
 #
-# Everything but `batch` is evaluated by regorus as well as OPA: no rego.metadata.*, no
-# `with`, no time.now_ns (time comes from input.evaluated_at).
+# Evaluated by regorus as well as OPA: no rego.metadata.*, no `with`, no time.now_ns (time
+# comes from input.evaluated_at).
 package supportgate.decision
 
 # The checklist answers the four pre-migration questions (docs/domain.md):
@@ -22,14 +22,6 @@ result := {
 	},
 	"recommendations": [line | some line in recommendations],
 }
-
-# batch evaluates input.items one after another, for OPA only: the interface does not rely
-# on `with` inside a comprehension under regorus (some builds evaluate it to an empty
-# collection); the embedded engine loops over the items in Python instead.
-batch := [item_result |
-	some item in input.items
-	item_result := result with input as item
-]
 
 # --- violations and waivers -----------------------------------------------------------
 #

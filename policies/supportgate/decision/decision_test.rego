@@ -302,24 +302,6 @@ test_recommendations_recipe_scope if {
 	_has_recommendation(result, "use deepseek-recipe for api_compatibility only")
 }
 
-# --- batch (OPA only) ------------------------------------------------------------------------------
-
-test_batch_evaluates_every_item if {
-	items := [
-		fx.hardware_input(fx.b200),
-		fx.hardware_input(fx.h100),
-		_h100_production,
-		fx.unresolved_input(fx.deployment),
-	]
-	results := decision.batch with input as {"items": items}
-	[r.verdict | some r in results] == ["supported", "experimental", "rejected", "rejected"]
-	results[2] == decision.result with input as _h100_production
-}
-
-test_batch_empty_without_items if {
-	decision.batch == [] with input as {"items": []}
-}
-
 # --- the reference topology on an unlisted platform (CONTRACT 10.4) --------------------------
 
 test_recommendation_reference_topology_is_no_estimate_on_unlisted_platform if {

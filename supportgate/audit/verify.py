@@ -204,46 +204,27 @@ class _ChunkRows:
 
     entries: Sequence[Row[Any]]
     nodes: Mapping[tuple[int, int], bytes]
-    decisions: Mapping[int, Any]
+    named: Mapping[str, Mapping[int, Any]]
+    """By entry type, the rows naming each leaf."""
     rules: Mapping[int, set[tuple[str, str]]]
-    matrices: Mapping[int, Any]
-    waivers_created: Mapping[int, Any]
-    waivers_deleted: Mapping[int, Any]
 
     @classmethod
     def read(cls, session: Session, first: int, last: int) -> _ChunkRows:
-        decisions = repository.decisions_at_leaves(session, first, last)
-        seqs = [int(row["seq"]) for row in decisions.values()]
-        created, deleted = log_rows.waivers_at(session, first, last)
+        named = log_rows.rows_at(session, first, last)
+        seqs = [int(row["seq"]) for row in named["decision"].values()]
         return cls(
             entries=entries_between(session, first, last),
             nodes=log_rows.nodes_completed(session, first, last),
-            decisions=decisions,
+            named=named,
             rules=repository.rules_between(session, min(seqs), max(seqs)) if seqs else {},
-            matrices=log_rows.matrix_versions_at(session, first, last),
-            waivers_created=created,
-            waivers_deleted=deleted,
         )
 
-    def claims(self, leaf_index: int) -> dict[str, Any]:
-        """The rows naming this leaf, by the entry type each belongs to."""
-        found = {}
-        for entry_type, rows in (
-            ("decision", self.decisions),
-            ("matrix", self.matrices),
-            ("waiver-created", self.waivers_created),
-            ("waiver-deleted", self.waivers_deleted),
-        ):
-            if leaf_index in rows:
-                found[entry_type] = rows[leaf_index]
-        return found
 
-
-_ROW_NAMES = {
-    "decision": ("decision", "id"),
-    "matrix": ("matrix version", "version"),
-    "waiver-created": ("waiver", "id"),
-    "waiver-deleted": ("deleted waiver", "id"),
+_LEAVES = {leaf.entry_type: leaf for leaf in log_rows.LEAF_COLUMNS}
+_ROW_CHECKS = {
+    "matrix": entry_rows.matrix_wrongs,
+    "waiver-created": entry_rows.waiver_created_wrongs,
+    "waiver-deleted": entry_rows.waiver_deleted_wrongs,
 }
 
 
@@ -391,31 +372,23 @@ class _Walk:
     def _row_wrongs(
         self, leaf: int, entry: Row[Any], document: dict[str, Any], rows: _ChunkRows
     ) -> list[str]:
-        claims = rows.claims(leaf)
+        claims = {kind: named[leaf] for kind, named in rows.named.items() if leaf in named}
         row = claims.pop(entry.type, None)
         if claims:
             other, claimed = next(iter(claims.items()))
-            label, key = _ROW_NAMES[other]
+            label, key = _LEAVES[other].label, _LEAVES[other].name.key
             return [f"{label} {claimed[key]} names it, but it is a {entry.type!r} entry"]
-        body = entry.entry.encode()
         if entry.type == "untracked":
             return []
+        label, key = _LEAVES[entry.type].label, _LEAVES[entry.type].name.key
         if row is None:
-            return [f"its {_ROW_NAMES[entry.type][0]} row is missing"]
+            return [f"its {label} row is missing"]
         if entry.type == "decision":
             rules = rows.rules.get(int(row["seq"]), set())
             wrong = entry_rows.decision_wrongs(document, row, rules)
-            return [f"decision {row['id']}: " + "; ".join(wrong)] if wrong else []
-        if entry.type == "matrix":
-            wrong = entry_rows.matrix_wrongs(body, row)
-            return [f"matrix version {row['version']}: " + "; ".join(wrong)] if wrong else []
-        check = (
-            entry_rows.waiver_created_wrongs
-            if entry.type == "waiver-created"
-            else entry_rows.waiver_deleted_wrongs
-        )
-        wrong = check(body, row)
-        return [f"waiver {row['id']}: " + "; ".join(wrong)] if wrong else []
+        else:
+            wrong = _ROW_CHECKS[entry.type](entry.entry.encode(), row)
+        return [f"{label} {row[key]}: " + "; ".join(wrong)] if wrong else []
 
     def _time_wrongs(self, leaf: int, recorded_at: datetime) -> list[str]:
         if recorded_at > self.now + self.grace:

@@ -172,7 +172,7 @@ class MerkleTree:
     def consistency_proof(self, first: int, second: int | None = None) -> list[bytes]:
         """PROOF(first, D[second]) of RFC 9162 section 2.1.4.1 (empty when first is 0 or
         equals second)."""
-        size = self._checked_size(second)
+        size = self._checked_size(second, field="second")
         if not 0 <= first <= size:
             raise OutOfRange(f"{first} is not a tree size from 0 to {size}", field="first")
         return self._hashes(consistency_plan(first, size))
@@ -181,13 +181,11 @@ class MerkleTree:
         read = iter(self._store.get([node for pieces in plan for node in pieces]))
         return [_fold([next(read) for _ in pieces]) for pieces in plan]
 
-    def _checked_size(self, tree_size: int | None) -> int:
+    def _checked_size(self, tree_size: int | None, field: str = "tree_size") -> int:
         if tree_size is None:
             return self._size
         if not 0 <= tree_size <= self._size:
-            raise OutOfRange(
-                f"{tree_size} is not a tree size from 0 to {self._size}", field="tree_size"
-            )
+            raise OutOfRange(f"{tree_size} is not a tree size from 0 to {self._size}", field=field)
         return tree_size
 
     @staticmethod

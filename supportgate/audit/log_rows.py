@@ -1,9 +1,6 @@
 """What `supportgate audit verify` reads besides the entries: the stored tree nodes, and the
-rows that name a leaf of the log (decisions, matrix versions, waivers created and deleted).
-
-Per chunk of leaves the reads are range queries on the leaf columns (each has a unique
-index); after the walk, `unanchored_row` looks for rows that no entry accounts for.
-"""
+rows that name a leaf of the log, in range queries on the leaf columns (each has a unique
+index)."""
 
 from __future__ import annotations
 

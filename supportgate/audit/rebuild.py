@@ -1,19 +1,10 @@
-"""`supportgate audit rebuild-tracking`: restore the tracked state from the log.
-
-One write transaction under the log's head lock, so no writer appends meanwhile and the
-tables end as one state with the log: the entries are replayed through the writer's fold
-(tracking_state.py), every span not as the fold says is written again as the writer writes it
-(and one no decision entry opened is deleted), then every `manifests` row that is not what the
-log leads to is replaced, every missing one inserted, every one the log does not track
-deleted. `created_at` and `last_evaluated_at` are kept where they lie within what the log
-allows (it records neither a re-tracking before migration 0005 nor a sweep that found a
-manifest unchanged); else they become the span's tracked_since and the latest decision's
-evaluated_at. The waivers are replayed through their fold (ledger/waivers.py) too, and each
-row not as it says written again; so are the matrix versions.
-
-It refuses (UnusableInput) when an entry is not well-formed, or a latest decision's stored
-input is gone or edited: the content to track is then unknown, and `supportgate audit
-verify` names what was edited.
+"""`supportgate audit rebuild-tracking`: restore the tables the log covers (the tracked
+manifests and their spans, the waivers, the matrix versions) from it, through the writer's own
+functions, in one write transaction under the log's head lock, so no writer appends meanwhile
+(docs/audit-verify.md). `created_at` and `last_evaluated_at`, which the log does not pin, are
+kept where they lie within what it allows. It refuses (UnusableInput) when an entry is not
+well-formed or a latest decision's stored input is gone or edited: the content to track is
+then unknown, and `supportgate audit verify` names what was edited.
 """
 
 from __future__ import annotations
@@ -29,12 +20,12 @@ from sqlmodel import Session
 from supportgate.db import LedgerEntry, MatrixVersion, TrackedSpan, Waiver, table_of, transaction
 from supportgate.errors import ManifestError
 from supportgate.ledger import matrices, tracking, waivers
+from supportgate.ledger.batches import Key
 from supportgate.ledger.log import entries_between, lock_head
 from supportgate.ledger.tracking import Span
 
 from .tracking_state import (
     Difference,
-    Key,
     TrackingFromLog,
     UnusableInput,
     differences,
@@ -131,8 +122,6 @@ def _respan(session: Session, spans: list[Span]) -> int:
 
 
 def _rewaive(session: Session, log_rows: _Rows) -> int:
-    """Write each waiver row not as the log's waiver fold says again (through the writer's
-    waivers.apply and restore), and delete those no entry created."""
     log_rows = {i: row for i, row in log_rows.items() if "leaf_index" in row}  # created
     stored = {row["id"]: dict(row) for row in session.execute(select(_waivers)).mappings()}
     stray = stored.keys() - log_rows.keys()
@@ -150,8 +139,6 @@ def _rewaive(session: Session, log_rows: _Rows) -> int:
 
 
 def _rematrix(session: Session, log_rows: _Rows) -> int:
-    """Write each matrix version row not as the log's `matrix` entries make it again (through
-    the writer's matrices.insert_versions), and delete those no entry published."""
     stored = {row["version"]: dict(row) for row in session.execute(select(_matrices)).mappings()}
     wrong = [version for version, row in stored.items() if log_rows.get(version) != row]
     if wrong:

@@ -1,21 +1,10 @@
 """The tracked state the log leads to (the fold of supportgate/ledger/tracking.py, replayed
 from the entries), and where the `manifests` and `tracked_spans` tables disagree with it.
 
-`supportgate audit verify` compares the tables with what is replayed here, and
-`supportgate audit rebuild-tracking` (rebuild.py) restores them from it. What the fold leaves
-to the stored rows:
-
-- `content` is the `manifest` of the latest decision's stored policy input (a sweep
-  evaluates the tracked content, a submission brings new content: either way the latest
-  decision's input holds what is tracked), used only when the input still has the entry's
-  `input_digest`; `content_digest` is its canonical digest, `owner` its metadata.owner and
-  `hardware_ref` a DeploymentManifest's spec.hardware.ref;
-- `created_at` lies between the span's tracked_since and its submitted_at (`updated_at`):
-  exactly the first for a database that began with the log, but a database migrated from the
-  hash chain (migration 0005) kept no record of untracking, so a manifest untracked and
-  tracked again before the migration was created later than that;
-- `last_evaluated_at` is not before the latest decision's evaluated_at: a sweep that finds
-  a manifest unchanged moves it forward without appending an entry.
+Two columns the log cannot pin exactly (docs/audit-verify.md): `created_at` lies between the
+span's tracked_since and its last submission (a database migrated from the hash chain kept no
+record of untracking), and `last_evaluated_at` is not before the latest decision's evaluation
+(a sweep that finds a manifest unchanged moves it without an entry).
 """
 
 from __future__ import annotations
@@ -32,13 +21,9 @@ from sqlmodel import Session
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.errors import DatabaseError
-from supportgate.ledger.batches import Tracking
+from supportgate.ledger.batches import Key, Tracking
 from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, fold
 from supportgate.policy.inputs import canonical_digest
-
-Key = tuple[str, str]
-"""(kind, name) of a tracked manifest."""
-
 
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""
@@ -142,7 +127,6 @@ class ExpectedRow:
         )
 
     def wrongs(self, row: Mapping[Any, Any]) -> list[str]:
-        """What of `row` is not as the log says (nothing: `[]`)."""
         wrong = [
             f"its {column} is {row[column]!r}, the log says {getattr(self, column)!r}"
             for column in _EXACT_COLUMNS
@@ -227,19 +211,18 @@ def _rows(session: Session) -> Iterator[Mapping[Any, Any]]:
     yield from result.mappings()
 
 
-def _policy_inputs(session: Session, leaves: list[int]) -> dict[int, tuple[str, str]]:
-    """leaf_index -> (input_digest, policy_input) of the decisions at `leaves`."""
-    statement = select(
-        _decisions.c.leaf_index, _decisions.c.input_digest, _decisions.c.policy_input
-    ).where(_decisions.c.leaf_index.in_(leaves))
-    return {int(leaf): (digest, text) for leaf, digest, text in session.execute(statement)}
+def _policy_inputs(session: Session, leaves: list[int]) -> dict[int, str]:
+    """leaf_index -> policy_input of the decisions at `leaves`."""
+    statement = select(_decisions.c.leaf_index, _decisions.c.policy_input).where(
+        _decisions.c.leaf_index.in_(leaves)
+    )
+    return {int(leaf): text for leaf, text in session.execute(statement)}
 
 
-def _content(change: Change, stored: tuple[str, str] | None) -> dict[str, Any]:
+def _content(change: Change, text: str | None) -> dict[str, Any]:
     decision = f"decision {change.decision_id}"
-    if stored is None:
+    if text is None:
         raise UnusableInput(change.leaf_index, f"the row of {decision} is missing")
-    _, text = stored
     if canonical_digest(text.encode()) != change.input_digest:
         raise UnusableInput(
             change.leaf_index,
@@ -282,8 +265,8 @@ def span_wrongs(session: Session, spans: Sequence[Span]) -> list[tuple[Span, str
                 wrong.append((span, "its span is missing"))
                 continue
             differ = [
-                f"its {column} is {_shown_value(row[column])}, the log says "
-                f"{_shown_value(getattr(span, column))}"
+                f"its {column} is {_shown(row[column])}, the log says "
+                f"{_shown(getattr(span, column))}"
                 for column in SPAN_COLUMNS
                 if row[column] != getattr(span, column)
             ]
@@ -296,9 +279,7 @@ def spans_stored(session: Session) -> int:
     return int(session.execute(select(func.count()).select_from(_spans)).scalar_one())
 
 
-def _shown_value(value: Any) -> str:
-    return _shown(value) if value is None or isinstance(value, datetime) else repr(value)
-
-
-def _shown(moment: datetime | None) -> str:
-    return "none" if moment is None else moment.isoformat().replace("+00:00", "Z")
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    return value.isoformat().replace("+00:00", "Z") if isinstance(value, datetime) else repr(value)

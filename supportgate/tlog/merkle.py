@@ -1,20 +1,11 @@
 """RFC 9162 section 2.1 Merkle trees over a node store: roots, inclusion and consistency
-proofs at O(log n) node reads, and the verification of both.
+proofs, and the verification of both.
 
-Hashing (2.1.1): a leaf is SHA-256(0x00 || entry), an inner node SHA-256(0x01 || left ||
-right), and the tree of no leaves has the hash of the empty string.
-
-Why a proof costs O(log n) reads. Every hash a proof holds is the MTH of a range of leaves.
-Such a range is either a complete subtree, which the store holds as one node
-(nodestore.py), or a partial subtree on the right edge of the tree, [begin, size): the MTH of
-that is the RFC's split at the largest power of two below its length, again and again, so it
-is the fold from the right of the complete subtrees given by the binary digits of its length,
-at most log2(n) of them. An inclusion path has at most ceil(log2 n) hashes, and only one of
-them can be partial: the first time the path climbs from a left child, its sibling is the
-whole rest of the tree, and every sibling above is complete. So a proof reads at most
-2 * ceil(log2 n) nodes (a consistency proof one more), all in one `NodeStore.get`.
-
-rfc9162.py has the RFC's own recursive definitions, the oracle the tests compare this with.
+A proof reads O(log n) nodes, all in one `NodeStore.get`: every hash it holds is the MTH of a
+complete subtree (one stored node) or of a partial one on the right edge of the tree, the fold
+from the right of at most log2(n) complete subtrees, and only one hash of a path can be
+partial (docs/ledger.md, "The tree and its node store"). tests/tlog/rfc9162.py has the RFC's
+own recursive definitions, the oracle the tests compare this with.
 """
 
 from __future__ import annotations
@@ -101,14 +92,9 @@ def _fold(hashes: Sequence[bytes]) -> bytes:
 
 
 class MerkleTree:
-    """An append-only tree whose nodes live in a NodeStore.
-
-    It keeps the frontier (the complete subtrees that make up the whole tree, largest first)
-    in memory, so an append reads nothing and the current root costs no read. Opening a tree
-    of `size` leaves over a store reads the frontier: at most log2(size) nodes, none when the
-    caller hands over a `frontier` it kept (`MerkleTree.frontier` of a tree of that size over
-    the same nodes; supportgate.ledger.log.TreeEdge keeps one between a writer's appends).
-    """
+    """An append-only tree whose nodes live in a NodeStore. It keeps its frontier in memory,
+    so an append reads nothing and the current root costs no read; opening a tree reads the
+    frontier (at most log2(size) nodes), none when the caller hands over one it kept."""
 
     def __init__(
         self, store: NodeStore, size: int = 0, *, frontier: Frontier | None = None

@@ -9,10 +9,8 @@ signs.
     note          text (ending in a newline), a blank line, then signature lines
                   "— <name> base64(key hash || signature)\n" (an em dash, U+2014)
 
-Opening a note is strict: it must be UTF-8 without control characters but newline; every
-signature line must be well formed; a signature by our key (same name and key hash) must
-verify; signatures by other keys (a witness's cosignature) are skipped, as the spec says;
-and at least one signature by our key must be there.
+Opening a note is strict where the spec leaves room (docs/ledger.md); signatures by other
+keys (a witness's cosignature) are skipped, as the spec says.
 """
 
 from __future__ import annotations

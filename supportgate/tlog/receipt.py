@@ -1,14 +1,9 @@
 """Receipts: one entry, its inclusion proof and the signed checkpoint it leads to, in one JSON
-document that anyone can check offline (`supportgate audit verify-receipt`):
-
-    {"entry": "<the entry's exact text>", "leaf_index": I, "tree_size": N,
-     "hashes": ["<base64>", ...], "checkpoint": "<signed note>", "verifier_key": "<key>"}
-
-It holds when the checkpoint is signed by the log's verifier key (and names its log), its tree
-size is `tree_size`, and the proof leads from the entry's leaf hash at `leaf_index` to its
-root. The key is always one obtained apart from the receipt (supportgate's CONTRACT 11.3):
-the receipt's own `verifier_key` shows only that whoever holds that key signed it, so it must
-equal the trusted key and is never used on its own.
+document (`Receipt`) that anyone can check offline. It holds when the checkpoint is signed by
+the log's verifier key, its tree size is `tree_size`, and the proof leads from the entry's leaf
+hash at `leaf_index` to its root. The key is always one obtained apart from the receipt
+(supportgate's CONTRACT 11.3): the receipt's own `verifier_key` shows only that whoever holds
+that key signed it, so it must equal the trusted key and is never used on its own.
 """
 
 from __future__ import annotations
@@ -52,8 +47,6 @@ def encode_receipt(receipt: Receipt) -> bytes:
 
 
 def read_receipt(data: bytes) -> Receipt:
-    """The receipt in `data`; InvalidNote (field `receipt`, or the JSON path) when it is not
-    one."""
     try:
         return msgspec.json.decode(data, type=Receipt)
     except msgspec.ValidationError as exc:
@@ -63,8 +56,7 @@ def read_receipt(data: bytes) -> Receipt:
 
 
 def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
-    """That the receipt holds (see the module docstring) against the trusted `key`, which the
-    receipt's own key must be; TlogInputError naming the part that fails."""
+    """That the receipt holds against the trusted `key`; TlogInputError naming what fails."""
     if receipt.verifier_key.strip() != key.encoded():
         raise InvalidNote(
             f"the receipt names the key {receipt.verifier_key.strip()}, not {key.encoded()}",

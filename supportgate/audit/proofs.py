@@ -9,9 +9,9 @@ import base64
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import transaction
+from supportgate.db import LedgerEntry, transaction
 from supportgate.ledger.checkpointer import Checkpointer
-from supportgate.ledger.log import entry_at, latest_checkpoint, read_head, tree
+from supportgate.ledger.log import latest_checkpoint, read_head, tree
 from supportgate.threads import in_thread, thread_twin
 from supportgate.tlog import OutOfRange
 
@@ -36,7 +36,7 @@ class ProofService:
     def entry(self, leaf_index: int) -> LogEntry:
         with transaction(self._sessions) as session:
             size = read_head(session).size
-            row = entry_at(session, leaf_index) if 0 <= leaf_index < size else None
+            row = session.get(LedgerEntry, leaf_index) if 0 <= leaf_index < size else None
         if row is None:  # past the head, or a gap below it (`audit verify` names that)
             raise OutOfRange(
                 f"the log of {size} entries has no leaf {leaf_index}", field="leaf_index"

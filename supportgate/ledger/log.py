@@ -171,10 +171,6 @@ def tree(session: Session, size: int | None = None) -> MerkleTree:
     return MerkleTree(SqlNodeStore(session), read_head(session).size if size is None else size)
 
 
-def entry_at(session: Session, leaf_index: int) -> LedgerEntry | None:
-    return session.get(LedgerEntry, leaf_index)
-
-
 def entries_between(session: Session, first: int, last: int) -> Sequence[Row[Any]]:
     """The stored entries of leaves first..last, in leaf order, as rows (leaf_index, type,
     entry, recorded_at): a gap is an entry that is missing."""

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     )
     from .nodestore import HASH_SIZE, NodeId, NodeStore
     from .note import NoteSigner, NoteVerifier, check_name, generate_key, open_note
-    from .receipt import Receipt, ReceiptCheck, check_receipt, encode_receipt, read_receipt
+    from .receipt import Receipt, check_receipt, encode_receipt, read_receipt
 
 __all__ = [
     "EMPTY_ROOT",
@@ -54,7 +54,6 @@ __all__ = [
     "NoteVerifier",
     "OutOfRange",
     "Receipt",
-    "ReceiptCheck",
     "TlogError",
     "TlogInputError",
     "check_name",

@@ -65,10 +65,6 @@ def _path_above(node: NodeId, size: int) -> list[Pieces]:
     return path
 
 
-def inclusion_plan(leaf_index: int, tree_size: int) -> list[Pieces]:
-    return _path_above(NodeId(0, leaf_index), tree_size)
-
-
 def consistency_plan(first: int, second: int) -> list[Pieces]:
     """PROOF(first, D[second]) is the inclusion path, in the tree of `second` leaves, of the
     largest complete subtree that ends where the tree of `first` leaves ends, preceded by
@@ -153,7 +149,7 @@ class MerkleTree:
         """PATH(leaf_index, D[tree_size]) of RFC 9162 section 2.1.3.1."""
         size = self._checked_size(tree_size)
         self._check_index(leaf_index, size)
-        return self._hashes(inclusion_plan(leaf_index, size))
+        return self._hashes(_path_above(NodeId(0, leaf_index), size))
 
     def consistency_proof(self, first: int, second: int | None = None) -> list[bytes]:
         """PROOF(first, D[second]) of RFC 9162 section 2.1.4.1 (empty when first is 0 or

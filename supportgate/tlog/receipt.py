@@ -8,7 +8,6 @@ that key signed it, so it must equal the trusted key and is never used on its ow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 import msgspec
@@ -30,18 +29,6 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     verifier_key: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReceiptCheck:
-    receipt: Receipt
-    key: NoteVerifier
-
-    def summary(self) -> str:
-        return (
-            f"leaf {self.receipt.leaf_index} is in the log's checkpoint of "
-            f"{self.receipt.tree_size} entries, signed by {self.key.encoded()}"
-        )
-
-
 def encode_receipt(receipt: Receipt) -> bytes:
     return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
 
@@ -55,7 +42,7 @@ def read_receipt(data: bytes) -> Receipt:
         raise InvalidNote(f"not JSON: {exc}", field="receipt") from exc
 
 
-def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
+def check_receipt(receipt: Receipt, key: NoteVerifier) -> None:
     """That the receipt holds against the trusted `key`; TlogInputError naming what fails."""
     if receipt.verifier_key.strip() != key.encoded():
         raise InvalidNote(
@@ -81,4 +68,3 @@ def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
             f"the entry is not leaf {receipt.leaf_index} of the signed tree: {exc.message}",
             field=exc.field,
         ) from exc
-    return ReceiptCheck(receipt, key)

@@ -171,15 +171,15 @@ def _restore(
         rebuilt.deleted.append(key)
         return
     span, change = replay.open[key], replay.latest[key]
-    created_at, last_evaluated_at = expected.created_from, expected.evaluated_from
+    created_at, last_evaluated_at = expected["created_at"], expected["last_evaluated_at"]
     if row is not None:
-        if expected.created_from <= row["created_at"] <= expected.updated_at:
+        if created_at <= row["created_at"] <= expected["updated_at"]:
             created_at = row["created_at"]
         if row["last_evaluated_at"] is not None and row["last_evaluated_at"] >= last_evaluated_at:
             last_evaluated_at = row["last_evaluated_at"]
         tracking.write_current(session, {key: None}, {}, {})  # replaced whole, created_at too
     span = replace(span, tracked_since=created_at)
-    content = tracking_of(key[0], expected.content)
+    content = tracking_of(key[0], expected["content"])
     tracking.write_current(
         session, {key: span}, {key: change}, {key: content}, {key: last_evaluated_at}
     )

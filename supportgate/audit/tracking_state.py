@@ -22,8 +22,10 @@ from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.errors import DatabaseError
 from supportgate.ledger.batches import Key, Tracking
-from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, fold
+from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, current_row, fold
 from supportgate.policy.inputs import canonical_digest
+
+Row = Mapping[str, Any]
 
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""
@@ -77,7 +79,7 @@ class TrackingFromLog:
         ended, self._ended = self._ended, []
         return ended
 
-    def expected_rows(self, session: Session) -> dict[Key, ExpectedRow]:
+    def expected_rows(self, session: Session) -> dict[Key, Row]:
         """The row each tracked manifest must have; UnusableInput when a latest decision's
         stored input is gone or edited."""
         keys = sorted(self.open)
@@ -88,69 +90,42 @@ class TrackingFromLog:
             for key in chunk:
                 span, change = self.open[key], self.latest[key]
                 content = _content(change, inputs.get(span.leaf_index))
-                expected[key] = ExpectedRow.of(span, change, content)
+                expected[key] = expected_row(span, change, content)
         return expected
 
 
-@dataclass(frozen=True, slots=True)
-class ExpectedRow:
-    """The `manifests` row the log leads to (created_at as a range; last_evaluated_at as
-    its lower bound)."""
+def expected_row(span: Span, change: Change, content: dict[str, Any]) -> Row:
+    """The `manifests` row the log leads to, as the writer makes it (tracking.current_row);
+    its created_at and last_evaluated_at are the lower bounds of what the log allows."""
+    at = change.evaluated_at or span.valid_from
+    return current_row(span, change.verdict, tracking_of(span.kind, content), at)
 
-    kind: str
-    name: str
-    owner: str | None
-    content: dict[str, Any]
-    content_digest: str
-    hardware_ref: str | None
-    latest_decision_id: str
-    latest_verdict: str
-    updated_at: datetime
-    created_from: datetime
-    evaluated_from: datetime
 
-    @classmethod
-    def of(cls, span: Span, change: Change, content: dict[str, Any]) -> ExpectedRow:
-        tracking = tracking_of(span.kind, content)
-        return cls(
-            kind=span.kind,
-            name=span.name,
-            owner=tracking.owner,
-            content=content,
-            content_digest=tracking.content_digest,
-            hardware_ref=tracking.hardware_ref,
-            latest_decision_id=span.decision_id,
-            latest_verdict=change.verdict,
-            updated_at=span.submitted_at,
-            created_from=span.tracked_since,
-            evaluated_from=change.evaluated_at or span.valid_from,
+def row_wrongs(want: Row, row: Row) -> list[str]:
+    wrong = [
+        f"its {column} is {row[column]!r}, the log says {want[column]!r}"
+        for column in _EXACT_COLUMNS
+        if row[column] != want[column]
+    ]
+    if row["content"] != want["content"]:
+        wrong.append(f"its content is not the content of decision {want['latest_decision_id']}")
+    if row["updated_at"] != want["updated_at"]:
+        wrong.append(
+            f"its updated_at is {_shown(row['updated_at'])}, its last submission was "
+            f"recorded at {_shown(want['updated_at'])}"
         )
-
-    def wrongs(self, row: Mapping[Any, Any]) -> list[str]:
-        wrong = [
-            f"its {column} is {row[column]!r}, the log says {getattr(self, column)!r}"
-            for column in _EXACT_COLUMNS
-            if row[column] != getattr(self, column)
-        ]
-        if row["content"] != self.content:
-            wrong.append(f"its content is not the content of decision {self.latest_decision_id}")
-        if row["updated_at"] != self.updated_at:
-            wrong.append(
-                f"its updated_at is {_shown(row['updated_at'])}, its last submission was "
-                f"recorded at {_shown(self.updated_at)}"
-            )
-        if not self.created_from <= row["created_at"] <= self.updated_at:
-            wrong.append(
-                f"its created_at {_shown(row['created_at'])} is not between its first decision "
-                f"since tracking ({_shown(self.created_from)}) and its last submission"
-            )
-        last = row["last_evaluated_at"]
-        if last is None or last < self.evaluated_from:
-            wrong.append(
-                f"its last_evaluated_at {_shown(last)} is before its latest decision's "
-                f"evaluation ({_shown(self.evaluated_from)})"
-            )
-        return wrong
+    if not want["created_at"] <= row["created_at"] <= want["updated_at"]:
+        wrong.append(
+            f"its created_at {_shown(row['created_at'])} is not between its first decision "
+            f"since tracking ({_shown(want['created_at'])}) and its last submission"
+        )
+    last = row["last_evaluated_at"]
+    if last is None or last < want["last_evaluated_at"]:
+        wrong.append(
+            f"its last_evaluated_at {_shown(last)} is before its latest decision's "
+            f"evaluation ({_shown(want['last_evaluated_at'])})"
+        )
+    return wrong
 
 
 _EXACT_COLUMNS = (
@@ -168,8 +143,8 @@ class Difference:
     not tracked at all (`expected` None), or with the columns named in `wrongs`."""
 
     key: Key
-    expected: ExpectedRow | None
-    row: Mapping[Any, Any] | None
+    expected: Row | None
+    row: Row | None
     wrongs: Sequence[str]
 
     def describe(self) -> str:
@@ -179,7 +154,7 @@ class Difference:
         )
 
 
-def differences(session: Session, expected: Mapping[Key, ExpectedRow]) -> list[Difference]:
+def differences(session: Session, expected: Mapping[Key, Row]) -> list[Difference]:
     """Every tracked manifest whose row is not what the log says, in (kind, name) order."""
     found = []
     seen = set()
@@ -191,7 +166,7 @@ def differences(session: Session, expected: Mapping[Key, ExpectedRow]) -> list[D
             found.append(
                 Difference(key, None, row, ["it has a row, but the log does not track it"])
             )
-        elif wrongs := want.wrongs(row):
+        elif wrongs := row_wrongs(want, row):
             found.append(Difference(key, want, row, wrongs))
     for key in expected.keys() - seen:
         want = expected[key]
@@ -200,7 +175,7 @@ def differences(session: Session, expected: Mapping[Key, ExpectedRow]) -> list[D
                 key,
                 want,
                 None,
-                [f"it has no row, but its latest decision {want.latest_decision_id} tracks it"],
+                [f"it has no row, but its latest decision {want['latest_decision_id']} tracks it"],
             )
         )
     return sorted(found, key=lambda difference: difference.key)

@@ -37,7 +37,6 @@ def update_sweep(session: Session, sweep_id: str, **values: Any) -> None:
 
 
 def advance(session: Session, progress: SweepProgress, *, changed: int) -> None:
-    """Move the cursor past a committed batch and add its counts."""
     cursor = progress.cursor
     session.execute(
         update(_sweeps)

@@ -63,7 +63,6 @@ def change_of(leaf_index: int, document: Mapping[str, Any]) -> Change | None:
 
 
 def fold(rows: dict[str, dict[str, Any]], changes: Iterable[Change]) -> None:
-    """Apply `changes` (in log order) to `rows` (id -> columns), in place."""
     for waiver_id, columns in changes:
         rows[waiver_id] = {**rows.get(waiver_id, {}), **columns}
 

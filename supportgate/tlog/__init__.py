@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         verify_inclusion,
     )
     from .nodestore import HASH_SIZE, NodeId, NodeStore
-    from .note import NoteSigner, NoteVerifier, check_name, generate_key, open_note
+    from .note import NoteSigner, NoteVerifier, check_name, open_note
     from .receipt import Receipt, check_receipt, encode_receipt, read_receipt
 
 __all__ = [
@@ -59,7 +59,6 @@ __all__ = [
     "check_name",
     "check_receipt",
     "encode_receipt",
-    "generate_key",
     "leaf_hash",
     "node_hash",
     "open_checkpoint",

@@ -144,11 +144,6 @@ class NoteSigner:
         return f"{text}\n{SIGNATURE_PREFIX}{self.name} {base64.b64encode(blob).decode()}\n"
 
 
-def generate_key(name: str) -> tuple[str, str]:
-    signer = NoteSigner.generate(name)
-    return signer.encoded(), signer.verifier().encoded()
-
-
 def _read_key(text: str, *, field: str) -> tuple[str, int, bytes]:
     """`<name>+<8 hex digits>+<base64 of 0x01 and 32 bytes>` -> (name, hash, 32 bytes).
     The name has no plus sign; the base64 may."""

@@ -99,7 +99,7 @@ def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
         spans += _respan(session, list(replay.open.values()))
         found = differences(session, replay.expected_rows(session))
         rewritten = (_rewaive(session, waiver_rows), _rematrix(session, matrix_rows))
-        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans, *rewritten)
+        rebuilt = Rebuilt(head.size, len(replay.open), [], [], [], spans, *rewritten)
         for difference in found:
             _restore(session, replay, difference, rebuilt)
     return rebuilt

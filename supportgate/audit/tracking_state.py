@@ -57,9 +57,6 @@ class TrackingFromLog:
         """Spans opened (one per decision entry)."""
         self._ended: list[Span] = []
 
-    def __len__(self) -> int:
-        return len(self.open)
-
     def add(self, leaf_index: int, document: Mapping[str, Any]) -> None:
         """One entry's document (decoded JSON); KeyError, TypeError or ValueError when it
         is not well-formed."""

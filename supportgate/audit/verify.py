@@ -215,7 +215,6 @@ class _RecomputedNodes:
             stored = self.stored.get((node.level, node.index))
             if stored == digest:
                 continue
-            first = node.index << node.level
             if node.level == 0:
                 self.wrong_leaves[node.index] = (
                     "no leaf hash is stored for it (the stored tree was edited)"
@@ -223,16 +222,11 @@ class _RecomputedNodes:
                     else "its stored leaf hash is not the hash of its entry (the entry was "
                     "edited after it was appended)"
                 )
+            elif self.wrong_node is None and stored is None:
+                self.wrong_node = (node, "it is missing")
             elif self.wrong_node is None:
-                last = first + (1 << node.level) - 1
-                self.wrong_node = (
-                    node,
-                    (
-                        "it is missing"
-                        if stored is None
-                        else f"it is not the hash of leaves {first} to {last}"
-                    ),
-                )
+                first, last = node.index << node.level, ((node.index + 1) << node.level) - 1
+                self.wrong_node = (node, f"it is not the hash of leaves {first} to {last}")
 
 
 @dataclass

@@ -162,7 +162,7 @@ def _read_key(text: str, *, field: str) -> tuple[str, int, bytes]:
     return name, int(hash_hex, 16), key[1:]
 
 
-def _check_note_text(data: bytes, *, field: str) -> str:
+def _check_note_text(data: bytes, *, field: str) -> None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -175,7 +175,6 @@ def _check_note_text(data: bytes, *, field: str) -> str:
             f"a note has no control character but newline ({bad[0]!r} at {bad.start()})",
             field=field,
         )
-    return text
 
 
 def open_note(message: bytes | str, verifier: NoteVerifier) -> str:

@@ -181,7 +181,6 @@ def _time_conditions(where: AuditFilter) -> list[ColumnElement[bool]]:
 def rules_between(
     session: Session, first_seq: int, last_seq: int
 ) -> dict[int, set[tuple[str, str]]]:
-    """The decision_rules rows of seqs first..last: (rule, severity) per decision seq."""
     statement = select(_rules.c.decision_seq, _rules.c.rule, _rules.c.severity).where(
         _rules.c.decision_seq.between(first_seq, last_seq)
     )

@@ -52,7 +52,6 @@ def advance(session: Session, progress: SweepProgress, *, changed: int) -> None:
 
 
 def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
-    """Upsert the memos: one INSERT ... SELECT unnest(arrays) on PostgreSQL."""
     if not memos:
         return
     rows = [

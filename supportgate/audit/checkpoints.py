@@ -1,12 +1,7 @@
-"""The signed checkpoints `supportgate audit verify` holds the log to.
-
-They come from a witness file (`--checkpoints FILE`: signed notes, one after another,
-separated by a blank line, as the service appends them) or, without one, from the
-`ledger_checkpoints` rows. Each is opened with the verifier key when there is one: its
-signature must verify and its origin must be the key's name (checkpoint.open_checkpoint).
-Without a key only the body is read, and the report says the signatures were not checked:
-anyone who can write the database can write an unsigned checkpoint.
-"""
+"""The signed checkpoints `supportgate audit verify` holds the log to: a witness file's
+(`--checkpoints FILE`), or the `ledger_checkpoints` rows. Without a verifier key only their
+bodies are read, and the report says their signatures were not checked: anyone who can write
+the database can write an unsigned checkpoint."""
 
 from __future__ import annotations
 

@@ -19,10 +19,10 @@ from supportgate.http_download import attachment
 from supportgate.http_paging import Cursor, Kind, Name
 from supportgate.manifests.decision import VERDICTS
 from supportgate.openapi import body, csv_operation, error
-from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT, check_choice
 
 from .csv_export import CSV_COLUMNS
-from .filters import FORMATS, AuditFilter, parse_format
+from .filters import FORMATS, AuditFilter
 from .proofs import ProofService
 from .services import AuditService
 from .views import ConsistencyProof, InclusionProof, LogEntry
@@ -114,7 +114,8 @@ class AuditController(Controller):
             until=until,
             matrix_version=matrix_version,
         )
-        if parse_format(output) == "csv":
+        check_choice("format", output, FORMATS)
+        if output == "csv":
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             return Stream(
                 await audit.csv(where),

@@ -1,13 +1,7 @@
-"""The rows derived from the log's entries, each checked against its entry.
-
-A row is what its entry says when encoding the row as an entry (the ledger's own encoders,
-supportgate/ledger/entries.py) gives the entry's exact bytes; when it does not, the fields
-that differ are named. Decisions, far more numerous than the rest, are compared as decoded
-JSON, the row turned into the entry's document directly. Columns no entry holds are checked
-against what they are made from: a decision's stored policy input against the entry's
-`input_digest` and its `decision_rules` rows against its violations; a matrix version's
-`digest` and `effective_from` against its document, as supportgate/matrix prepares it.
-"""
+"""The rows derived from the log's entries, each checked against its entry: a row is what its
+entry says when the ledger's own encoders (supportgate/ledger/entries.py) make the entry's
+exact bytes of it; else the fields that differ are named. Columns no entry holds are checked
+against what they are made from (docs/audit-verify.md has the table)."""
 
 from __future__ import annotations
 

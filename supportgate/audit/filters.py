@@ -57,8 +57,3 @@ class AuditFilter:
             until=end,
             matrix_version=matrix_version,
         )
-
-
-def parse_format(value: str) -> str:
-    check_choice("format", value, FORMATS)
-    return value

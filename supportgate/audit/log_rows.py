@@ -1,9 +1,6 @@
 """What `supportgate audit verify` reads besides the entries: the stored tree nodes, and the
-rows that name a leaf of the log (decisions, matrix versions, waivers created and deleted).
-
-Per chunk of leaves the reads are range queries on the leaf columns (each has a unique
-index); after the walk, `unanchored_row` looks for rows that no entry accounts for.
-"""
+rows that name a leaf of the log, in range queries on the leaf columns (each has a unique
+index)."""
 
 from __future__ import annotations
 
@@ -38,7 +35,7 @@ LEAF_COLUMNS = (
     LeafColumn("decision", _decisions.c.leaf_index, "decision", _decisions.c.id),
     LeafColumn("matrix", _matrices.c.leaf_index, "matrix version", _matrices.c.version),
     LeafColumn("waiver-created", _waivers.c.leaf_index, "waiver", _waivers.c.id),
-    LeafColumn("waiver-deleted", _waivers.c.deleted_leaf_index, "deleted waiver", _waivers.c.id),
+    LeafColumn("waiver-deleted", _waivers.c.deleted_leaf_index, "waiver", _waivers.c.id),
 )
 
 
@@ -56,26 +53,13 @@ def nodes_completed(session: Session, first: int, last: int) -> dict[tuple[int, 
     return {(int(level), int(idx)): bytes(digest) for level, idx, digest in rows}
 
 
-def matrix_versions_at(session: Session, first: int, last: int) -> dict[int, RowMapping]:
-    statement = select(_matrices).where(_matrices.c.leaf_index.between(first, last))
-    return {int(row["leaf_index"]): row for row in session.execute(statement).mappings()}
-
-
-def waivers_at(
-    session: Session, first: int, last: int
-) -> tuple[dict[int, RowMapping], dict[int, RowMapping]]:
-    """The waivers created by leaves first..last, and those deleted by them, by leaf."""
-    statement = select(_waivers).where(
-        _waivers.c.leaf_index.between(first, last)
-        | _waivers.c.deleted_leaf_index.between(first, last)
-    )
-    created, deleted = {}, {}
-    for row in session.execute(statement).mappings():
-        if row["leaf_index"] is not None and first <= row["leaf_index"] <= last:
-            created[int(row["leaf_index"])] = row
-        if row["deleted_leaf_index"] is not None and first <= row["deleted_leaf_index"] <= last:
-            deleted[int(row["deleted_leaf_index"])] = row
-    return created, deleted
+def rows_at(session: Session, first: int, last: int) -> dict[str, dict[int, RowMapping]]:
+    """The rows naming leaves first..last, by entry type and then by leaf."""
+    found = {}
+    for leaf in LEAF_COLUMNS:
+        rows = session.execute(select(leaf.column.table).where(leaf.column.between(first, last)))
+        found[leaf.entry_type] = {int(row[leaf.column.key]): row for row in rows.mappings()}
+    return found
 
 
 def beyond(session: Session, size: int) -> tuple[int, str] | None:

@@ -1,19 +1,10 @@
-"""`supportgate audit rebuild-tracking`: restore the tracked state from the log.
-
-One write transaction under the log's head lock, so no writer appends meanwhile and the
-tables end as one state with the log: the entries are replayed through the writer's fold
-(tracking_state.py), every span not as the fold says is written again as the writer writes it
-(and one no decision entry opened is deleted), then every `manifests` row that is not what the
-log leads to is replaced, every missing one inserted, every one the log does not track
-deleted. `created_at` and `last_evaluated_at` are kept where they lie within what the log
-allows (it records neither a re-tracking before migration 0005 nor a sweep that found a
-manifest unchanged); else they become the span's tracked_since and the latest decision's
-evaluated_at. The waivers are replayed through their fold (ledger/waivers.py) too, and each
-row not as it says written again; so are the matrix versions.
-
-It refuses (UnusableInput) when an entry is not well-formed, or a latest decision's stored
-input is gone or edited: the content to track is then unknown, and `supportgate audit
-verify` names what was edited.
+"""`supportgate audit rebuild-tracking`: restore the tables the log covers (the tracked
+manifests and their spans, the waivers, the matrix versions) from it, through the writer's own
+functions, in one write transaction under the log's head lock, so no writer appends meanwhile
+(docs/audit-verify.md). `created_at` and `last_evaluated_at`, which the log does not pin, are
+kept where they lie within what it allows. It refuses (UnusableInput) when an entry is not
+well-formed or a latest decision's stored input is gone or edited: the content to track is
+then unknown, and `supportgate audit verify` names what was edited.
 """
 
 from __future__ import annotations
@@ -29,12 +20,12 @@ from sqlmodel import Session
 from supportgate.db import LedgerEntry, MatrixVersion, TrackedSpan, Waiver, table_of, transaction
 from supportgate.errors import ManifestError
 from supportgate.ledger import matrices, tracking, waivers
+from supportgate.ledger.batches import Key
 from supportgate.ledger.log import entries_between, lock_head
 from supportgate.ledger.tracking import Span
 
 from .tracking_state import (
     Difference,
-    Key,
     TrackingFromLog,
     UnusableInput,
     differences,
@@ -108,7 +99,7 @@ def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
         spans += _respan(session, list(replay.open.values()))
         found = differences(session, replay.expected_rows(session))
         rewritten = (_rewaive(session, waiver_rows), _rematrix(session, matrix_rows))
-        rebuilt = Rebuilt(head.size, len(replay), [], [], [], spans, *rewritten)
+        rebuilt = Rebuilt(head.size, len(replay.open), [], [], [], spans, *rewritten)
         for difference in found:
             _restore(session, replay, difference, rebuilt)
     return rebuilt
@@ -131,8 +122,6 @@ def _respan(session: Session, spans: list[Span]) -> int:
 
 
 def _rewaive(session: Session, log_rows: _Rows) -> int:
-    """Write each waiver row not as the log's waiver fold says again (through the writer's
-    waivers.apply and restore), and delete those no entry created."""
     log_rows = {i: row for i, row in log_rows.items() if "leaf_index" in row}  # created
     stored = {row["id"]: dict(row) for row in session.execute(select(_waivers)).mappings()}
     stray = stored.keys() - log_rows.keys()
@@ -150,8 +139,6 @@ def _rewaive(session: Session, log_rows: _Rows) -> int:
 
 
 def _rematrix(session: Session, log_rows: _Rows) -> int:
-    """Write each matrix version row not as the log's `matrix` entries make it again (through
-    the writer's matrices.insert_versions), and delete those no entry published."""
     stored = {row["version"]: dict(row) for row in session.execute(select(_matrices)).mappings()}
     wrong = [version for version, row in stored.items() if log_rows.get(version) != row]
     if wrong:
@@ -184,15 +171,15 @@ def _restore(
         rebuilt.deleted.append(key)
         return
     span, change = replay.open[key], replay.latest[key]
-    created_at, last_evaluated_at = expected.created_from, expected.evaluated_from
+    created_at, last_evaluated_at = expected["created_at"], expected["last_evaluated_at"]
     if row is not None:
-        if expected.created_from <= row["created_at"] <= expected.updated_at:
+        if created_at <= row["created_at"] <= expected["updated_at"]:
             created_at = row["created_at"]
         if row["last_evaluated_at"] is not None and row["last_evaluated_at"] >= last_evaluated_at:
             last_evaluated_at = row["last_evaluated_at"]
         tracking.write_current(session, {key: None}, {}, {})  # replaced whole, created_at too
     span = replace(span, tracked_since=created_at)
-    content = tracking_of(key[0], expected.content)
+    content = tracking_of(key[0], expected["content"])
     tracking.write_current(
         session, {key: span}, {key: change}, {key: content}, {key: last_evaluated_at}
     )

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from supportgate.db import transaction
+from supportgate.db import LedgerEntry, transaction
 from supportgate.errors import DatabaseError, NotFound
 from supportgate.ledger.checkpointer import Checkpointer
-from supportgate.ledger.log import entry_at, latest_checkpoint, tree
+from supportgate.ledger.log import latest_checkpoint, tree
 from supportgate.tlog import Receipt, TlogInputError, check_receipt
 
 from . import repository
@@ -49,7 +49,7 @@ def make_receipt(
                 f"decision {decision_id} is leaf {leaf_index}, beyond the log's head: "
                 "run `supportgate audit verify`"
             )
-        entry = entry_at(session, leaf_index)
+        entry = session.get(LedgerEntry, leaf_index)
         if entry is None:
             raise DatabaseError(
                 f"decision {decision_id}'s entry (leaf {leaf_index}) is missing: "

@@ -87,8 +87,7 @@ def replay_decision(runtime: ReplayParts, decision_id: str) -> Replay:
 
 def _as_json(value: object) -> dict[str, object]:
     """The value as JSON reads it back (lists, not tuples), so the two sides compare."""
-    plain: dict[str, object] = msgspec.json.decode(msgspec.json.encode(value))
-    return plain
+    return msgspec.json.decode(msgspec.json.encode(value), type=dict[str, object])
 
 
 REPLAY_CHUNK = 1000

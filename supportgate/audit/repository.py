@@ -178,16 +178,9 @@ def _time_conditions(where: AuditFilter) -> list[ColumnElement[bool]]:
     return conditions
 
 
-def decisions_at_leaves(session: Session, first: int, last: int) -> dict[int, RowMapping]:
-    """The decisions whose entries are leaves first..last, every stored column, by leaf."""
-    statement = select(*_STORED_COLUMNS).where(_decisions.c.leaf_index.between(first, last))
-    return {int(row["leaf_index"]): row for row in session.execute(statement).mappings()}
-
-
 def rules_between(
     session: Session, first_seq: int, last_seq: int
 ) -> dict[int, set[tuple[str, str]]]:
-    """The decision_rules rows of seqs first..last: (rule, severity) per decision seq."""
     statement = select(_rules.c.decision_seq, _rules.c.rule, _rules.c.severity).where(
         _rules.c.decision_seq.between(first_seq, last_seq)
     )

@@ -52,7 +52,6 @@ class AuditService:
     page_in_thread = thread_twin(page)
 
     def csv_chunk(self, where: AuditFilter, before_seq: int | None) -> CsvChunk:
-        """The CSV lines of the next chunk of matching decisions below `before_seq`."""
         with transaction(self._sessions) as session:
             rows = repository.decisions_page(
                 session, where, before_seq=before_seq, limit=self._csv_chunk

@@ -1,21 +1,10 @@
 """The tracked state the log leads to (the fold of supportgate/ledger/tracking.py, replayed
 from the entries), and where the `manifests` and `tracked_spans` tables disagree with it.
 
-`supportgate audit verify` compares the tables with what is replayed here, and
-`supportgate audit rebuild-tracking` (rebuild.py) restores them from it. What the fold leaves
-to the stored rows:
-
-- `content` is the `manifest` of the latest decision's stored policy input (a sweep
-  evaluates the tracked content, a submission brings new content: either way the latest
-  decision's input holds what is tracked), used only when the input still has the entry's
-  `input_digest`; `content_digest` is its canonical digest, `owner` its metadata.owner and
-  `hardware_ref` a DeploymentManifest's spec.hardware.ref;
-- `created_at` lies between the span's tracked_since and its submitted_at (`updated_at`):
-  exactly the first for a database that began with the log, but a database migrated from the
-  hash chain (migration 0005) kept no record of untracking, so a manifest untracked and
-  tracked again before the migration was created later than that;
-- `last_evaluated_at` is not before the latest decision's evaluated_at: a sweep that finds
-  a manifest unchanged moves it forward without appending an entry.
+Two columns the log cannot pin exactly (docs/audit-verify.md): `created_at` lies between the
+span's tracked_since and its last submission (a database migrated from the hash chain kept no
+record of untracking), and `last_evaluated_at` is not before the latest decision's evaluation
+(a sweep that finds a manifest unchanged moves it without an entry).
 """
 
 from __future__ import annotations
@@ -32,13 +21,11 @@ from sqlmodel import Session
 from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.errors import DatabaseError
-from supportgate.ledger.batches import Tracking
-from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, fold
+from supportgate.ledger.batches import Key, Tracking
+from supportgate.ledger.tracking import SPAN_COLUMNS, Change, Span, change_of, current_row, fold
 from supportgate.policy.inputs import canonical_digest
 
-Key = tuple[str, str]
-"""(kind, name) of a tracked manifest."""
-
+Row = Mapping[str, Any]
 
 INPUT_CHUNK = 500
 """Stored policy inputs read per query."""
@@ -70,9 +57,6 @@ class TrackingFromLog:
         """Spans opened (one per decision entry)."""
         self._ended: list[Span] = []
 
-    def __len__(self) -> int:
-        return len(self.open)
-
     def add(self, leaf_index: int, document: Mapping[str, Any]) -> None:
         """One entry's document (decoded JSON); KeyError, TypeError or ValueError when it
         is not well-formed."""
@@ -92,7 +76,7 @@ class TrackingFromLog:
         ended, self._ended = self._ended, []
         return ended
 
-    def expected_rows(self, session: Session) -> dict[Key, ExpectedRow]:
+    def expected_rows(self, session: Session) -> dict[Key, Row]:
         """The row each tracked manifest must have; UnusableInput when a latest decision's
         stored input is gone or edited."""
         keys = sorted(self.open)
@@ -103,70 +87,42 @@ class TrackingFromLog:
             for key in chunk:
                 span, change = self.open[key], self.latest[key]
                 content = _content(change, inputs.get(span.leaf_index))
-                expected[key] = ExpectedRow.of(span, change, content)
+                expected[key] = expected_row(span, change, content)
         return expected
 
 
-@dataclass(frozen=True, slots=True)
-class ExpectedRow:
-    """The `manifests` row the log leads to (created_at as a range; last_evaluated_at as
-    its lower bound)."""
+def expected_row(span: Span, change: Change, content: dict[str, Any]) -> Row:
+    """The `manifests` row the log leads to, as the writer makes it (tracking.current_row);
+    its created_at and last_evaluated_at are the lower bounds of what the log allows."""
+    at = change.evaluated_at or span.valid_from
+    return current_row(span, change.verdict, tracking_of(span.kind, content), at)
 
-    kind: str
-    name: str
-    owner: str | None
-    content: dict[str, Any]
-    content_digest: str
-    hardware_ref: str | None
-    latest_decision_id: str
-    latest_verdict: str
-    updated_at: datetime
-    created_from: datetime
-    evaluated_from: datetime
 
-    @classmethod
-    def of(cls, span: Span, change: Change, content: dict[str, Any]) -> ExpectedRow:
-        tracking = tracking_of(span.kind, content)
-        return cls(
-            kind=span.kind,
-            name=span.name,
-            owner=tracking.owner,
-            content=content,
-            content_digest=tracking.content_digest,
-            hardware_ref=tracking.hardware_ref,
-            latest_decision_id=span.decision_id,
-            latest_verdict=change.verdict,
-            updated_at=span.submitted_at,
-            created_from=span.tracked_since,
-            evaluated_from=change.evaluated_at or span.valid_from,
+def row_wrongs(want: Row, row: Row) -> list[str]:
+    wrong = [
+        f"its {column} is {row[column]!r}, the log says {want[column]!r}"
+        for column in _EXACT_COLUMNS
+        if row[column] != want[column]
+    ]
+    if row["content"] != want["content"]:
+        wrong.append(f"its content is not the content of decision {want['latest_decision_id']}")
+    if row["updated_at"] != want["updated_at"]:
+        wrong.append(
+            f"its updated_at is {_shown(row['updated_at'])}, its last submission was "
+            f"recorded at {_shown(want['updated_at'])}"
         )
-
-    def wrongs(self, row: Mapping[Any, Any]) -> list[str]:
-        """What of `row` is not as the log says (nothing: `[]`)."""
-        wrong = [
-            f"its {column} is {row[column]!r}, the log says {getattr(self, column)!r}"
-            for column in _EXACT_COLUMNS
-            if row[column] != getattr(self, column)
-        ]
-        if row["content"] != self.content:
-            wrong.append(f"its content is not the content of decision {self.latest_decision_id}")
-        if row["updated_at"] != self.updated_at:
-            wrong.append(
-                f"its updated_at is {_shown(row['updated_at'])}, its last submission was "
-                f"recorded at {_shown(self.updated_at)}"
-            )
-        if not self.created_from <= row["created_at"] <= self.updated_at:
-            wrong.append(
-                f"its created_at {_shown(row['created_at'])} is not between its first decision "
-                f"since tracking ({_shown(self.created_from)}) and its last submission"
-            )
-        last = row["last_evaluated_at"]
-        if last is None or last < self.evaluated_from:
-            wrong.append(
-                f"its last_evaluated_at {_shown(last)} is before its latest decision's "
-                f"evaluation ({_shown(self.evaluated_from)})"
-            )
-        return wrong
+    if not want["created_at"] <= row["created_at"] <= want["updated_at"]:
+        wrong.append(
+            f"its created_at {_shown(row['created_at'])} is not between its first decision "
+            f"since tracking ({_shown(want['created_at'])}) and its last submission"
+        )
+    last = row["last_evaluated_at"]
+    if last is None or last < want["last_evaluated_at"]:
+        wrong.append(
+            f"its last_evaluated_at {_shown(last)} is before its latest decision's "
+            f"evaluation ({_shown(want['last_evaluated_at'])})"
+        )
+    return wrong
 
 
 _EXACT_COLUMNS = (
@@ -184,8 +140,8 @@ class Difference:
     not tracked at all (`expected` None), or with the columns named in `wrongs`."""
 
     key: Key
-    expected: ExpectedRow | None
-    row: Mapping[Any, Any] | None
+    expected: Row | None
+    row: Row | None
     wrongs: Sequence[str]
 
     def describe(self) -> str:
@@ -195,7 +151,7 @@ class Difference:
         )
 
 
-def differences(session: Session, expected: Mapping[Key, ExpectedRow]) -> list[Difference]:
+def differences(session: Session, expected: Mapping[Key, Row]) -> list[Difference]:
     """Every tracked manifest whose row is not what the log says, in (kind, name) order."""
     found = []
     seen = set()
@@ -207,7 +163,7 @@ def differences(session: Session, expected: Mapping[Key, ExpectedRow]) -> list[D
             found.append(
                 Difference(key, None, row, ["it has a row, but the log does not track it"])
             )
-        elif wrongs := want.wrongs(row):
+        elif wrongs := row_wrongs(want, row):
             found.append(Difference(key, want, row, wrongs))
     for key in expected.keys() - seen:
         want = expected[key]
@@ -216,7 +172,7 @@ def differences(session: Session, expected: Mapping[Key, ExpectedRow]) -> list[D
                 key,
                 want,
                 None,
-                [f"it has no row, but its latest decision {want.latest_decision_id} tracks it"],
+                [f"it has no row, but its latest decision {want['latest_decision_id']} tracks it"],
             )
         )
     return sorted(found, key=lambda difference: difference.key)
@@ -227,19 +183,18 @@ def _rows(session: Session) -> Iterator[Mapping[Any, Any]]:
     yield from result.mappings()
 
 
-def _policy_inputs(session: Session, leaves: list[int]) -> dict[int, tuple[str, str]]:
-    """leaf_index -> (input_digest, policy_input) of the decisions at `leaves`."""
-    statement = select(
-        _decisions.c.leaf_index, _decisions.c.input_digest, _decisions.c.policy_input
-    ).where(_decisions.c.leaf_index.in_(leaves))
-    return {int(leaf): (digest, text) for leaf, digest, text in session.execute(statement)}
+def _policy_inputs(session: Session, leaves: list[int]) -> dict[int, str]:
+    """leaf_index -> policy_input of the decisions at `leaves`."""
+    statement = select(_decisions.c.leaf_index, _decisions.c.policy_input).where(
+        _decisions.c.leaf_index.in_(leaves)
+    )
+    return {int(leaf): text for leaf, text in session.execute(statement)}
 
 
-def _content(change: Change, stored: tuple[str, str] | None) -> dict[str, Any]:
+def _content(change: Change, text: str | None) -> dict[str, Any]:
     decision = f"decision {change.decision_id}"
-    if stored is None:
+    if text is None:
         raise UnusableInput(change.leaf_index, f"the row of {decision} is missing")
-    _, text = stored
     if canonical_digest(text.encode()) != change.input_digest:
         raise UnusableInput(
             change.leaf_index,
@@ -282,8 +237,8 @@ def span_wrongs(session: Session, spans: Sequence[Span]) -> list[tuple[Span, str
                 wrong.append((span, "its span is missing"))
                 continue
             differ = [
-                f"its {column} is {_shown_value(row[column])}, the log says "
-                f"{_shown_value(getattr(span, column))}"
+                f"its {column} is {_shown(row[column])}, the log says "
+                f"{_shown(getattr(span, column))}"
                 for column in SPAN_COLUMNS
                 if row[column] != getattr(span, column)
             ]
@@ -296,9 +251,7 @@ def spans_stored(session: Session) -> int:
     return int(session.execute(select(func.count()).select_from(_spans)).scalar_one())
 
 
-def _shown_value(value: Any) -> str:
-    return _shown(value) if value is None or isinstance(value, datetime) else repr(value)
-
-
-def _shown(moment: datetime | None) -> str:
-    return "none" if moment is None else moment.isoformat().replace("+00:00", "Z")
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    return value.isoformat().replace("+00:00", "Z") if isinstance(value, datetime) else repr(value)

@@ -1,41 +1,12 @@
 """`supportgate audit verify`: rebuild the log's tree from the database, hold it to the signed
 checkpoints, check every row derived from it; name the first thing that is off.
 
-The walk. The entries are read in leaf order, CHUNK per short transaction, with the stored
-tree nodes they complete and the rows that name them, and hashed into a tree of their own
-(in memory: the stored nodes are not trusted, they are what an editor recomputes). Per leaf:
-it must follow the one before (a gap is a deleted entry); its entry must be JSON of its type
-with its recorded_at; the stored leaf hash must be the hash of its entry (and every stored
-node the hash of its children); the row derived from it (entry_rows.py) must say what it
-says, and no other row may name it. Each checkpoint is checked when the walk reaches its
-size: the rebuilt root there must be its root. Then the head must name the rebuilt size and
-root, and in one snapshot of the database nothing may lie beyond the head, no row may lack
-its entry (log_rows.py), and the tracked-manifest table and its history must be the state the
-log leads to (tracking_state.py: the writer's fold, replayed; the spans a chunk's entries end
-are checked after it, the open ones at the end).
-
-The checkpoints (checkpoints.py) are the only thing here an editor of the database cannot
-recompute: the tree, the nodes, the head and the rows all can be, with the project's own
-hash functions. So:
-
-- two checkpoints of one size with different roots are a fork, named before anything else:
-  the log's key signed two histories, and no database can agree with both;
-- a checkpoint that disagrees (or is larger than the log) names itself, and bounds the
-  first bad leaf: it is at or after the size of the last checkpoint that still agrees
-  (with no stored node left unrecomputed, nothing says more);
-- the unsigned tail: the service signs the head at least every SIGNING_INTERVAL while
-  entries arrive (and when it stops), so a leaf that no checkpoint covers and that was
-  recorded more than UNSIGNED_GRACE (two intervals) before `now` was not appended by the
-  service that signs, or the service died before it signed (its next start signs). A leaf
-  recorded more than UNSIGNED_GRACE after `now` is refused too. An entry forged at the end
-  with a recorded_at within the grace of `now` passes until the grace has run out: the one
-  window this rule leaves, and the reason it is short;
-- with no verifier key the checkpoints' roots are still compared, but the report says that
-  their signatures were not checked and is not "intact" (the CLI exits 2).
-
-The head is read after the checkpoints and the walk stops at its size: entries appended
-while the walk runs are left for the next run. The final snapshot reads the head again and
-feeds the tracking state the entries appended meanwhile, so a live database verifies.
+docs/audit-verify.md says what is checked and why. In short: the checkpoints are the only
+thing here an editor of the database cannot recompute (the tree, the nodes, the head and the
+rows all can be, with the project's own hash functions), so the rebuilt tree is held to each
+of them, a fork between two is named first, and a leaf no checkpoint covers may be at most
+UNSIGNED_GRACE old. The walk stops at the head it read first; the final checks run in one
+snapshot that follows the entries appended meanwhile, so a live database verifies.
 """
 
 from __future__ import annotations
@@ -75,9 +46,6 @@ recorded_at may lie (clocks of replicas differ a little)."""
 
 @dataclass(frozen=True, slots=True)
 class LogProblem:
-    """The first thing that does not fit: where (a leaf, the head, a checkpoint, a table)
-    and what is wrong."""
-
     what: str
     at: str | None = None
     leaf_index: int | None = None
@@ -111,7 +79,6 @@ class LogReport:
 
     @property
     def unverified(self) -> bool:
-        """No problem found, but the checkpoints' signatures could not be checked."""
         return self.problem is None and self.checkpoints > 0 and self.signed_by is None
 
     def summary(self) -> str:
@@ -204,46 +171,27 @@ class _ChunkRows:
 
     entries: Sequence[Row[Any]]
     nodes: Mapping[tuple[int, int], bytes]
-    decisions: Mapping[int, Any]
+    named: Mapping[str, Mapping[int, Any]]
+    """By entry type, the rows naming each leaf."""
     rules: Mapping[int, set[tuple[str, str]]]
-    matrices: Mapping[int, Any]
-    waivers_created: Mapping[int, Any]
-    waivers_deleted: Mapping[int, Any]
 
     @classmethod
     def read(cls, session: Session, first: int, last: int) -> _ChunkRows:
-        decisions = repository.decisions_at_leaves(session, first, last)
-        seqs = [int(row["seq"]) for row in decisions.values()]
-        created, deleted = log_rows.waivers_at(session, first, last)
+        named = log_rows.rows_at(session, first, last)
+        seqs = [int(row["seq"]) for row in named["decision"].values()]
         return cls(
             entries=entries_between(session, first, last),
             nodes=log_rows.nodes_completed(session, first, last),
-            decisions=decisions,
+            named=named,
             rules=repository.rules_between(session, min(seqs), max(seqs)) if seqs else {},
-            matrices=log_rows.matrix_versions_at(session, first, last),
-            waivers_created=created,
-            waivers_deleted=deleted,
         )
 
-    def claims(self, leaf_index: int) -> dict[str, Any]:
-        """The rows naming this leaf, by the entry type each belongs to."""
-        found = {}
-        for entry_type, rows in (
-            ("decision", self.decisions),
-            ("matrix", self.matrices),
-            ("waiver-created", self.waivers_created),
-            ("waiver-deleted", self.waivers_deleted),
-        ):
-            if leaf_index in rows:
-                found[entry_type] = rows[leaf_index]
-        return found
 
-
-_ROW_NAMES = {
-    "decision": ("decision", "id"),
-    "matrix": ("matrix version", "version"),
-    "waiver-created": ("waiver", "id"),
-    "waiver-deleted": ("deleted waiver", "id"),
+_LEAVES = {leaf.entry_type: leaf for leaf in log_rows.LEAF_COLUMNS}
+_ROW_CHECKS = {
+    "matrix": entry_rows.matrix_wrongs,
+    "waiver-created": entry_rows.waiver_created_wrongs,
+    "waiver-deleted": entry_rows.waiver_deleted_wrongs,
 }
 
 
@@ -267,7 +215,6 @@ class _RecomputedNodes:
             stored = self.stored.get((node.level, node.index))
             if stored == digest:
                 continue
-            first = node.index << node.level
             if node.level == 0:
                 self.wrong_leaves[node.index] = (
                     "no leaf hash is stored for it (the stored tree was edited)"
@@ -275,16 +222,11 @@ class _RecomputedNodes:
                     else "its stored leaf hash is not the hash of its entry (the entry was "
                     "edited after it was appended)"
                 )
+            elif self.wrong_node is None and stored is None:
+                self.wrong_node = (node, "it is missing")
             elif self.wrong_node is None:
-                last = first + (1 << node.level) - 1
-                self.wrong_node = (
-                    node,
-                    (
-                        "it is missing"
-                        if stored is None
-                        else f"it is not the hash of leaves {first} to {last}"
-                    ),
-                )
+                first, last = node.index << node.level, ((node.index + 1) << node.level) - 1
+                self.wrong_node = (node, f"it is not the hash of leaves {first} to {last}")
 
 
 @dataclass
@@ -347,7 +289,6 @@ class _Walk:
         return None
 
     def _at_checkpoint(self) -> LogProblem | None:
-        """Check the checkpoints of the size the walk has reached."""
         while self._pending and self._pending[-1].size == self.size:
             held = self._pending.pop()
             if held.checkpoint.root_hash != self.tree.root():
@@ -391,31 +332,23 @@ class _Walk:
     def _row_wrongs(
         self, leaf: int, entry: Row[Any], document: dict[str, Any], rows: _ChunkRows
     ) -> list[str]:
-        claims = rows.claims(leaf)
+        claims = {kind: named[leaf] for kind, named in rows.named.items() if leaf in named}
         row = claims.pop(entry.type, None)
         if claims:
             other, claimed = next(iter(claims.items()))
-            label, key = _ROW_NAMES[other]
+            label, key = _LEAVES[other].label, _LEAVES[other].name.key
             return [f"{label} {claimed[key]} names it, but it is a {entry.type!r} entry"]
-        body = entry.entry.encode()
         if entry.type == "untracked":
             return []
+        label, key = _LEAVES[entry.type].label, _LEAVES[entry.type].name.key
         if row is None:
-            return [f"its {_ROW_NAMES[entry.type][0]} row is missing"]
+            return [f"its {label} row is missing"]
         if entry.type == "decision":
             rules = rows.rules.get(int(row["seq"]), set())
             wrong = entry_rows.decision_wrongs(document, row, rules)
-            return [f"decision {row['id']}: " + "; ".join(wrong)] if wrong else []
-        if entry.type == "matrix":
-            wrong = entry_rows.matrix_wrongs(body, row)
-            return [f"matrix version {row['version']}: " + "; ".join(wrong)] if wrong else []
-        check = (
-            entry_rows.waiver_created_wrongs
-            if entry.type == "waiver-created"
-            else entry_rows.waiver_deleted_wrongs
-        )
-        wrong = check(body, row)
-        return [f"waiver {row['id']}: " + "; ".join(wrong)] if wrong else []
+        else:
+            wrong = _ROW_CHECKS[entry.type](entry.entry.encode(), row)
+        return [f"{label} {row[key]}: " + "; ".join(wrong)] if wrong else []
 
     def _time_wrongs(self, leaf: int, recorded_at: datetime) -> list[str]:
         if recorded_at > self.now + self.grace:

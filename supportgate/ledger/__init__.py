@@ -12,20 +12,8 @@ The write path:
                    alerts, outbox, tracking, idempotency, sweep progress)
     writer         LedgerWriter: the writer thread, its group commits
 
-The log, built on supportgate.tlog (the transparency log itself: hashing, proofs, signed
-notes, checkpoints, receipts), kept in the database:
-    entries        the canonical JSON entry of each event type
-    log            the head lock and append_entries (rows, tree nodes, head), the SQL node
-                   store, proofs' reads
-    keys           the signing key: its file, its settings, `audit keygen`
-    checkpointer   signs the head as a checkpoint while entries arrive, at stop, after a sweep
-    witness        appends each signed checkpoint to the witness file
-
-The state the log leads to, each table written by one module here (other domains read it):
-    decisions      decisions, decision_rules, idempotency_keys
-    rows           decision rows read back as the contract's Decision
-    tracking       manifests (the tracked manifests)
-    matrices       matrix_versions
-    waivers        waivers
-    sweeps         sweeps, sweep_memos (a sweep's progress commits with its decisions)
+The log, built on supportgate.tlog and kept in the database (docs/ledger.md): entries, log,
+keys, checkpointer, witness. The state the log leads to, each table written by one module
+here (other domains read it): decisions (with decision_rules and idempotency_keys; rows reads
+them back as the contract's Decision), tracking (manifests), matrices, waivers, sweeps.
 """

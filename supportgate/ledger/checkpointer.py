@@ -1,22 +1,8 @@
-"""Signing the log's checkpoints (CONTRACT section 6): when, and where they go.
-
-The Runtime owns one Checkpointer. It signs a checkpoint of the head (the size and root the
-head row holds) whenever the head is ahead of the latest stored checkpoint:
-
-- at start: a migrated database, or entries appended while no service ran;
-- every `Settings.checkpoint_interval` (5 s): a look at the head, one row; while entries
-  arrive there is something new to sign at each look, and when none arrive nothing is signed;
-- at the end of every sweep (`after_sweep`), so a sweep's decisions are signed together;
-- at stop.
-
-Each is stored in `ledger_checkpoints`, once per tree size: replicas sharing a database all
-sign, and the second to sign a size stores nothing (the same key signs the same note). Then
-it is appended to the witness file, when one is configured (witness.py).
-
-Before signing, the new head must extend the latest checkpoint: the consistency proof from
-the checkpoint's size to the head's must lead from its root to the head's. A head that was
-rewound or rewritten behind the service's back is never signed; the refusal is logged.
-"""
+"""Signing the log's checkpoints (CONTRACT section 6; docs/ledger.md says when and why): the
+Runtime's one Checkpointer signs the head whenever it is ahead of the latest stored
+checkpoint, at start, every `Settings.checkpoint_interval`, after each sweep and at stop,
+stores it once per tree size (replicas share the database) and appends it to the witness file.
+A head that does not extend the latest checkpoint is never signed; the refusal is logged."""
 
 from __future__ import annotations
 
@@ -149,17 +135,11 @@ class Checkpointer:
             log.warning("checkpoint_not_signed", reason=reason, error=str(exc).splitlines()[0])
 
 
-def _root(checkpoint: StoredCheckpoint) -> bytes:
-    """The root hash a stored checkpoint names (its body, read without the signature: the
-    note was signed here, and is checked by `audit verify`)."""
-    return unverified_checkpoint(checkpoint.note).root_hash
-
-
 def _covers(session: Session, latest: StoredCheckpoint, head: Head) -> bool:
     """Whether `latest` signs `head` already (True) or `head` extends it (False);
     HeadNotSigned when neither holds."""
     try:
-        root = _root(latest)
+        root = unverified_checkpoint(latest.note).root_hash  # signed here; `audit verify` checks it
         if head.size >= latest.tree_size:
             proof = tree(session, head.size).consistency_proof(latest.tree_size, head.size)
             verify_consistency(latest.tree_size, head.size, proof, root, head.root)

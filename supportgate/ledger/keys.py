@@ -1,20 +1,9 @@
-"""The key that signs the log's checkpoints: where it is kept, how it is made and read.
-
-`supportgate audit keygen --origin O --out FILE` writes a note signer key (note.py's encoding)
-with mode 0600, and never over an existing file: the checkpoints a key signed verify only with
-it. The service reads its key from SUPPORTGATE_SIGNING_KEY_FILE. Without that setting:
-
-- on a SQLite file, the key is `supportgate-signing.key` beside it, made (0600) on the
-  service's first start, with a warning in the log: whoever can rewrite the database can
-  usually read a file next to it too, and sign a rewritten history with it;
-- on PostgreSQL (and a SQLite `file:` URI) there is no file to keep it beside, and a key kept
-  in the database would sign whatever the database says: the service refuses to start,
-  naming the setting and `supportgate audit keygen`;
-- on an in-memory SQLite database (a test's), the key is made in memory and goes with it.
-
-The key's name must be the log's origin (SUPPORTGATE_LOG_ORIGIN): a key of another name is
-refused, naming both, since every checkpoint names its log by the key's name.
-"""
+"""The key that signs the log's checkpoints: where it is kept, how it is made and read
+(docs/ledger.md, "Which key"). A key file is written 0600 and never over an existing file: the
+checkpoints a key signed verify only with it. Without SUPPORTGATE_SIGNING_KEY_FILE the key is
+`supportgate-signing.key` beside a SQLite file, made on the first start with a warning; on
+PostgreSQL there is no file to keep it beside, and a key kept in the database would sign
+whatever the database says, so the service refuses to start."""
 
 from __future__ import annotations
 

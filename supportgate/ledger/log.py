@@ -1,15 +1,7 @@
 """The log in the database: entries, the tree's nodes and the head, appended in the writer's
-transaction, and the reads proofs and checkpoints need.
-
-`lock_head` first, in `transaction(factory, write=True)`: PostgreSQL locks the head row
-(SELECT ... FOR UPDATE), SQLite already holds the write lock from BEGIN IMMEDIATE, so the
-next appender waits and the log stays linear across threads, processes and replicas. Then
-`append_entries` writes each entry at the next leaf index, every subtree it completes into
-`ledger_nodes`, and the new size and root into the head. Opening the tree reads only its
-frontier (at most log2 n nodes, docs/ledger.md), so an append costs O(log n) reads, not a
-pass over the log, and so does a proof (`SqlNodeStore.get` reads a proof's nodes in one query).
-A writer reads not even that (TreeEdge). Rows go in with COPY on PostgreSQL (db/bulk.py).
-"""
+transaction after `lock_head` (SELECT ... FOR UPDATE on PostgreSQL; SQLite holds the write lock
+from BEGIN IMMEDIATE), so the log stays linear across threads, processes and replicas; and the
+reads proofs and checkpoints need. docs/ledger.md says what each costs."""
 
 from __future__ import annotations
 
@@ -177,10 +169,6 @@ def grow_tree(
 
 def tree(session: Session, size: int | None = None) -> MerkleTree:
     return MerkleTree(SqlNodeStore(session), read_head(session).size if size is None else size)
-
-
-def entry_at(session: Session, leaf_index: int) -> LedgerEntry | None:
-    return session.get(LedgerEntry, leaf_index)
 
 
 def entries_between(session: Session, first: int, last: int) -> Sequence[Row[Any]]:

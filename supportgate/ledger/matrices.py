@@ -21,7 +21,6 @@ _versions = table_of(MatrixVersion)
 
 
 def published(session: Session, versions: Sequence[str]) -> set[str]:
-    """Which of `versions` are published already."""
     if not versions:
         return set()
     statement = select(_versions.c.version).where(_versions.c.version.in_(sorted(set(versions))))

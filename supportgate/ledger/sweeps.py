@@ -1,12 +1,7 @@
-"""The sweeps' rows (`sweeps`, `sweep_memos`): the one module that writes them.
-
-A sweep's progress (its cursor, counts and memos) is committed in the transaction of the
-batch's decisions (write.apply_batch), so that a sweep killed at any point resumes after the
-last batch written, never recording a decision twice. That puts these writes in the ledger,
-below supportgate/reevaluation (which imports the ledger to write): reevaluation asks for
-sweeps, starts and ends them through `insert_sweep` / `update_sweep` in transactions of its
-own, and reads the rows in supportgate/reevaluation/repository.py.
-"""
+"""The sweeps' rows (`sweeps`, `sweep_memos`): the one module that writes them. A sweep's
+progress commits in the transaction of its batch's decisions (write.apply_batch), so that a
+sweep killed at any point resumes after the last batch written, never recording a decision
+twice; supportgate/reevaluation starts and ends sweeps in transactions of its own."""
 
 from __future__ import annotations
 
@@ -42,7 +37,6 @@ def update_sweep(session: Session, sweep_id: str, **values: Any) -> None:
 
 
 def advance(session: Session, progress: SweepProgress, *, changed: int) -> None:
-    """Move the cursor past a committed batch and add its counts."""
     cursor = progress.cursor
     session.execute(
         update(_sweeps)
@@ -58,7 +52,6 @@ def advance(session: Session, progress: SweepProgress, *, changed: int) -> None:
 
 
 def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
-    """Upsert the memos: one INSERT ... SELECT unnest(arrays) on PostgreSQL."""
     if not memos:
         return
     rows = [

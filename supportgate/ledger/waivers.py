@@ -1,12 +1,7 @@
-"""The waivers (`waivers`): one fold of the log, and the one module that writes them.
-
-The fold (`change_of`): a `waiver-created` entry sets a waiver's row, a `waiver-deleted` entry
-sets its deleted_at, deleted_by and deleted_leaf_index (the row stays: decisions name their
-waiver by id). The writer applies it forward from the entries it appends (write.apply_batch);
-`supportgate audit rebuild-tracking` replays it (audit/rebuild.py) and writes what differs
-through `apply` and `restore`. Reads for the API and the caches live in
-supportgate/waivers/repository.py.
-"""
+"""The waivers (`waivers`): one fold of the log (`change_of`: a `waiver-created` entry sets a
+waiver's row, a `waiver-deleted` entry its deletion; the row stays, since decisions name their
+waiver by id), and the one module that writes them: forward by the writer, again by `audit
+rebuild-tracking` where a row is not as the log says. Reads live in supportgate/waivers/."""
 
 from __future__ import annotations
 
@@ -68,7 +63,6 @@ def change_of(leaf_index: int, document: Mapping[str, Any]) -> Change | None:
 
 
 def fold(rows: dict[str, dict[str, Any]], changes: Iterable[Change]) -> None:
-    """Apply `changes` (in log order) to `rows` (id -> columns), in place."""
     for waiver_id, columns in changes:
         rows[waiver_id] = {**rows.get(waiver_id, {}), **columns}
 

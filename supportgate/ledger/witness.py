@@ -1,17 +1,7 @@
-"""The witness file (SUPPORTGATE_CHECKPOINT_WITNESS): every signed checkpoint, appended.
-
-It is a copy of the checkpoints that whoever owns the database cannot rewrite alone (kept on
-another disk, another machine's mount, a write-once store), so that `supportgate audit
-verify --checkpoints FILE` can hold today's database to what was signed before.
-
-The file is the notes one after another, each followed by a blank line:
-
-    <origin>\\n<size>\\n<root>\\n\\n— <name> <signature>\\n\\n<origin>\\n...
-
-A checkpoint's body has no blank line, so the blank lines alternate: one ends a body, the
-next ends the note (`audit/checkpoints.py` reads them back for `supportgate audit verify
---checkpoints`). Each append is flushed and fsynced before the writer goes on.
-"""
+"""The witness file (SUPPORTGATE_CHECKPOINT_WITNESS): every signed checkpoint appended, a copy
+that whoever owns the database cannot rewrite alone, so that `supportgate audit verify
+--checkpoints FILE` can hold today's database to what was signed before. The notes follow one
+another, each followed by a blank line (audit/checkpoints.py reads them back)."""
 
 from __future__ import annotations
 

@@ -32,8 +32,6 @@ class Checkpoint:
 
     @classmethod
     def parse(cls, body: str) -> Checkpoint:
-        """Read a checkpoint body; InvalidNote naming the line (`origin`, `tree_size`,
-        `root_hash`) that is not as the spec writes it."""
         lines = body.split("\n")
         if len(lines) != len(_LINES) + 1 or lines[-1] != "":
             raise InvalidNote(
@@ -67,8 +65,6 @@ def sign_checkpoint(checkpoint: Checkpoint, signer: NoteSigner) -> str:
 
 
 def open_checkpoint(note: bytes | str, verifier: NoteVerifier) -> Checkpoint:
-    """The checkpoint in `note` once its signature by `verifier` holds and its origin is the
-    verifier's name; InvalidNote naming what fails."""
     checkpoint = Checkpoint.parse(open_note(note, verifier))
     if checkpoint.origin != verifier.name:
         raise InvalidNote(

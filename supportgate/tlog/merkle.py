@@ -1,20 +1,11 @@
 """RFC 9162 section 2.1 Merkle trees over a node store: roots, inclusion and consistency
-proofs at O(log n) node reads, and the verification of both.
+proofs, and the verification of both.
 
-Hashing (2.1.1): a leaf is SHA-256(0x00 || entry), an inner node SHA-256(0x01 || left ||
-right), and the tree of no leaves has the hash of the empty string.
-
-Why a proof costs O(log n) reads. Every hash a proof holds is the MTH of a range of leaves.
-Such a range is either a complete subtree, which the store holds as one node
-(nodestore.py), or a partial subtree on the right edge of the tree, [begin, size): the MTH of
-that is the RFC's split at the largest power of two below its length, again and again, so it
-is the fold from the right of the complete subtrees given by the binary digits of its length,
-at most log2(n) of them. An inclusion path has at most ceil(log2 n) hashes, and only one of
-them can be partial: the first time the path climbs from a left child, its sibling is the
-whole rest of the tree, and every sibling above is complete. So a proof reads at most
-2 * ceil(log2 n) nodes (a consistency proof one more), all in one `NodeStore.get`.
-
-rfc9162.py has the RFC's own recursive definitions, the oracle the tests compare this with.
+A proof reads O(log n) nodes, all in one `NodeStore.get`: every hash it holds is the MTH of a
+complete subtree (one stored node) or of a partial one on the right edge of the tree, the fold
+from the right of at most log2(n) complete subtrees, and only one hash of a path can be
+partial (docs/ledger.md, "The tree and its node store"). tests/tlog/rfc9162.py has the RFC's
+own recursive definitions, the oracle the tests compare this with.
 """
 
 from __future__ import annotations
@@ -74,10 +65,6 @@ def _path_above(node: NodeId, size: int) -> list[Pieces]:
     return path
 
 
-def inclusion_plan(leaf_index: int, tree_size: int) -> list[Pieces]:
-    return _path_above(NodeId(0, leaf_index), tree_size)
-
-
 def consistency_plan(first: int, second: int) -> list[Pieces]:
     """PROOF(first, D[second]) is the inclusion path, in the tree of `second` leaves, of the
     largest complete subtree that ends where the tree of `first` leaves ends, preceded by
@@ -101,14 +88,9 @@ def _fold(hashes: Sequence[bytes]) -> bytes:
 
 
 class MerkleTree:
-    """An append-only tree whose nodes live in a NodeStore.
-
-    It keeps the frontier (the complete subtrees that make up the whole tree, largest first)
-    in memory, so an append reads nothing and the current root costs no read. Opening a tree
-    of `size` leaves over a store reads the frontier: at most log2(size) nodes, none when the
-    caller hands over a `frontier` it kept (`MerkleTree.frontier` of a tree of that size over
-    the same nodes; supportgate.ledger.log.TreeEdge keeps one between a writer's appends).
-    """
+    """An append-only tree whose nodes live in a NodeStore. It keeps its frontier in memory,
+    so an append reads nothing and the current root costs no read; opening a tree reads the
+    frontier (at most log2(size) nodes), none when the caller hands over one it kept."""
 
     def __init__(
         self, store: NodeStore, size: int = 0, *, frontier: Frontier | None = None
@@ -167,12 +149,12 @@ class MerkleTree:
         """PATH(leaf_index, D[tree_size]) of RFC 9162 section 2.1.3.1."""
         size = self._checked_size(tree_size)
         self._check_index(leaf_index, size)
-        return self._hashes(inclusion_plan(leaf_index, size))
+        return self._hashes(_path_above(NodeId(0, leaf_index), size))
 
     def consistency_proof(self, first: int, second: int | None = None) -> list[bytes]:
         """PROOF(first, D[second]) of RFC 9162 section 2.1.4.1 (empty when first is 0 or
         equals second)."""
-        size = self._checked_size(second)
+        size = self._checked_size(second, field="second")
         if not 0 <= first <= size:
             raise OutOfRange(f"{first} is not a tree size from 0 to {size}", field="first")
         return self._hashes(consistency_plan(first, size))
@@ -181,13 +163,11 @@ class MerkleTree:
         read = iter(self._store.get([node for pieces in plan for node in pieces]))
         return [_fold([next(read) for _ in pieces]) for pieces in plan]
 
-    def _checked_size(self, tree_size: int | None) -> int:
+    def _checked_size(self, tree_size: int | None, field: str = "tree_size") -> int:
         if tree_size is None:
             return self._size
         if not 0 <= tree_size <= self._size:
-            raise OutOfRange(
-                f"{tree_size} is not a tree size from 0 to {self._size}", field="tree_size"
-            )
+            raise OutOfRange(f"{tree_size} is not a tree size from 0 to {self._size}", field=field)
         return tree_size
 
     @staticmethod

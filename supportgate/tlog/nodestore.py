@@ -1,14 +1,7 @@
 """Where the Merkle tree keeps its nodes: the hash of every complete subtree, by (level, index).
-
-Node (level, index) is the root of the perfect subtree over leaves
-[index * 2**level, (index + 1) * 2**level); level 0 holds the leaf hashes. A node is stored
-once all of its leaves have arrived and never changes after, so the store only ever grows:
-about two nodes per leaf. Partial subtrees along the right edge of a tree are never stored;
-merkle.py hashes them from the complete subtrees they are made of.
-
-The protocol takes and returns batches, so that a SQL store (supportgate.ledger.log's) reads
-everything one proof needs in one query.
-"""
+A node is stored once all of its leaves have arrived and never changes after; partial subtrees
+are never stored. The protocol takes and returns batches, so that a SQL store reads everything
+one proof needs in one query."""
 
 from __future__ import annotations
 

@@ -1,19 +1,13 @@
 """Receipts: one entry, its inclusion proof and the signed checkpoint it leads to, in one JSON
-document that anyone can check offline (`supportgate audit verify-receipt`):
-
-    {"entry": "<the entry's exact text>", "leaf_index": I, "tree_size": N,
-     "hashes": ["<base64>", ...], "checkpoint": "<signed note>", "verifier_key": "<key>"}
-
-It holds when the checkpoint is signed by the log's verifier key (and names its log), its tree
-size is `tree_size`, and the proof leads from the entry's leaf hash at `leaf_index` to its
-root. The key is always one obtained apart from the receipt (supportgate's CONTRACT 11.3):
-the receipt's own `verifier_key` shows only that whoever holds that key signed it, so it must
-equal the trusted key and is never used on its own.
+document (`Receipt`) that anyone can check offline. It holds when the checkpoint is signed by
+the log's verifier key, its tree size is `tree_size`, and the proof leads from the entry's leaf
+hash at `leaf_index` to its root. The key is always one obtained apart from the receipt
+(supportgate's CONTRACT 11.3): the receipt's own `verifier_key` shows only that whoever holds
+that key signed it, so it must equal the trusted key and is never used on its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 import msgspec
@@ -35,25 +29,11 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     verifier_key: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReceiptCheck:
-    receipt: Receipt
-    key: NoteVerifier
-
-    def summary(self) -> str:
-        return (
-            f"leaf {self.receipt.leaf_index} is in the log's checkpoint of "
-            f"{self.receipt.tree_size} entries, signed by {self.key.encoded()}"
-        )
-
-
 def encode_receipt(receipt: Receipt) -> bytes:
     return msgspec.json.format(msgspec.json.encode(receipt), indent=2) + b"\n"
 
 
 def read_receipt(data: bytes) -> Receipt:
-    """The receipt in `data`; InvalidNote (field `receipt`, or the JSON path) when it is not
-    one."""
     try:
         return msgspec.json.decode(data, type=Receipt)
     except msgspec.ValidationError as exc:
@@ -62,9 +42,8 @@ def read_receipt(data: bytes) -> Receipt:
         raise InvalidNote(f"not JSON: {exc}", field="receipt") from exc
 
 
-def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
-    """That the receipt holds (see the module docstring) against the trusted `key`, which the
-    receipt's own key must be; TlogInputError naming the part that fails."""
+def check_receipt(receipt: Receipt, key: NoteVerifier) -> None:
+    """That the receipt holds against the trusted `key`; TlogInputError naming what fails."""
     if receipt.verifier_key.strip() != key.encoded():
         raise InvalidNote(
             f"the receipt names the key {receipt.verifier_key.strip()}, not {key.encoded()}",
@@ -89,4 +68,3 @@ def check_receipt(receipt: Receipt, key: NoteVerifier) -> ReceiptCheck:
             f"the entry is not leaf {receipt.leaf_index} of the signed tree: {exc.message}",
             field=exc.field,
         ) from exc
-    return ReceiptCheck(receipt, key)

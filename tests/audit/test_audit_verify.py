@@ -31,7 +31,6 @@ from supportgate.tlog import (
     Checkpoint,
     NoteSigner,
     NoteVerifier,
-    generate_key,
     open_checkpoint,
     sign_checkpoint,
 )
@@ -159,7 +158,7 @@ def test_without_a_verifier_key_the_signatures_are_not_checked(
 def test_another_key_is_refused_naming_the_checkpoint(
     history: History, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, other = generate_key(ORIGIN)
+    other = NoteSigner.generate(ORIGIN).verifier().encoded()
     code, out = verify(capsys, "--checkpoints", str(history.witness), "--verifier-key", other)
     assert code == 1
     assert out.startswith(
@@ -171,7 +170,7 @@ def test_another_key_is_refused_naming_the_checkpoint(
 def test_a_key_for_another_log_is_refused(
     history: History, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, other = generate_key("someone/else")
+    other = NoteSigner.generate("someone/else").verifier().encoded()
     code, out = verify(capsys, "--verifier-key", other)
     assert code == 1
     assert out.startswith(

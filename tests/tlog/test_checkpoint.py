@@ -12,7 +12,6 @@ from supportgate.tlog import (
     InvalidNote,
     NoteSigner,
     NoteVerifier,
-    generate_key,
     open_checkpoint,
     sign_checkpoint,
 )
@@ -39,10 +38,10 @@ def test_a_checkpoint_is_signed_as_go_signs_it_and_opens_again() -> None:
 
 
 def test_fresh_keys_round_trip_a_large_checkpoint() -> None:
-    signer_key, verifier_key = generate_key("log.example/big")
+    signer = NoteSigner.generate("log.example/big")
     checkpoint = Checkpoint("log.example/big", 2**63 + 5, ROOT_ABC)
-    note = sign_checkpoint(checkpoint, NoteSigner.from_key(signer_key))
-    assert open_checkpoint(note, NoteVerifier.from_key(verifier_key)) == checkpoint
+    note = sign_checkpoint(checkpoint, NoteSigner.from_key(signer.encoded()))
+    assert open_checkpoint(note, NoteVerifier.from_key(signer.verifier().encoded())) == checkpoint
 
 
 def test_an_edited_checkpoint_no_longer_verifies() -> None:

@@ -26,7 +26,6 @@ from supportgate.tlog import (
     Checkpoint,
     MerkleTree,
     NoteSigner,
-    generate_key,
     sign_checkpoint,
 )
 from tests.tlog.memory_store import MemoryNodeStore
@@ -48,8 +47,8 @@ def fixture() -> dict[str, Any]:
     """One log of 1000 entries (canonical JSON, as the ledger's will be), a signed
     checkpoint at each of SIZES, the inclusion proof of every leaf of each, and the
     consistency proof of each pair of them."""
-    signer_key, verifier_key = generate_key(ORIGIN)
-    signer = NoteSigner.from_key(signer_key)
+    signer = NoteSigner.generate(ORIGIN)
+    verifier_key = signer.verifier().encoded()
     entries = [f'{{"leaf":{i},"type":"decision"}}' for i in range(max(SIZES))]
     tree = MerkleTree(MemoryNodeStore())
     tree.append(entry.encode() for entry in entries)
@@ -121,7 +120,7 @@ def _drop_a_proof(fixture: dict[str, Any]) -> None:
 
 
 def _another_key(fixture: dict[str, Any]) -> None:
-    fixture["verifier_key"] = generate_key(ORIGIN)[1]
+    fixture["verifier_key"] = NoteSigner.generate(ORIGIN).verifier().encoded()
 
 
 @pytest.mark.parametrize(

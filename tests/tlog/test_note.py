@@ -21,7 +21,6 @@ from supportgate.tlog import (
     InvalidNote,
     NoteSigner,
     NoteVerifier,
-    generate_key,
     open_note,
 )
 from supportgate.tlog.note import key_hash
@@ -88,12 +87,13 @@ def test_a_key_with_a_plus_sign_in_its_base64_reads_back() -> None:
 
 
 def test_generated_keys_sign_and_verify() -> None:
-    signer_key, verifier_key = generate_key("log.example/fresh")
+    signer = NoteSigner.generate("log.example/fresh")
+    signer_key, verifier_key = signer.encoded(), signer.verifier().encoded()
     assert signer_key.startswith("PRIVATE+KEY+log.example/fresh+")
     assert verifier_key.split("+")[:2] == signer_key.split("+")[2:4]
     note = NoteSigner.from_key(signer_key).sign("hello\n")
     assert open_note(note, NoteVerifier.from_key(verifier_key)) == "hello\n"
-    assert generate_key("log.example/fresh") != (signer_key, verifier_key)
+    assert NoteSigner.generate("log.example/fresh").encoded() != signer_key
 
 
 # -- malformed keys -------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_a_malformed_signer_key_is_refused_without_showing_it(key: str, message:
 
 def test_a_key_for_a_bad_name_is_not_generated() -> None:
     with pytest.raises(InvalidKey, match="no spaces") as caught:
-        generate_key("my log")
+        NoteSigner.generate("my log")
     assert caught.value.field == "name"
 
 

@@ -31,7 +31,6 @@ from supportgate.errors import (
     UsageError,
 )
 from supportgate.manifests import (
-    DeploymentManifest,
     HardwareManifest,
     Manifest,
     decode_manifests,
@@ -89,15 +88,12 @@ class CheckOptions:
     find_hardware: bool = False
     output: str | None = None
     reports: Sequence[tuple[str, str]] = ()
-    """`--report FORMAT=FILE`: more copies of the report, each in its format and file."""
     sarif_root: str | None = None
 
 
 def read_manifest_files(paths: Sequence[str], *, supportgate_only: bool = False) -> ManifestFiles:
-    """Every manifest in the files, in order; a file that gives none is a problem naming it.
-
-    `supportgate_only`: documents whose apiVersion is not supportgate/v1 are passed over
-    (listed in `skipped`), and so is a file that holds none."""
+    """Every manifest in the files, in order; a file that gives none is a problem naming it
+    (`supportgate_only`: passed over, as are documents that are not supportgate/v1)."""
     found: list[SourcedManifest] = []
     problems: list[Problem] = []
     skipped: list[str] = []
@@ -155,39 +151,32 @@ def check_locally(
     evaluator: Evaluator,
     *,
     evaluated_at: datetime,
-    more_pools: Mapping[str, HardwareManifest] | None = None,
+    more_pools: Mapping[str, HardwareManifest],
 ) -> list[CheckedManifest]:
-    """Hardware first (deployments may reference it), then deployments, reported in file order.
-    A deployment's `hardware.ref` names a pool of `items`, else one of `more_pools`.
-
-    The manifests go to the engine in one batch; each one's `seconds` is its share of it.
-    """
+    """Reported in file order; a deployment's `hardware.ref` names a pool of `items`, else
+    one of `more_pools`. One batch: each manifest's `seconds` is its share of it."""
     pools = {
-        **(more_pools or {}),
+        **more_pools,
         **{
             item.manifest.metadata.name: item.manifest
             for item in items
             if isinstance(item.manifest, HardwareManifest)
         },
     }
-    ordered = sorted(items, key=lambda item: isinstance(item.manifest, DeploymentManifest))
     started = time.perf_counter()
     evaluations = evaluator.evaluate_batch(
-        [Subject(item.manifest) for item in ordered],
-        evaluated_at=evaluated_at,
-        hardware=pools.get,
+        [Subject(item.manifest) for item in items], evaluated_at=evaluated_at, hardware=pools.get
     )
     share = (time.perf_counter() - started) / len(items) if items else 0.0
-    by_item = {id(item): evaluation for item, evaluation in zip(ordered, evaluations, strict=True)}
     return [
         CheckedManifest(
             source=item.source,
-            decision=by_item[id(item)].decision,
+            decision=evaluation.decision,
             text=item.text,
             document_index=item.document_index,
             seconds=share,
         )
-        for item in items
+        for item, evaluation in zip(items, evaluations, strict=True)
     ]
 
 

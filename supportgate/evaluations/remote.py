@@ -133,7 +133,14 @@ def check_remote(
         range(len(items)), key=lambda i: isinstance(items[i].manifest, DeploymentManifest)
     )
     decisions: dict[int, tuple[Decision, float]] = {}
-    with _client(server, transport) as client:
+    headers = {
+        "Authorization": f"Bearer {server.token}",
+        "Accept": "application/json",
+        "User-Agent": f"supportgate-check/{__version__}",
+    }
+    with httpx.Client(
+        base_url=server.url, headers=headers, timeout=TIMEOUT_SECONDS, transport=transport
+    ) as client:
         poster = _Poster(client, server.url, RetryPolicy(), sleep)
         if record:
             for index in order:
@@ -278,19 +285,6 @@ class _Poster:
         if request.idempotency_key is not None:
             headers["Idempotency-Key"] = request.idempotency_key
         return self._client.post(request.path, content=request.body, headers=headers)
-
-
-def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Client:
-    return httpx.Client(
-        base_url=server.url,
-        headers={
-            "Authorization": f"Bearer {server.token}",
-            "Accept": "application/json",
-            "User-Agent": f"supportgate-check/{__version__}",
-        },
-        timeout=TIMEOUT_SECONDS,
-        transport=transport,
-    )
 
 
 def _refuse_4xx(response: httpx.Response, refused: str) -> None:

@@ -70,8 +70,6 @@ class WaiverService:
         self._active: dict[ManifestKey, tuple[tuple[datetime, PolicyWaiver], ...]] = {}
         self._loaded_at = float("-inf")
 
-    # --- writes -------------------------------------------------------------------------
-
     def create(self, request: WaiverRequest, *, created_by: str) -> WaiverView:
         now = self._clock.now()
         self._check(request, now)
@@ -130,8 +128,6 @@ class WaiverService:
                 f"got {expires_at.isoformat()}",
                 field="$.expires_at",
             )
-
-    # --- reads --------------------------------------------------------------------------
 
     def page(
         self,

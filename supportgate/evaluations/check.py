@@ -1,13 +1,10 @@
 """`supportgate check`: evaluate manifest files, resolving hardware refs among them, and report.
 
-The report always comes out, in the format asked for, on stdout or in the `--output` file:
-a problem (a file that cannot be read, holds no manifest or a broken one, repeats a
-manifest; a bad `--at`, `--matrix` or server option; an engine or server that gives no
-decision) is part of the report and makes the exit code 2, and its message also goes to
-stderr. The files that are fine are still evaluated and reported beside the problems
-(a deployment whose HardwareManifest was in a broken file finds no pool, and says so with
-`manifest.hardware-ref`); a problem that stops every evaluation (a bad `--at`, `--matrix`,
-server, engine) leaves the report with problems only.
+The report always comes out, in the format asked for (docs/reports.md): a problem (a file
+that cannot be read, is broken or repeats a manifest, a bad option, no decision) is part of
+it, goes to stderr too and makes the exit code 2. The files that are fine are still judged
+beside it, unless the problem stops every evaluation (a bad `--at`, `--matrix`, server or
+engine).
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ from supportgate.errors import (
     InputError,
     ManifestError,
     PolicyEngineError,
-    SupportgateError,
     UsageError,
 )
 from supportgate.manifests import (
@@ -233,8 +229,8 @@ def run_check(
     if can_evaluate and bundle is not None:
         try:
             results = _evaluate(options, bundle, environ, items, evaluated_at, more_pools)
-        except _Stopped as stopped:
-            problems.append(stopped.problem)
+        except ManifestError as exc:  # the matrix file
+            problems.append(Problem(str(exc), source=exc.source, field=exc.field))
         except InputError as exc:
             problems.append(Problem(str(exc), field=exc.field))
         except PolicyEngineError as exc:
@@ -378,12 +374,10 @@ def _evaluate(  # noqa: PLR0917 - one private call site, in run_check
     matrix_path = Path(options.matrix) if options.matrix else bundle.default_matrix_path
     try:
         matrix = load_matrix_file(matrix_path)
-    except ManifestError as exc:
-        raise _Stopped(Problem(str(exc), source=str(matrix_path), field=exc.field)) from None
     except UsageError as exc:  # the file cannot be read
         if options.matrix is None:
-            raise _Stopped(Problem(str(exc))) from None
-        raise _Stopped(Problem(f"--matrix: {exc}", field="--matrix")) from None
+            raise
+        raise UsageError(f"--matrix: {exc}", field="--matrix") from None
     if not items:
         return []
     evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
@@ -414,11 +408,3 @@ def _split_duplicates(
         seen[key] = item.source
         unique.append(item)
     return unique, problems
-
-
-class _Stopped(SupportgateError):
-    """A problem that stops every evaluation (the matrix), carried out of `_evaluate`."""
-
-    def __init__(self, problem: Problem) -> None:
-        super().__init__(problem.message)
-        self.problem = problem

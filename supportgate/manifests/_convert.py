@@ -149,12 +149,11 @@ def plain(
     path: str,
     *,
     numbers_as_text: bool,
-    found: list[ManifestError] | None = None,
+    found: list[ManifestError],
 ) -> object:
-    """`node` as builtins, read as the type `kind` wants (None: no type known there).
-
-    With `found`, a problem inside a mapping or list is added to it and the entry left out
-    (a list item becomes None), so that one walk finds them all; without, it is raised."""
+    """`node` as builtins, read as the type `kind` wants (None: no type known there). A
+    problem inside a mapping or list is added to `found` and the entry left out, so that one
+    walk finds them all."""
     if isinstance(node, str):
         return _storable(node, path)
     if isinstance(node, Number):
@@ -173,7 +172,7 @@ def plain(
             try:
                 here = _key_path(path, key, out, node.marks[index] if node.marks else None)
             except ManifestError as exc:
-                _keep(exc, found)
+                found.append(exc)
                 continue
             entry = _entry(
                 value, value_type(key), here, numbers_as_text=numbers_as_text, found=found
@@ -196,24 +195,18 @@ def _key_path(path: str, key: str, seen: dict[str, object], mark: tuple[int, int
     return here
 
 
-def _keep(error: ManifestError, found: list[ManifestError] | None) -> None:
-    if found is None:
-        raise error
-    found.append(error)
-
-
 def _entry(
     value: Raw,
     kind: mi.Type | None,
     path: str,
     *,
     numbers_as_text: bool,
-    found: list[ManifestError] | None,
+    found: list[ManifestError],
 ) -> object:
     try:
         return plain(value, kind, path, numbers_as_text=numbers_as_text, found=found)
     except ManifestError as exc:
-        _keep(exc, found)
+        found.append(exc)
         return _LEFT_OUT
 
 

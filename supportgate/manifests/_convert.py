@@ -77,22 +77,24 @@ def _wants_integer(kind: mi.Type | None) -> bool:
     return integer and not any(isinstance(m, mi.FloatType) for m in members)
 
 
-def _tag(mapping: RawMapping, field: str) -> object:
-    return next((value for key, value in mapping.pairs if key == field), None)
-
-
-def _value_types(kind: mi.Type | None, mapping: RawMapping) -> Callable[[str], mi.Type | None]:
+def _shape(
+    kind: mi.Type | None, tag_of: Callable[[str], object]
+) -> mi.StructType | mi.DictType | None:
+    """The one Struct or dict `kind` wants for a mapping (a tagged union's by its tag)."""
     shapes = [m for m in _members(kind) if isinstance(m, mi.StructType | mi.DictType)]
     tagged = [m for m in shapes if isinstance(m, mi.StructType) and m.tag_field is not None]
     if tagged:
-        shapes = [m for m in tagged if _tag(mapping, str(m.tag_field)) == m.tag]
-    if len(shapes) != 1:
+        shapes = [m for m in tagged if tag_of(str(m.tag_field)) == m.tag]
+    return shapes[0] if len(shapes) == 1 else None
+
+
+def _value_types(kind: mi.Type | None, mapping: RawMapping) -> Callable[[str], mi.Type | None]:
+    shape = _shape(kind, lambda tag: next((v for k, v in mapping.pairs if k == tag), None))
+    if shape is None:
         return lambda _key: None
-    shape = shapes[0]
     if isinstance(shape, mi.DictType):
         return lambda _key: shape.value_type
-    fields = {field.encode_name: field.type for field in shape.fields}
-    return fields.get
+    return {field.encode_name: field.type for field in shape.fields}.get
 
 
 def _item_type(kind: mi.Type | None) -> mi.Type | None:
@@ -250,10 +252,10 @@ def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestE
     else:
         return []
     found: list[ManifestError] = []
-    struct = _struct_for(target, tree)
-    if struct is not None and isinstance(tree, dict):
-        fields = {field.encode_name: field for field in msgspec.structs.fields(struct)}
-        tag = struct.__struct_config__.tag_field
+    shape = _shape(_info(target), tree.get) if isinstance(tree, dict) else None
+    if isinstance(shape, mi.StructType) and isinstance(tree, dict):
+        fields = {field.encode_name: field for field in msgspec.structs.fields(shape.cls)}
+        tag = shape.tag_field
         for key, value in tree.items():
             if key in fields:
                 found += _validation_problems(value, fields[key].type, join(path, key))
@@ -292,15 +294,6 @@ def _entries(target: Any, tree: object) -> list[tuple[str | int, object, Any]]:
             for item, kind in ((key, args[0]), (value, args[1]))
         ]
     return []
-
-
-def _struct_for(target: Any, tree: object) -> type[msgspec.Struct] | None:
-    """The one Struct `tree` is meant to be as `target` (a tagged union's by its tag)."""
-    structs = [m for m in _members(_info(target)) if isinstance(m, mi.StructType)]
-    tagged = [m for m in structs if m.tag_field is not None]
-    if tagged and isinstance(tree, dict):
-        structs = [m for m in tagged if tree.get(str(m.tag_field)) == m.tag]
-    return structs[0].cls if len(structs) == 1 else None
 
 
 def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:

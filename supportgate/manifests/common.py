@@ -1,14 +1,9 @@
 """Building blocks shared by the manifest and matrix Structs.
 
-Every contract Struct derives from `Contract`: unknown fields are refused, instances are
-immutable, and optional fields default to `None` (or an empty tuple) so that the canonical
-form (`msgspec.to_builtins`) omits them instead of writing `null`.
-
-Validation across fields lives in `__post_init__` and raises `FieldError`, which names the
-offending field so that the decoder reports the full JSON path (`$.spec.accelerator.arch`,
-not just `$.spec.accelerator`). A Struct with such a check says the same in JSON Schema in
-its `json_schema_rules` (merged into its schema by `supportgate.manifests.schema`), so that
-the schemas accept exactly what the decoder accepts.
+Optional fields default to `None` (or an empty tuple) so that the canonical form omits them
+instead of writing `null`. Validation across fields lives in `__post_init__` and raises
+`FieldError`, which names the field so that the decoder reports its full JSON path
+(`$.spec.accelerator.arch`, not just `$.spec.accelerator`).
 """
 
 from __future__ import annotations

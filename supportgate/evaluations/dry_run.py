@@ -19,10 +19,11 @@ from supportgate.manifests.decode import decode_manifest_request
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
 from supportgate.threads import in_thread
+from supportgate.waivers.services import WaiverService
 
 from . import repository
 from .evaluator import Evaluator, Subject
-from .services import ActiveWaivers, check_owner, hardware_ref, owned_by_another
+from .services import check_owner, hardware_ref, owned_by_another
 from .views import DryRunAnswer, UnrecordedDecision
 
 MAX_MANIFESTS = 100
@@ -35,7 +36,7 @@ class DryRunService:
         sessions: sessionmaker[Session],
         engine: PolicyEngine,
         matrices: MatrixService,
-        waivers: ActiveWaivers,
+        waivers: WaiverService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions

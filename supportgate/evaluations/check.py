@@ -1,13 +1,10 @@
 """`supportgate check`: evaluate manifest files, resolving hardware refs among them, and report.
 
-The report always comes out, in the format asked for, on stdout or in the `--output` file:
-a problem (a file that cannot be read, holds no manifest or a broken one, repeats a
-manifest; a bad `--at`, `--matrix` or server option; an engine or server that gives no
-decision) is part of the report and makes the exit code 2, and its message also goes to
-stderr. The files that are fine are still evaluated and reported beside the problems
-(a deployment whose HardwareManifest was in a broken file finds no pool, and says so with
-`manifest.hardware-ref`); a problem that stops every evaluation (a bad `--at`, `--matrix`,
-server, engine) leaves the report with problems only.
+The report always comes out, in the format asked for (docs/reports.md): a problem (a file
+that cannot be read, is broken or repeats a manifest, a bad option, no decision) is part of
+it, goes to stderr too and makes the exit code 2. The files that are fine are still judged
+beside it, unless the problem stops every evaluation (a bad `--at`, `--matrix`, server or
+engine).
 """
 
 from __future__ import annotations
@@ -27,11 +24,9 @@ from supportgate.errors import (
     InputError,
     ManifestError,
     PolicyEngineError,
-    SupportgateError,
     UsageError,
 )
 from supportgate.manifests import (
-    DeploymentManifest,
     HardwareManifest,
     Manifest,
     decode_manifests,
@@ -89,15 +84,12 @@ class CheckOptions:
     find_hardware: bool = False
     output: str | None = None
     reports: Sequence[tuple[str, str]] = ()
-    """`--report FORMAT=FILE`: more copies of the report, each in its format and file."""
     sarif_root: str | None = None
 
 
 def read_manifest_files(paths: Sequence[str], *, supportgate_only: bool = False) -> ManifestFiles:
-    """Every manifest in the files, in order; a file that gives none is a problem naming it.
-
-    `supportgate_only`: documents whose apiVersion is not supportgate/v1 are passed over
-    (listed in `skipped`), and so is a file that holds none."""
+    """Every manifest in the files, in order; a file that gives none is a problem naming it
+    (`supportgate_only`: passed over, as are documents that are not supportgate/v1)."""
     found: list[SourcedManifest] = []
     problems: list[Problem] = []
     skipped: list[str] = []
@@ -155,39 +147,32 @@ def check_locally(
     evaluator: Evaluator,
     *,
     evaluated_at: datetime,
-    more_pools: Mapping[str, HardwareManifest] | None = None,
+    more_pools: Mapping[str, HardwareManifest],
 ) -> list[CheckedManifest]:
-    """Hardware first (deployments may reference it), then deployments, reported in file order.
-    A deployment's `hardware.ref` names a pool of `items`, else one of `more_pools`.
-
-    The manifests go to the engine in one batch; each one's `seconds` is its share of it.
-    """
+    """Reported in file order; a deployment's `hardware.ref` names a pool of `items`, else
+    one of `more_pools`. One batch: each manifest's `seconds` is its share of it."""
     pools = {
-        **(more_pools or {}),
+        **more_pools,
         **{
             item.manifest.metadata.name: item.manifest
             for item in items
             if isinstance(item.manifest, HardwareManifest)
         },
     }
-    ordered = sorted(items, key=lambda item: isinstance(item.manifest, DeploymentManifest))
     started = time.perf_counter()
     evaluations = evaluator.evaluate_batch(
-        [Subject(item.manifest) for item in ordered],
-        evaluated_at=evaluated_at,
-        hardware=pools.get,
+        [Subject(item.manifest) for item in items], evaluated_at=evaluated_at, hardware=pools.get
     )
     share = (time.perf_counter() - started) / len(items) if items else 0.0
-    by_item = {id(item): evaluation for item, evaluation in zip(ordered, evaluations, strict=True)}
     return [
         CheckedManifest(
             source=item.source,
-            decision=by_item[id(item)].decision,
+            decision=evaluation.decision,
             text=item.text,
             document_index=item.document_index,
             seconds=share,
         )
-        for item in items
+        for item, evaluation in zip(items, evaluations, strict=True)
     ]
 
 
@@ -244,8 +229,8 @@ def run_check(
     if can_evaluate and bundle is not None:
         try:
             results = _evaluate(options, bundle, environ, items, evaluated_at, more_pools)
-        except _Stopped as stopped:
-            problems.append(stopped.problem)
+        except ManifestError as exc:  # the matrix file
+            problems.append(Problem(str(exc), source=exc.source, field=exc.field))
         except InputError as exc:
             problems.append(Problem(str(exc), field=exc.field))
         except PolicyEngineError as exc:
@@ -389,12 +374,10 @@ def _evaluate(  # noqa: PLR0917 - one private call site, in run_check
     matrix_path = Path(options.matrix) if options.matrix else bundle.default_matrix_path
     try:
         matrix = load_matrix_file(matrix_path)
-    except ManifestError as exc:
-        raise _Stopped(Problem(str(exc), source=str(matrix_path), field=exc.field)) from None
     except UsageError as exc:  # the file cannot be read
         if options.matrix is None:
-            raise _Stopped(Problem(str(exc))) from None
-        raise _Stopped(Problem(f"--matrix: {exc}", field="--matrix")) from None
+            raise
+        raise UsageError(f"--matrix: {exc}", field="--matrix") from None
     if not items:
         return []
     evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))
@@ -425,11 +408,3 @@ def _split_duplicates(
         seen[key] = item.source
         unique.append(item)
     return unique, problems
-
-
-class _Stopped(SupportgateError):
-    """A problem that stops every evaluation (the matrix), carried out of `_evaluate`."""
-
-    def __init__(self, problem: Problem) -> None:
-        super().__init__(problem.message)
-        self.problem = problem

@@ -1,18 +1,11 @@
-"""POST /v1/evaluations/dry-run: the decisions manifests would get, with nothing recorded.
-
-The manifests are judged as POST /v1/evaluations judges one (the current matrix, the
-policies, each manifest's waivers, now), but nothing is written: no log entry, no tracking,
-so no alert and no webhook either (both follow the log). A deployment's `hardware.ref`
-names a HardwareManifest of the same request first, else a tracked one. Owner scoping is
-that of a submission: the key must act for each manifest's owner, and may not change the
-owner of a tracked manifest unless a submission of it would.
-"""
+"""POST /v1/evaluations/dry-run (CONTRACT 11.1): manifests judged as POST /v1/evaluations
+judges one, owner scoping included, with nothing written (so no alert and no webhook either:
+both follow the log)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import anyio.to_thread
 import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
@@ -25,10 +18,12 @@ from supportgate.manifests import Format, HardwareManifest, Manifest
 from supportgate.manifests.decode import decode_manifest_request
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
+from supportgate.threads import in_thread
+from supportgate.waivers.services import WaiverService
 
 from . import repository
 from .evaluator import Evaluator, Subject
-from .services import ActiveWaivers, check_owner, hardware_ref, owned_by_another
+from .services import check_owner, hardware_ref, owned_by_another
 from .views import DryRunAnswer, UnrecordedDecision
 
 MAX_MANIFESTS = 100
@@ -41,7 +36,7 @@ class DryRunService:
         sessions: sessionmaker[Session],
         engine: PolicyEngine,
         matrices: MatrixService,
-        waivers: ActiveWaivers,
+        waivers: WaiverService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions
@@ -50,10 +45,8 @@ class DryRunService:
         self._waivers = waivers
         self._clock = clock
 
-    async def judge(self, *, body: bytes, fmt: Format, principal: Principal) -> DryRunAnswer:
-        return await anyio.to_thread.run_sync(lambda: self._judge(body, fmt, principal))
-
-    def _judge(self, body: bytes, fmt: Format, principal: Principal) -> DryRunAnswer:
+    @in_thread
+    def judge(self, *, body: bytes, fmt: Format, principal: Principal) -> DryRunAnswer:
         manifests = decode_manifest_request(body, fmt=fmt, limit=MAX_MANIFESTS)
         for manifest in manifests:
             check_owner(principal, manifest)

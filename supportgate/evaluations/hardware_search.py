@@ -30,17 +30,15 @@ GIT_TIMEOUT_S = 60
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """The deployments that can be judged, the pools they name from elsewhere, and a problem
-    for each deployment whose pool is nowhere."""
-
     items: list[SourcedManifest]
+    """The manifests that can be judged: those whose pool is nowhere are `problems`."""
     pools: dict[str, HardwareManifest]
     problems: list[Problem]
 
 
 def find_hardware(items: Sequence[SourcedManifest]) -> Found:
     here = os.getcwd()
-    given = {item.manifest.metadata.name for item in items if _is_pool(item)}
+    given = {i.manifest.metadata.name for i in items if isinstance(i.manifest, HardwareManifest)}
     wanted = {ref for item in items if (ref := _ref(item)) is not None and ref not in given}
     if not wanted:
         return Found(list(items), {}, [])
@@ -104,10 +102,6 @@ def _pools(files: Sequence[Path], wanted: set[str]) -> dict[str, HardwareManifes
             if isinstance(manifest, HardwareManifest) and name in wanted:
                 pools.setdefault(name, manifest)
     return pools
-
-
-def _is_pool(item: SourcedManifest) -> bool:
-    return isinstance(item.manifest, HardwareManifest)
 
 
 def _ref(item: SourcedManifest) -> str | None:

@@ -5,15 +5,13 @@ JSON, to `/v1/evaluations/dry-run` (at most DRY_RUN_LIMIT a request; more are sp
 request carrying the pools its deployments name), so a deployment's `hardware.ref` resolves
 among the files first, then among the server's tracked pools, and nothing is recorded.
 
-With `--record` (a push to the default branch) each manifest is POSTed to `/v1/evaluations`
-(recorded and tracked), hardware manifests first so that deployments' `hardware.ref` resolve
-on the server. A YAML file holding one manifest goes as written (`application/yaml`), a JSON
-file holding one object as written (`application/json`); each manifest of a multi-document
-file (or of a JSON array) goes as its canonical JSON (`application/json`).
+With `--record` (a push to the default branch) each manifest is POSTed, as its canonical
+JSON, to `/v1/evaluations` (recorded and tracked), hardware manifests first so that
+deployments' `hardware.ref` resolve on the server.
 
 Retries: connection errors, timeouts and 503 are retried (RetryPolicy); a recording post
 keeps its `Idempotency-Key`, so a request the server did record is answered from its stored
-response rather than recorded twice. The key is `sha256(scope, media type, body)`. The scope is one
+response rather than recorded twice. The key is `sha256(scope, body)`. The scope is one
 CI job execution: SUPPORTGATE_IDEMPOTENCY_SCOPE when set, else the GitHub Actions run,
 attempt and job, else the GitLab CI job id, else one random value per invocation. A rerun
 within the same scope replays the first answers; a new scope (a new job, a new run) is
@@ -30,7 +28,6 @@ import hashlib
 import re
 import secrets
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +37,7 @@ import msgspec
 
 from supportgate import __version__
 from supportgate.errors import PolicyEngineUnavailable, UsageError
-from supportgate.manifests import DeploymentManifest, format_of
+from supportgate.manifests import DeploymentManifest
 from supportgate.manifests.decision import Decision
 from supportgate.reports import CheckedManifest
 
@@ -136,13 +133,20 @@ def check_remote(
         range(len(items)), key=lambda i: isinstance(items[i].manifest, DeploymentManifest)
     )
     decisions: dict[int, tuple[Decision, float]] = {}
-    with _client(server, transport) as client:
+    headers = {
+        "Authorization": f"Bearer {server.token}",
+        "Accept": "application/json",
+        "User-Agent": f"supportgate-check/{__version__}",
+    }
+    with httpx.Client(
+        base_url=server.url, headers=headers, timeout=TIMEOUT_SECONDS, transport=transport
+    ) as client:
         poster = _Poster(client, server.url, RetryPolicy(), sleep)
         if record:
-            requests = _requests(items, server.idempotency_scope)
             for index in order:
                 started = time.perf_counter()
-                decision = poster.evaluate(items[index], requests[index])
+                request = _recording(items[index], server.idempotency_scope)
+                decision = poster.evaluate(items[index], request)
                 decisions[index] = (decision, time.perf_counter() - started)
         else:
             for own, carried in dry_run_batches(items, order):
@@ -194,30 +198,14 @@ def dry_run_batches(
 @dataclass(frozen=True, slots=True)
 class _Request:
     body: bytes
-    media_type: str
     idempotency_key: str | None
     path: str = EVALUATIONS_PATH
 
 
-def _requests(items: Sequence[SourcedManifest], scope: str) -> list[_Request]:
-    per_file = Counter(item.source for item in items)
-    found: list[_Request] = []
-    for item in items:
-        if per_file[item.source] == 1 and _single_document(item):
-            fmt = format_of(item.source)
-            body, media_type = item.text.encode("utf-8"), f"application/{fmt}"
-        else:
-            body, media_type = msgspec.json.encode(item.manifest), "application/json"
-        digest = hashlib.sha256(b"\0".join([scope.encode(), media_type.encode(), body]))
-        found.append(_Request(body, media_type, f"supportgate-check-{digest.hexdigest()}"))
-    return found
-
-
-def _single_document(item: SourcedManifest) -> bool:
-    """The file as written is one manifest (a JSON array of one is not)."""
-    if format_of(item.source) == "yaml":
-        return True
-    return item.text.lstrip("\ufeff \t\r\n").startswith("{")
+def _recording(item: SourcedManifest, scope: str) -> _Request:
+    body = msgspec.json.encode(item.manifest)
+    digest = hashlib.sha256(scope.encode() + b"\0" + body)
+    return _Request(body, f"supportgate-check-{digest.hexdigest()}")
 
 
 class _Poster:
@@ -252,7 +240,7 @@ class _Poster:
 
     def dry_run(self, items: Sequence[SourcedManifest]) -> list[Decision]:
         body = msgspec.json.encode({"manifests": [item.manifest for item in items]})
-        request = _Request(body, "application/json", idempotency_key=None, path=DRY_RUN_PATH)
+        request = _Request(body, idempotency_key=None, path=DRY_RUN_PATH)
         response = self._post(items[0], request)
         _refuse_4xx(response, f"{_named(items, response)}the server refused the dry run")
         if response.status_code != 200:  # noqa: PLR2004 - the dry run's answer
@@ -293,23 +281,10 @@ class _Poster:
             ) from None
 
     def _send(self, request: _Request) -> httpx.Response:
-        headers = {"Content-Type": request.media_type}
+        headers = {"Content-Type": "application/json"}
         if request.idempotency_key is not None:
             headers["Idempotency-Key"] = request.idempotency_key
         return self._client.post(request.path, content=request.body, headers=headers)
-
-
-def _client(server: Server, transport: httpx.BaseTransport | None) -> httpx.Client:
-    return httpx.Client(
-        base_url=server.url,
-        headers={
-            "Authorization": f"Bearer {server.token}",
-            "Accept": "application/json",
-            "User-Agent": f"supportgate-check/{__version__}",
-        },
-        timeout=TIMEOUT_SECONDS,
-        transport=transport,
-    )
 
 
 def _refuse_4xx(response: httpx.Response, refused: str) -> None:

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol
 
 import anyio.to_thread
 import msgspec
@@ -45,6 +43,7 @@ from supportgate.manifests import (
 from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
+from supportgate.waivers.services import WaiverService
 
 from . import repository
 from .evaluator import Evaluation, Evaluator, Subject
@@ -57,12 +56,6 @@ IDEMPOTENCY_KEY_PATTERN = (
 """1 to MAX_IDEMPOTENCY_KEY printable ASCII characters; spaces and tabs around them are not
 part of the key (HTTP strips them from a header value; so does `_check_idempotency_key`)."""
 OWNER_FIELD = "$.metadata.owner"
-
-
-class ActiveWaivers(Protocol):
-    """Where a submission's waivers come from (supportgate.waivers.services.WaiverService)."""
-
-    def active_for(self, kind: str, name: str, at: datetime) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +73,7 @@ class EvaluationService:
         engine: PolicyEngine,
         matrices: MatrixService,
         ledger: LedgerWriter,
-        waivers: ActiveWaivers,
+        waivers: WaiverService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._sessions = sessions

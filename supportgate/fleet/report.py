@@ -45,7 +45,6 @@ class FleetReport(_View, frozen=True):
 
     as_of: datetime
     matrix_version: str | None
-    """The matrix version in force at as_of."""
     policy_revision: str | None
     """The policy revision of the latest decision recorded at or before as_of."""
     by_verdict: VerdictCounts

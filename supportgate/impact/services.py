@@ -46,22 +46,17 @@ class VerdictChange(msgspec.Struct, frozen=True, kw_only=True):
     rules_added: list[str]
     """Deny and warn rule ids the proposed matrix adds to the manifest's violations."""
     rules_removed: list[str]
-    """Deny and warn rule ids it takes away."""
     violations_added: list[Violation]
-    """Why: the deny and warn violations (rule, severity, message, path) the manifest would
-    have under the proposed matrix and not under the current one, as (rule, severity) pairs
-    (supportgate/manifests/reasons.py)."""
+    """Why, by (rule, severity) pair: supportgate/manifests/reasons.py."""
     violations_removed: list[Violation]
-    """The deny and warn violations it has now and would no longer have."""
 
 
 class ImpactReport(msgspec.Struct, frozen=True, kw_only=True):
     proposed_version: str
     current_version: str
     evaluated: int
-    """How many tracked manifests were evaluated under both matrices."""
     changed: list[VerdictChange]
-    """The manifests whose verdict differs, in (kind, name) order."""
+    """In (kind, name) order."""
 
 
 class ImpactAnalysis:
@@ -81,8 +76,6 @@ class ImpactAnalysis:
         self._waivers = waivers
 
     def analyse_document(self, data: bytes, *, fmt: Format) -> ImpactReport:
-        """Decode the proposed matrix as POST /v1/matrix does (ManifestError naming the
-        field), then compare."""
         return self.analyse(prepare(decode_matrix(data, fmt=fmt)))
 
     analyse_document_in_thread = thread_twin(analyse_document)

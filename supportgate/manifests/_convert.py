@@ -5,13 +5,10 @@ into builtins: it refuses duplicate keys, gives a number found where the type wa
 string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it),
 and reads an integral float where the type wants an integer as that integer (`nodes: 8.0`
 is 8, as JSON Schema's `integer` has it; `8.5` is still refused).
-`convert` then runs msgspec.convert (strict: no "true" strings into booleans) and translates
-a ValidationError into a ManifestError whose path names the failing field, dict keys included
-(msgspec itself writes `$.engines[...]`).
-
-All the problems at once (CONTRACT 10.8): `plain` notes each problem and leaves the entry
-out, and when msgspec, which stops at the first, finds one, the Struct is walked field by
-field (`_validation_problems`); the error raised carries them all, msgspec's own first.
+`convert` then runs msgspec.convert (strict: no "true" strings into booleans); when it fails,
+the tree is walked part by part (`_validation_problems`) so that every problem is found (CONTRACT
+10.8) with a path naming the failing field, dict keys included (msgspec itself writes
+`$.engines[...]`). `plain` too notes each problem and leaves the entry out.
 
 Every string, keys included, must be storable text: a NUL character (JSON `\u0000`, YAML
 `"\0"`; PostgreSQL's text and jsonb refuse it) or an unpaired surrogate (JSON `"\ud800"`; not
@@ -80,22 +77,24 @@ def _wants_integer(kind: mi.Type | None) -> bool:
     return integer and not any(isinstance(m, mi.FloatType) for m in members)
 
 
-def _tag(mapping: RawMapping, field: str) -> object:
-    return next((value for key, value in mapping.pairs if key == field), None)
-
-
-def _value_types(kind: mi.Type | None, mapping: RawMapping) -> Callable[[str], mi.Type | None]:
+def _shape(
+    kind: mi.Type | None, tag_of: Callable[[str], object]
+) -> mi.StructType | mi.DictType | None:
+    """The one Struct or dict `kind` wants for a mapping (a tagged union's by its tag)."""
     shapes = [m for m in _members(kind) if isinstance(m, mi.StructType | mi.DictType)]
     tagged = [m for m in shapes if isinstance(m, mi.StructType) and m.tag_field is not None]
     if tagged:
-        shapes = [m for m in tagged if _tag(mapping, str(m.tag_field)) == m.tag]
-    if len(shapes) != 1:
+        shapes = [m for m in tagged if tag_of(str(m.tag_field)) == m.tag]
+    return shapes[0] if len(shapes) == 1 else None
+
+
+def _value_types(kind: mi.Type | None, mapping: RawMapping) -> Callable[[str], mi.Type | None]:
+    shape = _shape(kind, lambda tag: next((v for k, v in mapping.pairs if k == tag), None))
+    if shape is None:
         return lambda _key: None
-    shape = shapes[0]
     if isinstance(shape, mi.DictType):
         return lambda _key: shape.value_type
-    fields = {field.encode_name: field.type for field in shape.fields}
-    return fields.get
+    return {field.encode_name: field.type for field in shape.fields}.get
 
 
 def _item_type(kind: mi.Type | None) -> mi.Type | None:
@@ -152,12 +151,11 @@ def plain(
     path: str,
     *,
     numbers_as_text: bool,
-    found: list[ManifestError] | None = None,
+    found: list[ManifestError],
 ) -> object:
-    """`node` as builtins, read as the type `kind` wants (None: no type known there).
-
-    With `found`, a problem inside a mapping or list is added to it and the entry left out
-    (a list item becomes None), so that one walk finds them all; without, it is raised."""
+    """`node` as builtins, read as the type `kind` wants (None: no type known there). A
+    problem inside a mapping or list is added to `found` and the entry left out, so that one
+    walk finds them all."""
     if isinstance(node, str):
         return _storable(node, path)
     if isinstance(node, Number):
@@ -176,7 +174,7 @@ def plain(
             try:
                 here = _key_path(path, key, out, node.marks[index] if node.marks else None)
             except ManifestError as exc:
-                _keep(exc, found)
+                found.append(exc)
                 continue
             entry = _entry(
                 value, value_type(key), here, numbers_as_text=numbers_as_text, found=found
@@ -199,24 +197,18 @@ def _key_path(path: str, key: str, seen: dict[str, object], mark: tuple[int, int
     return here
 
 
-def _keep(error: ManifestError, found: list[ManifestError] | None) -> None:
-    if found is None:
-        raise error
-    found.append(error)
-
-
 def _entry(
     value: Raw,
     kind: mi.Type | None,
     path: str,
     *,
     numbers_as_text: bool,
-    found: list[ManifestError] | None,
+    found: list[ManifestError],
 ) -> object:
     try:
         return plain(value, kind, path, numbers_as_text=numbers_as_text, found=found)
     except ManifestError as exc:
-        _keep(exc, found)
+        found.append(exc)
         return _LEFT_OUT
 
 
@@ -225,16 +217,17 @@ def convert(node: Raw, target: Any, *, numbers_as_text: bool) -> Any:
     with every problem of the document (at most MAX_PROBLEMS) as its `problems`."""
     found: list[ManifestError] = []
     tree = plain(node, _info(target), "$", numbers_as_text=numbers_as_text, found=found)
-    left_out = tuple(error.path for error in found)  # entries `plain` refused and dropped
-    if not found:  # the usual case: one conversion, and its error (if any) comes first
+    if not found:  # the usual case: one conversion
         try:
             return msgspec.convert(tree, target)
-        except msgspec.ValidationError as exc:
-            found.append(_translate(exc, tree, target))
-    for error in _validation_problems(tree, target, "$"):
-        seen = any((e.path, e.message) == (error.path, error.message) for e in found)
-        if not seen and not _within(error.path, left_out):
-            found.append(error)
+        except msgspec.ValidationError:
+            pass
+    left_out = tuple(error.path for error in found)  # entries `plain` refused and dropped
+    found += [
+        error
+        for error in _validation_problems(tree, target, "$")
+        if not _within(error.path, left_out)
+    ]
     problems = tuple(error.problems[0] for error in found[:MAX_PROBLEMS])
     raise found[0].with_problems(problems)
 
@@ -247,9 +240,11 @@ def _within(path: str, roots: tuple[str, ...]) -> bool:
 
 
 def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestError]:
-    """Every problem msgspec finds in `tree` as `target`, field by field: msgspec stops at the
-    first, so a Struct that fails is walked (unknown fields, missing ones, each field's value)
-    and only when none of its fields fails is its own error (a check across its fields) kept."""
+    """Every problem msgspec finds in `tree` as `target`. msgspec stops at the first, so a
+    Struct, list or dict that fails is walked in the order msgspec reads it (a Struct's keys
+    as written, then its missing fields; a dict's key, then its value), which makes the first
+    problem msgspec's own; only when no part fails is its own error (a check across its
+    fields) kept."""
     try:
         msgspec.convert(tree, target)
     except msgspec.ValidationError as exc:
@@ -257,32 +252,33 @@ def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestE
     else:
         return []
     found: list[ManifestError] = []
-    struct = _struct_for(target, tree)
-    if struct is not None and isinstance(tree, dict):
-        fields = {field.encode_name: field for field in msgspec.structs.fields(struct)}
-        tag = struct.__struct_config__.tag_field
+    shape = _shape(_info(target), tree.get) if isinstance(tree, dict) else None
+    if isinstance(shape, mi.StructType) and isinstance(tree, dict):
+        fields = {field.encode_name: field for field in msgspec.structs.fields(shape.cls)}
+        tag = shape.tag_field
+        for key, value in tree.items():
+            if key in fields:
+                found += _validation_problems(value, fields[key].type, join(path, key))
+            elif key != tag:
+                message = f"Object contains unknown field `{key}`"
+                found.append(ManifestError(message, path=join(path, key)))
         found += [
-            ManifestError(f"Object contains unknown field `{key}`", path=join(path, key))
-            for key in tree
-            if key not in fields and key != tag
+            ManifestError(f"Object missing required field `{name}`", path=join(path, name))
+            for name, field in fields.items()
+            if field.required and name not in tree
         ]
-        for name, field in fields.items():
-            here = join(path, name)
-            if name in tree:
-                found += _validation_problems(tree[name], field.type, here)
-            elif field.required:
-                found.append(ManifestError(f"Object missing required field `{name}`", path=here))
     else:
         for key, value, kind in _entries(target, tree):
             found += _validation_problems(value, kind, join(path, key))
     if not found:
-        found.append(_translate(error, tree, target, path))
+        found.append(_translate(error, tree, path))
     return found
 
 
 def _entries(target: Any, tree: object) -> list[tuple[str | int, object, Any]]:
-    """The items of a list or the values of a dict `tree`, each with the type `target` (a
-    list, tuple or dict type, maybe optional or annotated) wants for it; else none."""
+    """The items of a list, or the keys and values of a dict, `tree`, each with the type
+    `target` (a list, tuple or dict type, maybe optional or annotated) wants for it; else
+    none. A dict's key is checked at the path it names."""
     origin, args = typing.get_origin(target), typing.get_args(target)
     if origin is typing.Annotated:
         return _entries(args[0], tree)
@@ -292,17 +288,12 @@ def _entries(target: Any, tree: object) -> list[tuple[str | int, object, Any]]:
     if origin in (list, tuple, set, frozenset) and isinstance(tree, list) and args:
         return [(index, value, args[0]) for index, value in enumerate(tree)]
     if origin is dict and isinstance(tree, dict) and len(args) == 2:  # noqa: PLR2004 - key, value
-        return [(str(key), value, args[1]) for key, value in tree.items()]
+        return [
+            (str(key), item, kind)
+            for key, value in tree.items()
+            for item, kind in ((key, args[0]), (value, args[1]))
+        ]
     return []
-
-
-def _struct_for(target: Any, tree: object) -> type[msgspec.Struct] | None:
-    """The one Struct `tree` is meant to be as `target` (a tagged union's by its tag)."""
-    structs = [m for m in _members(_info(target)) if isinstance(m, mi.StructType)]
-    tagged = [m for m in structs if m.tag_field is not None]
-    if tagged and isinstance(tree, dict):
-        structs = [m for m in tagged if tree.get(str(m.tag_field)) == m.tag]
-    return structs[0].cls if len(structs) == 1 else None
 
 
 def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:
@@ -316,12 +307,8 @@ def _split(error: msgspec.ValidationError) -> tuple[str, list[Segment]]:
     return found["message"], segments
 
 
-def _translate(
-    error: msgspec.ValidationError, tree: object, target: Any, root: str = "$"
-) -> ManifestError:
+def _translate(error: msgspec.ValidationError, tree: object, root: str) -> ManifestError:
     message, segments = _split(error)
-    if None in segments:
-        segments = _name_keys(segments, tree, target)
     path = functools.reduce(lambda p, s: join(p, "..." if s is None else s), segments, root)
     path = with_named_field(path, message)
     constrained = _REGEX.match(message)
@@ -341,51 +328,6 @@ def with_named_field(path: str, message: str) -> str:
     return join(path, named["field"]) if named else path
 
 
-def _name_keys(segments: list[Segment], tree: object, target: Any) -> list[Segment]:
-    """Name the dict keys msgspec left out (`[...]` in its paths), outermost first."""
-    named = list(segments)
-    for position, segment in enumerate(segments):
-        if segment is not None:
-            continue
-        entries = _get(tree, named[:position])
-        if not isinstance(entries, dict) or not entries:
-            break
-        failing = segments[: position + 1]
-        named[position] = _culprit(tree, target, named[:position], entries, failing)
-    return named
-
-
-def _culprit(
-    tree: object,
-    target: Any,
-    where: list[Segment],
-    entries: dict[Any, object],
-    failing: list[Segment],
-) -> str:
-    """The key of the first failing entry of `entries`, the dict at `where`, by bisection.
-
-    msgspec converts a dict's entries in order and stops at the first that fails, so the
-    document with that dict cut to its first `count` entries fails at the same place (its
-    path starts with `failing`) exactly when the culprit is among them: about log2(len)
-    conversions find it, even in a huge dict.
-    """
-    keys = list(entries)
-
-    def fails_among_first(count: int) -> bool:
-        cut = {key: entries[key] for key in keys[:count]}
-        try:
-            msgspec.convert(_replace(tree, where, cut), target)
-        except msgspec.ValidationError as exc:
-            return _split(exc)[1][: len(failing)] == failing
-        return False
-
-    low, high = 0, len(keys)  # the culprit's index is in [low, high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if fails_among_first(middle) else (middle, high)
-    return str(keys[low])
-
-
 def _get(node: object, segments: list[Segment]) -> object:
     for segment in segments:
         if isinstance(node, dict) and isinstance(segment, str):
@@ -394,16 +336,4 @@ def _get(node: object, segments: list[Segment]) -> object:
             node = node[segment]
         else:
             return None
-    return node
-
-
-def _replace(node: object, segments: list[Segment], value: object) -> object:
-    """A copy of `node` with the value at `segments` replaced (copying only along the path)."""
-    if not segments:
-        return value
-    head, rest = segments[0], segments[1:]
-    if isinstance(node, dict) and isinstance(head, str):
-        return {**node, head: _replace(node[head], rest, value)}
-    if isinstance(node, list) and isinstance(head, int):
-        return [*node[:head], _replace(node[head], rest, value), *node[head + 1 :]]
     return node

@@ -50,7 +50,6 @@ def read_integer(text: str, base: int = DECIMAL) -> int | float | None:
 
 
 def read_float(text: str) -> float | None:
-    """The float `text` spells; None when it is beyond the largest double (`1e999`)."""
     value = float(text)
     return value if math.isfinite(value) else None
 
@@ -59,7 +58,6 @@ SHOWN_LENGTH: Final = 40
 
 
 def shown(text: str) -> str:
-    """A number's text as quoted in a message: cut short when it is long."""
     if len(text) <= SHOWN_LENGTH:
         return text
     return f"{text[:20]}...{text[-4:]} ({len(text)} characters)"
@@ -112,10 +110,6 @@ def check_json_depth(text: str) -> None:
             depth -= 1
 
 
-def _pairs(pairs: list[tuple[str, Raw]]) -> RawMapping:
-    return RawMapping(pairs)
-
-
 def _integer(text: str) -> Number:
     return Number(read_integer(text), text)
 
@@ -133,7 +127,7 @@ def parse_json(text: str) -> Raw:
     try:
         tree: Raw = json.loads(
             text,
-            object_pairs_hook=_pairs,
+            object_pairs_hook=RawMapping,
             parse_int=_integer,
             parse_float=_real,
             parse_constant=_constant,
@@ -144,6 +138,4 @@ def parse_json(text: str) -> Raw:
             line=exc.lineno,
             column=exc.colno,
         ) from None
-    except RecursionError as exc:  # not reached: check_json_depth bounds the nesting
-        raise ManifestError(f"not valid JSON: {exc}") from None
     return tree

@@ -84,10 +84,6 @@ def _path(stack: list[_Frame]) -> str:
     return path
 
 
-def _line(event: yaml.Event) -> int:
-    return event.start_mark.line + 1 if event.start_mark is not None else 0
-
-
 def _mark(event: yaml.Event) -> tuple[int, int]:
     mark = event.start_mark
     return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)

@@ -1,14 +1,9 @@
 """Building blocks shared by the manifest and matrix Structs.
 
-Every contract Struct derives from `Contract`: unknown fields are refused, instances are
-immutable, and optional fields default to `None` (or an empty tuple) so that the canonical
-form (`msgspec.to_builtins`) omits them instead of writing `null`.
-
-Validation across fields lives in `__post_init__` and raises `FieldError`, which names the
-offending field so that the decoder reports the full JSON path (`$.spec.accelerator.arch`,
-not just `$.spec.accelerator`). A Struct with such a check says the same in JSON Schema in
-its `json_schema_rules` (merged into its schema by `supportgate.manifests.schema`), so that
-the schemas accept exactly what the decoder accepts.
+Optional fields default to `None` (or an empty tuple) so that the canonical form omits them
+instead of writing `null`. Validation across fields lives in `__post_init__` and raises
+`FieldError`, which names the field so that the decoder reports its full JSON path
+(`$.spec.accelerator.arch`, not just `$.spec.accelerator`).
 """
 
 from __future__ import annotations
@@ -159,7 +154,6 @@ class Contract(
 
 
 def check_arch(vendor: str, arch: str) -> None:
-    """NVIDIA architectures are `sm` + compute capability digits (sm80, sm90, sm100, sm90a)."""
     if vendor == "nvidia" and not _NVIDIA_ARCH.match(arch):
         raise FieldError(
             "arch",
@@ -168,25 +162,21 @@ def check_arch(vendor: str, arch: str) -> None:
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    """A sortable key for a Version: four integer parts, missing parts read as 0."""
     parts = [int(part) for part in version.split(".")]
     return tuple(parts + [0] * (4 - len(parts)))
 
 
 def check_range(low: str | None, below: str | None) -> None:
-    """A range `min <= v < below` must not be empty (the error names `below`)."""
     if low is not None and below is not None and version_key(low) >= version_key(below):
         raise FieldError("below", f"the range is empty: min {low!r} is not below {below!r}")
 
 
 def set_utc(struct: msgspec.Struct, name: str) -> None:
-    """Convert a (frozen) Struct's optional datetime field to UTC, from `__post_init__`.
-
-    The canonical form then always writes the time in UTC with a `Z`. A time outside the
-    years FIRST_YEAR to LAST_YEAR is refused (the policies could not compare it), and so is
-    one on their first or last day that is not in UTC: with another offset it may lie outside
-    them (1678-01-01T00:00:00+01:00 is in 1677), and the rule is simpler to state, here and in
-    the schema (EDGE_DAY_OFFSET_RE), than the exact limit.
+    """Convert a (frozen) Struct's optional datetime field to UTC, from `__post_init__`, so
+    that the canonical form writes it with a `Z`. A time the policies cannot compare is
+    refused, and so is one on the first or last day of their years that is not in UTC: with
+    another offset it may lie outside them (1678-01-01T00:00:00+01:00 is in 1677), and the
+    rule is simpler to state, here and in the schema (EDGE_DAY_OFFSET_RE), than the limit.
     """
     moment: datetime | None = getattr(struct, name)
     if moment is not None:
@@ -198,7 +188,6 @@ _EDGE_DAYS: Final = (date(FIRST_YEAR, 1, 1), date(LAST_YEAR, 12, 31))
 
 
 def check_comparable(moment: datetime, name: str) -> None:
-    """A FieldError on `name` unless `moment` is surely in the years the policies compare."""
     if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise FieldError(
             name,

@@ -1,10 +1,8 @@
 """Safe decoding of manifests and matrices from YAML or JSON, and their canonical form.
 
-Every failure is a `ManifestError` naming the JSON path of the failing field. Limits, checked
-before anything recursive runs: MAX_BYTES (`DocumentTooLargeError`) and MAX_DEPTH. A number
-where a string is expected (a version such as `9.20`) is read from YAML as the text written,
-and refused in JSON with a message to quote it. Numbers and booleans are never read from
-strings; duplicate keys are refused in both formats.
+Every failure is a `ManifestError` naming the JSON path of the failing field (the rules are
+supportgate.manifests._convert's); MAX_BYTES and MAX_DEPTH are checked before anything
+recursive runs.
 """
 
 from __future__ import annotations
@@ -52,7 +50,6 @@ Manifest = HardwareManifest | DeploymentManifest
 
 
 def format_of(name: str) -> Format:
-    """The format a file name implies: `.json` is JSON, anything else YAML."""
     return "json" if name.lower().endswith(".json") else "yaml"
 
 
@@ -149,15 +146,13 @@ _manifest_json: Final = msgspec.json.Decoder(Manifest)
 
 
 def _clean_json_manifest(data: bytes) -> Manifest | None:
-    """A JSON manifest that breaks no rule, decoded in one msgspec pass; None otherwise.
+    """A JSON manifest that breaks no rule, decoded in one msgspec pass; None otherwise, and
+    the careful path decides and names the field (a speed device: docs/performance.md).
 
-    The careful path (a raw tree walked beside the Struct types) costs ~0.4 ms for a typical
-    manifest, which matters to the API. Its rules are all met when msgspec's strict typed
-    decode succeeds (types, patterns, enums, unknown fields, post-init checks; nesting is
-    bounded by the types), the text holds no backslash-u escape (so no NUL, no lone surrogate)
-    and no object repeats a key, which msgspec would silently accept. Anything else goes the
-    careful way, which decides it and names the field. tests/manifests/test_decode_fast.py checks
-    that both ways agree.
+    Its rules are all met when msgspec's strict typed decode succeeds, the text holds no
+    backslash-u escape (so no NUL, no lone surrogate) and no object repeats a key, which
+    msgspec would silently accept. tests/manifests/test_decode_fast.py checks that both ways
+    agree.
     """
     if len(data) > MAX_BYTES or b"\\u" in data:
         return None
@@ -180,28 +175,26 @@ def _repeats_no_key(data: bytes) -> bool:
     return msgspec.json.format(data, indent=-1) == msgspec.json.encode(msgspec.json.decode(data))
 
 
-def _single(docs: list[T], what: str) -> T:
-    if len(docs) != 1:
-        raise ManifestError(f"expected one {what}, found {len(docs)} documents")
-    return docs[0]
-
-
 def _sourced(error: ManifestError, source: str | None) -> ManifestError:
     return error if source is None else error.with_source(source)
 
 
-def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> Manifest:
-    if fmt == "json":
-        fast = _clean_json_manifest(data)
-        if fast is not None:
-            return fast
+def _decode_one(data: bytes, target: Any, what: str, *, fmt: Format, source: str | None) -> Any:
     try:
         text = _text(data)
-        docs = [_single(_documents(text, fmt), "manifest")]
+        docs = _documents(text, fmt)
     except ManifestError as exc:
         raise _sourced(exc, source) from None
-    [manifest] = _convert_each(text, docs, Manifest, numbers_as_text=fmt == "yaml", source=source)
-    return cast(Manifest, manifest)
+    if len(docs) != 1:
+        raise _sourced(ManifestError(f"expected one {what}, found {len(docs)} documents"), source)
+    return _convert_each(text, docs, target, numbers_as_text=fmt == "yaml", source=source)[0]
+
+
+def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> Manifest:
+    fast = _clean_json_manifest(data) if fmt == "json" else None
+    if fast is not None:
+        return fast
+    return cast(Manifest, _decode_one(data, Manifest, "manifest", fmt=fmt, source=source))
 
 
 def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
@@ -301,13 +294,7 @@ def decode_json(data: bytes, target: type[T]) -> T:
 
 
 def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Matrix:
-    try:
-        text = _text(data)
-        docs = [_single(_documents(text, fmt), "matrix")]
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
-    [matrix] = _convert_each(text, docs, Matrix, numbers_as_text=fmt == "yaml", source=source)
-    return cast(Matrix, matrix)
+    return cast(Matrix, _decode_one(data, Matrix, "matrix", fmt=fmt, source=source))
 
 
 def to_builtins(struct: msgspec.Struct) -> dict[str, Any]:

@@ -25,9 +25,7 @@ class Judged(Protocol):
 @dataclass(frozen=True, slots=True)
 class Reason:
     gained: tuple[Violation, ...]
-    """Violations of the later decision whose (rule, severity) the earlier one did not have."""
     lost: tuple[Violation, ...]
-    """Violations of the earlier decision whose (rule, severity) the later one does not have."""
 
 
 def verdict_reason(
@@ -37,20 +35,16 @@ def verdict_reason(
     `severities` (none given: every severity, `waived` too), each list in rule order."""
     old = _counted(before.violations if before else (), severities)
     new = _counted(after.violations, severities)
-    old_pairs = {(v.rule, v.severity) for v in old}
-    new_pairs = {(v.rule, v.severity) for v in new}
-    return Reason(
-        gained=tuple(
-            sorted(
-                (v for v in new if (v.rule, v.severity) not in old_pairs), key=Violation.sort_key
-            )
-        ),
-        lost=tuple(
-            sorted(
-                (v for v in old if (v.rule, v.severity) not in new_pairs), key=Violation.sort_key
-            )
-        ),
-    )
+    return Reason(gained=_unmatched(new, old), lost=_unmatched(old, new))
+
+
+def _unmatched(
+    violations: tuple[Violation, ...], others: tuple[Violation, ...]
+) -> tuple[Violation, ...]:
+    """The `violations` whose (rule, severity) none of `others` has."""
+    pairs = {(v.rule, v.severity) for v in others}
+    found = (v for v in violations if (v.rule, v.severity) not in pairs)
+    return tuple(sorted(found, key=Violation.sort_key))
 
 
 def _counted(

@@ -1,7 +1,5 @@
-"""HTTP: the support matrix. GET /v1/matrix (the current version with its document),
-GET /v1/matrix/versions (every version, newest effective first, without documents),
-GET /v1/matrix/versions/{version} (one version with its document), POST /v1/matrix (publish).
-One service call each. POST /v1/matrix/impact is supportgate.impact's."""
+"""HTTP: the support matrix, one service call each (POST /v1/matrix/impact is
+supportgate.impact's)."""
 
 from __future__ import annotations
 

@@ -154,13 +154,10 @@ class MatrixService:
     def get(self, version: str) -> PublishedMatrix | None:
         return next((v for v in self.versions() if v.version == version), None)
 
-    # The HTTP views: what the matrix endpoints answer.
-
     @in_thread
     def publish_document(
         self, data: bytes, *, fmt: Format, published_by: str | None
     ) -> MatrixVersionDetail:
-        """Decode and publish a matrix document (ManifestError naming the field when invalid)."""
         view = self.publish_view(decode_matrix(data, fmt=fmt), published_by=published_by)
         log.info(
             "matrix_published",
@@ -173,7 +170,6 @@ class MatrixService:
         return view
 
     def publish_view(self, matrix: Matrix, *, published_by: str | None) -> MatrixVersionDetail:
-        """Publish, and say whether the new version is current, pending or never applied."""
         published = self.publish(matrix, published_by=published_by)
         return self._detail(published, self._clock.now())
 
@@ -248,8 +244,6 @@ def _load(row: MatrixVersion) -> LoadedMatrix:
 
 
 def _published(row: MatrixVersion | MatrixPublication, loaded: LoadedMatrix) -> PublishedMatrix:
-    """A version as the service holds it, from its stored row or from the publication just
-    written (the same fields)."""
     return PublishedMatrix(
         version=row.version,
         effective_from=row.effective_from,

@@ -5,10 +5,9 @@ from typing import Annotated
 
 import msgspec
 
-from supportgate.manifests.common import END_GUARD
+from supportgate.manifests.common import DNS_LABEL_RE, END_GUARD
 from supportgate.manifests.decision import ManifestKind
 
-NAME_PATTERN = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # metadata.name (docs/manifests.md)
 MAX_JUSTIFICATION = 4096
 LATEST_EXPIRY = datetime(2200, 1, 1, tzinfo=UTC)
 """expires_at must be before this: the policies compare times as int64 nanoseconds (up to
@@ -33,7 +32,7 @@ class WaiverRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
     name: Annotated[
         str,
         msgspec.Meta(
-            description="the manifest's `metadata.name`", pattern=NAME_PATTERN + END_GUARD
+            description="the manifest's `metadata.name`", pattern=DNS_LABEL_RE + END_GUARD
         ),
     ]
     justification: Annotated[

@@ -644,3 +644,14 @@ def test_a_report_that_cannot_be_written_is_an_input_error(
     assert code == 2
     assert f"--report: cannot write {nowhere}" in err
     assert run_cli(capsys, "check", "--report", "pdf=x", "a.yaml")[0] == 2
+
+
+def test_a_matrix_that_does_not_validate_is_a_problem_in_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write(tmp_path, "h.yaml", H100)
+    matrix = write(tmp_path, "m.yaml", "version: 1.0\nengines: {}\n")
+    code, out, _ = run(capsys, "--format", "json", "--matrix", str(matrix), str(good))
+    assert code == 2
+    [error] = json.loads(out)["errors"]
+    assert (error["source"], error["field"]) == (str(matrix), "$.evidence_max_age_days")

@@ -437,3 +437,14 @@ def test_errors_inside_nested_dicts_name_every_key() -> None:
     with pytest.raises(ManifestError) as caught:
         decode_matrix(data, fmt="yaml")
     assert caught.value.path == "$.engines.deepinfer.provides[1]"
+
+
+def test_a_failing_dict_key_is_named() -> None:
+    second = MATRIX.replace(
+        "engines:\n",
+        'engines:\n  "":\n    models: []\n    platforms: []\n    host: {os: [linux]}\n',
+    )
+    with pytest.raises(ManifestError) as caught:
+        decode_matrix(second.encode(), fmt="yaml")
+    assert caught.value.path == "$.engines['']"
+    assert "length >= 1" in caught.value.message

@@ -33,7 +33,6 @@ THREAD_HOPS = frozenset(
         "supportgate/threads.py",
         # the POST path's own hops, which the evaluation of a new manifest moves off the loop
         "supportgate/evaluations/services.py",
-        "supportgate/evaluations/dry_run.py",
     }
 )
 

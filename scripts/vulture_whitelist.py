@@ -119,6 +119,11 @@ _.local_definitions
 _.import_ap
 _.back_matter
 
+# A webhook subscription's fields on the wire (GET /v1/webhooks), copied from its row by
+# msgspec.convert (supportgate/webhooks/services.py).
+_.disabled_at
+_.disabled_reason
+
 # The console's Jinja templates read these view fields (supportgate/console/templates/).
 _.causes
 _.chart

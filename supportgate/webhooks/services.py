@@ -105,7 +105,7 @@ class WebhookService:
             created_by=created_by,
         )
         with transaction(self._sessions, write=True) as session:
-            repository.insert_subscription(session, row)
+            session.add(row)
         log.info("webhook_subscribed", subscription=row.id, url=url, created_by=created_by)
         return WebhookCreated(**msgspec.structs.asdict(_view(row, 0)), secret=row.secret)
 
@@ -191,18 +191,7 @@ def check_url(url: str, allow: AllowList) -> str:
 
 
 def _view(row: WebhookSubscription, pending: int) -> Webhook:
-    return Webhook(
-        id=row.id,
-        url=row.url,
-        description=row.description,
-        state=row.state,  # type: ignore[arg-type]
-        created_at=row.created_at,
-        created_by=row.created_by,
-        consecutive_failures=row.consecutive_failures,
-        pending_deliveries=pending,
-        disabled_at=row.disabled_at,
-        disabled_reason=row.disabled_reason,
-    )
+    return msgspec.convert({**row.model_dump(), "pending_deliveries": pending}, Webhook)
 
 
 def _delivery(row: WebhookDelivery, attempts: list[WebhookAttempt]) -> Delivery:
@@ -215,14 +204,5 @@ def _delivery(row: WebhookDelivery, attempts: list[WebhookAttempt]) -> Delivery:
         finished_at=row.finished_at,
         last_status_code=row.last_status_code,
         last_error=row.last_error,
-        attempts=[
-            DeliveryAttempt(
-                attempt=attempt.attempt,
-                at=attempt.at,
-                status_code=attempt.status_code,
-                error=attempt.error,
-                duration_ms=attempt.duration_ms,
-            )
-            for attempt in attempts
-        ],
+        attempts=msgspec.convert(attempts, list[DeliveryAttempt], from_attributes=True),
     )

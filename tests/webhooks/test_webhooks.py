@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from supportgate.db import transaction
-from supportgate.webhooks import enqueue_alert_deliveries
+from supportgate.webhooks.outbox import enqueue_alert_deliveries
 
 from ..api import Api, running_api
 from ..api_support import created, hardware, named

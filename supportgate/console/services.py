@@ -32,6 +32,7 @@ from supportgate.matrix.services import MatrixService
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.oscal.services import OscalReports
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from supportgate.policy.inputs import format_time
 from supportgate.policy.live import LivePolicies
 from supportgate.policy.views import PolicyView, policy_view
 from supportgate.threads import in_thread
@@ -306,7 +307,10 @@ class ConsoleService:
     def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
         matrices = self._matrices
         versions = matrices.version_list().items
-        current = _document_in_effect(matrices)
+        try:
+            current: Mapping[str, Any] | None = matrices.current_view().document
+        except PolicyEngineUnavailable:  # before any version takes effect
+            current = None
         old, new = given(old), given(new)
         if old is None and new is None and len(versions) >= 2:  # noqa: PLR2004 - a pair
             new, old = versions[0].version, versions[1].version
@@ -341,7 +345,8 @@ class ConsoleService:
     def alerts(self, query: Query, *, cursor: str | None) -> ListPage[AlertView]:
         """Alerts newest first, each with why (`gained`, `lost`); `since` defaults to
         ALERT_WINDOW ago."""
-        start = query.get("since") or _format(self._clock.now() - ALERT_WINDOW)
+        window_start = (self._clock.now() - ALERT_WINDOW).replace(microsecond=0)
+        start = query.get("since") or format_time(window_start)
         query = Query({**query.values, "since": start})
         page = self._alerts.page(
             since=start,
@@ -440,15 +445,3 @@ def _day(field_name: str, text: str | None, now: datetime) -> date | None:
 
 def _day_end(day: date, now: datetime) -> datetime:
     return min(datetime.combine(day, time.max, UTC), now)
-
-
-def _format(moment: datetime) -> str:
-    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _document_in_effect(matrices: MatrixService) -> Mapping[str, Any] | None:
-    """The matrix document in effect now; None before any version takes effect."""
-    try:
-        return matrices.current_view().document
-    except PolicyEngineUnavailable:
-        return None

@@ -1,13 +1,6 @@
-"""/health/live, /health/ready and /metrics, open to everyone.
-
-Ready means each of these holds (`checks` names the one that does not, HTTP 503):
-- database: it answers and holds every table of the schema;
-- ledger: its writer is running, and after a failed write the database takes one again
-  (LedgerWriter.check_ready);
-- policy_engine: the engine is reachable (PolicyEngine.check_ready) and answers a canary
-  evaluation (a small HardwareManifest under the
-  current matrix) with a decision document; its result is kept CANARY_SECONDS on the clock,
-  so a probe every second costs one evaluation every few seconds.
+"""/health/live, /health/ready and /metrics, open to everyone. Ready means the database, the
+ledger's writer and the policy engine (a canary evaluation, its result kept CANARY_SECONDS)
+can serve (docs/ledger.md); `checks` names the one that cannot, with a 503.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """One sweep, batch by batch: `read`, `plan` (evaluate what the memo does not know
-unchanged), `commit`; services.py runs the three as a pipeline. A decision is recorded when
-the verdict, the violations (rule, severity, path, waiver; not the message text, which quotes
-the evaluation time) or the matrix version / policy revision differ from the manifest's
-latest decision. Each batch is one ledger Batch, written in one transaction with the sweep's
-cursor. Killed at any point, the sweep resumes after the last committed batch: nothing is
-recorded twice or skipped.
-
-Under the log's head lock a decision is dropped when its manifest changed since the batch
-was read (a submission recorded a newer decision, or it was untracked).
+unchanged), `commit` (one ledger Batch, with the sweep's cursor); services.py runs the three
+as a pipeline. What is recorded, and why a sweep killed at any point resumes without recording
+anything twice: docs/reevaluation.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The timed triggers (the cron, a matrix version's `effective_from`, waiver expiry, policy
-reload, the matrix source's poll), on APScheduler 3, the only module that imports it.
-
-The cron's sweep is keyed by the minute it fired for, so replicas firing together start one
-sweep; a cron instant that passed while the service was down (after the last cron sweep) is
-swept at its first tick. A waiver expiry that passed while the service was down is applied at
-its first tick. Each part of a tick is a job that fails alone: logged
-(`scheduler_job_failed`), counted (`JobFailed`: /metrics) and tried again at the next tick.
+reload, the matrix source's poll), on APScheduler 3, the only module that imports it. Time
+missed while down is made up at the first tick; each part of a tick is a job that fails alone
+(docs/reevaluation.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Re-evaluation sweeps: asking for one, running them, and what the API shows of them.
-
-A sweep is a `sweeps` row, unique per `trigger` (the same trigger twice is the same sweep,
-in this process or another). Sweeps run one at a time per database, oldest first,
-in a worker thread; a sweep left unfinished by a dead process is resumed from its cursor by
-whichever process next takes the lock (at startup, and every POLL_SECONDS). The matrix a
-sweep judges under is pinned when it starts running, so a resumed sweep judges alike.
+"""Re-evaluation sweeps: asking for one, running them, and what the API shows of them. A
+sweep is a `sweeps` row, unique per `trigger`; sweeps run one at a time per database, resume
+from their cursor, and judge under the matrix pinned when they start (docs/reevaluation.md).
 """
 
 from __future__ import annotations

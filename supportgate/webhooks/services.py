@@ -1,5 +1,5 @@
 """Webhook subscriptions: create (with a new secret), list, delete, the delivery log; and the
-dispatcher's start and stop, with the service."""
+dispatcher (`dispatcher`), which the runtime starts and stops."""
 
 from __future__ import annotations
 
@@ -64,15 +64,6 @@ class WebhookService:
         self._allow = allow or AllowList()
         self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock, allow=allow)
 
-    def start(self) -> None:
-        self.dispatcher.start()
-
-    def stop(self) -> None:
-        self.dispatcher.stop()
-
-    def wake(self) -> None:
-        self.dispatcher.wake()
-
     def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
         """Tell the subscribers (the policies' reload is no write of the ledger: the deliveries
         are written here, in their own transaction)."""
@@ -89,7 +80,7 @@ class WebhookService:
                 now=now,
             )
         if enqueued:
-            self.wake()
+            self.dispatcher.wake()
 
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
         url = check_url(request.url, self._allow)

@@ -216,8 +216,7 @@ class PageController(Controller):
 
     @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
-        page = await console.webhooks()
-        return render(request, "webhooks.html.j2", page=page)
+        return render(request, "webhooks.html.j2", subscriptions=await console.webhooks())
 
     @get("/waivers", opt=WAIVERS)
     async def waivers(

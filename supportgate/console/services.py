@@ -184,11 +184,6 @@ class Subscription:
     more: bool
 
 
-@dataclass(frozen=True, slots=True)
-class WebhooksPage:
-    subscriptions: list[Subscription]
-
-
 class ConsoleService:
     def __init__(
         self,
@@ -402,7 +397,7 @@ class ConsoleService:
         return found.isoformat(), body
 
     @in_thread
-    def webhooks(self) -> WebhooksPage:
+    def webhooks(self) -> list[Subscription]:
         webhooks = self._webhooks
         found = []
         for webhook in webhooks.subscriptions().items:
@@ -411,7 +406,7 @@ class ConsoleService:
             )
             if page is not None:  # else deleted since it was listed
                 found.append(Subscription(webhook, page.items, page.next_cursor is not None))
-        return WebhooksPage(found)
+        return found
 
     @in_thread
     def waivers(self, query: Query, *, cursor: str | None) -> ListPage[WaiverView]:

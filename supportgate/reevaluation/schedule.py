@@ -50,15 +50,6 @@ class MatrixSourcePoll(Protocol):
     def poll(self, *, requested: bool = False) -> object: ...
 
 
-def cron_trigger(expression: str) -> CronTrigger:
-    try:
-        return CronTrigger.from_crontab(expression, timezone=UTC)
-    except ValueError as exc:
-        raise UsageError(
-            f"not a crontab line ({exc})", field="SUPPORTGATE_REEVALUATE_CRON"
-        ) from exc
-
-
 class SweepScheduler:
     """What is due is decided by tick() against the clock; APScheduler only wakes it. So a test
     moves a fake clock and calls tick() rather than wait for a minute or an expiry to pass."""
@@ -80,7 +71,11 @@ class SweepScheduler:
         self._reevaluation = reevaluation
         self._matrix_source = matrix_source
         self._matrices = matrices
-        self._cron = cron_trigger(cron)
+        try:
+            self._cron = CronTrigger.from_crontab(cron, timezone=UTC)
+        except ValueError as exc:
+            field = "SUPPORTGATE_REEVALUATE_CRON"
+            raise UsageError(f"not a crontab line ({exc})", field=field) from exc
         self.waivers = waivers
         self._policies = policies
         self._clock = clock

@@ -119,10 +119,11 @@ _.local_definitions
 _.import_ap
 _.back_matter
 
-# A webhook subscription's fields on the wire (GET /v1/webhooks), copied from its row by
-# msgspec.convert (supportgate/webhooks/services.py).
+# Webhook subscriptions' and deliveries' fields on the wire (GET /v1/webhooks, .../deliveries),
+# copied from their rows by msgspec.convert (supportgate/webhooks/services.py).
 _.disabled_at
 _.disabled_reason
+_.last_status_code
 
 # The console's Jinja templates read these view fields (supportgate/console/templates/).
 _.causes

@@ -35,7 +35,6 @@ from .targets import AllowList, TargetRefused, check_subscription_host
 from .views import (
     URL_PATTERN,
     Delivery,
-    DeliveryAttempt,
     DeliveryPage,
     Webhook,
     WebhookCreate,
@@ -186,14 +185,7 @@ def _view(row: WebhookSubscription, pending: int) -> Webhook:
 
 
 def _delivery(row: WebhookDelivery, attempts: list[WebhookAttempt]) -> Delivery:
-    return Delivery(
-        id=row.message_id,
-        alert_id=row.alert_id,
-        status=row.status,  # type: ignore[arg-type]
-        created_at=row.created_at,
-        next_attempt_at=row.next_attempt_at if row.status == "pending" else None,
-        finished_at=row.finished_at,
-        last_status_code=row.last_status_code,
-        last_error=row.last_error,
-        attempts=msgspec.convert(attempts, list[DeliveryAttempt], from_attributes=True),
-    )
+    values = {**row.model_dump(), "id": row.message_id, "attempts": attempts}
+    if row.status != "pending":
+        values["next_attempt_at"] = None
+    return msgspec.convert(values, Delivery, from_attributes=True)

@@ -119,6 +119,12 @@ _.local_definitions
 _.import_ap
 _.back_matter
 
+# Webhook subscriptions' and deliveries' fields on the wire (GET /v1/webhooks, .../deliveries),
+# copied from their rows by msgspec.convert (supportgate/webhooks/services.py).
+_.disabled_at
+_.disabled_reason
+_.last_status_code
+
 # The console's Jinja templates read these view fields (supportgate/console/templates/).
 _.causes
 _.chart

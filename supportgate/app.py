@@ -16,7 +16,7 @@ from supportgate.auth.controllers import routes as key_routes
 from supportgate.auth.guard import KeyGuard
 from supportgate.auth.views import OWNER
 from supportgate.config import Settings
-from supportgate.console import console_mount, create_console
+from supportgate.console.app import console_mount, create_console
 from supportgate.console.logins import ConsoleSessions
 from supportgate.console.services import ConsoleService
 from supportgate.evaluations.controllers import routes as evaluation_routes

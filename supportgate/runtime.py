@@ -216,7 +216,7 @@ class Runtime:
         self.prepare_database(upgrade_schema=upgrade_schema)
         self.checkpointer.start()  # first: a key that cannot be had refuses the start
         self.ledger.start()
-        self.webhooks.start()
+        self.webhooks.dispatcher.start()
         self.reevaluation.start()
         self.sweeps.start()
         log.info(
@@ -231,7 +231,7 @@ class Runtime:
     def stop(self) -> None:
         self.sweeps.stop()
         self.reevaluation.stop()
-        self.webhooks.stop()
+        self.webhooks.dispatcher.stop()
         self.ledger.stop()
         self.keys.flush_last_used(everything=True)
         self.checkpointer.stop()  # after the last write: signs it
@@ -246,7 +246,7 @@ def react(runtime: Runtime) -> None:
     after the write's commit, before its writer hears back, in the order registered here."""
     on = runtime.events.on
     on(DecisionsRecorded, runtime.metrics.count_decisions)
-    on(DeliveriesEnqueued, lambda _enqueued: runtime.webhooks.wake())
+    on(DeliveriesEnqueued, lambda _enqueued: runtime.webhooks.dispatcher.wake())
     on(HardwareRecorded, runtime.reevaluation.hardware_recorded)
     on(MatrixPublished, runtime.reevaluation.matrix_published)
     on(WaiverChanged, runtime.reevaluation.waiver_changed)

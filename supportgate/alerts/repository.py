@@ -88,8 +88,7 @@ def page(
     limit: int,
     newest_first: bool = False,
 ) -> Sequence[Any]:
-    """Alerts oldest first (by seq; `newest_first`: the other way), matching `where`, after
-    the cursor's seq in that order."""
+    """Oldest first (the API) or newest first (the console), after the cursor's seq."""
     statement = select(*(_alerts.c[column] for column in COLUMNS))
     if where.since is not None:
         statement = statement.where(_alerts.c.at >= where.since)

@@ -1,17 +1,10 @@
 """Alerts: made in the ledger's write, read by GET /v1/alerts.
 
-`record_alerts(session, decisions, now)` is a step of the ledger's transaction
-(supportgate/ledger/write.py, under the log's head lock, before the tracked verdicts move): a
-decision whose verdict differs from that of its tracked manifest's latest decision is an
-alert `{id, manifest, from, to, cause, matrix_version, at, decision_id, gained, lost}`.
-`gained` and `lost` say why: the violations the decision gained and lost against the
-manifest's decision just before it (supportgate/manifests/reasons.py). They are worked out
-from the two decisions, alike when the alert is written (for its webhook body; the one before
-is the tracked manifest's latest decision) and when it is read (the manifest's decision just
-before the alert's in the log: the same one), so the alert stores no copy of them. A
-manifest seen for the first time has no verdict to change from, so no alert. The next step of that
-transaction puts the alerts in the webhook outbox (supportgate/webhooks/outbox.py): an alert
-exists if and only if its deliveries do.
+An alert's `gained` and `lost` (why its verdict changed: supportgate/manifests/reasons.py)
+are worked out from its decision and the manifest's decision just before it, alike when the
+alert is written (for its webhook body) and when it is read, so the alert stores no copy of
+them. The next step of the ledger's transaction puts the alerts in the webhook outbox
+(supportgate/webhooks/outbox.py): an alert exists if and only if its deliveries do.
 """
 
 from __future__ import annotations
@@ -45,9 +38,11 @@ from .views import AlertPage, AlertView
 def record_alerts(
     session: Session, decisions: Sequence[Decision], now: datetime
 ) -> list[dict[str, Any]]:
-    """Write an alert per verdict change among `decisions` (in order); the alerts as
-    GET /v1/alerts shows them. Call before the tracked verdicts move, after the decisions are
-    inserted (an alert names its decision)."""
+    """Write an alert per verdict change among `decisions` (in order; a manifest seen for the
+    first time has no verdict to change from); the alerts as GET /v1/alerts shows them. A step
+    of the ledger's transaction (supportgate/ledger/write.py, under the log's head lock): after
+    the decisions are inserted (an alert names its decision), before the tracked verdicts
+    move."""
     previous: dict[tuple[str, str], Standing | Decision] = dict(
         repository.latest_standings(
             session, {(d.manifest.kind, d.manifest.name) for d in decisions}
@@ -97,8 +92,6 @@ class AlertService:
         matrix_version: str | None = None,
         newest_first: bool = False,
     ) -> AlertPage:
-        """Alerts oldest first (the console: newest first); each filter (None: any) a
-        UsageError naming it when bad."""
         check_choice("kind", kind, MANIFEST_KINDS)
         check_choice("cause", cause, CAUSES)
         where = AlertFilter(

@@ -1,12 +1,7 @@
-"""The console: its own Litestar application, mounted by the API at /ui.
-
-Its own application, so that what a browser needs stays out of the API: its guard reads the
-server-side session its cookie names (guard.console_session_guard; the API's guard reads
-only the Authorization header), every POST needs the CSRF token (session.check_csrf), every
-response carries the security headers (headers.py), errors are pages (and a missing login a
-redirect to it), and nothing of it is in the OpenAPI document. The API's guard lets the
-mount through (`opt={"console": True}`); the request observer around the API still logs and
-times every console request.
+"""The console: its own Litestar application, mounted by the API at /ui, so that what a
+browser needs (the session cookie, CSRF, HTML error pages) stays out of the API and its
+OpenAPI document (docs/console.md). The API's guard lets the mount through
+(`opt={"console": True}`).
 """
 
 from __future__ import annotations

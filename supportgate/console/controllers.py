@@ -32,13 +32,14 @@ from .pages import (
     WAIVERS,
     WEBHOOKS,
 )
-from .rendering import render
+from .rendering import error_page, render
 from .services import (
     ALERT_FIELDS,
     AUDIT_FIELDS,
     MANIFEST_FIELDS,
     WAIVER_FIELDS,
     ConsoleService,
+    FleetFile,
     Query,
 )
 from .session import CONSOLE_COOKIE, CONSOLE_PATH, local_target, login_cookies, logout_cookies
@@ -51,6 +52,14 @@ KeyGuardDep = NamedDependency[KeyGuard]
 
 def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
     return Query.of(fields, {name: request.query_params.get(name) for name in fields})
+
+
+async def _fleet_file(
+    console: ConsoleService, day: str | None, what: FleetFile, filename: str
+) -> Response[bytes]:
+    found, body = await console.fleet_file(day, what)
+    media_type = MediaType.JSON if what == "oscal" else CSV_MEDIA_TYPE
+    return Response(body, media_type=media_type, headers=attachment(filename.format(found)))
 
 
 class SessionController(Controller):
@@ -74,13 +83,7 @@ class SessionController(Controller):
             return render(request, "login.html.j2", status_code=401, next_page=target, error=error)
         if not role_allows(principal.role, CONSOLE_ROLE):
             detail = f"the console needs the {CONSOLE_ROLE} role; key {principal.name!r} has "
-            return render(
-                request,
-                "error.html.j2",
-                status_code=403,
-                status=403,
-                detail=detail + principal.role,
-            )
+            return error_page(request, 403, detail + principal.role)
         # A login replaces the session this browser had: an id planted before it opens nothing.
         await logins.end_in_thread(request.cookies.get(CONSOLE_COOKIE))
         session_id = await logins.begin_in_thread(principal)
@@ -197,41 +200,23 @@ class PageController(Controller):
     async def fleet_csv(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, text = await console.fleet_csv(day)
-        filename = f"supportgate-fleet-{found}.csv"
-        return Response(
-            text,
-            media_type=CSV_MEDIA_TYPE,
-            headers=attachment(filename),
-        )
+        return await _fleet_file(console, day, "report", "supportgate-fleet-{}.csv")
 
     @get("/fleet.manifests.csv", opt=FLEET)
     async def fleet_manifests_csv(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, text = await console.fleet_manifests_csv(day)
-        return Response(
-            text,
-            media_type=CSV_MEDIA_TYPE,
-            headers=attachment(f"supportgate-fleet-manifests-{found}.csv"),
-        )
+        return await _fleet_file(console, day, "manifests", "supportgate-fleet-manifests-{}.csv")
 
     @get("/fleet.oscal.json", opt=FLEET_OSCAL)
     async def fleet_oscal(
         self, console: ConsoleDep, day: FromQuery[str | None] = None
     ) -> Response[bytes]:
-        found, document = await console.fleet_oscal(day)
-        filename = f"supportgate-fleet-{found}.oscal.json"
-        return Response(
-            document,
-            media_type=MediaType.JSON,
-            headers=attachment(filename),
-        )
+        return await _fleet_file(console, day, "oscal", "supportgate-fleet-{}.oscal.json")
 
     @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
-        page = await console.webhooks()
-        return render(request, "webhooks.html.j2", page=page)
+        return render(request, "webhooks.html.j2", subscriptions=await console.webhooks())
 
     @get("/waivers", opt=WAIVERS)
     async def waivers(

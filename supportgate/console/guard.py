@@ -1,9 +1,5 @@
-"""The console's guard: the server-side session its cookie names, then the page's role.
-
-Only the console application installs it (supportgate/console/app.py), so the cookie opens
-nothing under /v1; it never reads an Authorization header either. No cookie, or a session
-that does not exist or has ended (supportgate/console/logins.py), is a redirect to the login
-form; a role too small for the page (supportgate/console/pages.py) is the 403 page.
+"""The console's guard: the server-side session its cookie names, then the page's role. Only
+the console application installs it, so the cookie opens nothing under /v1.
 """
 
 from __future__ import annotations

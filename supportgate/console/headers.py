@@ -1,17 +1,6 @@
-"""The security headers of every console response (pages, errors, redirects, static files).
-
-- `Content-Security-Policy`: nothing but the console's own stylesheet, script and forms. The
-  one script is a static file (`static/console.js`, which shows times in the viewer's zone);
-  nothing inline runs (no inline `<script>`, no `on...=` attributes, no `style=` attributes;
-  tests/browser checks that Chromium reports no violation on any page), nothing loads from
-  elsewhere, forms post only to the console, and `frame-ancestors 'none'` keeps every page
-  out of every frame (clickjacking), even of a page on the same site.
-- `X-Frame-Options: DENY`: the same refusal for browsers older than frame-ancestors.
-- `X-Content-Type-Options: nosniff`: a response is only ever what its Content-Type says.
-- `Referrer-Policy: same-origin`: a link out of the console never carries its URL (filters,
-  manifest names) to another site.
-
-Hand-written rather than a library: four constant headers on one ASGI app need no more.
+"""The security headers of every console response (pages, errors, redirects, static files;
+why each: docs/console.md). Hand-written rather than a library: four constant headers on one
+ASGI app need no more.
 """
 
 from __future__ import annotations
@@ -39,8 +28,6 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 
 
 def with_security_headers(app: ASGIApp) -> ASGIApp:
-    """`app` with SECURITY_HEADERS added to every HTTP response it starts."""
-
     async def secured(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)

@@ -1,22 +1,10 @@
-"""Console sessions, kept server-side: the one writer of the console_sessions table.
+"""Console sessions, kept server-side: the one writer of the console_sessions table (how a
+session ends: docs/console.md).
 
-A login gets a random id (32 bytes from `secrets`, 43 url-safe characters) that only its
-cookie holds. The table keeps the id's sha256 (as for API keys, 256 random bits make an
-unsalted hash enough, and the lookup stays one indexed equality), the key the session acts
-as, when it began and when it was last used. A session ends:
-
-- at logout (its row is deleted), and when the same browser logs in again;
-- `idle_timeout` seconds after its last request, or `session_timeout` seconds after its
-  login however busy it is (Settings.console_idle_timeout / console_session_timeout);
-- the moment its key may no longer act: every request asks KeyService.principal_by_id, which
-  answers from the key table as read within the last second, so a key revoked or expired
-  ends the sessions opened with it (at once on the replica that revoked it, within 2 s on
-  the others).
-
-Every replica reads the same table, so a session holds, and ends, on all of them at once.
-`last_seen_at` is written at most once per `touch_interval` (a tenth of the idle timeout, at
-most a minute), not on every request: the idle timeout may then end a session that much
-early, never late.
+The table keeps the id's sha256: as for API keys, 256 random bits make an unsalted hash
+enough, and the lookup stays one indexed equality. `last_seen_at` is written at most once per
+`touch_interval` (a tenth of the idle timeout, at most a minute), not on every request: the
+idle timeout may then end a session that much early, never late.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """A structural diff of two support matrix documents: what was added, removed or changed,
-named by where it is (`engines.deepinfer.platforms[nvidia/sm100].toolkit.min`).
-
-Lists of names (models, host.os, provides, arch_dependencies) are compared as sets; lists of
-platforms, alternatives and accelerator families are matched on their identity (vendor/arch,
-name, vendor/patterns), so a platform whose toolkit range moved is one change, not a removal
-and an addition.
+named by where it is (`engines.deepinfer.platforms[nvidia/sm100].toolkit.min`). Lists of
+names compare as sets; platforms, alternatives and accelerator families match on their
+identity, so a moved toolkit range is one change, not a removal and an addition.
 """
 
 from __future__ import annotations

@@ -59,7 +59,6 @@ MENU: tuple[tuple[str, str, dict[str, Any]], ...] = (
 
 
 def menu(principal: Principal | None) -> list[tuple[str, str]]:
-    """(path under /ui, label) of each page the principal may open."""
     if principal is None:
         return []
     return [(href, label) for href, label, opt in MENU if role_allows(principal.role, opt["role"])]

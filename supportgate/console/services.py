@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlencode
 
 import msgspec
@@ -32,6 +32,7 @@ from supportgate.matrix.services import MatrixService
 from supportgate.matrix.views import MatrixVersionSummary
 from supportgate.oscal.services import OscalReports
 from supportgate.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from supportgate.policy.inputs import format_time
 from supportgate.policy.live import LivePolicies
 from supportgate.policy.views import PolicyView, policy_view
 from supportgate.threads import in_thread
@@ -61,6 +62,8 @@ RECENT_DELIVERIES = 5
 FLEET_WINDOW = timedelta(days=30)
 """The fleet page compares today with this long ago unless told otherwise."""
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+Item = TypeVar("Item")
+FleetFile = Literal["report", "manifests", "oscal"]
 
 
 def given(value: str | None) -> str | None:
@@ -96,14 +99,19 @@ class Choices:
     verdicts: tuple[str, ...] = VERDICTS
     rules: tuple[str, ...] = ()
     causes: tuple[str, ...] = CAUSES
+    matrix_versions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class ManifestsPage:
+class ListPage(Generic[Item]):
+    """A list page: its filters as given, their choices, one page of items."""
+
     query: Query
     choices: Choices
-    items: list[TrackedManifest]
+    items: list[Item]
     next_cursor: str | None
+    now: datetime | None = None
+    """The waivers page's: what expiry is counted down from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,22 +126,12 @@ class ManifestPage:
     """The decisions offered for a comparison: the latest DIFF_CHOICES, newest first."""
     decisions: list[Decision]
     next_cursor: str | None
-    cursor: str | None
     diff: DecisionDiff | None
     a: str | None
     b: str | None
     deployments: list[TrackedManifest] = field(default_factory=list)
     """A pool's: the tracked deployments whose `hardware.ref` names it, (kind, name) order."""
     more_deployments: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class AuditPage:
-    query: Query
-    choices: Choices
-    items: list[Decision]
-    next_cursor: str | None
-    cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,17 +150,6 @@ class ImpactPage:
     report: ImpactReport | None
     error: str | None
     status_code: int = 200
-
-
-@dataclass(frozen=True, slots=True)
-class AlertsPage:
-    query: Query
-    """The filters as given, `since` filled with the default window's start when not."""
-    choices: Choices
-    matrix_versions: tuple[str, ...]
-    items: list[AlertView]
-    """Newest first, each with why (`gained`, `lost`)."""
-    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,20 +182,6 @@ class Subscription:
     webhook: Webhook
     deliveries: list[Delivery]
     more: bool
-
-
-@dataclass(frozen=True, slots=True)
-class WebhooksPage:
-    subscriptions: list[Subscription]
-
-
-@dataclass(frozen=True, slots=True)
-class WaiversPage:
-    query: Query
-    choices: Choices
-    items: list[WaiverView]
-    next_cursor: str | None
-    now: datetime
 
 
 class ConsoleService:
@@ -245,12 +218,11 @@ class ConsoleService:
         return Choices(rules=tuple(sorted(self._policies.catalog)))
 
     def rules(self) -> PolicyView:
-        """GET /v1/policy's document: the revision, the organisation bundles, every rule."""
         policies = self._policies
         return policy_view(policies.bundle, policies.catalog, policies.last_error)
 
     @in_thread
-    def manifests(self, query: Query, *, cursor: str | None) -> ManifestsPage:
+    def manifests(self, query: Query, *, cursor: str | None) -> ListPage[TrackedManifest]:
         page = self._tracking.page(
             kind=query.get("kind"),
             verdict=query.get("verdict"),
@@ -259,7 +231,7 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        return ManifestsPage(query, self.choices, page.items, page.next_cursor)
+        return ListPage(query, self.choices, page.items, page.next_cursor)
 
     @in_thread
     def manifest(
@@ -295,7 +267,6 @@ class ConsoleService:
             choices=recent.items[:DIFF_CHOICES],
             decisions=listed.items,
             next_cursor=listed.next_cursor,
-            cursor=cursor,
             diff=self._diff(kind, name, a, b),
             a=a,
             b=b,
@@ -315,10 +286,10 @@ class ConsoleService:
         return diff_decisions(found[a], found[b])
 
     @in_thread
-    def audit(self, query: Query, *, cursor: str | None) -> AuditPage:
-        cursor = given(cursor)
-        page = self._audit.page(self._audit_filter(query), cursor=cursor, limit=DEFAULT_LIMIT)
-        return AuditPage(query, self.choices, page.items, page.next_cursor, cursor)
+    def audit(self, query: Query, *, cursor: str | None) -> ListPage[Decision]:
+        where = self._audit_filter(query)
+        page = self._audit.page(where, cursor=given(cursor), limit=DEFAULT_LIMIT)
+        return ListPage(query, self.choices, page.items, page.next_cursor)
 
     async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
         return await self._audit.csv(self._audit_filter(query))
@@ -331,7 +302,10 @@ class ConsoleService:
     def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
         matrices = self._matrices
         versions = matrices.version_list().items
-        current = _document_in_effect(matrices)
+        try:
+            current: Mapping[str, Any] | None = matrices.current_view().document
+        except PolicyEngineUnavailable:  # before any version takes effect
+            current = None
         old, new = given(old), given(new)
         if old is None and new is None and len(versions) >= 2:  # noqa: PLR2004 - a pair
             new, old = versions[0].version, versions[1].version
@@ -363,10 +337,11 @@ class ConsoleService:
         return ImpactPage(proposal, report, None)
 
     @in_thread
-    def alerts(self, query: Query, *, cursor: str | None) -> AlertsPage:
-        """Alerts matching the filters, each with its reason: what its decision gained and
-        lost against the manifest's decision before it."""
-        start = query.get("since") or _format(self._clock.now() - ALERT_WINDOW)
+    def alerts(self, query: Query, *, cursor: str | None) -> ListPage[AlertView]:
+        """Alerts newest first, each with why (`gained`, `lost`); `since` defaults to
+        ALERT_WINDOW ago."""
+        window_start = (self._clock.now() - ALERT_WINDOW).replace(microsecond=0)
+        start = query.get("since") or format_time(window_start)
         query = Query({**query.values, "since": start})
         page = self._alerts.page(
             since=start,
@@ -379,7 +354,8 @@ class ConsoleService:
             newest_first=True,
         )
         versions = tuple(v.version for v in self._matrices.version_list().items)
-        return AlertsPage(query, self.choices, versions, page.items, page.next_cursor)
+        choices = replace(self.choices, matrix_versions=versions)
+        return ListPage(query, choices, page.items, page.next_cursor)
 
     @in_thread
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
@@ -407,34 +383,21 @@ class ConsoleService:
         return FleetPage(sides[0], sides[1], rows)
 
     @in_thread
-    def fleet_csv(self, day: str | None) -> tuple[str, bytes]:
-        """The fleet report at the end of `day` (default today) as CSV, and the day."""
-        found, end = self._day_ending(day)
-        return found, report_csv(fleet_report(self._fleet.at(end)))
-
-    @in_thread
-    def fleet_manifests_csv(self, day: str | None) -> tuple[str, bytes]:
-        """Every manifest tracked at the end of `day` (default today) with its verdict and
-        reasons, as CSV, and the day."""
-        found, end = self._day_ending(day)
-        return found, manifests_csv(self._fleet.at(end))
-
-    @in_thread
-    def fleet_oscal(self, day: str | None) -> tuple[str, bytes]:
-        """The fleet at the end of `day` (default today) as the OSCAL Assessment Results
-        document GET /v1/reports/oscal gives for that time, and the day."""
-        found, end = self._day_ending(day)
-        return found, self._oscal.document(end)
-
-    def _day_ending(self, day: str | None) -> tuple[str, datetime]:
-        """A download's `day` (YYYY-MM-DD, default today) and the instant its fleet is read
-        at: the end of that day in UTC, or now for today."""
+    def fleet_file(self, day: str | None, what: FleetFile) -> tuple[str, bytes]:
+        """The fleet at the end of `day` (YYYY-MM-DD, UTC; default today: now) as its report
+        (CSV), its manifests with their verdicts and reasons (CSV), or the OSCAL document
+        GET /v1/reports/oscal gives for that time; and the day."""
         now = self._clock.now()
         found = _day("day", given(day), now) or now.date()
-        return found.isoformat(), _day_end(found, now)
+        end = _day_end(found, now)
+        if what == "oscal":
+            return found.isoformat(), self._oscal.document(end)
+        fleet = self._fleet.at(end)
+        body = manifests_csv(fleet) if what == "manifests" else report_csv(fleet_report(fleet))
+        return found.isoformat(), body
 
     @in_thread
-    def webhooks(self) -> WebhooksPage:
+    def webhooks(self) -> list[Subscription]:
         webhooks = self._webhooks
         found = []
         for webhook in webhooks.subscriptions().items:
@@ -443,10 +406,10 @@ class ConsoleService:
             )
             if page is not None:  # else deleted since it was listed
                 found.append(Subscription(webhook, page.items, page.next_cursor is not None))
-        return WebhooksPage(found)
+        return found
 
     @in_thread
-    def waivers(self, query: Query, *, cursor: str | None) -> WaiversPage:
+    def waivers(self, query: Query, *, cursor: str | None) -> ListPage[WaiverView]:
         active = query.get("active")
         if active not in {None, "true", "false"}:
             raise UsageError(f"must be true or false, got {active!r}", field="active")
@@ -458,12 +421,10 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        now = self._clock.now()
-        return WaiversPage(query, self.choices, page.items, page.next_cursor, now)
+        return ListPage(query, self.choices, page.items, page.next_cursor, self._clock.now())
 
 
 def _day(field_name: str, text: str | None, now: datetime) -> date | None:
-    """A day typed as YYYY-MM-DD, not after today (UsageError naming the field)."""
     if text is None:
         return None
     try:
@@ -478,17 +439,4 @@ def _day(field_name: str, text: str | None, now: datetime) -> date | None:
 
 
 def _day_end(day: date, now: datetime) -> datetime:
-    """The last instant of `day` in UTC, or now for today."""
     return min(datetime.combine(day, time.max, UTC), now)
-
-
-def _format(moment: datetime) -> str:
-    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _document_in_effect(matrices: MatrixService) -> Mapping[str, Any] | None:
-    """The matrix document in effect now; None before any version takes effect."""
-    try:
-        return matrices.current_view().document
-    except PolicyEngineUnavailable:
-        return None

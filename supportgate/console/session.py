@@ -1,14 +1,6 @@
-"""The console's two cookies: its session's id, and its CSRF token.
-
-- `supportgate_console` (CONSOLE_COOKIE) holds the id of a server-side session
-  (supportgate/console/logins.py), never the API key: HttpOnly, SameSite=Strict, path /ui,
-  Secure when the console is served over https, kept as long as the session's absolute
-  timeout (the server ends it earlier when it goes idle, at logout, or with its key).
-- `supportgate_console_csrf` holds a random token (double submit): every page's forms carry
-  it in the CSRF_FIELD field, and a POST whose field does not equal the cookie is refused
-  (403) before its handler runs. A cross-site page can neither read the cookie nor set the
-  field, and the SameSite=Strict key cookie is not sent with its requests either. The token is
-  renewed at login and logout.
+"""The console's two cookies: its server-side session's id (never the API key), and its CSRF
+token (double submit: a cross-site page can neither read the cookie nor set the form field).
+Both are HttpOnly, SameSite=Strict, path /ui (docs/console.md).
 """
 
 from __future__ import annotations
@@ -37,10 +29,6 @@ class CsrfRefused(PermissionDeniedException):
     """An unsafe request without the page's CSRF token."""
 
 
-def is_https(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
-    return connection.url.scheme == "https"
-
-
 def _cookie(
     connection: ASGIConnection[Any, Any, Any, Any], key: str, value: str, max_age: int
 ) -> Cookie:
@@ -50,7 +38,7 @@ def _cookie(
         path=CONSOLE_PATH,
         httponly=True,
         samesite="strict",
-        secure=is_https(connection),
+        secure=connection.url.scheme == "https",
         max_age=max_age,
     )
 

@@ -1,11 +1,7 @@
-"""Times as the console shows them: to the second, in UTC on the server.
-
-`time_element` writes `<time datetime="2026-11-30T12:00:05Z" title="2026-11-30 12:00:05
-UTC">2026-11-30 12:00:05 UTC</time>`; the static script `static/console.js` rewrites the text
-into the viewer's zone in the browser (only it knows the zone), and the title keeps the UTC
-time on hover. Without script the page still reads to the second, in UTC. `utc_text` is the
-same time as plain text, for where an element cannot go (an `<option>`, an SVG title).
-Seconds are truncated, never rounded: a time shown is never later than the time recorded.
+"""Times as the console shows them: to the second (truncated, never rounded: a time shown is
+never later than the time recorded), in UTC on the server; static/console.js rewrites a
+`<time>` into the viewer's zone (docs/console.md). `utc_text` is for where an element cannot
+go (an `<option>`, an SVG title).
 """
 
 from __future__ import annotations

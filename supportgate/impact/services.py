@@ -89,9 +89,8 @@ class ImpactAnalysis:
         evaluated = 0
         changed: list[VerdictChange] = []
         for batch in iter_tracked_batches(self._sessions):
-            batch_subjects = subjects(
-                batch, "matrix", lambda keys: self._waivers.active_by_manifest(keys, now)
-            )
+            waivers = self._waivers.active_by_manifest(batch.keys, now)
+            batch_subjects = subjects(batch, "matrix", waivers)
             evaluated += len(batch_subjects)
             changed += _changes(
                 before.evaluate_batch(batch_subjects, evaluated_at=now, hardware=batch.hardware),

@@ -1,17 +1,11 @@
-"""/health/live, /health/ready and /metrics, open to everyone.
-
-Ready means each of these holds (`checks` names the one that does not, HTTP 503):
-- database: it answers and holds every table of the schema;
-- ledger: its writer is running, and after a failed write the database takes one again
-  (LedgerWriter.check_ready);
-- policy_engine: the engine is reachable (PolicyEngine.check_ready) and answers a canary
-  evaluation (a small HardwareManifest under the
-  current matrix) with a decision document; its result is kept CANARY_SECONDS on the clock,
-  so a probe every second costs one evaluation every few seconds.
+"""/health/live, /health/ready and /metrics, open to everyone. Ready means the database, the
+ledger's writer and the policy engine (a canary evaluation, its result kept CANARY_SECONDS)
+can serve (docs/ledger.md); `checks` names the one that cannot, with a 503.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -53,30 +47,22 @@ CANARY = msgspec.convert(
 )
 
 
+@dataclass(kw_only=True, eq=False)  # a service: equal only to itself
 class Readiness:
-    def __init__(
-        self,
-        *,
-        db: Engine,
-        engine: PolicyEngine,
-        ledger: LedgerWriter,
-        matrices: MatrixService,
-        clock: Clock,
-    ) -> None:
-        self._db = db
-        self._engine = engine
-        self._ledger = ledger
-        self._matrices = matrices
-        self._clock = clock
-        self._canary: tuple[float, str | None] | None = None
-        """When the canary last ran (monotonic) and why it failed (None: it passed)."""
+    db: Engine
+    engine: PolicyEngine
+    ledger: LedgerWriter
+    matrices: MatrixService
+    clock: Clock
+    _canary: tuple[float, str | None] | None = field(default=None, init=False)
+    """When the canary last ran (monotonic) and why it failed (None: it passed)."""
 
     def checks(self) -> dict[str, str]:
         """Each check: "ok" or why not (blocking: run it off the event loop)."""
         checks: dict[str, str] = {}
         for name, check in (
             ("database", self._database),
-            ("ledger", self._ledger.check_ready),
+            ("ledger", self.ledger.check_ready),
             ("policy_engine", self._policy_engine),
         ):
             try:
@@ -89,15 +75,15 @@ class Readiness:
     checks_in_thread = thread_twin(checks)
 
     def _database(self) -> None:
-        ping(self._db)
-        check_schema(self._db)
+        ping(self.db)
+        check_schema(self.db)
 
     def _policy_engine(self) -> None:
-        self._engine.check_ready()
-        now = self._clock.monotonic()
+        self.engine.check_ready()
+        now = self.clock.monotonic()
         if self._canary is None or now - self._canary[0] >= CANARY_SECONDS:
             try:
-                matrix = self._matrices.current().loaded
+                matrix = self.matrices.current().loaded
             except (DBAPIError, DatabaseError):
                 return  # the database check says so; the engine is not to blame
             self._canary = (now, self._run_canary(matrix))
@@ -107,9 +93,7 @@ class Readiness:
 
     def _run_canary(self, matrix: LoadedMatrix) -> str | None:
         try:
-            Evaluator(self._engine, matrix).evaluate(
-                Subject(CANARY), evaluated_at=self._clock.now()
-            )
+            Evaluator(self.engine, matrix).evaluate(Subject(CANARY), evaluated_at=self.clock.now())
         except SupportgateError as exc:
             return str(exc)
         except Exception as exc:  # whatever the policies did, they cannot serve

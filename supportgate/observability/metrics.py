@@ -75,7 +75,7 @@ def _pending_webhook_deliveries(session: Session) -> Iterator[GaugeMetricFamily]
     yield GaugeMetricFamily(
         "supportgate_webhook_deliveries_pending",
         "Webhook deliveries waiting for a (first or next) attempt",
-        value=webhook_repository.pending_total(session),
+        value=sum(webhook_repository.pending_counts(session).values()),
     )
 
 

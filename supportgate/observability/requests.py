@@ -34,10 +34,6 @@ UNMATCHED_ROUTE = "unmatched"
 OTHER_METHOD = "other"
 
 
-def method_label(method: object) -> str:
-    return method if isinstance(method, str) and method in KNOWN_METHODS else OTHER_METHOD
-
-
 class RequestObserver(ASGIMiddleware):
     def __init__(self, durations: Histogram) -> None:
         self.durations = durations
@@ -64,9 +60,9 @@ class RequestObserver(ASGIMiddleware):
     def _observe(self, scope: Scope, status: int, started: float) -> None:
         duration = time.perf_counter() - started
         route = scope.get("path_template") or UNMATCHED_ROUTE
-        self.durations.labels(method_label(scope.get("method", "")), route, str(status)).observe(
-            duration
-        )
+        method = scope.get("method", "")
+        label = method if method in KNOWN_METHODS else OTHER_METHOD
+        self.durations.labels(label, route, str(status)).observe(duration)
         state: dict[str, Any] = scope.get("state") or {}
         principal = state.get(PRINCIPAL_STATE_KEY)
         log.info(

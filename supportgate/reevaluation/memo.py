@@ -1,11 +1,5 @@
-"""When a sweep may know a decision unchanged without asking the engine.
-
-Per docs/policy-interface.md the evaluation time is only compared with evidence times and
-waiver expiry (policy/time_thresholds.py). So a sweep stores, per manifest, `key` = the
-digest of everything but the time (the latest decision id included: a submission in between
-invalidates it), and `stable_until` = the first moment one of those comparisons can flip,
-less a margin. A later sweep with the same key before `stable_until` writes nothing for that
-manifest, exactly as if it had evaluated it.
+"""When a sweep may know a decision unchanged without asking the engine: the same `key` (the
+digest of everything but the time) before `stable_until` (docs/reevaluation.md, The memo).
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """One sweep, batch by batch: `read`, `plan` (evaluate what the memo does not know
-unchanged), `commit`; services.py runs the three as a pipeline. A decision is recorded when
-the verdict, the violations (rule, severity, path, waiver; not the message text, which quotes
-the evaluation time) or the matrix version / policy revision differ from the manifest's
-latest decision. Each batch is one ledger Batch, written in one transaction with the sweep's
-cursor. Killed at any point, the sweep resumes after the last committed batch: nothing is
-recorded twice or skipped.
-
-Under the log's head lock a decision is dropped when its manifest changed since the batch
-was read (a submission recorded a newer decision, or it was untracked).
+unchanged), `commit` (one ledger Batch, with the sweep's cursor); services.py runs the three
+as a pipeline. What is recorded, and why a sweep killed at any point resumes without recording
+anything twice: docs/reevaluation.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -33,21 +27,6 @@ from .source import Key, TrackedBatch, TrackedRow, WaiversFor, subjects
 
 
 @dataclass(frozen=True, slots=True)
-class BatchCounts:
-    evaluated: int
-    changed: int
-    failed: int
-    skipped: int  # known unchanged from the memo (counted in `evaluated` too)
-
-
-@dataclass(slots=True)
-class _Plan:
-    decisions: list[DecisionWrite] = field(default_factory=list)
-    unchanged: list[Key] = field(default_factory=list)
-    memos: dict[Key, SweepMemo] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
 class BatchRead:
     """Read apart from evaluation, so that the next batch can be read while this one is
     evaluated."""
@@ -62,10 +41,12 @@ class BatchRead:
 @dataclass(frozen=True, slots=True)
 class BatchPlan:
     batch: TrackedBatch
-    writes: _Plan
+    decisions: list[DecisionWrite]
+    unchanged: list[Key]
+    memos: dict[Key, SweepMemo]
     now: datetime
     failed: int
-    skipped: int
+    skipped: int  # known unchanged from the memo
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +84,13 @@ class BatchSweeper:
         expired = [row for row in batch.rows if row.key in read.held and row.key not in held]
         # memos that ran out since the batch was read: those rows are read now
         previous = {**read.previous, **self._load(batch, expired)}
-        plan = _Plan()
-        to_evaluate: list[TrackedRow] = []
-        for row in batch.rows:
-            if row.key in held:
-                plan.unchanged.append(row.key)
-            else:
-                to_evaluate.append(row)
+        decisions: list[DecisionWrite] = []
+        unchanged = [row.key for row in batch.rows if row.key in held]
+        memos: dict[Key, SweepMemo] = {}
+        to_evaluate = [row for row in batch.rows if row.key not in held]
         evaluable = [row for row in to_evaluate if row.manifest is not None]
         evaluations = self.evaluator.evaluate_batch(
-            subjects(batch, self.cause, lambda _keys: waivers, rows=evaluable),
+            subjects(batch, self.cause, waivers, rows=evaluable),
             evaluated_at=now,
             hardware=batch.hardware,
         )
@@ -121,7 +99,7 @@ class BatchSweeper:
             row_waivers = waivers.get(row.key, ())
             latest = row.latest_decision_id
             if _differs(evaluation.decision, previous.get(latest or "")):
-                plan.decisions.append(
+                decisions.append(
                     DecisionWrite(
                         decision=evaluation.decision,
                         policy_input=evaluation.policy_input.canonical.decode(),
@@ -133,8 +111,8 @@ class BatchSweeper:
                 latest = evaluation.decision.id
                 keys[row.key] = self._key(batch, row, row_waivers, latest)
             else:
-                plan.unchanged.append(row.key)
-            plan.memos[row.key] = SweepMemo(
+                unchanged.append(row.key)
+            memos[row.key] = SweepMemo(
                 kind=row.kind,
                 name=row.name,
                 key=keys[row.key],
@@ -144,7 +122,9 @@ class BatchSweeper:
             )
         return BatchPlan(
             batch=batch,
-            writes=plan,
+            decisions=decisions,
+            unchanged=unchanged,
+            memos=memos,
             now=now,
             failed=len(to_evaluate) - len(evaluable),
             skipped=len(batch.rows) - len(to_evaluate),
@@ -163,24 +143,19 @@ class BatchSweeper:
                 policy_revision=self.evaluator.engine.policy_revision,
             )
 
-    def commit(self, planned: BatchPlan) -> BatchCounts:
-        plan, evaluated = planned.writes, len(planned.batch.rows) - planned.failed
+    def commit(self, planned: BatchPlan) -> int:
+        """The batch's write; the count the memo knew unchanged."""
         progress = SweepProgress(
             sweep_id=self.sweep_id,
             cursor=planned.batch.last_key,
-            evaluated=evaluated,
+            evaluated=len(planned.batch.rows) - planned.failed,
             failed=planned.failed,
-            unchanged=plan.unchanged,
+            unchanged=planned.unchanged,
             touched_at=planned.now,
-            memos=list(plan.memos.values()),
+            memos=list(planned.memos.values()),
         )
-        applied = self.ledger.write(Batch(decisions=plan.decisions, sweep=progress))
-        return BatchCounts(
-            evaluated=evaluated,
-            changed=applied.recorded,
-            failed=planned.failed,
-            skipped=planned.skipped,
-        )
+        self.ledger.write(Batch(decisions=planned.decisions, sweep=progress))
+        return planned.skipped
 
     def _key(
         self,

@@ -1,11 +1,7 @@
 """The timed triggers (the cron, a matrix version's `effective_from`, waiver expiry, policy
-reload, the matrix source's poll), on APScheduler 3, the only module that imports it.
-
-The cron's sweep is keyed by the minute it fired for, so replicas firing together start one
-sweep; a cron instant that passed while the service was down (after the last cron sweep) is
-swept at its first tick. A waiver expiry that passed while the service was down is applied at
-its first tick. Each part of a tick is a job that fails alone: logged
-(`scheduler_job_failed`), counted (`JobFailed`: /metrics) and tried again at the next tick.
+reload, the matrix source's poll), on APScheduler 3, the only module that imports it. Time
+missed while down is made up at the first tick; each part of a tick is a job that fails alone
+(docs/reevaluation.md).
 """
 
 from __future__ import annotations
@@ -54,15 +50,6 @@ class MatrixSourcePoll(Protocol):
     def poll(self, *, requested: bool = False) -> object: ...
 
 
-def cron_trigger(expression: str) -> CronTrigger:
-    try:
-        return CronTrigger.from_crontab(expression, timezone=UTC)
-    except ValueError as exc:
-        raise UsageError(
-            f"not a crontab line ({exc})", field="SUPPORTGATE_REEVALUATE_CRON"
-        ) from exc
-
-
 class SweepScheduler:
     """What is due is decided by tick() against the clock; APScheduler only wakes it. So a test
     moves a fake clock and calls tick() rather than wait for a minute or an expiry to pass."""
@@ -84,7 +71,11 @@ class SweepScheduler:
         self._reevaluation = reevaluation
         self._matrix_source = matrix_source
         self._matrices = matrices
-        self._cron = cron_trigger(cron)
+        try:
+            self._cron = CronTrigger.from_crontab(cron, timezone=UTC)
+        except ValueError as exc:
+            field = "SUPPORTGATE_REEVALUATE_CRON"
+            raise UsageError(f"not a crontab line ({exc})", field=field) from exc
         self.waivers = waivers
         self._policies = policies
         self._clock = clock

@@ -1,10 +1,6 @@
-"""Re-evaluation sweeps: asking for one, running them, and what the API shows of them.
-
-A sweep is a `sweeps` row, unique per `trigger` (the same trigger twice is the same sweep,
-in this process or another). Sweeps run one at a time per database, oldest first,
-in a worker thread; a sweep left unfinished by a dead process is resumed from its cursor by
-whichever process next takes the lock (at startup, and every POLL_SECONDS). The matrix a
-sweep judges under is pinned when it starts running, so a resumed sweep judges alike.
+"""Re-evaluation sweeps: asking for one, running them, and what the API shows of them. A
+sweep is a `sweeps` row, unique per `trigger`; sweeps run one at a time per database, resume
+from their cursor, and judge under the matrix pinned when they start (docs/reevaluation.md).
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ from contextlib import closing
 from typing import Any
 from uuid import uuid4
 
+import msgspec
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
@@ -39,7 +36,7 @@ from supportgate.policy.time_thresholds import organisation_reads_the_time
 from supportgate.threads import in_thread, thread_twin
 
 from . import repository
-from .runner import BatchCounts, BatchRead, BatchSweeper
+from .runner import BatchRead, BatchSweeper
 from .source import (
     SWEEP_BATCH_SIZE,
     Key,
@@ -48,7 +45,7 @@ from .source import (
     iter_tracked_batches,
     keys_referencing,
 )
-from .views import SweepCounts, SweepRequest, SweepView
+from .views import SweepRequest, SweepView
 
 log = get_logger(__name__)
 
@@ -380,7 +377,7 @@ class ReevaluationService:
         )
         if not self.pipelined:
             for batch in batches:
-                skipped += sweeper.commit(sweeper.plan(sweeper.read(batch))).skipped
+                skipped += sweeper.commit(sweeper.plan(sweeper.read(batch)))
                 if self._stopping.is_set():
                     return None
             return skipped
@@ -388,17 +385,17 @@ class ReevaluationService:
             closing(_read_ahead(sweeper, batches)) as reads,
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer,
         ):
-            pending: Future[BatchCounts] | None = None
+            pending: Future[int] | None = None
             for read in reads:
                 planned = sweeper.plan(read)
                 if pending is not None:
-                    skipped += pending.result().skipped
+                    skipped += pending.result()
                 pending = writer.submit(sweeper.commit, planned)
                 if self._stopping.is_set():
                     pending.result()
                     return None
             if pending is not None:
-                skipped += pending.result().skipped
+                skipped += pending.result()
         return skipped
 
     def _begin(self, sweep_id: str) -> Sweep | None:
@@ -449,17 +446,6 @@ def _view(row: Sweep) -> SweepView:
     duration = None
     if row.started_at is not None and row.finished_at is not None:
         duration = round((row.finished_at - row.started_at).total_seconds(), 3)
-    return SweepView(
-        id=row.id,
-        status=row.status,
-        cause=row.cause,  # type: ignore[arg-type]  # a checked column
-        trigger=row.trigger,
-        counts=SweepCounts(evaluated=row.evaluated, changed=row.changed, failed=row.failed),
-        matrix_version=row.matrix_version,
-        policy_revision=row.policy_revision,
-        requested_at=row.requested_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        duration_seconds=duration,
-        error=row.error,
-    )
+    counts = {"evaluated": row.evaluated, "changed": row.changed, "failed": row.failed}
+    values = {**row.model_dump(), "counts": counts, "duration_seconds": duration}
+    return msgspec.convert(values, SweepView)

@@ -73,7 +73,7 @@ class TrackedRow:
             if self.content is None:
                 raise ValueError(f"the content of {self.kind}/{self.name} was not read")
             try:
-                self._manifest = manifest_from_content(self.kind, self.content)
+                self._manifest = msgspec.convert(self.content, _TYPES[self.kind])
             except (msgspec.ValidationError, KeyError):
                 self._manifest = None
         return self._manifest  # type: ignore[no-any-return]
@@ -117,10 +117,6 @@ class TrackedBatch:
         return None if pool is None else pool.manifest
 
 
-def no_waivers(_keys: Sequence[Key]) -> Mapping[Key, Sequence[Mapping[str, Any]]]:
-    return {}
-
-
 def iter_tracked_batches(
     sessions: sessionmaker[Session],
     *,
@@ -162,12 +158,12 @@ def iter_tracked_batches(
 def subjects(
     batch: TrackedBatch,
     cause: Cause,
-    waivers_for: WaiversFor = no_waivers,
+    waivers: Mapping[Key, Sequence[Mapping[str, Any]]] | None = None,
     *,
     rows: Sequence[TrackedRow] | None = None,
 ) -> list[Subject]:
     chosen = [row for row in (batch.rows if rows is None else rows) if row.manifest is not None]
-    waivers = waivers_for([row.key for row in chosen]) if chosen else {}
+    waivers = waivers or {}
     return [
         Subject(row.manifest, cause=cause, waivers=tuple(waivers.get(row.key, ())))  # type: ignore[arg-type]
         for row in chosen
@@ -199,10 +195,6 @@ def keys_referencing(
             if judged_at is None or judged_at < pools[ref]:
                 found.setdefault(ref, []).append((kind, name))
     return found
-
-
-def manifest_from_content(kind: str, content: Mapping[str, Any]) -> Manifest:
-    return msgspec.convert(content, _TYPES[kind])
 
 
 def _after(key: Key | None) -> Any:

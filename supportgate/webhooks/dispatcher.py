@@ -178,10 +178,8 @@ def send(
     except httpx.TimeoutException:
         error = f"timed out after {policy.request_timeout:g} s"
         return Outcome(at=at, duration_ms=_since(started), error=error)
-    except (DeadlinePassed, TargetRefused) as exc:
-        error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
-        return Outcome(at=at, duration_ms=_since(started), error=error)
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:  # ValueError: IDNA host
+    # ValueError: an IDNA host
+    except (DeadlinePassed, TargetRefused, httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
         return Outcome(at=at, duration_ms=_since(started), error=error)
     return Outcome(
@@ -206,8 +204,7 @@ def record(
         delivery = repository.delivery(session, claim.seq, lock=True)
         if subscription is None or delivery is None:  # deleted while the attempt was made
             return
-        repository.insert_attempt(
-            session,
+        session.add(
             WebhookAttempt(
                 delivery_seq=claim.seq,
                 attempt=claim.attempt,
@@ -215,7 +212,7 @@ def record(
                 duration_ms=round(outcome.duration_ms, 3),
                 status_code=outcome.status_code,
                 error=outcome.error,
-            ),
+            )
         )
         # A claim that ran out and was taken again is only logged: the newer claim decides.
         current = delivery.status == "pending" and delivery.attempts == claim.attempt

@@ -1,15 +1,6 @@
-"""The outbox: deliveries written in the transaction of what they tell.
-
-Three event types (docs/webhooks.md): `verdict.changed`, an alert; `matrix.sync_failed`, a sync
-of the matrix source that published nothing (supportgate/matrix_sources/ enqueues it with
-`enqueue_event_deliveries`, in the transaction that records the failure);
-`policy.reload_failed`, changed policy files refused (services.py, on PolicyReloadFailed).
-
-`enqueue_alert_deliveries` is a step of the ledger's transaction that records the alerts
-(supportgate/ledger/write.py), so a delivery exists if and only if its alert does; the
-dispatcher sends it later (at least once). The write's DeliveriesEnqueued event wakes the
-dispatcher once the transaction has committed (supportgate/runtime.py), so a delivery goes
-out at once instead of at the next poll.
+"""The outbox: deliveries written in the transaction of what they tell, so a delivery exists if
+and only if its alert (or other event) does; the dispatcher sends them later, at least once.
+The event types: docs/webhooks.md.
 """
 
 from __future__ import annotations
@@ -33,24 +24,20 @@ POLICY_RELOAD_FAILED = "policy.reload_failed"
 def enqueue_alert_deliveries(
     session: sqlmodel.Session, alerts: Sequence[Mapping[str, Any]], now: datetime
 ) -> int:
-    """One outbox row per (active subscription, alert), in `session`'s transaction.
+    """One outbox row per (active subscription, alert), in `session`'s transaction; how many
+    were written (an (alert, subscription) pair already there is left alone).
 
-    Each alert is a GET /v1/alerts item (`id`, `manifest`, `from`, `to`, `cause`,
-    `matrix_version`, `at`, `decision_id`); it becomes the `data` of a `verdict.changed`
-    event. An (alert, subscription) pair already in the outbox is left alone. Returns the
-    number of rows written.
+    Each alert is a GET /v1/alerts item; it becomes the `data` of a `verdict.changed` event.
     """
     if not alerts:
         return 0
     subscription_ids = repository.active_subscription_ids(session)
-    if not subscription_ids:
-        return 0
     rows = [
-        _delivery(subscription_id, alert, now)
+        _row(subscription_id, str(alert["id"]), _body(EVENT_TYPE, alert["at"], alert), now)
         for alert in alerts
         for subscription_id in subscription_ids
     ]
-    return repository.insert_deliveries(session, rows)
+    return repository.insert_deliveries(session, rows) if rows else 0
 
 
 def enqueue_event_deliveries(
@@ -66,7 +53,7 @@ def enqueue_event_deliveries(
     the place of the alert's id (the deliveries' `alert_id`), `at` (RFC 3339) is the event's
     `timestamp`. Returns the number of rows written."""
     subscription_ids = repository.active_subscription_ids(session)
-    body = json_text({"type": event_type, "timestamp": at, "data": dict(data)})
+    body = _body(event_type, at, data)
     rows = [_row(subscription_id, event_id, body, now) for subscription_id in subscription_ids]
     return repository.insert_deliveries(session, rows) if rows else 0
 
@@ -78,15 +65,8 @@ def message_id(subscription_id: str, alert_id: str) -> str:
     return f"msg_{digest[:32]}"
 
 
-def payload(alert: Mapping[str, Any]) -> str:
-    return json_text({"type": EVENT_TYPE, "timestamp": alert["at"], "data": dict(alert)})
-
-
-def _delivery(subscription_id: str, alert: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    for key in ("id", "at"):
-        if alert.get(key) is None:
-            raise ValueError(f"an alert to deliver needs `{key}`: {dict(alert)!r}")
-    return _row(subscription_id, str(alert["id"]), payload(alert), now)
+def _body(event_type: str, at: Any, data: Mapping[str, Any]) -> str:
+    return json_text({"type": event_type, "timestamp": at, "data": dict(data)})
 
 
 def _row(subscription_id: str, alert_id: str, body: str, now: datetime) -> dict[str, Any]:

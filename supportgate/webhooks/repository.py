@@ -46,11 +46,6 @@ def active_subscription_ids(session: Session) -> list[str]:
     return list(session.execute(statement).scalars())
 
 
-def insert_subscription(session: Session, row: WebhookSubscription) -> None:
-    session.add(row)
-    session.flush()
-
-
 def all_subscriptions(session: Session) -> Sequence[WebhookSubscription]:
     statement = select(WebhookSubscription).order_by(
         _subscriptions.c.created_at, _subscriptions.c.id
@@ -89,11 +84,6 @@ def pending_counts(session: Session) -> dict[str, int]:
         .group_by(_deliveries.c.subscription_id)
     )
     return {subscription_id: int(count) for subscription_id, count in session.execute(statement)}
-
-
-def pending_total(session: Session) -> int:
-    statement = select(func.count()).where(_deliveries.c.status == "pending")
-    return int(session.execute(statement).scalar_one())
 
 
 # The outbox
@@ -176,10 +166,6 @@ def delivery(session: Session, seq: int, *, lock: bool = False) -> WebhookDelive
     if lock:
         statement = statement.with_for_update()
     return session.execute(statement).scalars().first()
-
-
-def insert_attempt(session: Session, row: WebhookAttempt) -> None:
-    session.add(row)
 
 
 def cancel_pending(session: Session, subscription_id: str, *, now: datetime, reason: str) -> int:

@@ -1,17 +1,7 @@
-"""When to try again, when to give up, when to disable: the delivery policy.
-
-- An attempt succeeds on a 2xx answer; anything else (3xx included: redirects are not
-  followed), a timeout or a connection error is a failure.
-- After a failure the next attempt waits a random time in [0, min(max_delay, base_delay *
-  2**(attempt-1))] ("full jitter"), or the receiver's `Retry-After` (up to max_delay) when
-  longer; after `max_attempts` the delivery is given up (`failed`).
-- `410 Gone` fails the delivery and disables the subscription at once; so do
-  `disable_after_failures` consecutive failed attempts (across its deliveries) spanning at
-  least `disable_after_seconds`. Disabling cancels the subscription's pending deliveries.
-- An attempt ends within `attempt_deadline` seconds, however slowly the receiver answers
-  (`request_timeout` bounds each connect, read and write of it).
-- A claim lasts `lease_seconds` (longer than an attempt can take): a delivery whose
-  dispatcher died mid-attempt is due again when its claim runs out.
+"""When to try again, when to give up, when to disable: the delivery policy
+(docs/webhooks.md, Delivery). A claim lasts `lease_seconds`, longer than an attempt can take
+(`attempt_deadline`), so a delivery whose dispatcher died mid-attempt is due again when its
+claim runs out.
 """
 
 from __future__ import annotations

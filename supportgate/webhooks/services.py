@@ -1,5 +1,5 @@
 """Webhook subscriptions: create (with a new secret), list, delete, the delivery log; and the
-dispatcher's start and stop, with the service."""
+dispatcher (`dispatcher`), which the runtime starts and stops."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ from .targets import AllowList, TargetRefused, check_subscription_host
 from .views import (
     URL_PATTERN,
     Delivery,
-    DeliveryAttempt,
     DeliveryPage,
     Webhook,
     WebhookCreate,
@@ -64,15 +63,6 @@ class WebhookService:
         self._allow = allow or AllowList()
         self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock, allow=allow)
 
-    def start(self) -> None:
-        self.dispatcher.start()
-
-    def stop(self) -> None:
-        self.dispatcher.stop()
-
-    def wake(self) -> None:
-        self.dispatcher.wake()
-
     def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
         """Tell the subscribers (the policies' reload is no write of the ledger: the deliveries
         are written here, in their own transaction)."""
@@ -89,7 +79,7 @@ class WebhookService:
                 now=now,
             )
         if enqueued:
-            self.wake()
+            self.dispatcher.wake()
 
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
         url = check_url(request.url, self._allow)
@@ -105,7 +95,7 @@ class WebhookService:
             created_by=created_by,
         )
         with transaction(self._sessions, write=True) as session:
-            repository.insert_subscription(session, row)
+            session.add(row)
         log.info("webhook_subscribed", subscription=row.id, url=url, created_by=created_by)
         return WebhookCreated(**msgspec.structs.asdict(_view(row, 0)), secret=row.secret)
 
@@ -191,38 +181,11 @@ def check_url(url: str, allow: AllowList) -> str:
 
 
 def _view(row: WebhookSubscription, pending: int) -> Webhook:
-    return Webhook(
-        id=row.id,
-        url=row.url,
-        description=row.description,
-        state=row.state,  # type: ignore[arg-type]
-        created_at=row.created_at,
-        created_by=row.created_by,
-        consecutive_failures=row.consecutive_failures,
-        pending_deliveries=pending,
-        disabled_at=row.disabled_at,
-        disabled_reason=row.disabled_reason,
-    )
+    return msgspec.convert({**row.model_dump(), "pending_deliveries": pending}, Webhook)
 
 
 def _delivery(row: WebhookDelivery, attempts: list[WebhookAttempt]) -> Delivery:
-    return Delivery(
-        id=row.message_id,
-        alert_id=row.alert_id,
-        status=row.status,  # type: ignore[arg-type]
-        created_at=row.created_at,
-        next_attempt_at=row.next_attempt_at if row.status == "pending" else None,
-        finished_at=row.finished_at,
-        last_status_code=row.last_status_code,
-        last_error=row.last_error,
-        attempts=[
-            DeliveryAttempt(
-                attempt=attempt.attempt,
-                at=attempt.at,
-                status_code=attempt.status_code,
-                error=attempt.error,
-                duration_ms=attempt.duration_ms,
-            )
-            for attempt in attempts
-        ],
-    )
+    values = {**row.model_dump(), "id": row.message_id, "attempts": attempts}
+    if row.status != "pending":
+        values["next_attempt_at"] = None
+    return msgspec.convert(values, Delivery, from_attributes=True)

@@ -1,18 +1,9 @@
-"""Where a webhook may be sent: public addresses only, unless the allow-list admits more.
+"""Where a webhook may be sent: public addresses only, unless SUPPORTGATE_WEBHOOK_ALLOW admits
+more (which addresses, and why: docs/webhooks.md, SSRF).
 
-A subscription's URL could otherwise aim the service at what only it can reach (SSRF): the
-loopback interface, the private network, a cloud's metadata address. So a URL is refused when
-its host is, or resolves to, an address that is not globally reachable (loopback, private,
-link-local, multicast, reserved, unspecified, shared; an IPv4-mapped IPv6 address is judged
-as the IPv4 address it maps), and when it carries `user:password@` credentials.
-`SUPPORTGATE_WEBHOOK_ALLOW` (comma-separated CIDRs or host names) admits what it lists: a
-listed CIDR admits its addresses, a listed host name admits that host whatever it resolves to.
-
-The check runs twice. At subscription, on an address written in the URL and on what a name
-resolves to then (a name that does not resolve yet is accepted). At every delivery attempt,
-on what the name resolves to now: the attempt then connects to the address that was checked,
-not to a second look-up's answer, so a name re-pointed between the check and the connection
-(DNS rebinding) gains nothing.
+The check runs at subscription and again at every delivery attempt, which then connects to
+the address that was checked, not to a second look-up's answer, so a name re-pointed between
+the check and the connection (DNS rebinding) gains nothing.
 """
 
 from __future__ import annotations
@@ -145,7 +136,6 @@ def _check(host: str, address: IPAddress, allow: AllowList) -> None:
 
 
 def resolve(host: str, port: int) -> list[IPAddress]:
-    """Every address `host` resolves to now; TargetRefused when none."""
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from supportgate.errors import UsageError
 from supportgate.events import Events, JobFailed
 from supportgate.reevaluation.schedule import SweepScheduler
 from supportgate.runtime import Runtime
@@ -212,3 +213,10 @@ def test_a_failing_matrix_source_poll_is_counted_and_stops_nothing(clocked_api: 
     finally:
         scheduler.stop()
     assert set(failed) == {"matrix-source"}
+
+
+def test_a_bad_cron_line_is_a_usage_error_naming_the_variable(clocked_api: Api) -> None:
+    runtime = clocked_api.runtime
+    with pytest.raises(UsageError, match="not a crontab line") as raised:
+        SweepScheduler(runtime.reevaluation, runtime.matrices, cron="every day")
+    assert raised.value.field == "SUPPORTGATE_REEVALUATE_CRON"

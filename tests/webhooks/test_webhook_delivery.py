@@ -20,8 +20,9 @@ from sqlmodel import Session
 
 from supportgate.db import transaction
 from supportgate.db.tables import WebhookSubscription
-from supportgate.webhooks import enqueue_alert_deliveries, repository, targets
+from supportgate.webhooks import repository, targets
 from supportgate.webhooks.dispatcher import Outcome, WebhookDispatcher, record
+from supportgate.webhooks.outbox import enqueue_alert_deliveries
 from supportgate.webhooks.retries import DeliveryPolicy
 from supportgate.webhooks.services import WebhookService
 from supportgate.webhooks.targets import AllowList

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from supportgate.db import transaction
-from supportgate.webhooks import enqueue_alert_deliveries
+from supportgate.webhooks.outbox import enqueue_alert_deliveries
 
 from ..api import Api, running_api
 from ..api_support import created, hardware, named
@@ -166,7 +166,7 @@ def test_410_gone_shows_the_subscription_disabled(api: Api) -> None:
 
 
 def test_pending_deliveries_are_counted_and_paged(api: Api, receiver: Receiver) -> None:
-    api.runtime.webhooks.stop()  # nothing is sent until it starts again
+    api.runtime.webhooks.dispatcher.stop()  # nothing is sent until it starts again
     created = subscribe(api, {"url": receiver.url}).json()
     assert enqueue(api, 1, 2, 3) == 3
     assert _value(_samples(api), PENDING) == 3
@@ -185,7 +185,7 @@ def test_pending_deliveries_are_counted_and_paged(api: Api, receiver: Receiver) 
     )
     assert get(api, path, status="delivered").json()["items"] == []
 
-    api.runtime.webhooks.start()
+    api.runtime.webhooks.dispatcher.start()
     wait_until(lambda: _value(_samples(api), PENDING) == 0, "every delivery to be sent")
     assert len(get(api, path, status="delivered").json()["items"]) == 3
     assert len(receiver.received()) == 3

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, Table, Text, insert, select
+from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, Table, Text, insert, select, text
 from sqlmodel import Session
 
 from supportgate.db import create_db_engine, session_factory, transaction
@@ -53,12 +53,12 @@ def _rows() -> list[dict[str, Any]]:
         {
             "seq": seq,
             "kind": ("HardwareManifest", "DeploymentManifest")[seq % 2],
-            "name": text,
-            "note": None if seq % 3 == 0 else text,
-            "document": {"text": text, "list": [seq, None, 1.5], "nested": {"k": text}},
+            "name": value,
+            "note": None if seq % 3 == 0 else value,
+            "document": {"text": value, "list": [seq, None, 1.5], "nested": {"k": value}},
             "at": _AT,
         }
-        for seq, text in enumerate(_AWKWARD * 2)
+        for seq, value in enumerate(_AWKWARD * 2)
     ]
 
 
@@ -68,3 +68,9 @@ def test_copy_stores_what_executemany_stores(session: Session) -> None:
     copied = session.execute(select(_copied).order_by(_copied.c.seq)).all()
     assert copied == session.execute(select(_inserted).order_by(_inserted.c.seq)).all()
     assert len(copied) == len(_rows())
+
+
+def test_postgres_connections_plan_every_statement_for_its_values(session: Session) -> None:
+    """The audit's reads need it (docs/performance.md: a generic plan ignores `since`)."""
+    mode = session.execute(text("SHOW plan_cache_mode")).scalar_one()
+    assert mode == "force_custom_plan"

@@ -13,8 +13,8 @@ Devices (switched here by patching, never by a product setting):
 One scratch database, migrated, a fleet of --manifests tracked manifests (bench/sweep_data.py)
 and a first sweep. Then per device, --rounds rounds, on and off in turns (on first in even
 rounds): --groups group commits of 32 decisions (`writer.commit_group`, as the writer thread
-commits requests: CPU per committed decision) and a matrix sweep flipping sm90 (cause
-`matrix`, every manifest evaluated and a third re-decided: CPU per manifest). CPU is this
+commits requests: CPU per committed decision) and a matrix sweep flipping sm90 (its publication
+included; every manifest evaluated and a third re-decided: CPU per manifest). CPU is this
 process's `time.process_time` (request-free: the writer and the sweep's threads are in it)
 and the PostgreSQL backends' user+system time from /proc; the machine is shared, so wall
 time is not used. Medians over rounds.

@@ -1,6 +1,6 @@
 """WHERE clauses for a set of values: `one_of(session, column, values)` and, on any table keyed
 by (kind, name), `in_keys(session, table, keys)`. An IN list on both databases: one array
-parameter (`= ANY(:values)`) on PostgreSQL saved 9% of a sweep's CPU and 1% of a commit's,
+parameter (`= ANY(:values)`) on PostgreSQL saved 9% of a sweep's CPU and 1-7% of a commit's,
 under the 15% a speed device must buy (docs/performance.md, Speed devices).
 """
 

@@ -202,10 +202,7 @@ def _on_sqlite_begin(connection: Connection) -> None:
 
 
 def _postgres_engine(url: URL, timeouts: DatabaseTimeouts) -> Engine:
-    # Custom plans always: psycopg prepares a statement after a few runs, and PostgreSQL's
-    # generic plan for the audit's seq-range probe ignores the `since` value and scans from
-    # the oldest row (~0.5 s at 1M decisions instead of ~3 ms; bench/bench_audit.py).
-    options = "-c timezone=UTC -c plan_cache_mode=force_custom_plan"
+    options = "-c timezone=UTC"
     options += f" -c statement_timeout={_milliseconds(timeouts.statement)}"
     options += f" -c lock_timeout={_milliseconds(timeouts.lock)}"
     defaults: dict[str, Any] = {

@@ -295,32 +295,28 @@ def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None
 
 def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:
     """Where each tracked manifest among `keys` stands (untracked ones are absent)."""
-    if not keys:
-        return {}
-    statement = select(
-        _manifests.c.kind,
-        _manifests.c.name,
-        _manifests.c.content_digest,
-        _manifests.c.latest_decision_id,
-    ).where(in_keys(session, _manifests, keys))
     return {
-        (kind, name): TrackedHead(content_digest=digest, latest_decision_id=latest)
-        for kind, name, digest, latest in session.execute(statement)
+        key: TrackedHead(
+            content_digest=row.content_digest, latest_decision_id=row.latest_decision_id
+        )
+        for key, row in _tracked_rows(session, keys).items()
     }
 
 
 def owners(session: Session, keys: Sequence[Key]) -> dict[Key, str | None]:
     """The owner of each tracked manifest among `keys` (untracked ones are absent)."""
+    return {key: row.owner for key, row in _tracked_rows(session, keys).items()}
+
+
+def _tracked_rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
     if not keys:
         return {}
-    statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.owner).where(
+    columns = ("kind", "name", "owner", "content_digest", "latest_decision_id")
+    statement = select(*(_manifests.c[c] for c in columns)).where(
         in_keys(session, _manifests, keys)
     )
-    return {(kind, name): owner for kind, name, owner in session.execute(statement)}
+    return {(row.kind, row.name): row for row in session.execute(statement)}
 
 
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    statement = select(_manifests.c.kind).where(
-        _manifests.c.kind == kind, _manifests.c.name == name
-    )
-    return session.execute(statement).first() is not None
+    return (kind, name) in _tracked_rows(session, [(kind, name)])

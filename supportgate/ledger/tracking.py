@@ -216,10 +216,9 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
 _END = (
     update(_spans).where(_spans.c.leaf_index == bindparam("leaf")).values(valid_to=bindparam("to"))
 )
-# PostgreSQL: a batch in one statement, its rows one JSON parameter read as rows of the table's
-# type (times in RFC 3339, as msgspec writes them). An executemany there is a statement per row,
-# each a round of SQLAlchemy's and psycopg's Python; arrays of JSON text cost psycopg a regex
-# substitution per quote.
+# PostgreSQL: a batch's rows in one statement, as one JSON parameter (an executemany there is a
+# statement per row, each a round of SQLAlchemy's and psycopg's Python; arrays of JSON text cost
+# psycopg a regex substitution per quote). Times go in RFC 3339, as msgspec writes them.
 _END_FROM_JSON = text(
     "UPDATE tracked_spans SET valid_to = r.valid_to"
     " FROM jsonb_populate_recordset(NULL::tracked_spans, CAST(:rows AS jsonb)) AS r"

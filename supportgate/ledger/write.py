@@ -221,8 +221,7 @@ def _owners_allow(
 
 
 def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entry]]:
-    """The entries of the parts admitted, part by part, in the log's order: decisions,
-    matrix versions, waivers created, waivers deleted, manifests untracked."""
+    """The entries of the parts admitted, part by part, in the log's order."""
     return [
         [decision_entry(write.decision, recorded_at=now) for write in admitted.decisions],
         [
@@ -261,8 +260,6 @@ def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entr
 
 @dataclass(frozen=True, slots=True)
 class _Leaves:
-    """The leaf indexes of each part's entries."""
-
     decisions: list[int]
     matrices: list[int]
     waivers_created: list[int]

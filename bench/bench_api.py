@@ -86,11 +86,11 @@ def _cpu_of(
     return numbers, {name: after[name] - before[name] for name in parts}
 
 
-def _bodies() -> list[bytes]:
+def _bodies(count: int = MANIFESTS) -> list[bytes]:
     template = yaml.safe_load((EXAMPLES / "hw-h100-pool-a.yaml").read_text())
     template["spec"]["toolkit"]["version"] = "12.8"  # YAML read it as a float
     bodies = []
-    for index in range(MANIFESTS):
+    for index in range(count):
         template["metadata"]["name"] = f"bench-pool-{index:04d}"
         bodies.append(msgspec.json.encode(template))
     return bodies

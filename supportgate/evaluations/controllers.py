@@ -23,8 +23,6 @@ from .services import EvaluationService
 from .tracking import TrackingService
 from .views import DecisionPage, DryRunAnswer, TrackedManifest, TrackedManifestPage
 
-MEDIA_TYPE = "application/json"
-
 
 class EvaluationController(Controller):
     path = "/v1/evaluations"
@@ -67,7 +65,7 @@ class EvaluationController(Controller):
                 "manifest": f"{decision.manifest.kind}/{decision.manifest.name}",
                 "verdict": decision.verdict,
             }
-        return Response(answer.body, status_code=answer.status, media_type=MEDIA_TYPE)
+        return Response(answer.body, status_code=answer.status, media_type="application/json")
 
 
 class ManifestController(Controller):

@@ -1,18 +1,7 @@
-"""The entries of the verifiable log: what each event that can change a verdict says.
-
-An entry is canonical JSON (keys sorted, no whitespace, UTF-8): those exact bytes are hashed
-into its leaf, stored in `ledger_entries.entry` and served by `GET /v1/audit/entries/{i}`. Every
-entry has `type` and `recorded_at` (when the writer appended it). The rows the service reads
-(decisions, matrix_versions, waivers, manifests) are derived from the entries, and
-`supportgate audit verify` checks each row against its entry:
-
-- `decision`: the decision document as the API shows it (without `leaf_index`); the stored
-  policy input is covered by the document's `input_digest`.
-- `matrix`: the published document, who published it (`recorded_at` is `published_at`), and
-  for a version read from a matrix source its `provenance` (`{source, revision, fetched_at}`).
-- `waiver-created`: the waiver as created (`recorded_at` is `created_at`).
-- `waiver-deleted`: the waiver's id and who deleted it (`recorded_at` is `deleted_at`).
-- `untracked`: the manifest no longer tracked, and who untracked it.
+"""The entries of the verifiable log: what each event that can change a verdict says, as
+canonical JSON (keys sorted, no whitespace, UTF-8), the exact bytes hashed into its leaf. The
+five types and their fields: docs/ledger.md, "Entries"; `supportgate audit verify` checks
+each row the service reads against its entry.
 """
 
 from __future__ import annotations

@@ -21,11 +21,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import bindparam, delete, select, text, update
+from sqlalchemy.dialects import sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
+from supportgate.db.bulk import append_rows
+from supportgate.db.engine import json_text
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
@@ -199,21 +201,29 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
     """Insert `spans`; with `ended`, only set the valid_to of spans stored open."""
     if not spans:
         return
-    if ended:
-        statement = (
-            update(_spans)
-            .where(_spans.c.leaf_index == bindparam("leaf"))
-            .values(valid_to=bindparam("to"))
-        )
-        rows = [{"leaf": span.leaf_index, "to": span.valid_to} for span in spans]
-        session.connection().execute(statement, rows)
+    if not ended:
+        rows = [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans]
+        append_rows(session, _spans, rows)
         return
-    session.connection().execute(
-        _spans.insert(),
-        [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans],
-    )
+    if session.get_bind().dialect.name == "postgresql":
+        ends = [{"leaf_index": span.leaf_index, "valid_to": span.valid_to} for span in spans]
+        session.execute(_END_FROM_JSON, {"rows": json_text(ends)})
+        return
+    ends = [{"leaf": span.leaf_index, "to": span.valid_to} for span in spans]
+    session.connection().execute(_END, ends)
 
 
+_END = (
+    update(_spans).where(_spans.c.leaf_index == bindparam("leaf")).values(valid_to=bindparam("to"))
+)
+# PostgreSQL: a batch's rows in one statement, as one JSON parameter (an executemany there is a
+# statement per row, each a round of SQLAlchemy's and psycopg's Python; arrays of JSON text cost
+# psycopg a regex substitution per quote). Times go in RFC 3339, as msgspec writes them.
+_END_FROM_JSON = text(
+    "UPDATE tracked_spans SET valid_to = r.valid_to"
+    " FROM jsonb_populate_recordset(NULL::tracked_spans, CAST(:rows AS jsonb)) AS r"
+    " WHERE tracked_spans.leaf_index = r.leaf_index"
+)
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
 
 
@@ -249,17 +259,30 @@ _KEPT = ("kind", "name", "created_at")
 
 
 def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
-    """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row (an
-    executemany: compiled once and cached, unlike a multi-VALUES statement of varying size)."""
+    """INSERT ... ON CONFLICT (kind, name) DO UPDATE of every row in one statement."""
     if not rows:
         return
-    dialect = session.get_bind().dialect.name
-    statement = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_manifests)
-    upsert = statement.on_conflict_do_update(
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(_UPSERT_FROM_JSON, {"rows": json_text(rows)})
+        return
+    insert = sqlite.insert(_manifests)
+    upsert = insert.on_conflict_do_update(
         index_elements=["kind", "name"],
-        set_={column: statement.excluded[column] for column in rows[0] if column not in _KEPT},
+        set_={column: insert.excluded[column] for column in _REPLACED},
     )
     session.execute(upsert, rows)
+
+
+_REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
+_UPSERT_FROM_JSON = text(
+    "INSERT INTO manifests"
+    " SELECT * FROM jsonb_populate_recordset(NULL::manifests, CAST(:rows AS jsonb))"
+    " ON CONFLICT (kind, name) DO UPDATE SET owner = excluded.owner,"
+    " content = excluded.content, content_digest = excluded.content_digest,"
+    " hardware_ref = excluded.hardware_ref, latest_decision_id = excluded.latest_decision_id,"
+    " latest_verdict = excluded.latest_verdict, updated_at = excluded.updated_at,"
+    " last_evaluated_at = excluded.last_evaluated_at"
+)
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
@@ -271,32 +294,28 @@ def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None
 
 def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:
     """Where each tracked manifest among `keys` stands (untracked ones are absent)."""
-    if not keys:
-        return {}
-    statement = select(
-        _manifests.c.kind,
-        _manifests.c.name,
-        _manifests.c.content_digest,
-        _manifests.c.latest_decision_id,
-    ).where(in_keys(session, _manifests, keys))
     return {
-        (kind, name): TrackedHead(content_digest=digest, latest_decision_id=latest)
-        for kind, name, digest, latest in session.execute(statement)
+        key: TrackedHead(
+            content_digest=row.content_digest, latest_decision_id=row.latest_decision_id
+        )
+        for key, row in _tracked_rows(session, keys).items()
     }
 
 
 def owners(session: Session, keys: Sequence[Key]) -> dict[Key, str | None]:
     """The owner of each tracked manifest among `keys` (untracked ones are absent)."""
+    return {key: row.owner for key, row in _tracked_rows(session, keys).items()}
+
+
+def _tracked_rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
     if not keys:
         return {}
-    statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.owner).where(
+    columns = ("kind", "name", "owner", "content_digest", "latest_decision_id")
+    statement = select(*(_manifests.c[c] for c in columns)).where(
         in_keys(session, _manifests, keys)
     )
-    return {(kind, name): owner for kind, name, owner in session.execute(statement)}
+    return {(row.kind, row.name): row for row in session.execute(statement)}
 
 
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    statement = select(_manifests.c.kind).where(
-        _manifests.c.kind == kind, _manifests.c.name == name
-    )
-    return session.execute(statement).first() is not None
+    return (kind, name) in _tracked_rows(session, [(kind, name)])

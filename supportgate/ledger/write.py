@@ -1,25 +1,15 @@
 """The one write of the ledger: `apply_batch` applies a Batch in the caller's transaction.
 
 Every write that can change a verdict goes through here, in the writer's thread (writer.py),
-on SQLite and PostgreSQL alike. Read it top-down:
-
-    1. lock the log's head (the next writer, in any thread, process or replica, waits)
-    2. admit: a sweep's decision whose manifest moved since the sweep read it is dropped;
-       so is a submission whose key may not take the tracked manifest from its owner;
-       a version published already, a waiver deleted already (or never created) and a
-       manifest not tracked are conflicts, left out
-    3. append the entries to the log, every part's, in one append (leaves, tree nodes, head)
-    4. insert the decisions (with their leaf_index) and the rules they name
-    5. alerts: a verdict change against the tracked verdict is an alert
-    6. the webhook outbox: a delivery per alert and active subscription
-    7. the tracked state: the decisions and untrackings folded into it (tracking.apply);
-       a sweep stamps the manifests it found unchanged
-    8. store the Idempotency-Key answers
-    9. matrix versions and waivers: their entries folded in (matrices.change_of, waivers.apply)
-   10. the sweep's progress: memos, cursor and counts
-
-and return what happened as plain data (Applied), events included; the caller publishes
-them once the transaction has committed.
+on SQLite and PostgreSQL alike, under the log's head lock (the next writer, in any thread,
+process or replica, waits). Admitted first: a sweep's decision whose manifest moved since the
+sweep read it is dropped; so is a submission whose key may not take the tracked manifest from
+its owner; a version published already, a waiver deleted already (or never created) and a
+manifest not tracked are conflicts, left out. Then every part's entries go into the log in one
+append, and the rows derived from them (decisions, alerts before the tracked verdicts move,
+their webhook deliveries, the tracked state, Idempotency-Key answers, matrix versions,
+waivers, a sweep's progress) follow. What happened returns as plain data (Applied), events
+included; the caller publishes them once the transaction has committed.
 """
 
 from __future__ import annotations
@@ -231,8 +221,7 @@ def _owners_allow(
 
 
 def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entry]]:
-    """The entries of the parts admitted, part by part, in the log's order: decisions,
-    matrix versions, waivers created, waivers deleted, manifests untracked."""
+    """The entries of the parts admitted, part by part, in the log's order."""
     return [
         [decision_entry(write.decision, recorded_at=now) for write in admitted.decisions],
         [
@@ -271,8 +260,6 @@ def _entries(batch: Batch, admitted: _Admitted, now: datetime) -> list[list[Entr
 
 @dataclass(frozen=True, slots=True)
 class _Leaves:
-    """The leaf indexes of each part's entries."""
-
     decisions: list[int]
     matrices: list[int]
     waivers_created: list[int]

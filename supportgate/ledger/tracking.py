@@ -21,13 +21,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, text, update
-from sqlalchemy.dialects import sqlite
+from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.engine import json_text
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
@@ -205,24 +204,12 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
         rows = [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans]
         append_rows(session, _spans, rows)
         return
-    if session.get_bind().dialect.name == "postgresql":
-        ends = [{"leaf_index": span.leaf_index, "valid_to": span.valid_to} for span in spans]
-        session.execute(_END_FROM_JSON, {"rows": json_text(ends)})
-        return
     ends = [{"leaf": span.leaf_index, "to": span.valid_to} for span in spans]
     session.connection().execute(_END, ends)
 
 
 _END = (
     update(_spans).where(_spans.c.leaf_index == bindparam("leaf")).values(valid_to=bindparam("to"))
-)
-# PostgreSQL: a batch's rows in one statement, as one JSON parameter (an executemany there is a
-# statement per row, each a round of SQLAlchemy's and psycopg's Python; arrays of JSON text cost
-# psycopg a regex substitution per quote). Times go in RFC 3339, as msgspec writes them.
-_END_FROM_JSON = text(
-    "UPDATE tracked_spans SET valid_to = r.valid_to"
-    " FROM jsonb_populate_recordset(NULL::tracked_spans, CAST(:rows AS jsonb)) AS r"
-    " WHERE tracked_spans.leaf_index = r.leaf_index"
 )
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
 
@@ -259,13 +246,11 @@ _KEPT = ("kind", "name", "created_at")
 
 
 def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
-    """INSERT ... ON CONFLICT (kind, name) DO UPDATE of every row in one statement."""
+    """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row."""
     if not rows:
         return
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(_UPSERT_FROM_JSON, {"rows": json_text(rows)})
-        return
-    insert = sqlite.insert(_manifests)
+    dialect = session.get_bind().dialect.name
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_manifests)
     upsert = insert.on_conflict_do_update(
         index_elements=["kind", "name"],
         set_={column: insert.excluded[column] for column in _REPLACED},
@@ -274,15 +259,6 @@ def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
 
 
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
-_UPSERT_FROM_JSON = text(
-    "INSERT INTO manifests"
-    " SELECT * FROM jsonb_populate_recordset(NULL::manifests, CAST(:rows AS jsonb))"
-    " ON CONFLICT (kind, name) DO UPDATE SET owner = excluded.owner,"
-    " content = excluded.content, content_digest = excluded.content_digest,"
-    " hardware_ref = excluded.hardware_ref, latest_decision_id = excluded.latest_decision_id,"
-    " latest_verdict = excluded.latest_verdict, updated_at = excluded.updated_at,"
-    " last_evaluated_at = excluded.last_evaluated_at"
-)
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:

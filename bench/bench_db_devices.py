@@ -163,10 +163,9 @@ _GROUPS_COMMITTED = itertools.count(1)
 
 def _commit_groups(runtime: Runtime, writes: list[Any], groups: int) -> None:
     """`groups` group commits of `writes`, each under ids not used before."""
-    edge = log.TreeEdge()
     for round_ in itertools.islice(_GROUPS_COMMITTED, groups):
         batches = [Batch(decisions=[write]) for write in _renamed(writes, round_)]
-        outcomes = commit_group(runtime.sessions, batches, datetime.now(UTC), edge)
+        outcomes = commit_group(runtime.sessions, batches, datetime.now(UTC))
         if any(isinstance(outcome, Exception) for outcome in outcomes):
             raise RuntimeError(f"a group failed: {outcomes[0]!r}")
 

@@ -10,9 +10,7 @@ transaction with the head lock, the entries, the tree's nodes, the decision rows
 tracked manifests and the head. Timed per decision: the whole commit (baseline), the part
 in `log.append_entries` (entries, tree, head) and the part in `log.grow_tree` (the tree
 alone: its frontier and its new nodes, hashed and stored), as CPU time of the writer's
-thread (the database's own work is not in it), with the wall time beside it. Twice: with
-the writer's kept frontier (log.TreeEdge, as the service runs) and with the frontier read
-from the nodes for every group (the plain way).
+thread (the database's own work is not in it), with the wall time beside it.
 """
 
 from __future__ import annotations
@@ -101,31 +99,24 @@ def _renamed(writes: list[DecisionWrite], round_: int) -> list[DecisionWrite]:
 
 
 @contextmanager
-def _timed(plain: bool) -> Iterator[tuple[_Timer, _Timer]]:
-    """Time log.append_entries (as write.py calls it) and log.grow_tree; `plain`: grow_tree
-    is given no edge, so it reads the frontier."""
+def _timed() -> Iterator[tuple[_Timer, _Timer]]:
+    """Time log.append_entries (as write.py calls it) and log.grow_tree."""
     appends, trees = _Timer(), _Timer()
-    original_grow = log.grow_tree
-
-    def grow(session: Any, head: Any, entries: Any, edge: Any) -> Any:
-        return original_grow(session, head, entries, None if plain else edge)
-
     with (
-        patch.object(log, "grow_tree", trees.wrap(grow)),
+        patch.object(log, "grow_tree", trees.wrap(log.grow_tree)),
         patch.object(write, "append_entries", appends.wrap(log.append_entries)),
     ):
         yield appends, trees
 
 
 def _run(
-    runtime: Runtime, writes: list[DecisionWrite], groups: int, *, plain: bool, first: int
+    runtime: Runtime, writes: list[DecisionWrite], groups: int, *, first: int
 ) -> dict[str, float]:
-    edge = log.TreeEdge()
-    with _timed(plain) as (appends, trees):
+    with _timed() as (appends, trees):
         start, cpu = time.perf_counter(), time.thread_time()
         for round_ in range(first, first + groups):
             batches = [Batch(decisions=[write]) for write in _renamed(writes, round_)]
-            outcomes = commit_group(runtime.sessions, batches, datetime.now(UTC), edge)
+            outcomes = commit_group(runtime.sessions, batches, datetime.now(UTC))
             if any(isinstance(outcome, Exception) for outcome in outcomes):
                 raise RuntimeError(f"a group failed: {outcomes[0]!r}")
         wall, total = time.perf_counter() - start, time.thread_time() - cpu
@@ -153,25 +144,20 @@ def main() -> None:
         runtime.prepare_database(upgrade_schema=True)
         try:
             writes = _writes(runtime, args.group)
-            _run(runtime, writes, 20, plain=False, first=0)  # warm-up: the manifests tracked
-            kept = _run(runtime, writes, args.groups, plain=False, first=100_000)
-            plain = _run(runtime, writes, args.groups, plain=True, first=200_000)
+            _run(runtime, writes, 20, first=0)  # warm-up: the manifests tracked
+            case = _run(runtime, writes, args.groups, first=100_000)
         finally:
             runtime.db.dispose()
     print(
         f"### Group commits on PostgreSQL: {args.groups} groups of {args.group} decisions "
         "(per decision)\n"
     )
+    print("| wall | writer CPU: whole commit (baseline) | append_entries | the tree | share |")
+    print("|---:|---:|---:|---:|---:|")
     print(
-        "| frontier | wall | writer CPU: whole commit (baseline) | append_entries | the tree "
-        "| tree's share |"
+        f"| {_us(case['wall'])} | {_us(case['commit'])} | {_us(case['append'])} "
+        f"| {_us(case['tree'])} | {case['tree'] / case['commit']:.0%} |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, case in (("kept by the writer (TreeEdge)", kept), ("read for every group", plain)):
-        print(
-            f"| {name} | {_us(case['wall'])} | {_us(case['commit'])} | {_us(case['append'])} "
-            f"| {_us(case['tree'])} | {case['tree'] / case['commit']:.0%} |"
-        )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from supportgate.db.tables import (
     LedgerNode,
 )
 from supportgate.errors import NodeStoreError
-from supportgate.tlog import EMPTY_ROOT, Frontier, MerkleTree, NodeId
+from supportgate.tlog import EMPTY_ROOT, MerkleTree, NodeId
 
 from .entries import Entry
 
@@ -77,26 +77,6 @@ class SqlNodeStore:
         )
 
 
-class TreeEdge:
-    """The tree's frontier as one writer's last append left it, so that its next append
-    reads no node. It is used only when the head locked for that append is the one the last
-    append made (the same size and root: the same leaves): when another writer (a thread,
-    the CLI, another replica) appended since, or the transaction that made it rolled back,
-    the frontier is read from the store as if there were none. Every use is under the head
-    lock, so the writers of one process that share an edge take turns."""
-
-    def __init__(self) -> None:
-        self._kept: tuple[Head, Frontier] | None = None
-
-    def open(self, session: Session, head: Head) -> MerkleTree:
-        kept = self._kept
-        frontier = kept[1] if kept is not None and kept[0] == head else None
-        return MerkleTree(SqlNodeStore(session), head.size, frontier=frontier)
-
-    def keep(self, head: Head, tree: MerkleTree) -> None:
-        self._kept = (head, tree.frontier)
-
-
 def read_head(session: Session) -> Head:
     row = session.execute(select(_head.c.size, _head.c.root)).first()
     return Head(0, EMPTY_ROOT) if row is None else Head(int(row.size), bytes(row.root))
@@ -124,15 +104,12 @@ def lock_head(session: Session) -> Head:
     return Head(int(row.size), bytes(row.root))
 
 
-def append_entries(
-    session: Session, head: Head, entries: Sequence[Entry], edge: TreeEdge | None = None
-) -> Head:
+def append_entries(session: Session, head: Head, entries: Sequence[Entry]) -> Head:
     """Append `entries` after `head` (from `lock_head` in this transaction): their rows at
-    leaf indexes head.size, head.size + 1, ..., their tree nodes, and the new head. `edge`:
-    the writer's kept frontier (None: read it; the plain way, which the tests compare with)."""
+    leaf indexes head.size, head.size + 1, ..., their tree nodes, and the new head."""
     if not entries:
         return head
-    tree = grow_tree(session, head, entries, edge)
+    tree = grow_tree(session, head, entries)
     append_rows(
         session,
         _entries,
@@ -150,19 +127,13 @@ def append_entries(
     session.execute(
         update(_head).where(_head.c.id == LEDGER_HEAD_ID).values(size=moved.size, root=moved.root)
     )
-    if edge is not None:
-        edge.keep(moved, tree)
     return moved
 
 
-def grow_tree(
-    session: Session, head: Head, entries: Sequence[Entry], edge: TreeEdge | None
-) -> MerkleTree:
+def grow_tree(session: Session, head: Head, entries: Sequence[Entry]) -> MerkleTree:
     """The tree after `entries`, their new nodes stored: all an append spends on the tree
     (bench/bench_group_commit.py times it apart)."""
-    tree = (
-        MerkleTree(SqlNodeStore(session), head.size) if edge is None else edge.open(session, head)
-    )
+    tree = MerkleTree(SqlNodeStore(session), head.size)
     tree.append(entry.body for entry in entries)
     return tree
 

@@ -50,17 +50,17 @@ from .entries import (
     waiver_created_entry,
     waiver_deleted_entry,
 )
-from .log import TreeEdge, append_entries, lock_head
+from .log import append_entries, lock_head
 
 
-def apply_batch(session: Session, batch: Batch, now: datetime, edge: TreeEdge) -> Applied:
+def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
     """Apply `batch` in `session`'s transaction (open it with `transaction(..., write=True)`);
-    `now` is its decisions' recorded_at; `edge` the writer's kept frontier of the tree."""
+    `now` is its decisions' recorded_at."""
     head = lock_head(session)
     admitted = _admit(session, batch)
 
     parts = _entries(batch, admitted, now)
-    append_entries(session, head, [entry for part in parts for entry in part], edge)
+    append_entries(session, head, [entry for part in parts for entry in part])
     leaves = _leaves(head.size, parts)
     decisions.insert_decisions(session, admitted.decisions, leaves.decisions, now)
 

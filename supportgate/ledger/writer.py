@@ -34,7 +34,7 @@ from supportgate.events import Events
 from supportgate.logging import get_logger
 
 from .batches import Applied, Batch
-from .log import TreeEdge, touch_head
+from .log import touch_head
 from .write import apply_batch
 
 MAX_BATCH = 256
@@ -67,12 +67,10 @@ def _refused(exc: BaseException) -> bool:
     return isinstance(exc, DatabaseError)
 
 
-def apply_alone(
-    sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge
-) -> Applied:
+def apply_alone(sessions: sessionmaker[Session], batch: Batch, now: datetime) -> Applied:
     try:
         with transaction(sessions, write=True) as session:
-            return apply_batch(session, batch, now, edge)
+            return apply_batch(session, batch, now)
     except (SupportgateError, DBAPIError):
         raise
     except Exception as exc:  # whatever it is, the writer's callers hear of it as a 503
@@ -83,14 +81,14 @@ Outcome = Applied | Exception
 
 
 def commit_group(
-    sessions: sessionmaker[Session], batches: list[Batch], now: datetime, edge: TreeEdge
+    sessions: sessionmaker[Session], batches: list[Batch], now: datetime
 ) -> list[Outcome]:
     """Batches of decisions alone, as one transaction (the module docstring: a conflict)."""
     try:
         merged = [write for batch in batches for write in batch.decisions]
-        applied = apply_alone(sessions, Batch(decisions=merged), now, edge)
+        applied = apply_alone(sessions, Batch(decisions=merged), now)
     except IntegrityError:
-        return [_alone(sessions, batch, now, edge) for batch in batches]
+        return [_alone(sessions, batch, now) for batch in batches]
     outcomes: list[Outcome] = []
     placed = iter(applied.decisions)
     for index, batch in enumerate(batches):
@@ -102,9 +100,9 @@ def commit_group(
     return outcomes
 
 
-def _alone(sessions: sessionmaker[Session], batch: Batch, now: datetime, edge: TreeEdge) -> Outcome:
+def _alone(sessions: sessionmaker[Session], batch: Batch, now: datetime) -> Outcome:
     try:
-        return apply_alone(sessions, batch, now, edge)
+        return apply_alone(sessions, batch, now)
     except IntegrityError as exc:  # of decisions alone: a key another process stored first
         return IdempotencyConflict(str(exc.orig)) if _decisions_only(batch) else exc
     except Exception as exc:  # its submitter must hear of it
@@ -125,7 +123,6 @@ class LedgerWriter:
         self._sessions = sessions
         self._events = events
         self._clock = clock
-        self._edge = TreeEdge()
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._stopped = False
@@ -227,9 +224,9 @@ class LedgerWriter:
         now = self._clock.now()
         try:
             if len(group) > 1:
-                outcomes = commit_group(self._sessions, batches, now, self._edge)
+                outcomes = commit_group(self._sessions, batches, now)
             else:
-                outcomes = [_alone(self._sessions, batches[0], now, self._edge)]
+                outcomes = [_alone(self._sessions, batches[0], now)]
         except Exception as exc:  # every submitter must hear of it
             outcomes = [exc] * len(group)
         failed = [o for o in outcomes if isinstance(o, Exception)]

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from .checkpoint import Checkpoint, open_checkpoint, sign_checkpoint, unverified_checkpoint
     from .merkle import (
         EMPTY_ROOT,
-        Frontier,
         MerkleTree,
         leaf_hash,
         node_hash,
@@ -42,7 +41,6 @@ __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
     "Checkpoint",
-    "Frontier",
     "InvalidKey",
     "InvalidNote",
     "InvalidProof",

@@ -30,9 +30,6 @@ def node_hash(left: bytes, right: bytes) -> bytes:
 
 # -- which nodes a hash is made of ---------------------------------------------------------
 
-Frontier = tuple[tuple[NodeId, bytes], ...]
-"""A tree's right edge: the complete subtrees (largest first) whose fold is its root."""
-
 Pieces = list[NodeId]
 """The complete subtrees, left to right, whose fold from the right is one hash of a proof."""
 
@@ -90,30 +87,19 @@ def _fold(hashes: Sequence[bytes]) -> bytes:
 class MerkleTree:
     """An append-only tree whose nodes live in a NodeStore. It keeps its frontier in memory,
     so an append reads nothing and the current root costs no read; opening a tree reads the
-    frontier (at most log2(size) nodes), none when the caller hands over one it kept."""
+    frontier (at most log2(size) nodes)."""
 
-    def __init__(
-        self, store: NodeStore, size: int = 0, *, frontier: Frontier | None = None
-    ) -> None:
+    def __init__(self, store: NodeStore, size: int = 0) -> None:
         if size < 0:
             raise OutOfRange("a tree size is not negative", field="tree_size")
         self._store = store
         pieces = range_pieces(0, size)
-        if frontier is None:
-            self._frontier = list(zip(pieces, store.get(pieces), strict=True))
-        elif [node for node, _ in frontier] == pieces:
-            self._frontier = list(frontier)
-        else:
-            raise ValueError(f"that frontier is not one of a tree of {size} leaves")
+        self._frontier = list(zip(pieces, store.get(pieces), strict=True))
         self._size = size
 
     @property
     def size(self) -> int:
         return self._size
-
-    @property
-    def frontier(self) -> Frontier:
-        return tuple(self._frontier)
 
     def append(self, entries: Iterable[bytes]) -> range:
         """Add leaves for `entries`; store every subtree they complete in one `put`.

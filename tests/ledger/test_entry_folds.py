@@ -22,7 +22,7 @@ from supportgate.audit.rebuild import rebuild_tracking
 from supportgate.db import MatrixVersion, Waiver
 from supportgate.ledger import matrices, waivers
 from supportgate.ledger.batches import Batch, MatrixPublication, WaiverCreation, WaiverDeletion
-from supportgate.ledger.log import TreeEdge, entries_between, read_head
+from supportgate.ledger.log import entries_between, read_head
 from supportgate.ledger.write import apply_batch
 from supportgate.manifests import decode_matrix, to_builtins
 from supportgate.matrix import prepare
@@ -48,7 +48,7 @@ or never created is a conflict the writer leaves out, as is a version published 
 
 
 def _apply(session: Session, plan: list[list[tuple[str, int]]], check: bool) -> None:
-    now, edge = START, TreeEdge()
+    now = START
     for parts in plan:
         now += timedelta(seconds=1)
         stored = set(session.execute(select(_waivers.c.id)).scalars())
@@ -76,7 +76,7 @@ def _apply(session: Session, plan: list[list[tuple[str, int]]], check: bool) -> 
             waivers_deleted=[d for d in deleted if d.id not in created],
             matrices=published,
         )
-        apply_batch(session, batch, now, edge)
+        apply_batch(session, batch, now)
         if check:
             assert _stored(session) == _replayed(session)
 

@@ -26,7 +26,7 @@ from supportgate.db.migrate import downgrade, upgrade
 from supportgate.fleet.query import fleet_at
 from supportgate.ledger import tracking
 from supportgate.ledger.batches import Batch, DecisionWrite, Tracking, Untracking
-from supportgate.ledger.log import TreeEdge, entries_between, read_head
+from supportgate.ledger.log import entries_between, read_head
 from supportgate.ledger.tracking import Span
 from supportgate.ledger.write import apply_batch
 from supportgate.manifests.decision import Checklist, Claims, Decision, ManifestRef
@@ -92,7 +92,7 @@ def _decision(
 
 def _apply(session: Session, plan: list[tuple[int, str, list[Op]]]) -> None:
     """Write `plan` through the writer's apply, batch by batch, as the service would."""
-    now, n, edge = START, 0, TreeEdge()
+    now, n = START, 0
     for seconds, what, parts in plan:
         now += timedelta(seconds=seconds)
         heads = tracking.heads(session, KEYS)
@@ -121,7 +121,7 @@ def _apply(session: Session, plan: list[tuple[int, str, list[Op]]]) -> None:
             elif key in heads:  # a sweep re-evaluates the content it read as tracked
                 write = _decision(key, n, op, _content(session, key), now, cause="schedule")
                 batch.decisions.append(msgspec.structs.replace(write, expected=heads[key]))
-        apply_batch(session, batch, now, edge)
+        apply_batch(session, batch, now)
 
 
 def _content(session: Session, key: tuple[str, str]) -> dict[str, Any]:

@@ -80,6 +80,9 @@ def main() -> None:
         f"rule={PRODUCTION_RULE}": AuditFilter(rule=PRODUCTION_RULE),
         f"matrix_version={oldest_version} (the oldest)": AuditFilter(matrix_version=oldest_version),
         "until=<300 days ago>": AuditFilter(until=now - timedelta(days=300)),
+        "since=<310 days ago>&until=<300 days ago>": AuditFilter(
+            since=now - timedelta(days=310), until=now - timedelta(days=300)
+        ),
     }
     with temporary_database(postgres_admin_url()) as url:
         upgrade(url)

@@ -9,9 +9,9 @@ from .engine import json_text
 
 
 def append_rows(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Insert rows (all with the same keys): COPY on PostgreSQL (a fraction of the CPU of
-    row-by-row INSERTs, which matters to the writers that share an interpreter lock with the
-    request loop or a sweep's evaluation), executemany elsewhere."""
+    """Insert rows (all with the same keys): COPY on PostgreSQL, executemany elsewhere. COPY
+    saves a fifth of a committed decision's CPU (docs/performance.md, Speed devices);
+    executemany is its oracle (tests/db/test_db_devices.py)."""
     if not rows:
         return
     dialect = session.get_bind().dialect

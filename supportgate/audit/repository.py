@@ -69,6 +69,7 @@ def seq_range(
     session: Session, where: AuditFilter, *, before_seq: int | None
 ) -> tuple[int, int] | None:
     """Seqs (lowest, highest) that hold every match below `before_seq`; None when none can."""
+    plan_for_values(session)
     low, high = 1, MAX_SEQ if before_seq is None else before_seq - 1
     for alternatives in _equality_probes(session, where, high):
         found = [(lo, hi) for lo, hi in alternatives if hi is not None and lo is not None]
@@ -77,7 +78,6 @@ def seq_range(
         low = max(low, min(lo for lo, _ in found))
         high = min(high, max(hi for _, hi in found))
     if where.since is not None or where.until is not None:
-        plan_for_values(session)
         count, first, last = _window_probe(session, where, low, high)
         if count == 0:
             return None
@@ -118,8 +118,9 @@ def _equality_probes(
 
 
 def plan_for_values(session: Session) -> None:
-    """psycopg prepares a statement after a few runs, and PostgreSQL's generic plan for the
-    window probe ignores `since` and scans from the oldest decision (42x slower at 300,000;
+    """psycopg prepares a statement after a few runs, and PostgreSQL's generic plans for the
+    probes and the page ignore the values that bound them (`since`, the cursor) and scan from
+    the oldest decision (42x slower at 300,000 decisions; page 1,000 of 1,000,000 took 1.2 s;
     docs/performance.md). Planning every statement for its values costs the writers 5-17% of
     their CPU, so it is asked for in the audit's transaction only."""
     if session.get_bind().dialect.name == "postgresql":

@@ -25,10 +25,3 @@ def append_rows(session: Session, table: Table, rows: list[dict[str, Any]]) -> N
     with cursor.copy(f"COPY {table.name} ({quoted}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row([json_text(row[c]) if c in json_columns else row[c] for c in columns])
-
-
-def unnest(rows: list[dict[str, Any]], **columns: str) -> tuple[str, dict[str, list[Any]]]:
-    """PostgreSQL's `unnest(CAST(:k AS type[]), ...)` over the rows, one array per column (key
-    -> SQL type, in order), and its parameters: a whole batch in one statement."""
-    arrays = ", ".join(f"CAST(:{key} AS {sql_type}[])" for key, sql_type in columns.items())
-    return f"unnest({arrays})", {key: [row[key] for row in rows] for key in columns}

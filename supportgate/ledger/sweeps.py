@@ -8,13 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Sweep, table_of
 from supportgate.db import SweepMemo as SweepMemoRow
-from supportgate.db.bulk import unnest
 
 from .batches import SweepMemo, SweepProgress
 
@@ -58,20 +57,6 @@ def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
         {"kind": m.kind, "name": m.name, "key": m.key, "stable_until": m.stable_until}
         for m in memos
     ]
-    if session.get_bind().dialect.name == "postgresql":
-        arrays, params = unnest(
-            rows, kind="text", name="text", key="text", stable_until="timestamptz"
-        )
-        session.execute(
-            text(  # only unnest's casts are formatted in: every value is a bound parameter
-                "INSERT INTO sweep_memos (kind, name, key, stable_until)"  # noqa: S608
-                f" SELECT * FROM {arrays}"
-                " ON CONFLICT (kind, name) DO UPDATE"
-                " SET key = excluded.key, stable_until = excluded.stable_until"
-            ),
-            params,
-        )
-        return
     statement = _insert(session)(_memos)
     session.execute(
         statement.on_conflict_do_update(

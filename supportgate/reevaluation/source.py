@@ -131,7 +131,6 @@ def iter_tracked_batches(
         raise ValueError("batch_size must be at least 1")
     wanted = None if only is None else sorted(set(only))
     cursor = after
-    cache: PoolCache = {}
     while True:
         if wanted is not None:
             chunk = [key for key in wanted if cursor is None or key > cursor][:batch_size]
@@ -139,14 +138,14 @@ def iter_tracked_batches(
                 return
             with transaction(sessions) as session:
                 rows = _rows(session, in_keys(session, _manifests, chunk), batch_size, with_content)
-                batch = _batch(session, rows, cache)
+                batch = _batch(session, rows)
             cursor = chunk[-1]
             if batch is not None:
                 yield batch
             continue
         with transaction(sessions) as session:
             rows = _rows(session, _after(cursor), batch_size, with_content)
-            batch = _batch(session, rows, cache)
+            batch = _batch(session, rows)
         if batch is None:
             return
         yield batch
@@ -213,45 +212,26 @@ def _rows(session: Session, where: Any, limit: int, with_content: bool) -> list[
     return [TrackedRow(*row) for row in session.execute(statement)]
 
 
-def _batch(session: Session, rows: list[TrackedRow], cache: PoolCache) -> TrackedBatch | None:
+def _batch(session: Session, rows: list[TrackedRow]) -> TrackedBatch | None:
     if not rows:
         return None
     refs = {row.hardware_ref for row in rows if row.hardware_ref is not None}
-    return TrackedBatch(rows=rows, pools=_pools(session, refs, cache))
+    return TrackedBatch(rows=rows, pools=_pools(session, refs))
 
 
-PoolCache = dict[tuple[str, str], HardwareManifest | None]  # by (name, content_digest)
-POOL_CACHE_LIMIT = 10_000
-
-
-def _pools(session: Session, names: set[str], cache: PoolCache) -> dict[str, Pool]:
-    """Content is read and decoded only when this pass has not seen that (name, digest)."""
+def _pools(session: Session, names: set[str]) -> dict[str, Pool]:
+    """Read and decoded afresh for every batch: keeping them across batches bought 8% of a
+    sweep's CPU, under issue 24's bar (docs/performance.md, Speed devices)."""
     if not names:
         return {}
-    pool_rows = (_manifests.c.kind == "HardwareManifest") & one_of(
-        session, _manifests.c.name, names
+    statement = select(_manifests.c.name, _manifests.c.content_digest, _manifests.c.content).where(
+        _manifests.c.kind == "HardwareManifest", one_of(session, _manifests.c.name, names)
     )
-    digests = dict(
-        session.execute(
-            select(_manifests.c.name, _manifests.c.content_digest).where(pool_rows)
-        ).all()
-    )
-    missing = [name for name, digest in digests.items() if (name, digest) not in cache]
-    if missing:
-        if len(cache) > POOL_CACHE_LIMIT:
-            cache.clear()
-        statement = select(
-            _manifests.c.name, _manifests.c.content_digest, _manifests.c.content
-        ).where(
-            _manifests.c.kind == "HardwareManifest", one_of(session, _manifests.c.name, missing)
-        )
-        for name, digest, content in session.execute(statement):
-            try:
-                cache[(name, digest)] = msgspec.convert(content, HardwareManifest)
-            except msgspec.ValidationError:
-                cache[(name, digest)] = None
-            digests[name] = digest
-    return {
-        name: Pool(content_digest=digest, manifest=cache.get((name, digest)))
-        for name, digest in digests.items()
-    }
+    pools = {}
+    for name, digest, content in session.execute(statement):
+        try:
+            manifest: HardwareManifest | None = msgspec.convert(content, HardwareManifest)
+        except msgspec.ValidationError:
+            manifest = None
+        pools[name] = Pool(content_digest=digest, manifest=manifest)
+    return pools

@@ -13,6 +13,7 @@ import pytest
 from supportgate.audit import repository
 from supportgate.ledger.batches import Batch, DecisionWrite
 from supportgate.manifests.decision import Checklist, Claims, Decision, ManifestRef, Violation
+from supportgate.pagination import MAX_SEQ
 from supportgate.policy.inputs import PolicyInput, format_time
 
 from ..api import Api
@@ -348,3 +349,56 @@ def test_needs_the_procurement_role(sqlite_api: Api, fmt: str) -> None:
     assert get("/v1/audit", params=params, headers=sqlite_api.headers("ci")).status_code == 403
     for role in ("procurement", "admin"):
         assert get("/v1/audit", params=params, headers=sqlite_api.headers(role)).status_code == 200
+
+
+def test_the_index_probes_narrow_pages_without_changing_them(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probes' plain path is the page query bounded by the cursor alone: every filter,
+    walked in pages of 2, lists the same decisions both ways."""
+    write(
+        api,
+        *(
+            record(
+                f"{('dep', 'pool')[n % 2]}-{n % 3}",
+                kind=("DeploymentManifest", "HardwareManifest")[n % 2],
+                verdict=("rejected", "supported", "experimental")[n % 3],
+                at=AT + timedelta(minutes=(7 * n) % 11),
+                rules=[("port.production", "deny")] if n % 4 == 0 else [],
+                matrix_version=("2026.10.1", "2026.11.1")[n >= 8],
+            )
+            for n in range(16)
+        ),
+    )
+    filters: list[dict[str, Any]] = [
+        {"name": "dep-0"},
+        {"name": "pool-1", "kind": "HardwareManifest"},
+        {"verdict": "rejected"},
+        {"rule": "port.production"},
+        {"matrix_version": "2026.10.1"},
+        {"matrix_version": "2026.10.1", "verdict": "supported"},
+        {"since": format_time(AT + timedelta(minutes=4)), "rule": "port.production"},
+        {"until": format_time(AT + timedelta(minutes=3)), "name": "dep-2"},
+    ]
+
+    def walk(params: dict[str, Any]) -> list[str]:
+        found: list[str] = []
+        cursor = None
+        while True:
+            page = audit(api, limit=2, **params, **({"cursor": cursor} if cursor else {}))
+            found += [item["id"] for item in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return found
+
+    probed = [walk(params) for params in filters]
+    monkeypatch.setattr(
+        repository,
+        "seq_range",
+        lambda session, where, *, before_seq: (
+            1,
+            MAX_SEQ if before_seq is None else before_seq - 1,
+        ),
+    )
+    assert [walk(params) for params in filters] == probed
+    assert all(probed), probed

@@ -377,7 +377,7 @@ def _evaluate(  # noqa: PLR0917 - one private call site, in run_check
     except UsageError as exc:  # the file cannot be read
         if options.matrix is None:
             raise
-        raise UsageError(f"--matrix: {exc}", field="--matrix") from None
+        raise UsageError(str(exc), field="--matrix") from None
     if not items:
         return []
     evaluator = Evaluator(EmbeddedEngine(bundle), prepare(matrix))

@@ -222,7 +222,7 @@ def test_gitlab_reports_junit_even_when_the_gate_fails() -> None:
     assert job["artifacts"]["when"] == "always"
     assert job["artifacts"]["reports"]["junit"] == "supportgate-junit.xml"
     assert "> supportgate-junit.xml" in check_line(gitlab_lines())
-    assert _parser().parse_args(supportgate_args(check_line(gitlab_lines()))).format == "junit"
+    assert _parser().parse_args(supportgate_args(check_line(gitlab_lines()))).fmt == "junit"
 
 
 @pytest.fixture(scope="module")

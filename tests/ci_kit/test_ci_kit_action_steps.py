@@ -133,7 +133,7 @@ def test_check_expands_each_line_once_and_passes_on_a_line_matching_nothing(
         "missing/*.yaml",  # `check` names it in its report
         "hardware.yaml",
     ]
-    assert (parsed.format, parsed.fail_on, parsed.server, parsed.token) == (
+    assert (parsed.fmt, parsed.fail_on, parsed.server, parsed.token) == (
         "github",  # annotations on the files, from the step's log
         "rejected",
         None,

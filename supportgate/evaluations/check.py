@@ -28,7 +28,6 @@ from supportgate.errors import (
 )
 from supportgate.manifests import (
     HardwareManifest,
-    Manifest,
     decode_manifests,
     format_of,
 )
@@ -50,14 +49,7 @@ from supportgate.reports import (
 from supportgate.reports.rules import docs_url
 
 from .evaluator import Evaluator, Subject
-
-
-@dataclass(frozen=True, slots=True)
-class SourcedManifest:
-    source: str
-    text: str
-    document_index: int
-    manifest: Manifest
+from .sourced import SourcedManifest
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from supportgate.manifests import DeploymentManifest, HardwareManifest, format_o
 from supportgate.manifests.decode import decode_supportgate_documents
 from supportgate.reports import Problem
 
-from .check import SourcedManifest
+from .sourced import SourcedManifest
 
 PATTERNS = ("*.yaml", "*.yml", "*.json")
 GIT_TIMEOUT_S = 60

@@ -41,7 +41,7 @@ from supportgate.manifests import DeploymentManifest
 from supportgate.manifests.decision import Decision
 from supportgate.reports import CheckedManifest
 
-from .check import SourcedManifest
+from .sourced import SourcedManifest
 from .views import DryRunAnswer
 
 __all__ = ["RetryPolicy", "Server", "check_remote"]

@@ -17,8 +17,9 @@ import msgspec
 import pytest
 
 from supportgate.errors import PolicyEngineUnavailable, UsageError
-from supportgate.evaluations.check import SourcedManifest, read_manifest_files
+from supportgate.evaluations.check import read_manifest_files
 from supportgate.evaluations.remote import RetryPolicy, Server, check_remote, dry_run_batches
+from supportgate.evaluations.sourced import SourcedManifest
 from supportgate.reports import gate_failed, render
 
 from ..api import Api

@@ -57,7 +57,7 @@ def latest_standings(
     statement = (
         select(*(_decisions.c[column] for column in _STANDING_COLUMNS))
         .join(_manifests, _manifests.c.latest_decision_id == _decisions.c.id)
-        .where(in_keys(session, _manifests, wanted))
+        .where(in_keys(_manifests, wanted))
     )
     return {
         (row["kind"], row["name"]): _standing(row) for row in session.execute(statement).mappings()

@@ -1,5 +1,5 @@
-"""WHERE clauses for a set of values: `one_of(session, column, values)` and, on any table keyed
-by (kind, name), `in_keys(session, table, keys)`. An IN list on both databases: one array
+"""WHERE clauses for a set of values: `one_of(column, values)` and, on any table keyed
+by (kind, name), `in_keys(table, keys)`. An IN list on both databases: one array
 parameter (`= ANY(:values)`) on PostgreSQL saved 9% of a sweep's CPU and 1-7% of a commit's,
 under the 15% a speed device must buy (docs/performance.md, Speed devices).
 """
@@ -10,14 +10,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Column, Table, and_, or_
-from sqlmodel import Session
 
 
-def one_of(_session: Session, column: Column[Any], values: Iterable[Any]) -> Any:
+def one_of(column: Column[Any], values: Iterable[Any]) -> Any:
     return column.in_(sorted(set(values)))
 
 
-def in_keys(session: Session, table: Table, keys: Iterable[tuple[str, str]]) -> Any:
+def in_keys(table: Table, keys: Iterable[tuple[str, str]]) -> Any:
     """`(kind = k1 AND name IN (...)) OR ...`: one list of names per kind, which both SQLite
     and PostgreSQL answer from the (kind, name) primary key."""
     by_kind: dict[str, set[str]] = {}
@@ -25,7 +24,7 @@ def in_keys(session: Session, table: Table, keys: Iterable[tuple[str, str]]) -> 
         by_kind.setdefault(kind, set()).add(name)
     return or_(
         *(
-            and_(table.c.kind == kind, one_of(session, table.c.name, names))
+            and_(table.c.kind == kind, one_of(table.c.name, names))
             for kind, names in sorted(by_kind.items())
         )
     )

@@ -166,7 +166,7 @@ def write_current(
     latest decision's evaluated_at (rebuild keeps a later one)."""
     gone = [key for key, span in spans.items() if span is None]
     if gone:
-        session.execute(delete(_manifests).where(in_keys(session, _manifests, gone)))
+        session.execute(delete(_manifests).where(in_keys(_manifests, gone)))
     rows, moves = [], []
     for key, span in spans.items():
         if span is None:
@@ -218,7 +218,7 @@ def open_spans_of(session: Session, keys: Sequence[Key]) -> dict[Key, Span]:
     if not keys:
         return {}
     statement = select(*(_spans.c[column] for column in SPAN_COLUMNS)).where(
-        _spans.c.valid_to.is_(None), in_keys(session, _spans, keys)
+        _spans.c.valid_to.is_(None), in_keys(_spans, keys)
     )
     return {(row.kind, row.name): Span(**row._mapping) for row in session.execute(statement)}
 
@@ -264,7 +264,7 @@ _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
     """One UPDATE of last_evaluated_at for manifests a sweep judged unchanged."""
     if keys:
-        stamped = update(_manifests).where(in_keys(session, _manifests, keys))
+        stamped = update(_manifests).where(in_keys(_manifests, keys))
         session.execute(stamped.values(last_evaluated_at=at))
 
 
@@ -287,9 +287,7 @@ def _tracked_rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
     if not keys:
         return {}
     columns = ("kind", "name", "owner", "content_digest", "latest_decision_id")
-    statement = select(*(_manifests.c[c] for c in columns)).where(
-        in_keys(session, _manifests, keys)
-    )
+    statement = select(*(_manifests.c[c] for c in columns)).where(in_keys(_manifests, keys))
     return {(row.kind, row.name): row for row in session.execute(statement)}
 
 

@@ -85,7 +85,7 @@ def memos(session: Session, keys: Sequence[Key]) -> dict[Key, tuple[str, datetim
     if not keys:
         return {}
     statement = select(_memos.c.kind, _memos.c.name, _memos.c.key, _memos.c.stable_until).where(
-        in_keys(session, _memos, keys)
+        in_keys(_memos, keys)
     )
     return {(kind, name): (key, until) for kind, name, key, until in session.execute(statement)}
 
@@ -102,7 +102,7 @@ def previous_decisions(
         _decisions.c.verdict,
         _decisions.c.matrix_version,
         _decisions.c.policy_revision,
-    ).where(one_of(session, _decisions.c.id, ids))
+    ).where(one_of(_decisions.c.id, ids))
     found = {row[0]: (row[1], row[2], row[3], None) for row in session.execute(statement)}
     same = [
         key
@@ -111,7 +111,7 @@ def previous_decisions(
     ]
     if same:
         violations = select(_decisions.c.id, _decisions.c.document["violations"]).where(
-            one_of(session, _decisions.c.id, same)
+            one_of(_decisions.c.id, same)
         )
         for decision_id, listed in session.execute(violations):
             verdict, version, revision, _ = found[decision_id]

@@ -104,7 +104,7 @@ class TrackedBatch:
             return
         with transaction(sessions) as session:
             statement = select(_manifests.c.kind, _manifests.c.name, _manifests.c.content).where(
-                in_keys(session, _manifests, [row.key for row in wanted])
+                in_keys(_manifests, [row.key for row in wanted])
             )
             found = {(kind, name): content for kind, name, content in session.execute(statement)}
         for row in wanted:
@@ -137,7 +137,7 @@ def iter_tracked_batches(
             if not chunk:
                 return
             with transaction(sessions) as session:
-                rows = _rows(session, in_keys(session, _manifests, chunk), batch_size, with_content)
+                rows = _rows(session, in_keys(_manifests, chunk), batch_size, with_content)
                 batch = _batch(session, rows)
             cursor = chunk[-1]
             if batch is not None:
@@ -186,7 +186,7 @@ def keys_referencing(
             )
             .where(
                 _manifests.c.kind == "DeploymentManifest",
-                one_of(session, _manifests.c.hardware_ref, pools),
+                one_of(_manifests.c.hardware_ref, pools),
             )
             .order_by(_manifests.c.kind, _manifests.c.name)
         )
@@ -225,7 +225,7 @@ def _pools(session: Session, names: set[str]) -> dict[str, Pool]:
     if not names:
         return {}
     statement = select(_manifests.c.name, _manifests.c.content_digest, _manifests.c.content).where(
-        _manifests.c.kind == "HardwareManifest", one_of(session, _manifests.c.name, names)
+        _manifests.c.kind == "HardwareManifest", one_of(_manifests.c.name, names)
     )
     pools = {}
     for name, digest, content in session.execute(statement):

@@ -24,7 +24,7 @@ def active(
     """Waivers not deleted whose expires_at is after `at` (only for `names`, when given)."""
     statement = select(Waiver).where(_waivers.c.deleted_at.is_(None), _waivers.c.expires_at > at)
     if names is not None:
-        statement = statement.where(one_of(session, _waivers.c.name, names))
+        statement = statement.where(one_of(_waivers.c.name, names))
     return session.execute(statement.order_by(_waivers.c.id)).scalars().all()
 
 

@@ -108,7 +108,7 @@ def fleet_at(session: Session, as_of: datetime) -> FleetAt:
     return FleetAt(
         as_of=as_of,
         manifests=tuple(manifests),
-        matrix_version=_matrix_in_force(session, as_of),
+        matrix_version=session.execute(matrix_in_force(as_of)).scalar_one_or_none(),
         policy_revision=policy_revision,
     )
 
@@ -124,10 +124,6 @@ def decisions_in_force(as_of: datetime) -> Select[Any]:
             or_(_spans.c.valid_to.is_(None), _spans.c.valid_to > as_of),
         )
     )
-
-
-def _matrix_in_force(session: Session, as_of: datetime) -> str | None:
-    return session.execute(matrix_in_force(as_of)).scalar_one_or_none()
 
 
 def matrix_in_force(as_of: datetime) -> Select[tuple[str]]:

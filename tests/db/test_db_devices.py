@@ -8,11 +8,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, Table, Text, insert, select, text
+from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, Table, Text, insert, select
 from sqlmodel import Session
 
-from supportgate.audit.filters import AuditFilter
-from supportgate.audit.repository import decisions_page
 from supportgate.db import create_db_engine, session_factory, transaction
 from supportgate.db.bulk import append_rows
 from tests.services import temporary_database
@@ -70,26 +68,3 @@ def test_copy_stores_what_executemany_stores(session: Session) -> None:
     copied = session.execute(select(_copied).order_by(_copied.c.seq)).all()
     assert copied == session.execute(select(_inserted).order_by(_inserted.c.seq)).all()
     assert len(copied) == len(_rows())
-
-
-def _plan_cache_mode(session: Session) -> str:
-    return str(session.execute(text("SHOW plan_cache_mode")).scalar_one())
-
-
-def test_only_the_audit_plans_every_statement_for_its_values(
-    postgres_url: str, postgres_template: str
-) -> None:
-    """The audit's window probe needs custom plans; the writers must not pay for them
-    (docs/performance.md: 5-17% of a committed decision's CPU)."""
-    with temporary_database(postgres_url, template=postgres_template) as url:
-        engine = create_db_engine(url)
-        try:
-            sessions = session_factory(engine)
-            with transaction(sessions) as session:
-                assert _plan_cache_mode(session) == "auto"
-                decisions_page(session, AuditFilter(), before_seq=None, limit=10)
-                assert _plan_cache_mode(session) == "force_custom_plan"
-            with transaction(sessions) as session:
-                assert _plan_cache_mode(session) == "auto"
-        finally:
-            engine.dispose()

@@ -1,17 +1,7 @@
-"""What is tracked: one fold of the log, and the one module that writes the tracked state.
-
-The fold (`step`): a `decision` entry of (kind, name) tracks it with that decision as its
-latest, opening a span; an `untracked` entry stops tracking it; either ends the span open
-before. Spans are the rows of `tracked_spans` (valid_from, valid_to: the fleet at any time,
-supportgate/fleet/query.py); the open ones, with the content tracked, are the `manifests` rows.
-
-The writer applies the fold forward (`apply`, from write.apply_batch under the log's head
-lock); `supportgate audit verify` and `audit rebuild-tracking` replay it from the entries
-(`TrackingFromLog`, supportgate/audit/tracking_state.py). Both go through `fold`, so they cannot
-disagree about what an entry does.
-
-Not in the log, so not in the fold: `manifests.last_evaluated_at` when a sweep finds a
-manifest unchanged (`stamp_evaluated`).
+"""What is tracked: one fold of the log (`step`, `fold`), and the one module that writes the
+tracked state (`manifests`, `tracked_spans`). The writer applies the fold forward (`apply`);
+`audit verify` and `audit rebuild-tracking` replay it (supportgate/audit/tracking_state.py).
+Both go through `fold`, so they cannot disagree about what an entry does (docs/ledger.md).
 """
 
 from __future__ import annotations
@@ -22,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
+from supportgate.db.engine import conflict_insert
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
@@ -249,8 +239,7 @@ def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
     """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row."""
     if not rows:
         return
-    dialect = session.get_bind().dialect.name
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_manifests)
+    insert = conflict_insert(session, _manifests)
     upsert = insert.on_conflict_do_update(
         index_elements=["kind", "name"],
         set_={column: insert.excluded[column] for column in _REPLACED},

@@ -243,18 +243,22 @@ _KEPT = ("kind", "name", "created_at")
 
 def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
     """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row."""
-    if not rows:
-        return
-    dialect = session.get_bind().dialect.name
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_manifests)
-    upsert = insert.on_conflict_do_update(
+    if rows:
+        session.execute(_UPSERT[session.get_bind().dialect.name], rows)
+
+
+def _upsert_statement(insert: Any) -> Any:
+    return insert.on_conflict_do_update(
         index_elements=["kind", "name"],
         set_={column: insert.excluded[column] for column in _REPLACED},
     )
-    session.execute(upsert, rows)
 
 
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
+_UPSERT = {
+    "postgresql": _upsert_statement(postgresql.insert(_manifests)),
+    "sqlite": _upsert_statement(sqlite.insert(_manifests)),
+}
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:

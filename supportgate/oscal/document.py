@@ -1,5 +1,5 @@
-"""An `OscalFleet` as an OSCAL Assessment Results document (OSCAL 1.2), a pure function; the
-shape is in docs/reports.md#oscal.
+"""The fleet at a time (`FleetAt`, plain data) as an OSCAL Assessment Results document (OSCAL
+1.2), a pure function; the shape is in docs/reports.md#oscal.
 
 UUIDs are version 5, derived from what they name (a manifest, its decision, a rule), so the
 same fleet at the same time gives byte-equal documents, and the same manifest keeps its
@@ -17,9 +17,8 @@ from datetime import datetime
 
 import msgspec
 
+from supportgate.fleet.query import FleetAt, FleetManifest
 from supportgate.manifests.decision import Severity, Violation
-
-from .fleet import FleetManifest, OscalFleet
 
 OSCAL_VERSION = "1.2.1"
 PROPS_NS = "https://github.com/supportgate/supportgate/blob/main/docs/reports.md#oscal"
@@ -164,24 +163,25 @@ class Document(_Oscal, frozen=True):
     assessment_results: AssessmentResults
 
 
-def assessment_results(fleet: OscalFleet) -> bytes:
-    """Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents
+def assessment_results(fleet: FleetAt, *, policy_revision: str) -> bytes:
+    """`policy_revision`: the one in force (the fleet's, or before any decision the engine's).
+    Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents
     it)."""
-    return msgspec.json.encode(_document(fleet)) + b"\n"
+    return msgspec.json.encode(_document(fleet, policy_revision)) + b"\n"
 
 
-def _document(fleet: OscalFleet) -> Document:
+def _document(fleet: FleetAt, revision: str) -> Document:
     manifests = sorted(fleet.manifests, key=lambda m: (m.kind, m.name))
     at = _time(fleet.as_of)
-    basis = _basis_props(fleet)
+    basis = _basis_props(fleet, revision)
     matrix = fleet.matrix_version or "none yet"
-    identity = _digest(fleet, manifests)
+    identity = _digest(fleet, revision, manifests)
     plan = Resource(
         uuid=_uuid("basis", identity),
         title="supportgate assessment basis",
         description=(
             f"The tracked manifests as they stood at {at}, each judged by supportgate's "
-            f"policies at revision {fleet.policy_revision} against support matrix version "
+            f"policies at revision {revision} against support matrix version "
             f"{matrix} (the versions in force at that time)."
         ),
         props=basis,
@@ -205,7 +205,7 @@ def _document(fleet: OscalFleet) -> Document:
         ),
         reviewed_controls=ReviewedControls(
             description=(
-                f"Every rule of supportgate policy revision {fleet.policy_revision}, "
+                f"Every rule of supportgate policy revision {revision}, "
                 f"with support matrix version {matrix}."
             ),
             control_selections=(
@@ -238,11 +238,11 @@ def _document(fleet: OscalFleet) -> Document:
     )
 
 
-def _basis_props(fleet: OscalFleet) -> tuple[Prop, ...]:
+def _basis_props(fleet: FleetAt, revision: str) -> tuple[Prop, ...]:
     props = [_prop("as-of", _time(fleet.as_of))]
     if fleet.matrix_version is not None:
         props.append(_prop("matrix-version", fleet.matrix_version))
-    props.append(_prop("policy-revision", fleet.policy_revision))
+    props.append(_prop("policy-revision", revision))
     return tuple(props)
 
 
@@ -258,19 +258,20 @@ def _inventory_item(manifest: FleetManifest) -> InventoryItem:
 
 
 def _observation(manifest: FleetManifest) -> Observation:
+    decision = manifest.decision
     log = (
-        f", entry {manifest.leaf_index} of the verifiable log"
-        if manifest.leaf_index is not None
+        f", entry {decision.leaf_index} of the verifiable log"
+        if decision.leaf_index is not None
         else ""
     )
     return Observation(
-        uuid=_uuid("observation", manifest.kind, manifest.name, manifest.decision_id),
-        title=_line(f"{manifest.kind}/{manifest.name}: {manifest.verdict}"),
+        uuid=_uuid("observation", manifest.kind, manifest.name, decision.id),
+        title=_line(f"{manifest.kind}/{manifest.name}: {decision.verdict}"),
         description=(
-            f"{manifest.kind}/{manifest.name} is {manifest.verdict}: decision "
-            f"{manifest.decision_id}, made at {_time(manifest.evaluated_at)} under support matrix "
-            f"version {manifest.matrix_version} and policy revision {manifest.policy_revision}; "
-            f"{_rule_counts(manifest.violations)}."
+            f"{manifest.kind}/{manifest.name} is {decision.verdict}: decision "
+            f"{decision.id}, made at {_time(decision.evaluated_at)} under support matrix "
+            f"version {decision.matrix_version} and policy revision {decision.policy_revision}; "
+            f"{_rule_counts(decision.violations)}."
         ),
         methods=("TEST",),
         subjects=(
@@ -282,29 +283,29 @@ def _observation(manifest: FleetManifest) -> Observation:
         ),
         relevant_evidence=(
             RelevantEvidence(
-                description=f"supportgate decision {manifest.decision_id}{log}",
+                description=f"supportgate decision {decision.id}{log}",
                 href=(
-                    f"/v1/audit/entries/{manifest.leaf_index}"
-                    if manifest.leaf_index is not None
+                    f"/v1/audit/entries/{decision.leaf_index}"
+                    if decision.leaf_index is not None
                     else None
                 ),
             ),
         ),
-        collected=manifest.evaluated_at,
+        collected=decision.evaluated_at,
         props=(
-            _prop("verdict", manifest.verdict),
-            _prop("decision-id", manifest.decision_id),
-            _prop("matrix-version", manifest.matrix_version),
-            _prop("policy-revision", manifest.policy_revision),
+            _prop("verdict", decision.verdict),
+            _prop("decision-id", decision.id),
+            _prop("matrix-version", decision.matrix_version),
+            _prop("policy-revision", decision.policy_revision),
         ),
     )
 
 
 def _findings(manifest: FleetManifest) -> list[Finding]:
     by_rule: dict[str, list[Violation]] = {}
-    for violation in sorted(manifest.violations, key=lambda v: (v.rule, v.path, v.message)):
+    for violation in sorted(manifest.decision.violations, key=Violation.sort_key):
         by_rule.setdefault(violation.rule, []).append(violation)
-    observation = _uuid("observation", manifest.kind, manifest.name, manifest.decision_id)
+    observation = _uuid("observation", manifest.kind, manifest.name, manifest.decision.id)
     return [
         _finding(manifest, rule, violations, observation)
         for rule, violations in sorted(by_rule.items())
@@ -323,7 +324,7 @@ def _finding(
     remarks = f"waived by {', '.join(waivers)}" if severity == "waived" and waivers else None
     subject = f"{manifest.kind}/{manifest.name}"
     return Finding(
-        uuid=_uuid("finding", manifest.kind, manifest.name, manifest.decision_id, rule),
+        uuid=_uuid("finding", manifest.kind, manifest.name, manifest.decision.id, rule),
         title=_line(f"{rule} {_FINDING_TITLES[severity]} {subject}"),
         description=f"{subject} {_FINDING_VERBS[severity].format(rule=rule)}:\n" + "\n".join(lines),
         target=FindingTarget(
@@ -347,10 +348,10 @@ def _uuid(*parts: str) -> str:
     return str(uuid.uuid5(_UUIDS, "\x00".join(parts)))
 
 
-def _digest(fleet: OscalFleet, manifests: list[FleetManifest]) -> str:
+def _digest(fleet: FleetAt, revision: str, manifests: list[FleetManifest]) -> str:
     """What the document's own UUIDs derive from: the time, the basis and each decision."""
-    basis = [_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision]
-    decisions = [f"{m.kind}/{m.name}/{m.decision_id}" for m in manifests]
+    basis = [_time(fleet.as_of), fleet.matrix_version or "", revision]
+    decisions = [f"{m.kind}/{m.name}/{m.decision.id}" for m in manifests]
     return hashlib.sha256("\x00".join(basis + decisions).encode()).hexdigest()
 
 

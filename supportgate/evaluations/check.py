@@ -157,13 +157,7 @@ def check_locally(
     )
     share = (time.perf_counter() - started) / len(items) if items else 0.0
     return [
-        CheckedManifest(
-            source=item.source,
-            decision=evaluation.decision,
-            text=item.text,
-            document_index=item.document_index,
-            seconds=share,
-        )
+        item.checked(evaluation.decision, share)
         for item, evaluation in zip(items, evaluations, strict=True)
     ]
 
@@ -237,22 +231,11 @@ def run_check(
     return write_report(report, options.fmt, options.output, sarif, stdout=stdout, stderr=stderr)
 
 
-def _rendered(report: Report, fmt: str, sarif: SarifOptions) -> str:
-    return render(
-        report.results,
-        fmt,
-        fail_on=report.fail_on,
-        problems=report.problems,
-        sarif=sarif,
-        skipped=report.skipped,
-    )
-
-
 def _write_copy(
     report: Report, fmt: str, path: str, sarif: SarifOptions, option: str = "--report"
 ) -> Report:
     """The report, with a problem more when `path` cannot be written."""
-    text = _rendered(report, fmt, sarif)
+    text = render(report, fmt, sarif)
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -279,7 +262,7 @@ def write_report(
         if written is not report:
             return write_report(written, fmt, None, sarif, stdout=stdout, stderr=stderr)
     else:
-        stdout.write(_rendered(report, fmt, sarif))
+        stdout.write(render(report, fmt, sarif))
         stdout.flush()
     for problem in report.problems:
         print(f"supportgate: error: {problem.message}", file=stderr)

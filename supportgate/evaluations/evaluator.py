@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
+import msgspec
+
 from supportgate.manifests import HardwareManifest, Manifest, to_builtins
 from supportgate.manifests.decision import Cause, Decision, ManifestRef, PolicyResult
 from supportgate.policy.engine import LoadedMatrix, PolicyEngine
@@ -96,14 +98,9 @@ class Evaluator:
     ) -> Evaluation:
         manifest = subject.manifest
         decision = Decision(
+            **msgspec.structs.asdict(result),
             id=str(uuid4()),
             manifest=ManifestRef(kind=manifest.kind, name=manifest.metadata.name),
-            verdict=result.verdict,
-            allowed=result.allowed,
-            violations=result.violations,
-            claims=result.claims,
-            checklist=result.checklist,
-            recommendations=result.recommendations,
             matrix_version=self.matrix.version,
             policy_revision=self.engine.policy_revision,
             input_digest=policy_input.digest,

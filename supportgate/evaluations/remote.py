@@ -39,6 +39,7 @@ from supportgate import __version__
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.manifests import DeploymentManifest
 from supportgate.manifests.decision import Decision
+from supportgate.policy.inputs import hardware_ref
 from supportgate.reports import CheckedManifest
 
 from .sourced import SourcedManifest
@@ -154,16 +155,7 @@ def check_remote(
                 answer = poster.dry_run([items[i] for i in [*own, *carried]])
                 share = (time.perf_counter() - started) / len(own)
                 decisions.update((i, (answer[n], share)) for n, i in enumerate(own))
-    return [
-        CheckedManifest(
-            source=item.source,
-            decision=decisions[index][0],
-            text=item.text,
-            document_index=item.document_index,
-            seconds=decisions[index][1],
-        )
-        for index, item in enumerate(items)
-    ]
+    return [item.checked(*decisions[index]) for index, item in enumerate(items)]
 
 
 def dry_run_batches(
@@ -180,8 +172,7 @@ def dry_run_batches(
     own: list[int] = []
     carried: list[int] = []
     for index in order:
-        manifest = items[index].manifest
-        ref = manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
+        ref = hardware_ref(items[index].manifest)
         pool = pools.get(ref) if ref is not None else None
         needs = [pool] if pool is not None and pool not in own and pool not in carried else []
         if len(own) + len(carried) + 1 + len(needs) > limit:

@@ -20,7 +20,7 @@ from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.evaluations.check import read_manifest_files
 from supportgate.evaluations.remote import RetryPolicy, Server, check_remote, dry_run_batches
 from supportgate.evaluations.sourced import SourcedManifest
-from supportgate.reports import gate_failed, render
+from supportgate.reports import Report, gate_failed, render
 
 from ..api import Api
 
@@ -62,7 +62,7 @@ def run(
         sleep=sleeps.append,
     )
     failed = any(gate_failed(result.decision, "rejected") for result in results)
-    output = render(results, fmt, fail_on="rejected")
+    output = render(Report(results), fmt)
     return failed, json.loads(output) if fmt == "json" else output, sleeps
 
 

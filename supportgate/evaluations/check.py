@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from supportgate.config import Settings
 from supportgate.errors import (
@@ -34,6 +34,7 @@ from supportgate.manifests import (
 from supportgate.manifests.common import FIRST_YEAR, LAST_YEAR
 from supportgate.manifests.decode import decode_supportgate_documents
 from supportgate.matrix import load_matrix_file, prepare
+from supportgate.pagination import parse_time
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.catalog import read_catalog
 from supportgate.reports import (
@@ -163,14 +164,8 @@ def check_locally(
 
 
 def parse_at(text: str) -> datetime:
-    """`--at`: an RFC 3339 time with a zone, in UTC."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"not an RFC 3339 time: {text!r}", field="--at") from None
-    if moment.tzinfo is None:
-        raise UsageError(f"give a time zone (e.g. Z): {text!r}", field="--at")
-    moment = moment.astimezone(UTC)
+    """`--at`: an RFC 3339 time with a zone, in UTC, in the years the policies compare."""
+    moment = cast(datetime, parse_time("--at", text))  # None only for no text
     if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise UsageError(
             f"give a time in the years {FIRST_YEAR} to {LAST_YEAR} in UTC, which the policies"

@@ -1,10 +1,5 @@
-"""`collect`'s run (docs/collect.md lists each value's probe and flag).
-
-Every value comes from a flag when one is given, else from a probe. A value that can neither
-be probed nor was given is an error naming the field, why the probe failed and the flag to
-use; all of them are reported at once (CLI exit 2). The result is decoded by the same decoder
-the service uses, so what `collect` writes is what `check` reads.
-"""
+"""`collect`'s run: each value from its flag, else from its probe; every gap reported at
+once (docs/collect.md lists each value's probe and flag, and what a gap does)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""`check --find-hardware`: the pools a deployment names, found among the repository's own files.
-
-A commit that changes a deployment but not the HardwareManifest it names still needs that
-pool to be judged. Offline, the pool is looked for in the files git tracks in the working
-directory's repository (`git ls-files '*.yaml' '*.yml' '*.json'`): a file that says both
-`supportgate/v1` and `HardwareManifest` is read, and its pools are used to judge (they are
-not reported: they are not the commit's). A file there that does not decode is passed over:
-it is the business of the commit that changes it. A ref found nowhere is an input error
-naming the ref and where it was looked for, not a verdict.
-"""
+"""`check --find-hardware`: the pools a deployment names, found among the repository's own files
+(docs/ci.md, the pre-commit hook). The pools found judge, and are not reported: they are not
+the commit's. A file there that does not decode is passed over: it is the business of the
+commit that changes it."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE).
-
-One sync runs at a time across the replicas (supportgate/db/locks.py; a replica that finds the
-lock held skips: the holder reads the source now anyway). A poll skips when any replica synced
-less than half an interval ago, so replicas polling on their own timers read the source about
-once an interval between them; a requested sync always reads. A new `version` is published
-with its provenance (its MatrixPublished event starts the sweep); the same version with other
-content is a `conflict`. Every outcome, failures too, is recorded in matrix_source_state; a
-failure whose error is not the one recorded already is also told to the webhook subscribers as
-a `matrix.sync_failed` event in the same transaction (the outbox); the same error again is
-counted, not told again.
-"""
+"""Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE): a sync as
+docs/matrix-sources.md ("What a sync does") describes it. A failure not told already is
+enqueued for the webhook subscribers in the same transaction as its record (the outbox)."""
 
 from __future__ import annotations
 

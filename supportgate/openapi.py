@@ -82,10 +82,10 @@ class BadInputBody(ErrorBody, kw_only=True):
     field: str
 
 
-def error(status: int) -> ResponseSpec:
+def error(status: int, description: str | None = None) -> ResponseSpec:
     return ResponseSpec(
         data_container=BadInputBody if status == HTTP_400 else ErrorBody,
-        description=ERROR_DESCRIPTIONS[status],
+        description=description or ERROR_DESCRIPTIONS[status],
         generate_examples=False,
     )
 

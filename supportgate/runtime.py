@@ -133,7 +133,7 @@ class Runtime:
         )
         checkpointer = Checkpointer(settings, sessions, clock=clock)
         tracking = TrackingService(sessions, ledger=ledger, clock=clock)
-        matrix_source = MatrixSourceService.from_settings(
+        matrix_source = MatrixSourceService(
             settings, sessions=sessions, db=db, matrices=matrices, events=events, clock=clock
         )
         fleet = FleetService(sessions, clock=clock)

@@ -9,7 +9,7 @@ them. The next step of the ledger's transaction puts the alerts in the webhook o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from uuid import uuid4
@@ -36,17 +36,27 @@ from .views import AlertPage, AlertView
 
 
 def record_alerts(
-    session: Session, decisions: Sequence[Decision], now: datetime
+    session: Session,
+    decisions: Sequence[Decision],
+    now: datetime,
+    tracked_verdicts: Mapping[tuple[str, str], str | None],
 ) -> list[dict[str, Any]]:
     """Write an alert per verdict change among `decisions` (in order; a manifest seen for the
     first time has no verdict to change from); the alerts as GET /v1/alerts shows them. A step
     of the ledger's transaction (supportgate/ledger/write.py, under the log's head lock): after
     the decisions are inserted (an alert names its decision), before the tracked verdicts
-    move."""
+    move. `tracked_verdicts`: the tracked manifests' latest verdicts, as the writer read them;
+    the latest decision itself is read only where the verdict changes (its rules name why)."""
+    first: dict[tuple[str, str], Decision] = {}
+    for decision in decisions:
+        first.setdefault((decision.manifest.kind, decision.manifest.name), decision)
+    changed = [
+        key
+        for key, decision in first.items()
+        if key in tracked_verdicts and tracked_verdicts[key] != decision.verdict
+    ]
     previous: dict[tuple[str, str], Standing | Decision] = dict(
-        repository.latest_standings(
-            session, {(d.manifest.kind, d.manifest.name) for d in decisions}
-        )
+        repository.latest_standings(session, changed)
     )
     views: list[AlertView] = []
     for decision in decisions:

@@ -194,17 +194,12 @@ def parse_python(text: str) -> str | None:
     return leading_version(found.group(1)) if found else None
 
 
-@dataclass(frozen=True, slots=True)
-class OsRelease:
-    distribution: str | None
-
-
-def parse_os_release(text: str) -> OsRelease:
-    """`ID-VERSION_ID` in lower case ("ubuntu-24.04", "openeuler-20.03"); just `ID` when the
-    release has no version (Debian sid, Arch)."""
+def parse_os_release(text: str) -> str | None:
+    """The distribution: `ID-VERSION_ID` in lower case ("ubuntu-24.04", "openeuler-20.03");
+    just `ID` when the release has no version (Debian sid, Arch)."""
     fields = parse_key_values(text)
     distro_id = fields.get("ID", "").lower()
     if not distro_id:
-        return OsRelease(distribution=None)
+        return None
     version = fields.get("VERSION_ID", "")
-    return OsRelease(distribution=f"{distro_id}-{version}" if version else distro_id)
+    return f"{distro_id}-{version}" if version else distro_id

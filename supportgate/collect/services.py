@@ -1,16 +1,11 @@
-"""`collect`'s run (docs/collect.md lists each value's probe and flag).
-
-Every value comes from a flag when one is given, else from a probe. A value that can neither
-be probed nor was given is an error naming the field, why the probe failed and the flag to
-use; all of them are reported at once (CLI exit 2). The result is decoded by the same decoder
-the service uses, so what `collect` writes is what `check` reads.
-"""
+"""`collect`'s run: each value from its flag, else from its probe; every gap reported at
+once (docs/collect.md lists each value's probe and flag, and what a gap does)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from supportgate.errors import ManifestError, UsageError
@@ -22,6 +17,7 @@ from .probe import Output, Probe
 
 NVIDIA_QUERY: Final = ("index", "name", "compute_cap", "memory.total", "driver_version")
 NVCC_COMMANDS: Final = ("nvcc", "/usr/local/cuda/bin/nvcc")
+ACCELERATOR_FIELDS: Final = ("vendor", "model", "arch", "memory_gib", "per_node")
 CANN_INFO: Final = "ascend_toolkit_install.info"
 CANN_HOMES: Final = (
     "/usr/local/Ascend/ascend-toolkit/latest",
@@ -58,18 +54,9 @@ class _Accelerator:
 def collect(options: CollectOptions, probe: Probe) -> HardwareManifest:
     missing: list[Missing] = []
     accelerator = _accelerator(options, probe, missing)
+    found = asdict(accelerator).items()
     spec: dict[str, Any] = {
-        "accelerator": {
-            key: value
-            for key, value in (
-                ("vendor", accelerator.vendor),
-                ("model", accelerator.model),
-                ("arch", accelerator.arch),
-                ("memory_gib", accelerator.memory_gib),
-                ("per_node", accelerator.per_node),
-            )
-            if value is not None
-        },
+        "accelerator": {k: v for k, v in found if k in ACCELERATOR_FIELDS and v is not None},
         "nodes": options.nodes,
     }
     if options.scale_up_domain is not None and "interconnect" not in options.omit:
@@ -291,7 +278,7 @@ def _os(options: CollectOptions, probe: Probe, missing: list[Missing]) -> dict[s
     distribution = options.distribution
     if distribution is None:
         text = probe.read("/etc/os-release") or probe.read("/usr/lib/os-release")
-        distribution = parsers.parse_os_release(text).distribution if text else None
+        distribution = parsers.parse_os_release(text) if text else None
     for path, value, flag, why in (
         ("spec.os.name", name, "--os-name", "`uname -s` gave nothing"),
         ("spec.os.kernel", kernel, "--kernel", "`uname -r` gave no version"),

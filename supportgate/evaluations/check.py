@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from supportgate.config import Settings
 from supportgate.errors import (
@@ -34,6 +34,7 @@ from supportgate.manifests import (
 from supportgate.manifests.common import FIRST_YEAR, LAST_YEAR
 from supportgate.manifests.decode import decode_supportgate_documents
 from supportgate.matrix import load_matrix_file, prepare
+from supportgate.pagination import parse_time
 from supportgate.policy import EmbeddedEngine, PolicyBundle
 from supportgate.policy.catalog import read_catalog
 from supportgate.reports import (
@@ -157,26 +158,14 @@ def check_locally(
     )
     share = (time.perf_counter() - started) / len(items) if items else 0.0
     return [
-        CheckedManifest(
-            source=item.source,
-            decision=evaluation.decision,
-            text=item.text,
-            document_index=item.document_index,
-            seconds=share,
-        )
+        item.checked(evaluation.decision, share)
         for item, evaluation in zip(items, evaluations, strict=True)
     ]
 
 
 def parse_at(text: str) -> datetime:
-    """`--at`: an RFC 3339 time with a zone, in UTC."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"not an RFC 3339 time: {text!r}", field="--at") from None
-    if moment.tzinfo is None:
-        raise UsageError(f"give a time zone (e.g. Z): {text!r}", field="--at")
-    moment = moment.astimezone(UTC)
+    """`--at`: an RFC 3339 time with a zone, in UTC, in the years the policies compare."""
+    moment = cast(datetime, parse_time("--at", text))  # None only for no text
     if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise UsageError(
             f"give a time in the years {FIRST_YEAR} to {LAST_YEAR} in UTC, which the policies"
@@ -237,22 +226,11 @@ def run_check(
     return write_report(report, options.fmt, options.output, sarif, stdout=stdout, stderr=stderr)
 
 
-def _rendered(report: Report, fmt: str, sarif: SarifOptions) -> str:
-    return render(
-        report.results,
-        fmt,
-        fail_on=report.fail_on,
-        problems=report.problems,
-        sarif=sarif,
-        skipped=report.skipped,
-    )
-
-
 def _write_copy(
     report: Report, fmt: str, path: str, sarif: SarifOptions, option: str = "--report"
 ) -> Report:
     """The report, with a problem more when `path` cannot be written."""
-    text = _rendered(report, fmt, sarif)
+    text = render(report, fmt, sarif)
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -279,7 +257,7 @@ def write_report(
         if written is not report:
             return write_report(written, fmt, None, sarif, stdout=stdout, stderr=stderr)
     else:
-        stdout.write(_rendered(report, fmt, sarif))
+        stdout.write(render(report, fmt, sarif))
         stdout.flush()
     for problem in report.problems:
         print(f"supportgate: error: {problem.message}", file=stderr)

@@ -18,12 +18,13 @@ from supportgate.manifests import Format, HardwareManifest, Manifest
 from supportgate.manifests.decode import decode_manifest_request
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
+from supportgate.policy.inputs import hardware_ref
 from supportgate.threads import in_thread
 from supportgate.waivers.services import WaiverService
 
 from . import repository
 from .evaluator import Evaluator, Subject
-from .services import check_owner, hardware_ref, owned_by_another
+from .services import check_owner, owned_by_another
 from .views import DryRunAnswer, UnrecordedDecision
 
 MAX_MANIFESTS = 100

@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
+import msgspec
+
 from supportgate.manifests import HardwareManifest, Manifest, to_builtins
 from supportgate.manifests.decision import Cause, Decision, ManifestRef, PolicyResult
 from supportgate.policy.engine import LoadedMatrix, PolicyEngine
@@ -67,14 +69,11 @@ class Evaluator:
         evaluated_at: datetime,
         hardware: HardwareLookup = no_tracked_hardware,
     ) -> list[Evaluation]:
-        inputs = [
-            self.policy_input(subject, evaluated_at=evaluated_at, hardware=hardware)
-            for subject in subjects
-        ]
-        results = self.engine.evaluate_batch(self.matrix, inputs)
+        # One engine call per subject: OPA in one request per batch bought nothing
+        # (docs/performance.md), and the in-process engine is compiled once per thread anyway.
         return [
-            self._evaluation(subject, policy_input, result, evaluated_at)
-            for subject, policy_input, result in zip(subjects, inputs, results, strict=True)
+            self.evaluate(subject, evaluated_at=evaluated_at, hardware=hardware)
+            for subject in subjects
         ]
 
     def policy_input(
@@ -96,14 +95,9 @@ class Evaluator:
     ) -> Evaluation:
         manifest = subject.manifest
         decision = Decision(
+            **msgspec.structs.asdict(result),
             id=str(uuid4()),
             manifest=ManifestRef(kind=manifest.kind, name=manifest.metadata.name),
-            verdict=result.verdict,
-            allowed=result.allowed,
-            violations=result.violations,
-            claims=result.claims,
-            checklist=result.checklist,
-            recommendations=result.recommendations,
             matrix_version=self.matrix.version,
             policy_revision=self.engine.policy_revision,
             input_digest=policy_input.digest,

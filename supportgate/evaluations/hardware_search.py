@@ -1,13 +1,7 @@
-"""`check --find-hardware`: the pools a deployment names, found among the repository's own files.
-
-A commit that changes a deployment but not the HardwareManifest it names still needs that
-pool to be judged. Offline, the pool is looked for in the files git tracks in the working
-directory's repository (`git ls-files '*.yaml' '*.yml' '*.json'`): a file that says both
-`supportgate/v1` and `HardwareManifest` is read, and its pools are used to judge (they are
-not reported: they are not the commit's). A file there that does not decode is passed over:
-it is the business of the commit that changes it. A ref found nowhere is an input error
-naming the ref and where it was looked for, not a verdict.
-"""
+"""`check --find-hardware`: the pools a deployment names, found among the repository's own files
+(docs/ci.md, the pre-commit hook). The pools found judge, and are not reported: they are not
+the commit's. A file there that does not decode is passed over: it is the business of the
+commit that changes it."""
 
 from __future__ import annotations
 
@@ -18,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supportgate.errors import ManifestError
-from supportgate.manifests import DeploymentManifest, HardwareManifest, format_of
+from supportgate.manifests import HardwareManifest, format_of
 from supportgate.manifests.decode import decode_supportgate_documents
+from supportgate.policy.inputs import hardware_ref
 from supportgate.reports import Problem
 
 from .sourced import SourcedManifest
@@ -39,7 +34,7 @@ class Found:
 def find_hardware(items: Sequence[SourcedManifest]) -> Found:
     here = os.getcwd()
     given = {i.manifest.metadata.name for i in items if isinstance(i.manifest, HardwareManifest)}
-    wanted = {ref for item in items if (ref := _ref(item)) is not None and ref not in given}
+    wanted = {ref for item in items if (ref := hardware_ref(item.manifest))} - given
     if not wanted:
         return Found(list(items), {}, [])
     files, where = _tracked_files(here, {os.path.realpath(item.source) for item in items})
@@ -47,7 +42,7 @@ def find_hardware(items: Sequence[SourcedManifest]) -> Found:
     kept: list[SourcedManifest] = []
     problems: list[Problem] = []
     for item in items:
-        ref = _ref(item)
+        ref = hardware_ref(item.manifest)
         if ref is None or ref in given or ref in pools:
             kept.append(item)
             continue
@@ -102,8 +97,3 @@ def _pools(files: Sequence[Path], wanted: set[str]) -> dict[str, HardwareManifes
             if isinstance(manifest, HardwareManifest) and name in wanted:
                 pools.setdefault(name, manifest)
     return pools
-
-
-def _ref(item: SourcedManifest) -> str | None:
-    manifest = item.manifest
-    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None

@@ -9,7 +9,7 @@ With `--record` (a push to the default branch) each manifest is POSTed, as its c
 JSON, to `/v1/evaluations` (recorded and tracked), hardware manifests first so that
 deployments' `hardware.ref` resolve on the server.
 
-Retries: connection errors, timeouts and 503 are retried (RetryPolicy); a recording post
+Retries: connection errors, timeouts and 503 are retried (`_retry_delay`); a recording post
 keeps its `Idempotency-Key`, so a request the server did record is answered from its stored
 response rather than recorded twice. The key is `sha256(scope, body)`. The scope is one
 CI job execution: SUPPORTGATE_IDEMPOTENCY_SCOPE when set, else the GitHub Actions run,
@@ -39,12 +39,13 @@ from supportgate import __version__
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.manifests import DeploymentManifest
 from supportgate.manifests.decision import Decision
+from supportgate.policy.inputs import hardware_ref
 from supportgate.reports import CheckedManifest
 
 from .sourced import SourcedManifest
 from .views import DryRunAnswer
 
-__all__ = ["RetryPolicy", "Server", "check_remote"]
+__all__ = ["Server", "check_remote"]
 
 TOKEN_ENV = "SUPPORTGATE_TOKEN"  # noqa: S105 - the variable's name, not a secret
 SCOPE_ENV = "SUPPORTGATE_IDEMPOTENCY_SCOPE"
@@ -62,20 +63,18 @@ _decision_decoder = msgspec.json.Decoder(Decision)
 _dry_run_decoder = msgspec.json.Decoder(DryRunAnswer)
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """`attempts` tries in all; waits `backoff`, then twice that, ... (at most `max_delay`).
-    A 503's Retry-After, when given in seconds, replaces the wait (still at most `max_delay`)."""
+RETRY_ATTEMPTS = 3  # tries in all
+RETRY_BACKOFF_S = 0.5
+RETRY_MAX_DELAY_S = 10.0
 
-    attempts: int = 3
-    backoff: float = 0.5
-    max_delay: float = 10.0
 
-    def delay(self, attempt: int, retry_after: str | None) -> float:
-        wait = self.backoff * float(2 ** (attempt - 1))
-        if retry_after is not None and retry_after.strip().isdigit():
-            wait = float(retry_after.strip())
-        return min(wait, self.max_delay)
+def _retry_delay(attempt: int, retry_after: str | None) -> float:
+    """RETRY_BACKOFF_S, then twice that, ...; a 503's Retry-After, when given in seconds,
+    instead; at most RETRY_MAX_DELAY_S."""
+    wait = RETRY_BACKOFF_S * float(2 ** (attempt - 1))
+    if retry_after is not None and retry_after.strip().isdigit():
+        wait = float(retry_after.strip())
+    return min(wait, RETRY_MAX_DELAY_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +140,7 @@ def check_remote(
     with httpx.Client(
         base_url=server.url, headers=headers, timeout=TIMEOUT_SECONDS, transport=transport
     ) as client:
-        poster = _Poster(client, server.url, RetryPolicy(), sleep)
+        poster = _Poster(client, server.url, sleep)
         if record:
             for index in order:
                 started = time.perf_counter()
@@ -154,16 +153,7 @@ def check_remote(
                 answer = poster.dry_run([items[i] for i in [*own, *carried]])
                 share = (time.perf_counter() - started) / len(own)
                 decisions.update((i, (answer[n], share)) for n, i in enumerate(own))
-    return [
-        CheckedManifest(
-            source=item.source,
-            decision=decisions[index][0],
-            text=item.text,
-            document_index=item.document_index,
-            seconds=decisions[index][1],
-        )
-        for index, item in enumerate(items)
-    ]
+    return [item.checked(*decisions[index]) for index, item in enumerate(items)]
 
 
 def dry_run_batches(
@@ -180,8 +170,7 @@ def dry_run_batches(
     own: list[int] = []
     carried: list[int] = []
     for index in order:
-        manifest = items[index].manifest
-        ref = manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
+        ref = hardware_ref(items[index].manifest)
         pool = pools.get(ref) if ref is not None else None
         needs = [pool] if pool is not None and pool not in own and pool not in carried else []
         if len(own) + len(carried) + 1 + len(needs) > limit:
@@ -208,18 +197,11 @@ def _recording(item: SourcedManifest, scope: str) -> _Request:
     return _Request(body, f"supportgate-check-{digest.hexdigest()}")
 
 
+@dataclass(frozen=True, slots=True)
 class _Poster:
-    def __init__(
-        self,
-        client: httpx.Client,
-        url: str,
-        retry: RetryPolicy,
-        sleep: Callable[[float], None],
-    ) -> None:
-        self._client = client
-        self._url = url
-        self._retry = retry
-        self._sleep = sleep
+    client: httpx.Client
+    url: str
+    sleep: Callable[[float], None]
 
     def evaluate(self, item: SourcedManifest, request: _Request) -> Decision:
         response = self._post(item, request)
@@ -227,14 +209,14 @@ class _Poster:
         _refuse_4xx(response, f"{what}: the server refused it")
         if response.status_code not in (200, 201):
             raise PolicyEngineUnavailable(
-                f"{what}: the server at {self._url} could not evaluate it "
+                f"{what}: the server at {self.url} could not evaluate it "
                 f"({response.status_code}): {_problem(response)}"
             )
         try:
             return _decision_decoder.decode(response.content)
         except msgspec.DecodeError as exc:
             raise PolicyEngineUnavailable(
-                f"{what}: the answer from {self._url} is not a supportgate decision ({exc}); "
+                f"{what}: the answer from {self.url} is not a supportgate decision ({exc}); "
                 "is --server the supportgate API?"
             ) from None
 
@@ -245,46 +227,46 @@ class _Poster:
         _refuse_4xx(response, f"{_named(items, response)}the server refused the dry run")
         if response.status_code != 200:  # noqa: PLR2004 - the dry run's answer
             raise PolicyEngineUnavailable(
-                f"the server at {self._url} could not judge the manifests "
+                f"the server at {self.url} could not judge the manifests "
                 f"({response.status_code}): {_problem(response)}"
             )
         try:
             decisions = _dry_run_decoder.decode(response.content).decisions
         except msgspec.DecodeError as exc:
             raise PolicyEngineUnavailable(
-                f"the answer from {self._url} is not a supportgate dry run ({exc}); "
+                f"the answer from {self.url} is not a supportgate dry run ({exc}); "
                 "is --server the supportgate API (version 0.2 or later)?"
             ) from None
         if len(decisions) != len(items):
             raise PolicyEngineUnavailable(
-                f"the server at {self._url} answered {len(decisions)} decisions "
+                f"the server at {self.url} answered {len(decisions)} decisions "
                 f"for {len(items)} manifests"
             )
         return list(decisions)
 
     def _post(self, item: SourcedManifest, request: _Request) -> httpx.Response:
-        for attempt in range(1, self._retry.attempts):
+        for attempt in range(1, RETRY_ATTEMPTS):
             try:
                 response = self._send(request)
             except httpx.TransportError:
-                self._sleep(self._retry.delay(attempt, None))
+                self.sleep(_retry_delay(attempt, None))
                 continue
             if response.status_code not in _RETRY_STATUS:
                 return response
-            self._sleep(self._retry.delay(attempt, response.headers.get("retry-after")))
+            self.sleep(_retry_delay(attempt, response.headers.get("retry-after")))
         try:
             return self._send(request)
         except httpx.TransportError as exc:
             raise PolicyEngineUnavailable(
-                f"{item.source}: cannot reach the supportgate server at {self._url} "
-                f"({type(exc).__name__}: {exc or 'no detail'}; {self._retry.attempts} attempts)"
+                f"{item.source}: cannot reach the supportgate server at {self.url} "
+                f"({type(exc).__name__}: {exc or 'no detail'}; {RETRY_ATTEMPTS} attempts)"
             ) from None
 
     def _send(self, request: _Request) -> httpx.Response:
         headers = {"Content-Type": "application/json"}
         if request.idempotency_key is not None:
             headers["Idempotency-Key"] = request.idempotency_key
-        return self._client.post(request.path, content=request.body, headers=headers)
+        return self.client.post(request.path, content=request.body, headers=headers)
 
 
 def _refuse_4xx(response: httpx.Response, refused: str) -> None:

@@ -34,7 +34,6 @@ from supportgate.ledger.batches import Batch, DecisionWrite, IdempotentAnswer, T
 from supportgate.ledger.decisions import decision_body
 from supportgate.ledger.writer import IdempotencyConflict, LedgerWriter
 from supportgate.manifests import (
-    DeploymentManifest,
     Format,
     HardwareManifest,
     Manifest,
@@ -43,6 +42,7 @@ from supportgate.manifests import (
 from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
+from supportgate.policy.inputs import hardware_ref
 from supportgate.waivers.services import WaiverService
 
 from . import repository
@@ -213,10 +213,6 @@ def owned_by_another(manifest: Manifest) -> Forbidden:
         "that acts for its owner changes a tracked manifest's owner",
         field=OWNER_FIELD,
     )
-
-
-def hardware_ref(manifest: Manifest) -> str | None:
-    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
 
 
 def _check_idempotency_key(value: str) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from supportgate.manifests import Manifest
+from supportgate.manifests.decision import Decision
+from supportgate.reports import CheckedManifest
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,3 +16,6 @@ class SourcedManifest:
     text: str
     document_index: int
     manifest: Manifest
+
+    def checked(self, decision: Decision, seconds: float) -> CheckedManifest:
+        return CheckedManifest(self.source, decision, self.text, self.document_index, seconds)

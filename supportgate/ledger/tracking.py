@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.engine import conflict_insert
 from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
@@ -122,12 +122,17 @@ def fold(open_spans: dict[Key, Span], changes: Iterable[Change]) -> list[Span]:
     return [touched[leaf] for leaf in sorted(touched)]
 
 
-def apply(session: Session, changes: Sequence[Change], tracked: Mapping[int, Tracking]) -> None:
+def apply(
+    session: Session,
+    changes: Sequence[Change],
+    tracked: Mapping[int, Tracking],
+    open_spans: dict[Key, Span],
+) -> None:
     """Apply `changes` (in log order) forward: the spans, then the `manifests` rows.
-    `tracked` maps a submission's leaf to the content it tracks."""
+    `tracked` maps a submission's leaf to the content it tracks; `open_spans` holds the open
+    span of every key changed that is tracked (read with `tracked_of`; updated in place)."""
     if not changes:
         return
-    open_spans = open_spans_of(session, list({change.key for change in changes}))
     advance(session, open_spans, changes)
     latest = {change.key: change for change in changes}
     content = {c.key: tracked[c.leaf_index] for c in changes if c.leaf_index in tracked}
@@ -204,15 +209,6 @@ _END = (
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
 
 
-def open_spans_of(session: Session, keys: Sequence[Key]) -> dict[Key, Span]:
-    if not keys:
-        return {}
-    statement = select(*(_spans.c[column] for column in SPAN_COLUMNS)).where(
-        _spans.c.valid_to.is_(None), in_keys(_spans, keys)
-    )
-    return {(row.kind, row.name): Span(**row._mapping) for row in session.execute(statement)}
-
-
 def current_row(
     span: Span, verdict: str, tracking: Tracking, at: datetime | None
 ) -> dict[str, Any]:
@@ -237,17 +233,22 @@ _KEPT = ("kind", "name", "created_at")
 
 def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
     """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row."""
-    if not rows:
-        return
-    insert = conflict_insert(session, _manifests)
-    upsert = insert.on_conflict_do_update(
+    if rows:
+        session.execute(_UPSERT[session.get_bind().dialect.name], rows)
+
+
+def _upsert_statement(insert: Any) -> Any:
+    return insert.on_conflict_do_update(
         index_elements=["kind", "name"],
         set_={column: insert.excluded[column] for column in _REPLACED},
     )
-    session.execute(upsert, rows)
 
 
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
+_UPSERT = {
+    "postgresql": _upsert_statement(postgresql.insert(_manifests)),
+    "sqlite": _upsert_statement(sqlite.insert(_manifests)),
+}
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
@@ -257,28 +258,52 @@ def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None
         session.execute(stamped.values(last_evaluated_at=at))
 
 
-def heads(session: Session, keys: Sequence[Key]) -> dict[Key, TrackedHead]:
-    """Where each tracked manifest among `keys` stands (untracked ones are absent)."""
+@dataclass(frozen=True, slots=True)
+class Tracked:
+    """A key's open span as the writer finds it under the head lock, with its `manifests` row
+    (None when it has none: a decision written without content to track)."""
+
+    span: Span
+    row: Any
+
+
+def tracked_of(session: Session, keys: Sequence[Key]) -> dict[Key, Tracked]:
+    """The open spans among `keys` with their `manifests` rows, in one read: what the writer
+    admits a batch by and folds it from."""
+    if not keys:
+        return {}
+    m, s = _manifests, _spans
+    statement = (
+        select(
+            *(s.c[column] for column in SPAN_COLUMNS),
+            m.c.owner,
+            m.c.content_digest,
+            m.c.latest_decision_id,
+            m.c.latest_verdict,
+            m.c.kind.label("row_kind"),
+        )
+        .select_from(s)
+        .outerjoin(m, (m.c.kind == s.c.kind) & (m.c.name == s.c.name))
+        .where(s.c.valid_to.is_(None), in_keys(s, keys))
+    )
+    found = {}
+    for row in session.execute(statement):
+        span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
+        found[span.key] = Tracked(span, None if row.row_kind is None else row)
+    return found
+
+
+def heads(found: Mapping[Key, Tracked]) -> dict[Key, TrackedHead]:
+    """Where each tracked manifest stands (those with a `manifests` row)."""
     return {
         key: TrackedHead(
-            content_digest=row.content_digest, latest_decision_id=row.latest_decision_id
+            content_digest=t.row.content_digest, latest_decision_id=t.row.latest_decision_id
         )
-        for key, row in _tracked_rows(session, keys).items()
+        for key, t in found.items()
+        if t.row is not None
     }
 
 
-def owners(session: Session, keys: Sequence[Key]) -> dict[Key, str | None]:
-    """The owner of each tracked manifest among `keys` (untracked ones are absent)."""
-    return {key: row.owner for key, row in _tracked_rows(session, keys).items()}
-
-
-def _tracked_rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
-    if not keys:
-        return {}
-    columns = ("kind", "name", "owner", "content_digest", "latest_decision_id")
-    statement = select(*(_manifests.c[c] for c in columns)).where(in_keys(_manifests, keys))
-    return {(row.kind, row.name): row for row in session.execute(statement)}
-
-
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    return (kind, name) in _tracked_rows(session, [(kind, name)])
+    found = tracked_of(session, [(kind, name)]).get((kind, name))
+    return found is not None and found.row is not None

@@ -38,6 +38,7 @@ from .batches import (
     Batch,
     Conflict,
     DecisionWrite,
+    Key,
     MatrixPublication,
     Untracking,
     WaiverDeletion,
@@ -65,7 +66,8 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
     decisions.insert_decisions(session, admitted.decisions, leaves.decisions, now)
 
     appended = [write.decision for write in admitted.decisions]
-    alerts = record_alerts(session, appended, now)
+    verdicts = {k: t.row.latest_verdict for k, t in admitted.tracked.items() if t.row is not None}
+    alerts = record_alerts(session, appended, now, verdicts)
     delivered = enqueue_alert_deliveries(session, alerts, now)
 
     tracking.apply(
@@ -85,6 +87,7 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
             for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
             if write.tracking is not None
         },
+        {key: found.span for key, found in admitted.tracked.items()},
     )
     answers = [
         (write.idempotency, write.decision.id, decisions.decision_body(write.decision, leaf))
@@ -145,21 +148,25 @@ class _Admitted:
     """The waivers deleted: id -> (kind, name, expires_at)."""
     untracked: list[Untracking]
     conflicts: list[Conflict]
+    tracked: dict[Key, tracking.Tracked]
+    """The open spans of the batch's decisions and untrackings, as they stood."""
 
 
 def _admit(session: Session, batch: Batch) -> _Admitted:
     """Under the head lock, nobody else writes: what is read here stays true until commit."""
     writes = batch.decisions
-    expected = [write.key for write in writes if write.expected is not None]
-    heads = tracking.heads(session, expected) if expected else {}
+    tracked = tracking.tracked_of(
+        session, list({*(w.key for w in writes), *((u.kind, u.name) for u in batch.untracked)})
+    )
+    heads = tracking.heads(tracked)
     indexes = _owners_allow(
-        session,
         writes,
         [
             index
             for index, write in enumerate(writes)
             if write.expected is None or heads.get(write.key) == write.expected
         ],
+        {key: found.row.owner for key, found in tracked.items() if found.row is not None},
     )
     conflicts: list[Conflict] = []
 
@@ -185,7 +192,7 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
 
     untracking: list[Untracking] = []
     for untrack in batch.untracked:
-        if tracking.is_tracked(session, untrack.kind, untrack.name):
+        if (untrack.kind, untrack.name) in heads:
             untracking.append(untrack)
         else:
             conflicts.append(Conflict(part="untracked", key=f"{untrack.kind}/{untrack.name}"))
@@ -198,17 +205,17 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
         deleted_waivers=deleted,
         untracked=untracking,
         conflicts=conflicts,
+        tracked=tracked,
     )
 
 
 def _owners_allow(
-    session: Session, writes: Sequence[DecisionWrite], indexes: list[int]
+    writes: Sequence[DecisionWrite], indexes: list[int], held: dict[Key, str | None]
 ) -> list[int]:
     """The submissions among `indexes` whose key may replace the tracked manifest's owner
-    (Tracking.may_replace), in batch order: one admitted becomes the owner the next
-    submission of the same manifest in this batch is held against."""
-    submitted = [writes[index].key for index in indexes if writes[index].tracking is not None]
-    held = tracking.owners(session, submitted)
+    (Tracking.may_replace; `held`: the owners tracked, updated in place), in batch order: one
+    admitted becomes the owner the next submission of the same manifest in this batch is held
+    against."""
     admitted: list[int] = []
     for index in indexes:
         write = writes[index]

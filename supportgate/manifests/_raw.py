@@ -110,14 +110,6 @@ def check_json_depth(text: str) -> None:
             depth -= 1
 
 
-def _integer(text: str) -> Number:
-    return Number(read_integer(text), text)
-
-
-def _real(text: str) -> Number:
-    return Number(read_float(text), text)
-
-
 def _constant(text: str) -> Raw:
     raise ManifestError(f"{text} is not valid JSON")
 
@@ -128,8 +120,8 @@ def parse_json(text: str) -> Raw:
         tree: Raw = json.loads(
             text,
             object_pairs_hook=RawMapping,
-            parse_int=_integer,
-            parse_float=_real,
+            parse_int=lambda text: Number(read_integer(text), text),
+            parse_float=lambda text: Number(read_float(text), text),
             parse_constant=_constant,
         )
     except json.JSONDecodeError as exc:

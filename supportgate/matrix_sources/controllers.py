@@ -34,11 +34,8 @@ class MatrixSourceController(Controller):
     )
     async def sync(self, matrix_source: Part[MatrixSourceService]) -> Response[MatrixSourceView]:
         view = await matrix_source.requested_view()
-        return Response(view, status_code=202, background=BackgroundTask(_sync, matrix_source))
-
-
-async def _sync(matrix_source: MatrixSourceService) -> None:
-    await matrix_source.poll_in_thread(requested=True)
+        sync = BackgroundTask(matrix_source.poll_in_thread, requested=True)
+        return Response(view, status_code=202, background=sync)
 
 
 def routes(matrix_source: MatrixSourceService) -> Router:

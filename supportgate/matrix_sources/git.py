@@ -1,19 +1,7 @@
 """A git source, read with the `git` command (no library: git itself speaks every transport
-and credential helper an operator already set up, and a shallow fetch is one command).
-
-A poll first asks the remote which commit the ref is at (`git ls-remote`, one round trip,
-nothing downloaded): the commit known already is Unchanged. Otherwise the ref is fetched
-shallow (`--depth=1`, no tags) into a bare repository in the cache directory, with a forced
-refspec (`+ref:refs/supportgate/source`): a force-push that rewrote history is fetched like any
-other move, never merged or fast-forwarded, and the commit read is the one fetched (if the ref
-moved again between the two commands, the newer one). The file is read from that commit with
-`git cat-file`, after its size: a file over MAX_BYTES (the https source's cap) is refused
-unread.
-
-Every command runs with no terminal prompt (`GIT_TERMINAL_PROMPT=0`; ssh in BatchMode unless
-GIT_SSH_COMMAND says otherwise), never through the `ext::` transport, in a process group of
-its own that is killed when the poll's deadline passes.
-"""
+and credential helper an operator already set up, and a shallow fetch is one command). What a
+read does and how the commands are confined: docs/matrix-sources.md. If the ref moves between
+`ls-remote` and the fetch, the commit read is the one fetched (the newer one)."""
 
 from __future__ import annotations
 

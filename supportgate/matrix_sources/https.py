@@ -1,17 +1,7 @@
-"""An https source, read with httpx (the service's HTTP client already).
-
-A poll sends `If-None-Match` with the ETag of the revision known: `304 Not Modified` is
-Unchanged, nothing downloaded. A `200` is new content, its revision the ETag as sent; a server
-that sends no ETag gets the body's digest as revision (`sha256:<hex>`), and the same body again
-is Unchanged. Anything else (a redirect included: configure the final URL), a body over
-MAX_BYTES, a connection error or the deadline is SourceUnreachable. The whole exchange has one
-deadline (supportgate/http_deadline.py), so a server that stalls or trickles its answer cannot
-hold the poll.
-
-The URL is the operator's configuration, not a user's input, so the webhooks' address check
-(SSRF, supportgate/webhooks/targets.py) does not apply: a matrix kept on an internal host is a
-normal setup. TLS is verified against the system's CAs, or SUPPORTGATE_MATRIX_CA_FILE's.
-"""
+"""An https source, read with httpx (the service's HTTP client already), as
+docs/matrix-sources.md describes (ETags, no redirects, no SSRF check: the URL is the
+operator's). The whole exchange has one deadline (supportgate/http_deadline.py), so a server
+that stalls or trickles its answer cannot hold the poll."""
 
 from __future__ import annotations
 
@@ -72,7 +62,8 @@ class HttpsReader:
                 raise SourceUnreachable(
                     f"{self._source.shown}: no answer within the deadline of {self._deadline:g} s"
                 ) from exc
-            raise SourceUnreachable(f"{self._source.shown}: {_describe(exc)}") from exc
+            problem = str(exc) or type(exc).__name__
+            raise SourceUnreachable(f"{self._source.shown}: {problem[:500]}") from exc
         finally:
             cutoff.cancel()
         revision = etag or DIGEST_PREFIX + hashlib.sha256(body).hexdigest()
@@ -92,8 +83,3 @@ def _body(response: httpx.Response, shown: str) -> bytes:
             raise SourceUnreachable(f"{shown}: the document is larger than {MAX_BYTES} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _describe(exc: httpx.HTTPError) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:500]

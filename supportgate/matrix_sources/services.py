@@ -1,20 +1,11 @@
-"""Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE).
-
-One sync runs at a time across the replicas (supportgate/db/locks.py; a replica that finds the
-lock held skips: the holder reads the source now anyway). A poll skips when any replica synced
-less than half an interval ago, so replicas polling on their own timers read the source about
-once an interval between them; a requested sync always reads. A new `version` is published
-with its provenance (its MatrixPublished event starts the sweep); the same version with other
-content is a `conflict`. Every outcome, failures too, is recorded in matrix_source_state; a
-failure whose error is not the one recorded already is also told to the webhook subscribers as
-a `matrix.sync_failed` event in the same transaction (the outbox); the same error again is
-counted, not told again.
-"""
+"""Following the support matrix where it is kept (SUPPORTGATE_MATRIX_SOURCE): a sync as
+docs/matrix-sources.md ("What a sync does") describes it. A failure not told already is
+enqueued for the webhook subscribers in the same transaction as its record (the outbox)."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal, cast
@@ -67,20 +58,28 @@ class _Failure:
 class MatrixSourceService:
     def __init__(
         self,
+        settings: Settings,
         *,
-        source: Source | None,
-        reader: Reader | None,
-        poll_seconds: float,
         sessions: sessionmaker[Session],
         db: Engine,
         matrices: MatrixService,
         events: Events,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        """`source` and `reader` None: no source is configured (every sync is `skipped`)."""
-        self.source = source
-        self.poll_seconds = poll_seconds
-        self._reader = reader
+        """No SUPPORTGATE_MATRIX_SOURCE: every sync is `skipped`."""
+        self.source = parse_source(settings.matrix_source) if settings.matrix_source else None
+        self._reader: Reader | None = None
+        if isinstance(self.source, GitSource):
+            self._reader = GitReader(
+                self.source, cache_dir(settings), deadline=settings.matrix_fetch_timeout
+            )
+        elif self.source is not None:
+            self._reader = HttpsReader(
+                self.source,
+                deadline=settings.matrix_fetch_timeout,
+                ca_file=settings.matrix_ca_file,
+            )
+        self.poll_seconds = settings.matrix_poll
         self._sessions = sessions
         self._db = db
         self._matrices = matrices
@@ -91,36 +90,6 @@ class MatrixSourceService:
     @property
     def configured(self) -> bool:
         return self.source is not None
-
-    @classmethod
-    def from_settings(
-        cls,
-        settings: Settings,
-        *,
-        sessions: sessionmaker[Session],
-        db: Engine,
-        matrices: MatrixService,
-        events: Events,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> MatrixSourceService:
-        source = parse_source(settings.matrix_source) if settings.matrix_source else None
-        reader: Reader | None = None
-        if isinstance(source, GitSource):
-            reader = GitReader(source, cache_dir(settings), deadline=settings.matrix_fetch_timeout)
-        elif source is not None:
-            reader = HttpsReader(
-                source, deadline=settings.matrix_fetch_timeout, ca_file=settings.matrix_ca_file
-            )
-        return cls(
-            source=source,
-            reader=reader,
-            poll_seconds=settings.matrix_poll,
-            sessions=sessions,
-            db=db,
-            matrices=matrices,
-            events=events,
-            clock=clock,
-        )
 
     def poll(self, *, requested: bool = False) -> SyncOutcome:
         """A sync in the background (the scheduler's, the start's, POST /v1/matrix/sync's):
@@ -246,9 +215,7 @@ class MatrixSourceService:
         now = self._clock.now()
         enqueued = 0
         with transaction(self._sessions, write=True) as session:
-            row = repository.state(session, shown) or MatrixSourceState(
-                source=shown, consecutive_failures=0, failures_total=0
-            )
+            row = repository.state(session, shown) or MatrixSourceState(source=shown)
             row.last_sync_at = now
             if revision is not None:
                 row.revision, row.version = revision, version
@@ -346,26 +313,21 @@ def _view(
     row: MatrixSourceState | None,
 ) -> MatrixSourceView:
     kept = _kept_error(row)
+    row = row or MatrixSourceState(source=source or "")  # never synced: every column empty
     error = None
-    if kept is not None and row is not None and row.error_at is not None:
-        error = SyncError(
-            kind=kept.kind,
-            message=kept.message,
-            field=kept.field,
-            revision=kept.revision,
-            at=row.error_at,
-        )
+    if kept is not None and row.error_at is not None:
+        error = SyncError(**asdict(kept), at=row.error_at)
     return MatrixSourceView(
         source=source,
         kind=kind,
         poll_seconds=poll_seconds,
-        last_sync_at=row.last_sync_at if row else None,
-        last_success_at=row.last_success_at if row else None,
-        revision=row.revision if row else None,
-        version=row.version if row else None,
-        last_published_version=row.last_published_version if row else None,
-        last_published_at=row.last_published_at if row else None,
+        last_sync_at=row.last_sync_at,
+        last_success_at=row.last_success_at,
+        revision=row.revision,
+        version=row.version,
+        last_published_version=row.last_published_version,
+        last_published_at=row.last_published_at,
         last_error=error,
-        consecutive_failures=row.consecutive_failures if row else 0,
-        failures_total=row.failures_total if row else 0,
+        consecutive_failures=row.consecutive_failures,
+        failures_total=row.failures_total,
     )

@@ -1,11 +1,11 @@
-"""An `OscalFleet` as an OSCAL Assessment Results document (OSCAL 1.2), a pure function; the
-shape is in docs/reports.md#oscal.
+"""The fleet at a time (`FleetAt`, plain data) as an OSCAL Assessment Results document (OSCAL
+1.2), a pure function; the shape is in docs/reports.md#oscal.
 
 UUIDs are version 5, derived from what they name (a manifest, its decision, a rule), so the
 same fleet at the same time gives byte-equal documents, and the same manifest keeps its
-inventory-item UUID across dates. Built as msgspec Structs rather than with
-compliance-trestle's pydantic models at run time (docs/reports.md#oscal says why); the tests
-load every document with trestle's models.
+inventory-item UUID across dates. Built as plain data rather than with compliance-trestle's
+pydantic models at run time (docs/reports.md#oscal says why); the tests load every document
+with trestle's models, which refuse any shape OSCAL does not allow.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import hashlib
 import re
 import uuid
 from datetime import datetime
+from typing import Any
 
 import msgspec
 
+from supportgate.fleet.query import FleetAt, FleetManifest
 from supportgate.manifests.decision import Severity, Violation
-
-from .fleet import FleetManifest, OscalFleet
 
 OSCAL_VERSION = "1.2.1"
 PROPS_NS = "https://github.com/supportgate/supportgate/blob/main/docs/reports.md#oscal"
@@ -32,163 +32,37 @@ _RANK: dict[Severity, int] = {"deny": 0, "waived": 1, "warn": 2}
 _REASONS: dict[Severity, str] = {"deny": "fail", "waived": "other", "warn": "other"}
 
 
-class _Oscal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="kebab"):
-    """Base of the document's parts: OSCAL's JSON names, absent optional parts left out
-    (OSCAL refuses an empty list where it allows none). A field with a default is left out
-    when it has it, so what OSCAL requires has none."""
+Part = dict[str, Any]
+"""A part of the document, under OSCAL's JSON names; `_part` leaves out the absent optional
+ones (OSCAL refuses an empty list where it allows none)."""
 
 
-class Prop(_Oscal, frozen=True):
-    name: str
-    value: str
-    ns: str
-
-
-class Resource(_Oscal, frozen=True):
-    uuid: str
-    title: str
-    description: str
-    props: tuple[Prop, ...] | None = None
-
-
-class BackMatter(_Oscal, frozen=True):
-    resources: tuple[Resource, ...]
-
-
-class Metadata(_Oscal, frozen=True):
-    title: str
-    last_modified: datetime
-    version: str
-    oscal_version: str
-
-
-class ImportAp(_Oscal, frozen=True):
-    href: str
-    remarks: str | None = None
-
-
-class InventoryItem(_Oscal, frozen=True):
-    uuid: str
-    description: str
-    props: tuple[Prop, ...] | None = None
-
-
-class LocalDefinitions(_Oscal, frozen=True):
-    inventory_items: tuple[InventoryItem, ...]
-
-
-class IncludeAll(_Oscal, frozen=True):
-    pass
-
-
-class ControlSelection(_Oscal, frozen=True):
-    description: str
-    include_all: IncludeAll
-
-
-class ReviewedControls(_Oscal, frozen=True):
-    description: str
-    control_selections: tuple[ControlSelection, ...]
-    props: tuple[Prop, ...] | None = None
-
-
-class SubjectReference(_Oscal, frozen=True):
-    subject_uuid: str
-    type: str
-    title: str
-
-
-class RelevantEvidence(_Oscal, frozen=True):
-    description: str
-    href: str | None = None
-
-
-class Observation(_Oscal, frozen=True):
-    uuid: str
-    title: str
-    description: str
-    methods: tuple[str, ...]
-    subjects: tuple[SubjectReference, ...]
-    relevant_evidence: tuple[RelevantEvidence, ...]
-    collected: datetime
-    props: tuple[Prop, ...] | None = None
-
-
-class ObjectiveStatus(_Oscal, frozen=True):
-    state: str
-    reason: str
-    remarks: str | None = None
-
-
-class FindingTarget(_Oscal, frozen=True):
-    type: str
-    target_id: str
-    status: ObjectiveStatus
-
-
-class RelatedObservation(_Oscal, frozen=True):
-    observation_uuid: str
-
-
-class Finding(_Oscal, frozen=True):
-    uuid: str
-    title: str
-    description: str
-    target: FindingTarget
-    related_observations: tuple[RelatedObservation, ...]
-    props: tuple[Prop, ...] | None = None
-
-
-class Result(_Oscal, frozen=True):
-    uuid: str
-    title: str
-    description: str
-    start: datetime
-    end: datetime
-    reviewed_controls: ReviewedControls
-    props: tuple[Prop, ...] | None = None
-    local_definitions: LocalDefinitions | None = None
-    observations: tuple[Observation, ...] | None = None
-    findings: tuple[Finding, ...] | None = None
-
-
-class AssessmentResults(_Oscal, frozen=True):
-    uuid: str
-    metadata: Metadata
-    import_ap: ImportAp
-    results: tuple[Result, ...]
-    back_matter: BackMatter
-
-
-class Document(_Oscal, frozen=True):
-    assessment_results: AssessmentResults
-
-
-def assessment_results(fleet: OscalFleet) -> bytes:
-    """Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents
+def assessment_results(fleet: FleetAt, *, policy_revision: str) -> bytes:
+    """`policy_revision`: the one in force (the fleet's, or before any decision the engine's).
+    Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents
     it)."""
-    return msgspec.json.encode(_document(fleet)) + b"\n"
+    return msgspec.json.encode(_document(fleet, policy_revision)) + b"\n"
 
 
-def _document(fleet: OscalFleet) -> Document:
+def _document(fleet: FleetAt, revision: str) -> Part:
     manifests = sorted(fleet.manifests, key=lambda m: (m.kind, m.name))
     at = _time(fleet.as_of)
-    basis = _basis_props(fleet)
+    basis = _basis_props(fleet, revision)
     matrix = fleet.matrix_version or "none yet"
-    identity = _digest(fleet, manifests)
-    plan = Resource(
-        uuid=_uuid("basis", identity),
-        title="supportgate assessment basis",
-        description=(
+    identity = _digest(fleet, revision, manifests)
+    plan = {
+        "uuid": _uuid("basis", identity),
+        "title": "supportgate assessment basis",
+        "description": (
             f"The tracked manifests as they stood at {at}, each judged by supportgate's "
-            f"policies at revision {fleet.policy_revision} against support matrix version "
+            f"policies at revision {revision} against support matrix version "
             f"{matrix} (the versions in force at that time)."
         ),
-        props=basis,
-    )
-    observations = tuple(_observation(m) for m in manifests)
-    findings = tuple(finding for m in manifests for finding in _findings(m))
-    result = Result(
+        "props": basis,
+    }
+    observations = [_observation(m) for m in manifests]
+    findings = [finding for m in manifests for finding in _findings(m)]
+    result = _part(
         uuid=_uuid("result", identity),
         title=f"Fleet at {at}",
         description=(
@@ -197,114 +71,105 @@ def _document(fleet: OscalFleet) -> Document:
         ),
         start=fleet.as_of,
         end=fleet.as_of,
-        props=basis,
-        local_definitions=(
-            LocalDefinitions(inventory_items=tuple(_inventory_item(m) for m in manifests))
-            if manifests
-            else None
-        ),
-        reviewed_controls=ReviewedControls(
-            description=(
-                f"Every rule of supportgate policy revision {fleet.policy_revision}, "
+        reviewed_controls={
+            "description": (
+                f"Every rule of supportgate policy revision {revision}, "
                 f"with support matrix version {matrix}."
             ),
-            control_selections=(
-                ControlSelection(
-                    description="every rule the policies define (docs/rules.md)",
-                    include_all=IncludeAll(),
-                ),
-            ),
+            "control-selections": [
+                {
+                    "description": "every rule the policies define (docs/rules.md)",
+                    "include-all": {},
+                }
+            ],
+        },
+        props=basis,
+        local_definitions=(
+            {"inventory-items": [_inventory_item(m) for m in manifests]} if manifests else None
         ),
         observations=observations or None,
         findings=findings or None,
     )
-    return Document(
-        assessment_results=AssessmentResults(
-            uuid=_uuid("assessment-results", identity),
-            metadata=Metadata(
-                title=f"supportgate fleet assessment at {at}",
-                last_modified=fleet.as_of,
-                version=at,
-                oscal_version=OSCAL_VERSION,
-            ),
-            import_ap=ImportAp(
-                href=f"#{plan.uuid}",
-                remarks="The basis of the assessment: the policy revision and support matrix "
+    return {
+        "assessment-results": {
+            "uuid": _uuid("assessment-results", identity),
+            "metadata": {
+                "title": f"supportgate fleet assessment at {at}",
+                "last-modified": fleet.as_of,
+                "version": at,
+                "oscal-version": OSCAL_VERSION,
+            },
+            "import-ap": {
+                "href": f"#{plan['uuid']}",
+                "remarks": "The basis of the assessment: the policy revision and support matrix "
                 "version in force (back-matter).",
-            ),
-            results=(result,),
-            back_matter=BackMatter(resources=(plan,)),
-        )
-    )
+            },
+            "results": [result],
+            "back-matter": {"resources": [plan]},
+        }
+    }
 
 
-def _basis_props(fleet: OscalFleet) -> tuple[Prop, ...]:
+def _basis_props(fleet: FleetAt, revision: str) -> list[Part]:
     props = [_prop("as-of", _time(fleet.as_of))]
     if fleet.matrix_version is not None:
         props.append(_prop("matrix-version", fleet.matrix_version))
-    props.append(_prop("policy-revision", fleet.policy_revision))
-    return tuple(props)
+    props.append(_prop("policy-revision", revision))
+    return props
 
 
-def _inventory_item(manifest: FleetManifest) -> InventoryItem:
+def _inventory_item(manifest: FleetManifest) -> Part:
     props = [_prop("kind", manifest.kind), _prop("name", manifest.name)]
     if manifest.owner:
         props.append(_prop("owner", manifest.owner))
-    return InventoryItem(
-        uuid=_subject_uuid(manifest),
-        description=f"The {manifest.kind} {manifest.name!r}, tracked by supportgate.",
-        props=tuple(props),
+    return {
+        "uuid": _subject_uuid(manifest),
+        "description": f"The {manifest.kind} {manifest.name!r}, tracked by supportgate.",
+        "props": props,
+    }
+
+
+def _observation(manifest: FleetManifest) -> Part:
+    decision = manifest.decision
+    leaf = decision.leaf_index
+    log = f", entry {leaf} of the verifiable log" if leaf is not None else ""
+    evidence = _part(
+        description=f"supportgate decision {decision.id}{log}",
+        href=f"/v1/audit/entries/{leaf}" if leaf is not None else None,
     )
+    return {
+        "uuid": _uuid("observation", manifest.kind, manifest.name, decision.id),
+        "title": _line(f"{manifest.kind}/{manifest.name}: {decision.verdict}"),
+        "description": (
+            f"{manifest.kind}/{manifest.name} is {decision.verdict}: decision "
+            f"{decision.id}, made at {_time(decision.evaluated_at)} under support matrix "
+            f"version {decision.matrix_version} and policy revision {decision.policy_revision}; "
+            f"{_rule_counts(decision.violations)}."
+        ),
+        "methods": ["TEST"],
+        "subjects": [
+            {
+                "subject-uuid": _subject_uuid(manifest),
+                "type": "inventory-item",
+                "title": _line(f"{manifest.kind}/{manifest.name}"),
+            }
+        ],
+        "relevant-evidence": [evidence],
+        "collected": decision.evaluated_at,
+        "props": [
+            _prop("verdict", decision.verdict),
+            _prop("decision-id", decision.id),
+            _prop("matrix-version", decision.matrix_version),
+            _prop("policy-revision", decision.policy_revision),
+        ],
+    }
 
 
-def _observation(manifest: FleetManifest) -> Observation:
-    log = (
-        f", entry {manifest.leaf_index} of the verifiable log"
-        if manifest.leaf_index is not None
-        else ""
-    )
-    return Observation(
-        uuid=_uuid("observation", manifest.kind, manifest.name, manifest.decision_id),
-        title=_line(f"{manifest.kind}/{manifest.name}: {manifest.verdict}"),
-        description=(
-            f"{manifest.kind}/{manifest.name} is {manifest.verdict}: decision "
-            f"{manifest.decision_id}, made at {_time(manifest.evaluated_at)} under support matrix "
-            f"version {manifest.matrix_version} and policy revision {manifest.policy_revision}; "
-            f"{_rule_counts(manifest.violations)}."
-        ),
-        methods=("TEST",),
-        subjects=(
-            SubjectReference(
-                subject_uuid=_subject_uuid(manifest),
-                type="inventory-item",
-                title=_line(f"{manifest.kind}/{manifest.name}"),
-            ),
-        ),
-        relevant_evidence=(
-            RelevantEvidence(
-                description=f"supportgate decision {manifest.decision_id}{log}",
-                href=(
-                    f"/v1/audit/entries/{manifest.leaf_index}"
-                    if manifest.leaf_index is not None
-                    else None
-                ),
-            ),
-        ),
-        collected=manifest.evaluated_at,
-        props=(
-            _prop("verdict", manifest.verdict),
-            _prop("decision-id", manifest.decision_id),
-            _prop("matrix-version", manifest.matrix_version),
-            _prop("policy-revision", manifest.policy_revision),
-        ),
-    )
-
-
-def _findings(manifest: FleetManifest) -> list[Finding]:
+def _findings(manifest: FleetManifest) -> list[Part]:
     by_rule: dict[str, list[Violation]] = {}
-    for violation in sorted(manifest.violations, key=lambda v: (v.rule, v.path, v.message)):
+    for violation in sorted(manifest.decision.violations, key=Violation.sort_key):
         by_rule.setdefault(violation.rule, []).append(violation)
-    observation = _uuid("observation", manifest.kind, manifest.name, manifest.decision_id)
+    observation = _uuid("observation", manifest.kind, manifest.name, manifest.decision.id)
     return [
         _finding(manifest, rule, violations, observation)
         for rule, violations in sorted(by_rule.items())
@@ -313,7 +178,7 @@ def _findings(manifest: FleetManifest) -> list[Finding]:
 
 def _finding(
     manifest: FleetManifest, rule: str, violations: list[Violation], observation: str
-) -> Finding:
+) -> Part:
     # One rule has one severity in a decision; were it ever mixed, the worst one speaks.
     severity = min((v.severity for v in violations), key=_RANK.__getitem__)
     waivers = sorted({v.waiver_id for v in violations if v.waiver_id})
@@ -322,20 +187,19 @@ def _finding(
     props += [_prop("waiver-id", waiver) for waiver in waivers]
     remarks = f"waived by {', '.join(waivers)}" if severity == "waived" and waivers else None
     subject = f"{manifest.kind}/{manifest.name}"
-    return Finding(
-        uuid=_uuid("finding", manifest.kind, manifest.name, manifest.decision_id, rule),
-        title=_line(f"{rule} {_FINDING_TITLES[severity]} {subject}"),
-        description=f"{subject} {_FINDING_VERBS[severity].format(rule=rule)}:\n" + "\n".join(lines),
-        target=FindingTarget(
-            type="objective-id",
-            target_id=_token(rule),
-            status=ObjectiveStatus(
-                state="not-satisfied", reason=_REASONS[severity], remarks=remarks
-            ),
-        ),
-        related_observations=(RelatedObservation(observation_uuid=observation),),
-        props=tuple(props),
-    )
+    return {
+        "uuid": _uuid("finding", manifest.kind, manifest.name, manifest.decision.id, rule),
+        "title": _line(f"{rule} {_FINDING_TITLES[severity]} {subject}"),
+        "description": f"{subject} {_FINDING_VERBS[severity].format(rule=rule)}:\n"
+        + "\n".join(lines),
+        "target": {
+            "type": "objective-id",
+            "target-id": _token(rule),
+            "status": _part(state="not-satisfied", reason=_REASONS[severity], remarks=remarks),
+        },
+        "related-observations": [{"observation-uuid": observation}],
+        "props": props,
+    }
 
 
 def _subject_uuid(manifest: FleetManifest) -> str:
@@ -347,10 +211,10 @@ def _uuid(*parts: str) -> str:
     return str(uuid.uuid5(_UUIDS, "\x00".join(parts)))
 
 
-def _digest(fleet: OscalFleet, manifests: list[FleetManifest]) -> str:
+def _digest(fleet: FleetAt, revision: str, manifests: list[FleetManifest]) -> str:
     """What the document's own UUIDs derive from: the time, the basis and each decision."""
-    basis = [_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision]
-    decisions = [f"{m.kind}/{m.name}/{m.decision_id}" for m in manifests]
+    basis = [_time(fleet.as_of), fleet.matrix_version or "", revision]
+    decisions = [f"{m.kind}/{m.name}/{m.decision.id}" for m in manifests]
     return hashlib.sha256("\x00".join(basis + decisions).encode()).hexdigest()
 
 
@@ -397,8 +261,14 @@ def _line(text: str) -> str:
     return " ".join(text.split()) or "-"
 
 
-def _prop(name: str, value: str) -> Prop:
-    return Prop(name=name, value=_line(value), ns=PROPS_NS)
+def _prop(name: str, value: str) -> Part:
+    return {"name": name, "value": _line(value), "ns": PROPS_NS}
+
+
+def _part(**fields: object) -> Part:
+    """`fields` under OSCAL's names (`reviewed_controls` is `reviewed-controls`), those that
+    are None left out."""
+    return {key.replace("_", "-"): value for key, value in fields.items() if value is not None}
 
 
 def _token(rule: str) -> str:

@@ -1,9 +1,5 @@
-"""The OSCAL report of the fleet at a time: the input gathered, the document rendered.
-
-`fleet_at(as_of)` is the one place the fleet at a time is read: the log's fleet-at-T query
-(supportgate/fleet/query.py, the one `GET /v1/manifests?as_of=T` and
-`GET /v1/reports/fleet` answer from), as plain data for the document.
-"""
+"""The OSCAL report of the fleet at a time: the log's fleet-at-T query (supportgate/fleet/,
+which `GET /v1/manifests?as_of=T` and `GET /v1/reports/fleet` answer from), rendered."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ from supportgate.policy import PolicyEngine
 from supportgate.threads import thread_twin
 
 from .document import assessment_results
-from .fleet import FleetManifest, OscalFleet
 
 
 class OscalReports:
@@ -43,17 +38,10 @@ class OscalReports:
         return at
 
     def document(self, as_of: datetime) -> bytes:
-        return assessment_results(self.fleet_at(as_of))
+        fleet = self._fleet.at(as_of)
+        # Before any decision was recorded no revision is known from the log: the running
+        # engine's is the basis then.
+        revision = fleet.policy_revision or self._engine.policy_revision
+        return assessment_results(fleet, policy_revision=revision)
 
     document_in_thread = thread_twin(document)
-
-    def fleet_at(self, as_of: datetime) -> OscalFleet:
-        """Before any decision was recorded no revision is known from the log: the running
-        engine's is the basis then."""
-        fleet = self._fleet.at(as_of)
-        return OscalFleet(
-            as_of=as_of,
-            matrix_version=fleet.matrix_version,
-            policy_revision=fleet.policy_revision or self._engine.policy_revision,
-            manifests=tuple(FleetManifest.of(m.owner, m.decision) for m in fleet.manifests),
-        )

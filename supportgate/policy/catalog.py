@@ -88,14 +88,10 @@ def _rule_info(annotation: dict[str, Any], module: str) -> RuleInfo:
         description=_one_line(annotation.get("description")),
         remediation=_one_line(custom.get("remediation")),
         module=module,
-        source=_source(module),
+        source=module.removeprefix(MODULE_PREFIX).split("/", 1)[0]
+        if module.startswith(MODULE_PREFIX)
+        else BUILTIN_SOURCE,
     )
-
-
-def _source(module: str) -> str:
-    if module.startswith(MODULE_PREFIX):
-        return module.removeprefix(MODULE_PREFIX).split("/", 1)[0]
-    return BUILTIN_SOURCE
 
 
 def _one_line(value: object) -> str:

@@ -12,7 +12,7 @@ from litestar.status_codes import HTTP_304_NOT_MODIFIED
 
 from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
-from supportgate.openapi import BUNDLE_SECURITY_SCHEME, ErrorBody
+from supportgate.openapi import BUNDLE_SECURITY_SCHEME, error
 
 from .bundle_server import TOKEN_SETTING, BundleServer
 from .live import LivePolicies
@@ -20,10 +20,6 @@ from .opa_bundle import BUNDLE_FILE, KEY_SETTING
 from .views import PolicyView, policy_view
 
 BUNDLE_MEDIA_TYPE = "application/gzip"
-
-
-def _error(description: str) -> ResponseSpec:
-    return ResponseSpec(data_container=ErrorBody, description=description, generate_examples=False)
 
 
 class BundleController(Controller):
@@ -39,8 +35,8 @@ class BundleController(Controller):
         security=[{BUNDLE_SECURITY_SCHEME: []}],
         responses={
             304: ResponseSpec(None, description="The If-None-Match ETag is the current one"),
-            401: _error("No bundle token, or another one"),
-            404: _error("The service serves no bundle (it has no bundle signing key)"),
+            401: error(401, "No bundle token, or another one"),
+            404: error(404, "The service serves no bundle (it has no bundle signing key)"),
         },
     )
     async def bundle(

@@ -8,7 +8,6 @@ content) on first use (about 5 ms); no engine ever crosses a thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import regorus
@@ -41,12 +40,6 @@ class EmbeddedEngine:
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
         return _evaluate_one(self._engine(matrix), policy_input)
-
-    def evaluate_batch(
-        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
-    ) -> list[PolicyResult]:
-        engine = self._engine(matrix)
-        return [_evaluate_one(engine, item) for item in inputs]
 
     def check_ready(self) -> None:
         self._compile(None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -77,10 +77,6 @@ class PolicyEngine(Protocol):
     def policy_revision(self) -> str: ...
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult: ...
-
-    def evaluate_batch(
-        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
-    ) -> list[PolicyResult]: ...
 
     def check_ready(self) -> None:
         """Raise PolicyEngineError when the engine cannot evaluate right now."""

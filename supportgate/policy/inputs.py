@@ -69,6 +69,10 @@ def build_input(
     return PolicyInput.from_document(document)
 
 
+def hardware_ref(manifest: Manifest) -> str | None:
+    return manifest.spec.hardware.ref if isinstance(manifest, DeploymentManifest) else None
+
+
 def hardware_spec(manifest: Manifest, lookup: HardwareLookup) -> dict[str, Any] | None:
     if not isinstance(manifest, DeploymentManifest):
         return None

@@ -63,8 +63,8 @@ class LivePolicies:
         self._events = events
         self._clock = clock
         self._lock = threading.Lock()  # one reload at a time (ticks and tests)
-        self._bundle = bundle
-        self._catalog = read_catalog(bundle.modules)
+        self.bundle = bundle  # the policies in force, and their rules
+        self.catalog: Mapping[str, RuleInfo] = read_catalog(bundle.modules)
         # The last refusal, until new policies come into force: told once, not at every tick.
         self.last_error: PolicyReloadFailed | None = None
         self._published: _Published | None = None
@@ -72,14 +72,6 @@ class LivePolicies:
         served = server.bundle.revision if server.bundle else None
         if isinstance(engine, OpaEngine) and served is not None and bundle.bundles:
             self._published = _Published(bundle, served, clock.now(), bundle.builtin_only())
-
-    @property
-    def bundle(self) -> PolicyBundle:
-        return self._bundle
-
-    @property
-    def catalog(self) -> Mapping[str, RuleInfo]:
-        return self._catalog
 
     def reload(self) -> bool:
         """Whether new policies are now in force."""
@@ -93,7 +85,7 @@ class LivePolicies:
                 return False
             served = self._server.publish(fresh, self._default_matrix)
             if isinstance(self._engine, OpaEngine) and served is not None:
-                self._published = _Published(fresh, served, self._clock.now(), self._bundle)
+                self._published = _Published(fresh, served, self._clock.now(), self.bundle)
                 log.info("policy_published", revision=fresh.revision, bundle_revision=served)
                 return self._settle(self._published)
             return self._take(fresh, served)
@@ -110,7 +102,7 @@ class LivePolicies:
             # OPA holds it after all (another replica served it to an OPA that polled late):
             # follow OPA rather than fight it.
             return fresh if self._opa_holds(self._opa_refused) else None
-        if fresh.revision in {self._bundle.revision, refused}:
+        if fresh.revision in {self.bundle.revision, refused}:
             return None
         try:
             refuse_problems(fresh)
@@ -129,12 +121,12 @@ class LivePolicies:
             return False
         if held == published.served:
             self._published = None
-            started_on = published.bundle is self._bundle  # no change to sweep for
+            started_on = published.bundle is self.bundle  # no change to sweep for
             return self._take(published.bundle, published.served) and not started_on
         if self._clock.now() - published.since < OPA_ACTIVATION_BOUND:
             return False
         self._published = None
-        changed = published.fallback is not self._bundle
+        changed = published.fallback is not self.bundle
         served = self._server.publish(published.fallback, self._default_matrix)
         if changed:
             self._take(published.fallback, served)
@@ -163,7 +155,7 @@ class LivePolicies:
 
     def _take(self, fresh: PolicyBundle, served: str | None) -> bool:
         self._engine.use(fresh, served)
-        self._bundle, self._catalog = fresh, read_catalog(fresh.modules)
+        self.bundle, self.catalog = fresh, read_catalog(fresh.modules)
         self.last_error = self._opa_refused = None
         log.info(
             "policy_reloaded",
@@ -180,12 +172,12 @@ class LivePolicies:
         ):
             return  # told already
         self.last_error = PolicyReloadFailed(
-            revision=revision, kept=self._bundle.revision, problems=problems, at=self._clock.now()
+            revision=revision, kept=self.bundle.revision, problems=problems, at=self._clock.now()
         )
         log.error(
             "policy_reload_refused",
             revision=revision,
             problems=problems,
-            kept=self._bundle.revision,
+            kept=self.bundle.revision,
         )
         self._events.publish([self.last_error])

@@ -1,10 +1,6 @@
-"""The OPA engine: an Open Policy Agent server that holds the service's signed bundle.
-
-This engine never writes to OPA. Each decision is one POST to the bundle's entry rule
-(`data.supportgate.gate`) with the revision the service expects and the matrix to judge under:
-the revision check is part of the query, so it costs no round trip, and leaves no window (an
-OPA that lost the bundle, holds another revision or never pulled one answers nothing, which is
-503, never a verdict).
+"""The OPA engine: an Open Policy Agent server that holds the service's signed bundle. It never
+writes to OPA: each decision is one POST to the bundle's entry rule with the revision the
+service expects and the matrix to judge under (docs/opa.md); no answer is a 503, never a verdict.
 
 Calls share nothing but httpx's connection pool: no lock is held across a call, so a hung OPA
 costs each waiting request one deadline, not the sum of everyone's. The answer's body is read
@@ -15,7 +11,6 @@ per call.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -76,12 +71,6 @@ class OpaEngine:
             return to_result(self._gate(matrix, item.canonical))
 
         return sparing_org(evaluate, policy_input)
-
-    def evaluate_batch(
-        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
-    ) -> list[PolicyResult]:
-        # One request per item: a batch in one request bought nothing (docs/performance.md).
-        return [self.evaluate(matrix, item) for item in inputs]
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
         """OPA answers 503 until its next poll downloads the new revision."""

@@ -1,17 +1,8 @@
-"""The policies and the default matrix as a signed OPA bundle, for OPA to pull (docs/opa.md).
-
-The bundle is what `opa build --signing-key` makes of the policy directory, plus the service's
-entry module (GATE_MODULE). The revision is a digest of the files, so every replica serving the
-same files computes the same one. OPA owns the roots `supportgate` and `matrix`: it refuses
-any policy or data written under them through its API. Each file is hashed for the signature
-the way OPA hashes it (bundle/hash.go): `.rego` files as bytes, JSON files as their compact,
-key-sorted encoding, which is also how they are written here.
-
-The entry module is how the service asks: a decision comes out only when OPA holds the bundle
-revision the service sent, and always under the matrix the service sent (which replaces the
-default one and its prepared form with `with`), so a published matrix applies at once, on
-every replica, without a new bundle.
-"""
+"""The policies and the default matrix as a signed OPA bundle, for OPA to pull: what `opa
+build --signing-key` makes of the policy directory, plus the service's entry module
+(GATE_MODULE). docs/opa.md gives its files, their hashing (OPA's, bundle/hash.go) and why the
+entry module asks as it does. The revision is a digest of the files, so every replica serving
+the same files computes the same one."""
 
 from __future__ import annotations
 

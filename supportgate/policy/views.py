@@ -49,23 +49,9 @@ def policy_view(
 ) -> PolicyView:
     return PolicyView(
         revision=bundle.revision,
-        last_error=None
-        if last_error is None
-        else PolicyError(
-            at=last_error.at,
-            revision=last_error.revision,
-            kept=last_error.kept,
-            problems=last_error.problems,
+        last_error=msgspec.convert(last_error, PolicyError | None, from_attributes=True),
+        bundles=msgspec.convert(bundle.bundles, list[BundleView], from_attributes=True),
+        rules=msgspec.convert(
+            [catalog[rule_id] for rule_id in sorted(catalog)], list[RuleView], from_attributes=True
         ),
-        bundles=[BundleView(name=org.name, revision=org.revision) for org in bundle.bundles],
-        rules=[
-            RuleView(
-                id=rule.id,
-                severity=rule.severity,
-                title=rule.title,
-                description=rule.description,
-                source=rule.source,
-            )
-            for rule in (catalog[rule_id] for rule_id in sorted(catalog))
-        ],
     )

@@ -8,7 +8,7 @@ there are problems: they are part of the report, not a reason to write none.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
@@ -59,17 +59,8 @@ _RENDERERS: dict[str, Callable[[Report], str]] = {
 FORMATS: tuple[str, ...] = tuple(_RENDERERS)
 
 
-def render(
-    results: Sequence[CheckedManifest],
-    fmt: str,
-    *,
-    fail_on: FailOn,
-    problems: Sequence[Problem] = (),
-    sarif: SarifOptions | None = None,
-    skipped: Sequence[str] = (),
-) -> str:
-    # `fmt` and `fail_on` come checked: the parser's choices (cli.py) name the option
-    report = Report(results=results, problems=problems, fail_on=fail_on, skipped=skipped)
+def render(report: Report, fmt: str, sarif: SarifOptions | None = None) -> str:
+    # `fmt` comes checked: the parser's choices (cli.py) name the option
     if fmt == "sarif":
         return render_sarif(report, sarif)
     return _RENDERERS[fmt](report)

@@ -1,11 +1,9 @@
-"""`--format github`: GitHub Actions workflow commands, one annotation per violation.
+"""`--format github`: GitHub Actions workflow commands, one annotation per violation
+(docs/reports.md):
 
     ::error file=deploy/a.yaml,line=12,title=port.pinning::DeploymentManifest/a spec.port: ...
 
-deny is `error`, warn `warning`, waived `notice`. A problem (exit 2) is an `error` titled
-`supportgate: input error`, on its file and line when it has them. Escaping follows
-@actions/core: in data `%`, CR and LF; in property values also `:` and `,`. A final line
-summarises the gate.
+Escaping follows @actions/core: in data `%`, CR and LF; in property values also `:` and `,`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""`--format junit`: JUnit XML valid against Jenkins' junit-10.xsd, for GitLab and Jenkins
-(docs/reports.md).
-
-An `experimental` manifest that passes the gate is `<skipped>`, with the reason as message and
-text: GitLab's merge-request test report shows a skipped case's text but nothing of a passed
-case's `<system-out>`, and an experimental verdict must not go unseen. junit-10.xsd allows
-`tests`, `failures`, `errors` and `time` on `<testsuites>` (no `skipped`), and `skipped` and
-`file` on a `<testsuite>`; nothing else is written.
-"""
+"""`--format junit`: JUnit XML valid against Jenkins' junit-10.xsd, for GitLab and Jenkins.
+docs/reports.md says why an experimental manifest that passes the gate is `<skipped>`, and
+which attributes junit-10.xsd allows where; nothing else is written."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""`--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers
-(docs/reports.md).
-
-`tool.driver.rules` lists the same rules, indices and levels in every run, whatever the
-results, and `results` is always an array, so a clean run closes earlier alerts. A problem in
-a file is also a `check.input-error` result on that file, so that code scanning shows it
-where the file is. Texts over GitHub's limits (1024 characters of description) are cut.
-"""
+"""`--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers, as
+docs/reports.md describes it. `results` is always an array, so a clean run closes earlier
+alerts; texts over GitHub's limits (1024 characters of description) are cut."""
 
 from __future__ import annotations
 

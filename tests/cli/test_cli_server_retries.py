@@ -18,9 +18,15 @@ import pytest
 
 from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.evaluations.check import read_manifest_files
-from supportgate.evaluations.remote import RetryPolicy, Server, check_remote, dry_run_batches
+from supportgate.evaluations.remote import (
+    RETRY_ATTEMPTS,
+    RETRY_MAX_DELAY_S,
+    Server,
+    check_remote,
+    dry_run_batches,
+)
 from supportgate.evaluations.sourced import SourcedManifest
-from supportgate.reports import gate_failed, render
+from supportgate.reports import Report, gate_failed, render
 
 from ..api import Api
 
@@ -62,7 +68,7 @@ def run(
         sleep=sleeps.append,
     )
     failed = any(gate_failed(result.decision, "rejected") for result in results)
-    output = render(results, fmt, fail_on="rejected")
+    output = render(Report(results), fmt)
     return failed, json.loads(output) if fmt == "json" else output, sleeps
 
 
@@ -144,7 +150,7 @@ def test_503_is_retried_with_retry_after_then_gives_up(examples_dir: Path) -> No
 
     with pytest.raises(PolicyEngineUnavailable, match=r"could not evaluate it \(503\): busy"):
         run([examples_dir / "hw-b200-pool.yaml"], overloaded)
-    assert len(calls) == RetryPolicy().attempts
+    assert len(calls) == RETRY_ATTEMPTS
 
 
 def test_503_then_success(sqlite_api: Api, examples_dir: Path) -> None:
@@ -161,7 +167,7 @@ def test_503_then_success(sqlite_api: Api, examples_dir: Path) -> None:
         [examples_dir / "hw-b200-pool.yaml"], recovering, token=sqlite_api.keys["ci"]
     )
     assert not failed
-    assert sleeps == [RetryPolicy().max_delay]  # Retry-After, capped
+    assert sleeps == [RETRY_MAX_DELAY_S]  # Retry-After, capped
 
 
 def test_a_4xx_names_file_manifest_and_field(examples_dir: Path) -> None:

@@ -121,11 +121,11 @@ def test_python_version() -> None:
 
 
 def test_os_release_distribution() -> None:
-    assert parsers.parse_os_release(fixture("os-release/debian-12.txt")).distribution == "debian-12"
+    assert parsers.parse_os_release(fixture("os-release/debian-12.txt")) == "debian-12"
     openeuler = parsers.parse_os_release(fixture("os-release/openeuler-20.03.txt"))
-    assert openeuler.distribution == "openeuler-20.03"
-    assert parsers.parse_os_release('ID=arch\nNAME="Arch Linux"\n').distribution == "arch"
-    assert parsers.parse_os_release("").distribution is None
+    assert openeuler == "openeuler-20.03"
+    assert parsers.parse_os_release('ID=arch\nNAME="Arch Linux"\n') == "arch"
+    assert parsers.parse_os_release("") is None
 
 
 def test_cann_install_info() -> None:

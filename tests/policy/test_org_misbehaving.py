@@ -130,14 +130,3 @@ def test_a_misbehaving_org_rule_leaves_the_built_in_verdict_and_a_warn(
     assert says in warn.message
     others = [violation for violation in embedded.violations if violation.rule != rule]
     assert others == list(builtin.violations)
-
-
-@pytest.mark.parametrize("which", ["embedded", "opa"])
-def test_a_batch_holding_such_manifests_is_decided_item_by_item(
-    fragile: Fragile, which: str
-) -> None:
-    """A sweep evaluates in batches: one misbehaving manifest costs no other its org rules."""
-    names = ["fragile-message", "fragile-helper", "sturdy"]
-    inputs = [policy_input(fragile, which, name) for name in names]
-    batch = fragile[which][0].evaluate_batch(inputs[0][0], [item for _, item in inputs])
-    assert batch == [decide(fragile, which, name) for name in names]

@@ -27,6 +27,7 @@ from supportgate.reports import (
     FORMATS,
     CheckedManifest,
     Problem,
+    Report,
     SarifOptions,
     gate_failed,
     render,
@@ -205,8 +206,8 @@ def test_the_formats() -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_is_deterministic_and_ends_in_a_newline(fmt: str) -> None:
-    first = render(RESULTS, fmt, fail_on="rejected")
-    assert first == render(RESULTS, fmt, fail_on="rejected")
+    first = render(Report(RESULTS), fmt)
+    assert first == render(Report(RESULTS), fmt)
     assert first.endswith("\n")
     assert not first.endswith("\n\n")
 
@@ -275,7 +276,7 @@ def test_locate_gives_none_without_a_usable_document(text: str | None) -> None:
 
 
 def test_text_blocks_order_and_summary() -> None:
-    out = render(RESULTS, "text", fail_on="rejected")
+    out = render(Report(RESULTS), "text")
     lines = out.splitlines()
     headers = [line for line in lines if line.startswith(("PASS", "FAIL"))]
     assert [h.split()[:4] for h in headers] == [
@@ -309,8 +310,8 @@ def test_text_blocks_order_and_summary() -> None:
 
 
 def test_text_experimental_fails_only_on_experimental() -> None:
-    passing = render(RESULTS[1:], "text", fail_on="rejected")
-    failing = render(RESULTS[1:], "text", fail_on="experimental")
+    passing = render(Report(RESULTS[1:]), "text")
+    failing = render(Report(RESULTS[1:], fail_on="experimental"), "text")
     assert passing.splitlines()[-1].endswith("gate: passed (fail on rejected)")
     assert failing.splitlines()[-1].endswith("gate: failed (fail on experimental)")
     assert (
@@ -326,7 +327,7 @@ def test_text_escapes_terminal_control_characters() -> None:
         "experimental",
         (violation("support.platform", "warn", "spec.accelerator", "red \x1b[31mALERT\x07"),),
     )
-    out = render([CheckedManifest("a.yaml", sneaky, None)], "text", fail_on="rejected")
+    out = render(Report([CheckedManifest("a.yaml", sneaky, None)]), "text")
     assert "\x1b" not in out
     assert "\x07" not in out
     assert "red \\x1b[31mALERT\\x07" in out
@@ -336,7 +337,7 @@ def test_text_escapes_terminal_control_characters() -> None:
 
 
 def test_json_document() -> None:
-    document = json.loads(render(RESULTS, "json", fail_on="rejected"))
+    document = json.loads(render(Report(RESULTS), "json"))
     assert list(document) == ["gate", "errors", "results"]
     assert document["gate"] == {"fail_on": "rejected", "status": "failed", "passed": False}
     assert document["errors"] == []
@@ -353,8 +354,8 @@ def test_json_document() -> None:
 
 
 def test_json_gate_follows_fail_on() -> None:
-    lenient = json.loads(render(RESULTS[1:], "json", fail_on="rejected"))
-    strict = json.loads(render(RESULTS[1:], "json", fail_on="experimental"))
+    lenient = json.loads(render(Report(RESULTS[1:]), "json"))
+    strict = json.loads(render(Report(RESULTS[1:], fail_on="experimental"), "json"))
     assert lenient["gate"] == {"fail_on": "rejected", "status": "passed", "passed": True}
     assert strict["gate"] == {"fail_on": "experimental", "status": "failed", "passed": False}
     assert [r["passed"] for r in strict["results"]] == [True, False]
@@ -364,7 +365,7 @@ def test_json_gate_follows_fail_on() -> None:
 
 
 def sarif(results: Any) -> dict[str, Any]:
-    log: dict[str, Any] = json.loads(render(results, "sarif", fail_on="rejected"))
+    log: dict[str, Any] = json.loads(render(Report(results), "sarif"))
     return log
 
 
@@ -482,7 +483,7 @@ def test_sarif_without_text_or_findings() -> None:
 
 
 def junit(results: Any, fail_on: Any = "rejected", problems: Any = ()) -> ET.Element:
-    out = render(results, "junit", fail_on=fail_on, problems=problems)
+    out = render(Report(results, fail_on=fail_on, problems=problems), "junit")
     assert out.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
     return ET.fromstring(out)  # noqa: S314 - parses the XML this test just rendered
 
@@ -558,7 +559,7 @@ def test_junit_escapes_markup_and_drops_what_xml_cannot_carry() -> None:
         "rejected",
         (violation("host.os", "deny", "spec.os.name", message),),
     )
-    out = render([CheckedManifest("x&y<z>.yaml", nasty, None)], "junit", fail_on="rejected")
+    out = render(Report([CheckedManifest("x&y<z>.yaml", nasty, None)]), "junit")
     assert "&lt;b&gt; &amp;" in out
     assert "<b>" not in out
     assert "\x00" not in out
@@ -576,7 +577,7 @@ def test_junit_escapes_markup_and_drops_what_xml_cannot_carry() -> None:
 
 
 def test_github_annotations() -> None:
-    out = render(RESULTS, "github", fail_on="rejected")
+    out = render(Report(RESULTS), "github")
     lines = out.splitlines()
     assert len(lines) == 7 + 1  # one per violation, no line broken by a message, a summary
     assert all(line.startswith("::") for line in lines)
@@ -608,13 +609,13 @@ def test_github_annotations() -> None:
 
 def test_github_escapes_properties_and_passes_clean_runs() -> None:
     odd = CheckedManifest("./dir,a/b:c%.yaml", EXPERIMENTAL, None)
-    out = render([odd], "github", fail_on="experimental")
+    out = render(Report([odd], fail_on="experimental"), "github")
     first, summary = out.splitlines()
     assert first.startswith("::warning file=dir%2Ca/b%3Ac%25.yaml,title=support.platform::")
     assert "line=" not in first  # no text, no line: the annotation goes on the file
     assert summary.startswith("::error title=supportgate::")
 
-    clean = render(CLEAN, "github", fail_on="experimental").splitlines()
+    clean = render(Report(CLEAN, fail_on="experimental"), "github").splitlines()
     assert clean == [
         "::notice title=supportgate::1 manifests: 1 supported, 0 experimental, 0 rejected; "
         "gate: passed (fail on experimental)"
@@ -649,7 +650,7 @@ PROBLEMS = (BROKEN, BAD_AT)
 
 
 def test_text_lists_problems_first_and_the_gate_is_an_error() -> None:
-    out = render(RESULTS, "text", fail_on="rejected", problems=PROBLEMS)
+    out = render(Report(RESULTS, problems=PROBLEMS), "text")
     lines = out.splitlines()
     located = f"{BROKEN.message} (line {line_of(BROKEN_YAML, 'Bad_Name')})"
     assert lines[:2] == [f"ERROR  {located}", f"ERROR  {BAD_AT.message}"]
@@ -658,12 +659,12 @@ def test_text_lists_problems_first_and_the_gate_is_an_error() -> None:
         "3 manifests: 1 supported, 1 experimental, 1 rejected; 2 errors; "
         "gate: error (fail on rejected)"
     )
-    lone = render([], "text", fail_on="rejected", problems=[BAD_AT]).splitlines()
+    lone = render(Report([], problems=[BAD_AT]), "text").splitlines()
     assert lone[-1].endswith("; 1 error; gate: error (fail on rejected)")
 
 
 def test_json_errors_list() -> None:
-    document = json.loads(render(RESULTS[1:], "json", fail_on="rejected", problems=PROBLEMS))
+    document = json.loads(render(Report(RESULTS[1:], problems=PROBLEMS), "json"))
     assert document["gate"] == {"fail_on": "rejected", "status": "error", "passed": False}
     assert document["errors"] == [
         {
@@ -707,7 +708,7 @@ def test_junit_error_case_per_problem() -> None:
 
 
 def test_github_error_annotations() -> None:
-    lines = render([], "github", fail_on="rejected", problems=PROBLEMS).splitlines()
+    lines = render(Report([], problems=PROBLEMS), "github").splitlines()
     assert lines == [
         f"::error file={BROKEN_SOURCE},line={line_of(BROKEN_YAML, 'Bad_Name')},"
         f"title=supportgate%3A input error::{BROKEN.message}",
@@ -718,7 +719,7 @@ def test_github_error_annotations() -> None:
 
 
 def test_sarif_problems_fail_the_invocation_and_name_file_and_field() -> None:
-    log = json.loads(render(RESULTS[1:], "sarif", fail_on="rejected", problems=PROBLEMS))
+    log = json.loads(render(Report(RESULTS[1:], problems=PROBLEMS), "sarif"))
     run = log["runs"][0]
     (invocation,) = run["invocations"]
     assert invocation["executionSuccessful"] is False
@@ -745,7 +746,7 @@ def test_sarif_problems_fail_the_invocation_and_name_file_and_field() -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_reports_problems_alone(fmt: str) -> None:
-    out = render([], fmt, fail_on="experimental", problems=PROBLEMS)
+    out = render(Report([], fail_on="experimental", problems=PROBLEMS), fmt)
     assert out.endswith("\n")
     assert "$.metadata.name" in out
     assert "--at" in out
@@ -783,7 +784,7 @@ WITH_CATALOG = SarifOptions(rules=CATALOG, docs_url=DOCS)
 
 
 def sarif_with(results: Any, options: SarifOptions = WITH_CATALOG, **kw: Any) -> dict[str, Any]:
-    out = render(results, "sarif", fail_on="rejected", sarif=options, **kw)
+    out = render(Report(results, **kw), "sarif", options)
     log: dict[str, Any] = json.loads(out)
     return log
 

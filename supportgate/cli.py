@@ -60,11 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from supportgate import serving  # noqa: PLC0415 - only the server needs uvicorn
-    from supportgate.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
-    from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.keys import check_signing_key  # noqa: PLC0415 - see the imports above
-    from supportgate.logging import configure_logging  # noqa: PLC0415 - see the imports above
+    from supportgate import serving
+    from supportgate.app import create_app
+    from supportgate.db.migrate import ensure_current
+    from supportgate.ledger.keys import check_signing_key
+    from supportgate.logging import configure_logging
 
     configure_logging()
     settings = Settings.from_env()
@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _running(*, may_create: bool = False) -> Iterator[Runtime]:
     """Only the commands that set a database up (`keys create`, `serve --bootstrap-admin-key`)
     may create its SQLite file, and say so on stderr; the others refuse a missing one."""
-    from supportgate.runtime import Runtime  # noqa: PLC0415 - see the imports above
+    from supportgate.runtime import Runtime
 
     settings = Settings.from_env()
     absent = _absent_database(settings.database_url, may_create=may_create)
@@ -106,8 +106,8 @@ def _absent_database(url: str, *, may_create: bool) -> str | None:
     would create it empty, and a command reading it would report on nothing as if all were well
     (`audit verify`: "intact: 0 decisions"), so only a command that `may_create` the database
     gets past a missing file. An in-memory one would be this command's own: refused always."""
-    from supportgate.db.engine import absent_sqlite_database  # noqa: PLC0415 - see above
-    from supportgate.db.migrate import UPGRADE_COMMAND  # noqa: PLC0415 - see the imports above
+    from supportgate.db.engine import absent_sqlite_database
+    from supportgate.db.migrate import UPGRADE_COMMAND
 
     absent = absent_sqlite_database(url)
     if absent is None:
@@ -127,10 +127,9 @@ def _absent_database(url: str, *, may_create: bool) -> str | None:
 
 
 def _db_upgrade(_: argparse.Namespace) -> int:
-    from supportgate.db.migrate import head_revision, upgrade  # noqa: PLC0415 - see above
+    from supportgate.db.migrate import head_revision, upgrade
 
-    settings = Settings.from_env()
-    upgrade(settings.database_url)
+    upgrade(Settings.from_env().database_url)
     print(f"database schema is at {head_revision()}")
     return EXIT_OK
 
@@ -166,16 +165,15 @@ def _keys_create(args: argparse.Namespace) -> int:
 def _keys_list(_: argparse.Namespace) -> int:
     with _running() as runtime:
         keys = runtime.keys.list_keys()
-    rows = [("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES", "LAST USED", "REVOKED")]
+    rows: list[tuple[str, ...]] = [
+        ("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES", "LAST USED", "REVOKED")
+    ]
     rows.extend(
         (
             key.name,
             key.role,
             ",".join(key.owners) or "*",
-            _when(key.created_at),
-            _when(key.expires_at),
-            _when(key.last_used_at),
-            _when(key.revoked_at),
+            *map(_when, (key.created_at, key.expires_at, key.last_used_at, key.revoked_at)),
         )
         for key in keys
     )
@@ -194,7 +192,6 @@ def _when(at: datetime | None) -> str:
 def _keys_revoke(args: argparse.Namespace) -> int:
     with _running() as runtime:
         revoked = runtime.keys.revoke(args.name)
-    assert revoked.revoked_at is not None  # noqa: S101 - revoke() just set it
     print(
         f"revoked API key {revoked.name!r} at {_when(revoked.revoked_at)}: refused from now on "
         "(by a running service within 2 s)"
@@ -210,7 +207,7 @@ def _read_verifier_key(value: str) -> NoteVerifier:
     it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
     A key's name is the log's origin, which may hold slashes, so the key's shape decides,
     not whether a file of that name exists."""
-    from supportgate.tlog import NoteVerifier  # noqa: PLC0415 - loads `cryptography`
+    from supportgate.tlog import NoteVerifier
 
     text = value.strip()
     if not _VERIFIER_KEY.fullmatch(text):
@@ -225,11 +222,9 @@ def _read_verifier_key(value: str) -> NoteVerifier:
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
-    """Exit 0 when the log holds; 1 naming what is broken; 2 when the checkpoints'
-    signatures could not be checked (no verifier key), even if all else holds."""
-    from supportgate.audit.checkpoints import witness_notes  # noqa: PLC0415 - see the imports
-    from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.keys import log_verifier  # noqa: PLC0415 - see the imports above
+    from supportgate.audit.checkpoints import witness_notes
+    from supportgate.audit.verify import verify_log
+    from supportgate.ledger.keys import log_verifier
 
     settings = Settings.from_env()
     trusted = args.verifier_key or settings.verifier_key
@@ -244,8 +239,8 @@ def _audit_verify(args: argparse.Namespace) -> int:
 
 
 def _audit_rebuild_tracking(_: argparse.Namespace) -> int:
-    from supportgate.audit.rebuild import rebuild_tracking  # noqa: PLC0415 - see the imports
-    from supportgate.audit.tracking_state import UnusableInput  # noqa: PLC0415 - see above
+    from supportgate.audit.rebuild import rebuild_tracking
+    from supportgate.audit.tracking_state import UnusableInput
 
     with _existing_database(Settings.from_env()) as sessions:
         try:
@@ -266,8 +261,8 @@ def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
     """Sessions on the service's database as it is: neither created, nor migrated, nor
     seeded with the default matrix (which appends an entry): `audit verify` must judge the
     database it was given, and the rebuild must change only what it says it changes."""
-    from supportgate.db import create_db_engine, session_factory  # noqa: PLC0415 - see above
-    from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
+    from supportgate.db import create_db_engine, session_factory
+    from supportgate.db.migrate import ensure_current
 
     _absent_database(settings.database_url, may_create=False)
     engine = create_db_engine(settings.database_url)
@@ -279,7 +274,7 @@ def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
 
 
 def _audit_keygen(args: argparse.Namespace) -> int:
-    from supportgate.ledger.keys import write_signer_key  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.keys import write_signer_key
 
     origin = args.origin or Settings.from_env().log_origin
     verifier = write_signer_key(args.out, origin)
@@ -291,7 +286,7 @@ def _audit_keygen(args: argparse.Namespace) -> int:
 
 
 def _opa_setup(args: argparse.Namespace) -> int:
-    from supportgate.policy.opa_setup import setup  # noqa: PLC0415 - see the imports above
+    from supportgate.policy.opa_setup import setup
 
     for path in setup(args.signing_key, args.dir):
         print(f"wrote {path}")
@@ -299,8 +294,8 @@ def _opa_setup(args: argparse.Namespace) -> int:
 
 
 def _audit_receipt(args: argparse.Namespace) -> int:
-    from supportgate.audit.receipts import make_receipt  # noqa: PLC0415 - see the imports above
-    from supportgate.tlog import encode_receipt  # noqa: PLC0415 - see above
+    from supportgate.audit.receipts import make_receipt
+    from supportgate.tlog import encode_receipt
 
     with _running() as runtime:
         made = make_receipt(runtime.sessions, runtime.checkpointer, args.decision_id)
@@ -321,7 +316,7 @@ def _audit_receipt(args: argparse.Namespace) -> int:
 
 def _audit_verify_receipt(args: argparse.Namespace) -> int:
     # No database, no server: only the transparency log.
-    from supportgate.tlog import TlogInputError, check_receipt, read_receipt  # noqa: PLC0415
+    from supportgate.tlog import TlogInputError, check_receipt, read_receipt
 
     trusted = args.verifier_key or Settings.from_env().verifier_key
     if trusted is None:  # the receipt's own key shows only that its holder signed it
@@ -352,13 +347,8 @@ def _audit_verify_receipt(args: argparse.Namespace) -> int:
 
 
 def _audit_replay(args: argparse.Namespace) -> int:
-    from supportgate.audit.replay import (  # noqa: PLC0415 - see the imports above
-        CannotReplay,
-        decision_ids,
-        differences,
-        replay_decision,
-    )
-    from supportgate.pagination import parse_time  # noqa: PLC0415 - see the imports above
+    from supportgate.audit.replay import CannotReplay, decision_ids, differences, replay_decision
+    from supportgate.pagination import parse_time
 
     if args.since is not None and args.decisions:
         raise UsageError("give decision ids or --since, not both", field="--since")
@@ -401,7 +391,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _matrix_publish(args: argparse.Namespace) -> int:
-    from supportgate.matrix.services import cli_publisher, describe  # noqa: PLC0415 - see above
+    from supportgate.matrix.services import cli_publisher, describe
 
     matrix = load_matrix_file(args.file)
     with _running() as runtime:
@@ -411,7 +401,7 @@ def _matrix_publish(args: argparse.Namespace) -> int:
 
 
 def _reevaluate(_: argparse.Namespace) -> int:
-    from uuid import uuid4  # noqa: PLC0415 - uuid loads platform: see above
+    from uuid import uuid4
 
     with _running() as runtime:
         sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{uuid4()}")
@@ -449,8 +439,6 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors exit with our code 2 and the same prefix, under the usage of
     the command they are about (`usage: supportgate keys create ...`)."""
 
-    _has_commands = False
-
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         print(f"supportgate: error: {message}", file=sys.stderr)
@@ -468,15 +456,11 @@ class _Parser(argparse.ArgumentParser):
                 width = 80
         return self.formatter_class(prog=self.prog, width=width)  # type: ignore[call-arg]
 
-    def add_subparsers(self, **kwargs: Any) -> Any:
-        self._has_commands = True
-        return super().add_subparsers(**kwargs)
-
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: Any = None
     ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras and not self._has_commands:
+        if extras and self._subparsers is None:
             # argparse hands a command's leftover arguments up to `supportgate` itself, which
             # would refuse them under its own usage: refuse them here, under the command's.
             self.error(f"unrecognized arguments: {' '.join(extras)}")
@@ -623,7 +607,7 @@ def _add_audit_commands(audit: Any) -> None:
     replay.add_argument("decisions", nargs="*", metavar="DECISION_ID", help="default: all")
 
 
-def _commands(parser: argparse.ArgumentParser | Any, name: str | None, text: str) -> Any:
+def _commands(parser: Any, name: str | None, text: str) -> Any:
     """A group of subcommands, shown as COMMAND: without a metavar, argparse names the
     internal dest in "the following arguments are required"."""
     if name is not None:

@@ -45,12 +45,11 @@ class RateLimits:
 
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
+    """`serve`'s connection limits (supportgate/serving.py, docs/configuration.md)."""
+
     header_timeout: float = 10.0
-    """Seconds for a request's head (request line and headers) to arrive, from the
-    connection's start or the previous response's end: then the connection is closed."""
     keep_alive_timeout: int = 5
     max_connections: int = 1000
-    """One more is closed as soon as it is accepted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +84,7 @@ class Settings:
     log_origin: str = field(default_factory=default_log_origin)
     checkpoint_witness: Path | None = None
     verifier_key: str | None = None
-    """The log's verifier key (or a file holding it) that `audit verify-receipt` and `audit
-    verify` trust when no --verifier-key is given; never the one inside a receipt."""
     checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS
-    """Seconds between looks at the log's head, signing what arrived. At most 5 (the
-    contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
     rate_limits: RateLimits | None = field(default_factory=RateLimits)  # None: limits off
     console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
     console_session_timeout: float = CONSOLE_SESSION_TIMEOUT

@@ -1,11 +1,6 @@
-"""A running supportgate's parts and their lifecycle.
-
-`Runtime.build` constructs every part exactly once and hands each the parts it needs as
-constructor arguments; nothing is assigned after construction. What one domain does when
-another's write commits is an event (supportgate/events.py), and every reaction is registered
-in `react`, here. The Runtime is no registry: supportgate/app.py hands each domain's routes,
-the guard, the console and the middleware the parts they use, and the CLI runs its commands
-on the parts.
+"""A running supportgate's parts, each built once and handed the parts it needs, and their
+lifecycle. No registry: supportgate/app.py hands each domain's routes the parts they use, and
+every reaction to an event (supportgate/events.py) is registered in `react`, here.
 """
 
 from __future__ import annotations

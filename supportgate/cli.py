@@ -134,13 +134,12 @@ def _db_upgrade(_: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_KEY_OPTIONS = {
+_KEY_OPTIONS = {  # the key API's body fields, as `keys create` spells them
     "$.name": "--name",
     "$.role": "--role",
     "$.owners": "--owner",
     "$.expires_in": "--expires-in",
 }
-"""The key API's body fields, as `keys create` spells them."""
 
 
 def _keys_create(args: argparse.Namespace) -> int:
@@ -203,10 +202,9 @@ _VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
 
 
 def _read_verifier_key(value: str) -> NoteVerifier:
-    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
-    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
-    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
-    not whether a file of that name exists."""
+    """A verifier key (`<name>+<hash>+<base64>`) or a file holding one. A key's name is the
+    log's origin, which may hold slashes, so the key's shape decides, not whether a file of
+    that name exists."""
     from supportgate.tlog import NoteVerifier
 
     text = value.strip()
@@ -470,12 +468,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     """Each command's options are (flag, METAVAR, help) rows; docs/ holds the long story."""
     parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"supportgate {__version__}",  # pyproject.toml's version is read from it
-        help="print the version and exit",
-    )
+    parser.add_argument("--version", action="version", version=f"supportgate {__version__}")
     commands = _commands(parser, None, "")
 
     check = _command(

@@ -195,17 +195,12 @@ class Runtime:
         react(runtime)
         return runtime
 
-    @property
-    def bundle(self) -> PolicyBundle:
-        """The policies in force now (they change when a bundle is reloaded: policy/live.py)."""
-        return self.policies.bundle
-
     def prepare_database(self, *, upgrade_schema: bool) -> None:
         if upgrade_schema:
             upgrade(self.settings.database_url)
         else:
             ensure_current(self.db)
-        self.matrices.ensure_default(load_matrix_file(self.bundle.default_matrix_path))
+        self.matrices.ensure_default(load_matrix_file(self.policies.bundle.default_matrix_path))
 
     def start(self, *, upgrade_schema: bool) -> None:
         self.prepare_database(upgrade_schema=upgrade_schema)
@@ -217,7 +212,7 @@ class Runtime:
         log.info(
             "supportgate_started",
             engine=self.engine.name,
-            policy_revision=self.bundle.revision,
+            policy_revision=self.policies.bundle.revision,
             matrix_version=self.matrices.current().version,
         )
 

@@ -536,30 +536,8 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
 
     _command(commands, "reevaluate", _reevaluate, "re-evaluate every tracked manifest now")
-    _add_audit_commands(_commands(commands, "audit", "the audit history (docs/ledger.md)"))
-    policy_commands.add_parser(commands, _Parser)
 
-    setup = _command(
-        _commands(commands, "opa", "the OPA server's trust (docs/opa.md)"),
-        "setup",
-        _opa_setup,
-        "write the bundle signing key and the tokens OPA and the service share",
-    )
-    setup.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
-    setup.add_argument("--dir", type=Path, required=True, metavar="DIR")
-
-    oscal = _command(
-        _commands(commands, "report", "reports on the tracked fleet (docs/reports.md)"),
-        "oscal",
-        _report_oscal,
-        "the fleet at a time as an OSCAL Assessment Results document (JSON)",
-        ("--as-of", "TIME", "the time the report speaks of, RFC 3339 (default: now)"),
-    )
-    oscal.add_argument("--output", metavar="FILE", type=Path, help="write it here, not stdout")
-    return parser
-
-
-def _add_audit_commands(audit: Any) -> None:
+    audit = _commands(commands, "audit", "the audit history (docs/ledger.md)")
     verify = _command(
         audit,
         "verify",
@@ -598,6 +576,27 @@ def _add_audit_commands(audit: Any) -> None:
         ("--since", "TIME", "only decisions evaluated at or after TIME (RFC 3339)"),
     )
     replay.add_argument("decisions", nargs="*", metavar="DECISION_ID", help="default: all")
+
+    policy_commands.add_parser(commands, _Parser)
+
+    setup = _command(
+        _commands(commands, "opa", "the OPA server's trust (docs/opa.md)"),
+        "setup",
+        _opa_setup,
+        "write the bundle signing key and the tokens OPA and the service share",
+    )
+    setup.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
+    setup.add_argument("--dir", type=Path, required=True, metavar="DIR")
+
+    oscal = _command(
+        _commands(commands, "report", "reports on the tracked fleet (docs/reports.md)"),
+        "oscal",
+        _report_oscal,
+        "the fleet at a time as an OSCAL Assessment Results document (JSON)",
+        ("--as-of", "TIME", "the time the report speaks of, RFC 3339 (default: now)"),
+    )
+    oscal.add_argument("--output", metavar="FILE", type=Path, help="write it here, not stdout")
+    return parser
 
 
 def _commands(parser: Any, name: str | None, text: str) -> Any:

@@ -312,8 +312,8 @@ def test_a_new_policy_revision_sweeps_at_startup(api: Api, tmp_path: Path) -> No
     upgraded = Runtime.build(settings)
     upgraded.start(upgrade_schema=True)
     try:
-        revision = upgraded.bundle.revision
-        assert revision != api.runtime.bundle.revision
+        revision = upgraded.policies.bundle.revision
+        assert revision != api.runtime.policies.bundle.revision
 
         def policy_sweep() -> SweepView | None:
             with upgraded.db.connect() as connection:

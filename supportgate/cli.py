@@ -9,7 +9,7 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from datetime import datetime
@@ -60,11 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from supportgate import serving  # noqa: PLC0415 - only the server needs uvicorn
-    from supportgate.app import create_app  # noqa: PLC0415 - keeps `check` free of the web stack
-    from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.keys import check_signing_key  # noqa: PLC0415 - see the imports above
-    from supportgate.logging import configure_logging  # noqa: PLC0415 - see the imports above
+    from supportgate import serving
+    from supportgate.app import create_app
+    from supportgate.db.migrate import ensure_current
+    from supportgate.ledger.keys import check_signing_key
+    from supportgate.logging import configure_logging
 
     configure_logging()
     settings = Settings.from_env()
@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _running(*, may_create: bool = False) -> Iterator[Runtime]:
     """Only the commands that set a database up (`keys create`, `serve --bootstrap-admin-key`)
     may create its SQLite file, and say so on stderr; the others refuse a missing one."""
-    from supportgate.runtime import Runtime  # noqa: PLC0415 - see the imports above
+    from supportgate.runtime import Runtime
 
     settings = Settings.from_env()
     absent = _absent_database(settings.database_url, may_create=may_create)
@@ -106,8 +106,8 @@ def _absent_database(url: str, *, may_create: bool) -> str | None:
     would create it empty, and a command reading it would report on nothing as if all were well
     (`audit verify`: "intact: 0 decisions"), so only a command that `may_create` the database
     gets past a missing file. An in-memory one would be this command's own: refused always."""
-    from supportgate.db.engine import absent_sqlite_database  # noqa: PLC0415 - see above
-    from supportgate.db.migrate import UPGRADE_COMMAND  # noqa: PLC0415 - see the imports above
+    from supportgate.db.engine import absent_sqlite_database
+    from supportgate.db.migrate import UPGRADE_COMMAND
 
     absent = absent_sqlite_database(url)
     if absent is None:
@@ -127,21 +127,19 @@ def _absent_database(url: str, *, may_create: bool) -> str | None:
 
 
 def _db_upgrade(_: argparse.Namespace) -> int:
-    from supportgate.db.migrate import head_revision, upgrade  # noqa: PLC0415 - see above
+    from supportgate.db.migrate import head_revision, upgrade
 
-    settings = Settings.from_env()
-    upgrade(settings.database_url)
+    upgrade(Settings.from_env().database_url)
     print(f"database schema is at {head_revision()}")
     return EXIT_OK
 
 
-_KEY_OPTIONS = {
+_KEY_OPTIONS = {  # the key API's body fields, as `keys create` spells them
     "$.name": "--name",
     "$.role": "--role",
     "$.owners": "--owner",
     "$.expires_in": "--expires-in",
 }
-"""The key API's body fields, as `keys create` spells them."""
 
 
 def _keys_create(args: argparse.Namespace) -> int:
@@ -166,16 +164,15 @@ def _keys_create(args: argparse.Namespace) -> int:
 def _keys_list(_: argparse.Namespace) -> int:
     with _running() as runtime:
         keys = runtime.keys.list_keys()
-    rows = [("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES", "LAST USED", "REVOKED")]
+    rows: list[tuple[str, ...]] = [
+        ("NAME", "ROLE", "OWNERS", "CREATED", "EXPIRES", "LAST USED", "REVOKED")
+    ]
     rows.extend(
         (
             key.name,
             key.role,
             ",".join(key.owners) or "*",
-            _when(key.created_at),
-            _when(key.expires_at),
-            _when(key.last_used_at),
-            _when(key.revoked_at),
+            *map(_when, (key.created_at, key.expires_at, key.last_used_at, key.revoked_at)),
         )
         for key in keys
     )
@@ -194,7 +191,6 @@ def _when(at: datetime | None) -> str:
 def _keys_revoke(args: argparse.Namespace) -> int:
     with _running() as runtime:
         revoked = runtime.keys.revoke(args.name)
-    assert revoked.revoked_at is not None  # noqa: S101 - revoke() just set it
     print(
         f"revoked API key {revoked.name!r} at {_when(revoked.revoked_at)}: refused from now on "
         "(by a running service within 2 s)"
@@ -206,11 +202,10 @@ _VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
 
 
 def _read_verifier_key(value: str) -> NoteVerifier:
-    """`--verifier-key`: a verifier key (`<name>+<hash>+<base64>`, as `audit keygen` prints
-    it and `GET /v1/audit/verifier-key` serves it), or else the path of a file holding one.
-    A key's name is the log's origin, which may hold slashes, so the key's shape decides,
-    not whether a file of that name exists."""
-    from supportgate.tlog import NoteVerifier  # noqa: PLC0415 - loads `cryptography`
+    """A verifier key (`<name>+<hash>+<base64>`) or a file holding one. A key's name is the
+    log's origin, which may hold slashes, so the key's shape decides, not whether a file of
+    that name exists."""
+    from supportgate.tlog import NoteVerifier
 
     text = value.strip()
     if not _VERIFIER_KEY.fullmatch(text):
@@ -225,11 +220,9 @@ def _read_verifier_key(value: str) -> NoteVerifier:
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
-    """Exit 0 when the log holds; 1 naming what is broken; 2 when the checkpoints'
-    signatures could not be checked (no verifier key), even if all else holds."""
-    from supportgate.audit.checkpoints import witness_notes  # noqa: PLC0415 - see the imports
-    from supportgate.audit.verify import verify_log  # noqa: PLC0415 - see the imports above
-    from supportgate.ledger.keys import log_verifier  # noqa: PLC0415 - see the imports above
+    from supportgate.audit.checkpoints import witness_notes
+    from supportgate.audit.verify import verify_log
+    from supportgate.ledger.keys import log_verifier
 
     settings = Settings.from_env()
     trusted = args.verifier_key or settings.verifier_key
@@ -244,8 +237,8 @@ def _audit_verify(args: argparse.Namespace) -> int:
 
 
 def _audit_rebuild_tracking(_: argparse.Namespace) -> int:
-    from supportgate.audit.rebuild import rebuild_tracking  # noqa: PLC0415 - see the imports
-    from supportgate.audit.tracking_state import UnusableInput  # noqa: PLC0415 - see above
+    from supportgate.audit.rebuild import rebuild_tracking
+    from supportgate.audit.tracking_state import UnusableInput
 
     with _existing_database(Settings.from_env()) as sessions:
         try:
@@ -266,8 +259,8 @@ def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
     """Sessions on the service's database as it is: neither created, nor migrated, nor
     seeded with the default matrix (which appends an entry): `audit verify` must judge the
     database it was given, and the rebuild must change only what it says it changes."""
-    from supportgate.db import create_db_engine, session_factory  # noqa: PLC0415 - see above
-    from supportgate.db.migrate import ensure_current  # noqa: PLC0415 - see the imports above
+    from supportgate.db import create_db_engine, session_factory
+    from supportgate.db.migrate import ensure_current
 
     _absent_database(settings.database_url, may_create=False)
     engine = create_db_engine(settings.database_url)
@@ -279,7 +272,7 @@ def _existing_database(settings: Settings) -> Iterator[sessionmaker[Session]]:
 
 
 def _audit_keygen(args: argparse.Namespace) -> int:
-    from supportgate.ledger.keys import write_signer_key  # noqa: PLC0415 - see the imports above
+    from supportgate.ledger.keys import write_signer_key
 
     origin = args.origin or Settings.from_env().log_origin
     verifier = write_signer_key(args.out, origin)
@@ -291,7 +284,7 @@ def _audit_keygen(args: argparse.Namespace) -> int:
 
 
 def _opa_setup(args: argparse.Namespace) -> int:
-    from supportgate.policy.opa_setup import setup  # noqa: PLC0415 - see the imports above
+    from supportgate.policy.opa_setup import setup
 
     for path in setup(args.signing_key, args.dir):
         print(f"wrote {path}")
@@ -299,8 +292,8 @@ def _opa_setup(args: argparse.Namespace) -> int:
 
 
 def _audit_receipt(args: argparse.Namespace) -> int:
-    from supportgate.audit.receipts import make_receipt  # noqa: PLC0415 - see the imports above
-    from supportgate.tlog import encode_receipt  # noqa: PLC0415 - see above
+    from supportgate.audit.receipts import make_receipt
+    from supportgate.tlog import encode_receipt
 
     with _running() as runtime:
         made = make_receipt(runtime.sessions, runtime.checkpointer, args.decision_id)
@@ -321,7 +314,7 @@ def _audit_receipt(args: argparse.Namespace) -> int:
 
 def _audit_verify_receipt(args: argparse.Namespace) -> int:
     # No database, no server: only the transparency log.
-    from supportgate.tlog import TlogInputError, check_receipt, read_receipt  # noqa: PLC0415
+    from supportgate.tlog import TlogInputError, check_receipt, read_receipt
 
     trusted = args.verifier_key or Settings.from_env().verifier_key
     if trusted is None:  # the receipt's own key shows only that its holder signed it
@@ -352,13 +345,8 @@ def _audit_verify_receipt(args: argparse.Namespace) -> int:
 
 
 def _audit_replay(args: argparse.Namespace) -> int:
-    from supportgate.audit.replay import (  # noqa: PLC0415 - see the imports above
-        CannotReplay,
-        decision_ids,
-        differences,
-        replay_decision,
-    )
-    from supportgate.pagination import parse_time  # noqa: PLC0415 - see the imports above
+    from supportgate.audit.replay import CannotReplay, decision_ids, differences, replay_decision
+    from supportgate.pagination import parse_time
 
     if args.since is not None and args.decisions:
         raise UsageError("give decision ids or --since, not both", field="--since")
@@ -401,7 +389,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _matrix_publish(args: argparse.Namespace) -> int:
-    from supportgate.matrix.services import cli_publisher, describe  # noqa: PLC0415 - see above
+    from supportgate.matrix.services import cli_publisher, describe
 
     matrix = load_matrix_file(args.file)
     with _running() as runtime:
@@ -411,7 +399,7 @@ def _matrix_publish(args: argparse.Namespace) -> int:
 
 
 def _reevaluate(_: argparse.Namespace) -> int:
-    from uuid import uuid4  # noqa: PLC0415 - uuid loads platform: see above
+    from uuid import uuid4
 
     with _running() as runtime:
         sweep = runtime.reevaluation.run_sweep("schedule", trigger=f"cli:{uuid4()}")
@@ -449,8 +437,6 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors exit with our code 2 and the same prefix, under the usage of
     the command they are about (`usage: supportgate keys create ...`)."""
 
-    _has_commands = False
-
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         print(f"supportgate: error: {message}", file=sys.stderr)
@@ -468,15 +454,11 @@ class _Parser(argparse.ArgumentParser):
                 width = 80
         return self.formatter_class(prog=self.prog, width=width)  # type: ignore[call-arg]
 
-    def add_subparsers(self, **kwargs: Any) -> Any:
-        self._has_commands = True
-        return super().add_subparsers(**kwargs)
-
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: Any = None
     ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras and not self._has_commands:
+        if extras and self._subparsers is None:
             # argparse hands a command's leftover arguments up to `supportgate` itself, which
             # would refuse them under its own usage: refuse them here, under the command's.
             self.error(f"unrecognized arguments: {' '.join(extras)}")
@@ -484,266 +466,167 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    """Each command's options are (flag, METAVAR, help) rows; docs/ holds the long story."""
     parser = _Parser(prog="supportgate", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"supportgate {__version__}",  # pyproject.toml's version is read from it
-        help="print the version and exit",
-    )
-    # Each group of subcommands is shown as COMMAND (its choices listed in --help): without a
-    # metavar, argparse names the internal dest in "the following arguments are required".
-    commands = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
+    parser.add_argument("--version", action="version", version=f"supportgate {__version__}")
+    commands = _commands(parser, None, "")
 
-    check_cmd = commands.add_parser("check", help="evaluate manifest files and gate on the verdict")
-    check_cmd.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
-    check_cmd.add_argument("--format", dest="fmt", choices=FORMATS, default="text")
-    check_cmd.add_argument(
-        "--fail-on",
-        choices=FAIL_ON,
-        default="rejected",
-        help="fail the gate on rejected manifests (default), or on experimental ones too",
+    check = _command(
+        commands,
+        "check",
+        _check,
+        "evaluate manifest files and gate on the verdict",
+        # --matrix and --at are checked by run_check, so that a bad value is in the report too
+        ("--matrix", "FILE", "evaluate under this matrix file instead of the default"),
+        ("--at", "TIME", "evaluation time (RFC 3339), for replaying a decision; default now"),
+        ("--server", "URL", "judge on this server, under its matrix and pools (a dry run)"),
+        ("--record", None, "with --server: post each manifest to be recorded and tracked"),
+        ("--token", "KEY", "the API key for --server (default: $SUPPORTGATE_TOKEN)"),
+        ("--supportgate-only", None, "judge only supportgate/v1 documents; list the rest"),
+        ("--find-hardware", None, "find an undefined hardware.ref in the repository (git)"),
+        ("--output", "FILE", "write the report to FILE instead of stdout"),
+        ("--sarif-root", "DIR", "SARIF paths are relative to DIR (default: the working dir)"),
     )
-    # --matrix and --at are checked by run_check, so that a bad value is in the report too
-    check_cmd.add_argument(
-        "--matrix", metavar="FILE", help="evaluate under this matrix file instead of the default"
-    )
-    check_cmd.add_argument(
-        "--at",
-        metavar="TIME",
-        help="evaluation time (RFC 3339), for replaying a decision; default now",
-    )
-    check_cmd.add_argument(
-        "--server",
-        metavar="URL",
-        help="judge on this supportgate server, under its matrix and tracked pools (a dry run:"
-        " nothing is recorded)",
-    )
-    check_cmd.add_argument(
-        "--record",
-        action="store_true",
-        help="with --server: post each manifest to be recorded and tracked (a push to the"
-        " default branch)",
-    )
-    check_cmd.add_argument(
-        "--token", metavar="KEY", help="the API key for --server (default: $SUPPORTGATE_TOKEN)"
-    )
-    check_cmd.add_argument(
-        "--supportgate-only",
-        action="store_true",
-        help="judge only documents whose apiVersion is supportgate/v1; pass over (and list as"
-        " skipped) the rest, e.g. Kubernetes or Helm YAML",
-    )
-    check_cmd.add_argument(
-        "--find-hardware",
-        action="store_true",
-        help="find a hardware.ref the files do not define among the repository's"
-        " HardwareManifests (git ls-files); one found nowhere is an input error (exit 2)",
-    )
-    check_cmd.add_argument(
-        "--output", metavar="FILE", help="write the report to FILE instead of stdout"
-    )
-    check_cmd.add_argument(
+    check.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
+    check.add_argument("--format", dest="fmt", choices=FORMATS, default="text")
+    check.add_argument("--fail-on", choices=FAIL_ON, default="rejected")
+    check.add_argument(
         "--report",
         dest="reports",
         action="append",
         default=[],
         type=_report_option,
         metavar="FORMAT=FILE",
-        help="also write the report in FORMAT to FILE (repeatable), e.g."
-        " markdown=$GITHUB_STEP_SUMMARY sarif=supportgate.sarif",
+        help="also write the report in FORMAT to FILE (repeatable), e.g. sarif=supportgate.sarif",
     )
-    check_cmd.add_argument(
-        "--sarif-root",
-        metavar="DIR",
-        help="SARIF paths are relative to DIR (default: the working directory)",
-    )
-    check_cmd.set_defaults(run=_check)
 
     collect_command.add_parser(commands)
 
-    serve_cmd = commands.add_parser("serve", help="run the HTTP service")
-    serve_cmd.add_argument("--host", default="127.0.0.1")
-    serve_cmd.add_argument("--port", type=int, default=8000)
-    serve_cmd.add_argument(
-        "--no-upgrade",
-        action="store_true",
-        help="refuse to start on an out-of-date schema instead of upgrading it",
+    serve = _command(
+        commands,
+        "serve",
+        _serve,
+        "run the HTTP service",
+        ("--no-upgrade", None, "refuse an out-of-date schema instead of upgrading it"),
+        ("--bootstrap-admin-key", None, "with no API key yet, create an admin key, print it"),
     )
-    serve_cmd.add_argument(
-        "--bootstrap-admin-key",
-        action="store_true",
-        help="when the database has no API key yet, create an admin key and print it",
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+
+    _command(_commands(commands, "db", "database schema"), "upgrade", _db_upgrade, "migrate it")
+
+    keys = _commands(commands, "keys", "API keys")
+    create = _command(
+        keys,
+        "create",
+        _keys_create,
+        "create a key; prints it on the last line",
+        ("--expires-in", "DURATION", "90d, 12h or 30m, under 1000 days (default: never)"),
     )
-    serve_cmd.set_defaults(run=_serve)
-
-    db_cmd = _commands(commands, "db", help="database schema")
-    db_cmd.add_parser("upgrade", help="migrate the schema to this version").set_defaults(
-        run=_db_upgrade
+    create.add_argument("--role", required=True, choices=ROLES)
+    create.add_argument("--name", required=True)
+    create.add_argument(
+        "--owner", action="append", default=[], help="an owner the key may post for (repeat)"
     )
+    _command(keys, "list", _keys_list, "every key, its role, owners, times and revocation")
+    _command(keys, "revoke", _keys_revoke, "revoke a key").add_argument("name", metavar="NAME")
 
-    keys_cmd = _commands(commands, "keys", help="API keys")
-    create_cmd = keys_cmd.add_parser("create", help="create a key; prints it on the last line")
-    create_cmd.add_argument("--role", required=True, choices=ROLES)
-    create_cmd.add_argument("--name", required=True)
-    create_cmd.add_argument(
-        "--owner",
-        action="append",
-        default=[],
-        metavar="OWNER",
-        help="a metadata.owner the key may post for (repeat for more; none: every owner); "
-        "ci and procurement keys only",
+    matrix = _commands(commands, "matrix", "the support matrix")
+    publish = _command(matrix, "publish", _matrix_publish, "publish a new matrix version")
+    publish.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
+
+    _command(commands, "reevaluate", _reevaluate, "re-evaluate every tracked manifest now")
+
+    audit = _commands(commands, "audit", "the audit history (docs/ledger.md)")
+    verify = _command(
+        audit,
+        "verify",
+        _audit_verify,
+        "check the verifiable log; exit 1 naming the first bad entry or checkpoint",
+        ("--verifier-key", "KEY", "the log's verifier key, or a file holding it"),
     )
-    create_cmd.add_argument(
-        "--expires-in",
-        metavar="DURATION",
-        help="90d, 12h or 30m, under 1000 days (default: until revoked)",
+    verify.add_argument(
+        "--checkpoints", type=Path, metavar="FILE", help="check this witness file's checkpoints"
     )
-    create_cmd.set_defaults(run=_keys_create)
-    keys_cmd.add_parser(
-        "list", help="every key: name, role, owners, created, expires, last used, revoked"
-    ).set_defaults(run=_keys_list)
-    revoke_cmd = keys_cmd.add_parser("revoke", help="revoke a key: refused from now on")
-    revoke_cmd.add_argument("name", metavar="NAME")
-    revoke_cmd.set_defaults(run=_keys_revoke)
+    _command(audit, "rebuild-tracking", _audit_rebuild_tracking, "restore tracking from the log")
+    keygen = _command(
+        audit,
+        "keygen",
+        _audit_keygen,
+        "write a new checkpoint signing key; prints its verifier key on the last line",
+        ("--origin", "ORIGIN", "the log's origin (default: $SUPPORTGATE_LOG_ORIGIN)"),
+    )
+    keygen.add_argument("--out", type=Path, required=True, metavar="FILE")
+    receipt = _command(audit, "receipt", _audit_receipt, "write a decision's receipt")
+    receipt.add_argument("decision_id", metavar="DECISION_ID")
+    receipt.add_argument("--out", type=Path, required=True, metavar="FILE")
+    verify_receipt = _command(
+        audit,
+        "verify-receipt",
+        _audit_verify_receipt,
+        "check a receipt offline (no database, no server)",
+        ("--verifier-key", "KEY", "the log's verifier key, or a file holding it"),
+    )
+    verify_receipt.add_argument("file", type=Path, metavar="FILE")
+    replay = _command(
+        audit,
+        "replay",
+        _audit_replay,
+        "evaluate stored inputs again; report each decision that comes out different",
+        ("--since", "TIME", "only decisions evaluated at or after TIME (RFC 3339)"),
+    )
+    replay.add_argument("decisions", nargs="*", metavar="DECISION_ID", help="default: all")
 
-    matrix_cmd = _commands(commands, "matrix", help="the support matrix")
-    publish_cmd = matrix_cmd.add_parser("publish", help="publish a new matrix version")
-    publish_cmd.add_argument("file", type=Path, metavar="FILE", help="a YAML or JSON matrix")
-    publish_cmd.set_defaults(run=_matrix_publish)
+    policy_commands.add_parser(commands, _Parser)
 
-    commands.add_parser(
-        "reevaluate", help="re-evaluate every tracked manifest now; prints the sweep and counts"
-    ).set_defaults(run=_reevaluate)
+    setup = _command(
+        _commands(commands, "opa", "the OPA server's trust (docs/opa.md)"),
+        "setup",
+        _opa_setup,
+        "write the bundle signing key and the tokens OPA and the service share",
+    )
+    setup.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
+    setup.add_argument("--dir", type=Path, required=True, metavar="DIR")
 
-    _add_audit_commands(commands)
-    _add_policy_commands(commands)
-
-    report_cmd = _commands(commands, "report", help="reports on the tracked fleet")
-    oscal_cmd = report_cmd.add_parser(
+    oscal = _command(
+        _commands(commands, "report", "reports on the tracked fleet (docs/reports.md)"),
         "oscal",
-        help="the fleet at a time as an OSCAL Assessment Results document (JSON)",
-        description="Print the tracked manifests at a time, each with its decision then current, "
-        "as an OSCAL Assessment Results document (docs/reports.md#oscal), as GET "
-        "/v1/reports/oscal answers it.",
+        _report_oscal,
+        "the fleet at a time as an OSCAL Assessment Results document (JSON)",
+        ("--as-of", "TIME", "the time the report speaks of, RFC 3339 (default: now)"),
     )
-    oscal_cmd.add_argument(
-        "--as-of",
-        metavar="TIME",
-        help="the time the report speaks of, RFC 3339 with a time zone (default: now)",
-    )
-    oscal_cmd.add_argument(
-        "--output", metavar="FILE", type=Path, help="write the document to FILE instead of stdout"
-    )
-    oscal_cmd.set_defaults(run=_report_oscal)
+    oscal.add_argument("--output", metavar="FILE", type=Path, help="write it here, not stdout")
     return parser
 
 
-def _commands(commands: Any, name: str, *, help: str) -> Any:
-    return commands.add_parser(name, help=help).add_subparsers(
-        dest=f"{name}_command", metavar="COMMAND", required=True, parser_class=_Parser
+def _commands(parser: Any, name: str | None, text: str) -> Any:
+    """A group of subcommands, shown as COMMAND: without a metavar, argparse names the
+    internal dest in "the following arguments are required"."""
+    if name is not None:
+        parser = parser.add_parser(name, help=text)
+    return parser.add_subparsers(
+        dest=f"{name}_command" if name else "command",
+        metavar="COMMAND",
+        required=True,
+        parser_class=_Parser,
     )
 
 
-def _add_policy_commands(commands: Any) -> None:
-    policy_commands.add_parser(commands, _Parser)
-    opa_cmd = _commands(commands, "opa", help="the OPA server's trust")
-    setup_cmd = opa_cmd.add_parser(
-        "setup",
-        help="write the bundle signing key and the tokens OPA and the service share",
-        description="Write what is missing (existing files are kept): the bundle signing "
-        "key, and in --dir the verification key and the tokens (docs/opa.md).",
-    )
-    setup_cmd.add_argument("--signing-key", type=Path, required=True, metavar="FILE")
-    setup_cmd.add_argument("--dir", type=Path, required=True, metavar="DIR")
-    setup_cmd.set_defaults(run=_opa_setup)
-
-
-def _add_audit_commands(commands: Any) -> None:
-    audit_cmd = _commands(commands, "audit", help="the audit history")
-    verify_cmd = audit_cmd.add_parser(
-        "verify", help="check the verifiable log; exit 1 naming the first bad entry or checkpoint"
-    )
-    verify_cmd.add_argument(
-        "--checkpoints",
-        type=Path,
-        metavar="FILE",
-        help="check the checkpoints of this witness file (default: the stored ones)",
-    )
-    verify_cmd.add_argument(
-        "--verifier-key",
-        metavar="KEY",
-        help="the log's verifier key, or a file holding it (default: "
-        "$SUPPORTGATE_VERIFIER_KEY, else derived from the service's signing key, when this "
-        "machine has it)",
-    )
-    verify_cmd.set_defaults(run=_audit_verify)
-    audit_cmd.add_parser(
-        "rebuild-tracking", help="restore the tracked-manifest table from the log"
-    ).set_defaults(run=_audit_rebuild_tracking)
-
-    keygen_cmd = audit_cmd.add_parser(
-        "keygen",
-        help="write a new checkpoint signing key; prints its verifier key on the last line",
-        description="Write a note signer key (PRIVATE+KEY+<name>+<hash>+<base64>, mode 0600) "
-        "for SUPPORTGATE_SIGNING_KEY_FILE, and print its verifier key on the last line. An "
-        "existing file is never overwritten.",
-    )
-    keygen_cmd.add_argument(
-        "--origin",
-        help="the log's origin, the key's name (default: $SUPPORTGATE_LOG_ORIGIN, else "
-        "supportgate/<hostname>)",
-    )
-    keygen_cmd.add_argument("--out", type=Path, required=True, metavar="FILE")
-    keygen_cmd.set_defaults(run=_audit_keygen)
-
-    receipt_cmd = audit_cmd.add_parser(
-        "receipt",
-        help="write a decision's receipt: its entry, inclusion proof and signed checkpoint",
-        description="Write a JSON receipt {entry, leaf_index, tree_size, hashes, checkpoint, "
-        "verifier_key} proving that the decision is in the latest signed checkpoint; a "
-        "decision newer than that checkpoint is signed first (this needs the signing key).",
-    )
-    receipt_cmd.add_argument("decision_id", metavar="DECISION_ID")
-    receipt_cmd.add_argument("--out", type=Path, required=True, metavar="FILE")
-    receipt_cmd.set_defaults(run=_audit_receipt)
-
-    verify_receipt_cmd = audit_cmd.add_parser(
-        "verify-receipt",
-        help="check a receipt offline (no database, no server)",
-        description="Check a receipt offline against the log's verifier key: the checkpoint's "
-        "signature and that the entry is included in it. Exit 0 when it holds, 1 naming what "
-        "fails, 2 when the file cannot be read or no verifier key is given.",
-    )
-    verify_receipt_cmd.add_argument("file", type=Path, metavar="FILE")
-    verify_receipt_cmd.add_argument(
-        "--verifier-key",
-        metavar="KEY",
-        help="the log's verifier key (or a file holding it), obtained apart from the receipt; "
-        "the receipt's key must be this one (default: $SUPPORTGATE_VERIFIER_KEY; one of the "
-        "two is required)",
-    )
-    verify_receipt_cmd.set_defaults(run=_audit_verify_receipt)
-
-    replay_cmd = audit_cmd.add_parser(
-        "replay",
-        help="evaluate stored inputs again; report each decision that comes out different",
-        description="Evaluate each decision's stored policy input again with the stored "
-        "matrix version and this engine, and report each decision that comes out different. "
-        "Decisions made under other policies than the engine's cannot be replayed here and "
-        "are listed. Exit 0: none differs; 1: some decision differs; 2: a DECISION_ID given "
-        "cannot be replayed here (unknown, other policies, its matrix not published), or an "
-        "input or database error.",
-    )
-    replay_cmd.add_argument(
-        "decisions", nargs="*", metavar="DECISION_ID", help="these decisions (default: all)"
-    )
-    replay_cmd.add_argument(
-        "--since", metavar="TIME", help="only decisions evaluated at or after TIME (RFC 3339)"
-    )
-    replay_cmd.set_defaults(run=_audit_replay)
+def _command(
+    group: Any,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    text: str,
+    *options: tuple[str, str | None, str],
+) -> argparse.ArgumentParser:
+    command: argparse.ArgumentParser = group.add_parser(name, help=text)
+    command.set_defaults(run=run)
+    for flag, metavar, help_text in options:
+        if metavar is None:  # a switch
+            command.add_argument(flag, action="store_true", help=help_text)
+        else:
+            command.add_argument(flag, metavar=metavar, help=help_text)
+    return command
 
 
 if __name__ == "__main__":

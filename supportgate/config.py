@@ -36,9 +36,7 @@ class RateLimits:
 
     auth_failures_burst: int = 100
     auth_failures_per_second: float = 1.0
-    auth_refusal_delay: float = 1.0
-    """Seconds a 429 for unknown keys is held before it is sent (0: at once), so that a flood
-    that waits for its answers (N connections) costs N / delay requests a second, not the CPU."""
+    auth_refusal_delay: float = 1.0  # seconds a 429 for unknown keys is held: docs/rate-limits.md
     key_burst: int = 2000
     key_per_second: float = 1000.0
 
@@ -46,19 +44,15 @@ class RateLimits:
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
     header_timeout: float = 10.0
-    """Seconds for a request's head (request line and headers) to arrive, from the
-    connection's start or the previous response's end: then the connection is closed."""
     keep_alive_timeout: int = 5
     max_connections: int = 1000
-    """One more is closed as soon as it is accepted."""
 
 
 @dataclass(frozen=True, slots=True)
 class DatabaseTimeouts:
-    """PostgreSQL's `statement_timeout` and `lock_timeout` for the service's connections, in
-    seconds (0: none). A request whose table is locked, or whose query runs away, fails with
-    a 503 in seconds instead of holding its connection (and its client) for as long as the
-    lock is held. Migrations run without them (an index build may take longer)."""
+    """PostgreSQL's `statement_timeout` and `lock_timeout` in seconds (0: none), so that a
+    request whose table is locked, or whose query runs away, fails with a 503 in seconds
+    (docs/configuration.md). Migrations run without them (an index build may take longer)."""
 
     statement: float = 30.0
     lock: float = 5.0
@@ -85,11 +79,7 @@ class Settings:
     log_origin: str = field(default_factory=default_log_origin)
     checkpoint_witness: Path | None = None
     verifier_key: str | None = None
-    """The log's verifier key (or a file holding it) that `audit verify-receipt` and `audit
-    verify` trust when no --verifier-key is given; never the one inside a receipt."""
     checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS
-    """Seconds between looks at the log's head, signing what arrived. At most 5 (the
-    contract's promise); shorter for tests, or a log that wants fresher checkpoints."""
     rate_limits: RateLimits | None = field(default_factory=RateLimits)  # None: limits off
     console_idle_timeout: float = CONSOLE_IDLE_TIMEOUT
     console_session_timeout: float = CONSOLE_SESSION_TIMEOUT
@@ -135,10 +125,10 @@ class Settings:
                 at_most=CHECKPOINT_INTERVAL_SECONDS,
             ),
             rate_limits=_rate_limits(env),
-            console_idle_timeout=_seconds(
+            console_idle_timeout=_number(
                 env, "SUPPORTGATE_CONSOLE_IDLE_TIMEOUT", CONSOLE_IDLE_TIMEOUT
             ),
-            console_session_timeout=_seconds(
+            console_session_timeout=_number(
                 env, "SUPPORTGATE_CONSOLE_SESSION_TIMEOUT", CONSOLE_SESSION_TIMEOUT
             ),
             webhook_allow=tuple(
@@ -147,7 +137,7 @@ class Settings:
                 if entry.strip()
             ),
             server_limits=ServerLimits(
-                header_timeout=_seconds(env, "SUPPORTGATE_HEADER_TIMEOUT", 10.0),
+                header_timeout=_number(env, "SUPPORTGATE_HEADER_TIMEOUT", 10.0),
                 keep_alive_timeout=_count(env, "SUPPORTGATE_KEEP_ALIVE_TIMEOUT", 5),
                 max_connections=_count(env, "SUPPORTGATE_MAX_CONNECTIONS", 1000),
             ),
@@ -220,7 +210,7 @@ def _number(
     name: str,
     default: float,
     *,
-    what: str,
+    what: str = "seconds",
     zero: bool = False,
     at_most: float = math.inf,
 ) -> float:
@@ -241,10 +231,6 @@ def _number(
 
 def _rate(env: Mapping[str, str], name: str, default: float) -> float:
     return _number(env, name, default, what="tokens per second")
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    return _number(env, name, default, what="seconds")
 
 
 def _timeout(env: Mapping[str, str], name: str, default: float) -> float:

@@ -1,8 +1,5 @@
-"""How handlers get the services they name: each domain's router provides its own.
-
-A handler names a service with its type, `tracking: Part[TrackingService]`. The domain's
-`routes(...)` (in its controllers.py) is given the instances it serves and provides each
-under its name (`served`); supportgate.app hands every domain its services from the Runtime,
+"""How handlers get the services they name (`tracking: Part[TrackingService]`): each domain's
+`routes(...)` provides the instances it is given (`served`), and supportgate.app gives them,
 so that the wiring is read in one place and no domain, guard or middleware sees the Runtime.
 """
 

@@ -19,6 +19,7 @@ from litestar.exceptions import (
     InternalServerException,
     ValidationException,
 )
+from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.types import ExceptionHandlersMap, Scope
 from sqlalchemy.exc import DBAPIError
 
@@ -39,8 +40,6 @@ from supportgate.manifests.decode import with_named_field
 from supportgate.tlog import NodeStoreError, TlogInputError
 
 log = get_logger(__name__)
-HTTP_400_BAD_REQUEST = 400
-HTTP_500 = 500
 
 _INPUT_STATUS: tuple[tuple[type[InputError], int], ...] = (
     (DocumentTooLargeError, 413),
@@ -158,21 +157,16 @@ async def log_unexpected(exc: Exception, scope: Scope) -> None:
     none answers (one meant to be caught where raised) is unexpected here."""
     answered = isinstance(
         exc, tuple(kind for kind in EXCEPTION_HANDLERS if isinstance(kind, type))
-    ) or (isinstance(exc, HTTPException) and exc.status_code < HTTP_500)
-    if _client_went_away(exc):
+    ) or (isinstance(exc, HTTPException) and exc.status_code < HTTP_500_INTERNAL_SERVER_ERROR)
+    # A client that hung up while sending its body (a load generator stopping, a CI job
+    # cancelled): nothing failed here, and a traceback per disconnect would only cost time.
+    if isinstance(exc, InternalServerException) and exc.detail == CLIENT_DISCONNECTED:
         log.info("client_disconnected", path=scope.get("path"))
     elif not answered:
         log.error("unexpected_error", path=scope.get("path"), exc_info=exc)
 
 
-def _client_went_away(exc: Exception) -> bool:
-    """Litestar's answer to a client that hung up while sending its body (a load generator
-    stopping, a CI job cancelled): nothing failed here, and a traceback per disconnect would
-    only cost the service time."""
-    return isinstance(exc, InternalServerException) and exc.detail == CLIENT_DISCONNECTED
-
-
-CLIENT_DISCONNECTED = "client disconnected prematurely"
+CLIENT_DISCONNECTED = "client disconnected prematurely"  # Litestar's detail for it
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {

@@ -12,9 +12,6 @@
   lone surrogates in any string, numbers too large to read, each refused naming its JSON path.
   Litestar's own decoder would keep the last of two equal keys, and answer a 5,000-digit
   integer or a malformed document with a 400 that names no field.
-
-The other bodies (manifests, matrices, re-evaluation requests) are read by the handlers with
-the same decoder.
 """
 
 from __future__ import annotations

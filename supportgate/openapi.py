@@ -1,9 +1,8 @@
-"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer:
-raw request bodies (`ManifestBody`, `MatrixBody`: the schemas under schemas/, `$defs` inlined),
-security and the error responses every route may give (`document(app)`; a handler's own
-`responses=` win), and request rules the types do not carry (`declare_request_rules`). Only
-what no schema can say is left to the descriptions: a waiver's `expires_at` must be in the
-future, and a cursor must be one the endpoint gave out.
+"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer: raw
+request bodies (the schemas under schemas/, `$defs` inlined), security and the error responses
+every route may give (a handler's own `responses=` win), and request rules the types do not
+carry. Only what no schema can say is left to the descriptions (a waiver's future `expires_at`,
+a cursor the endpoint gave out).
 """
 
 from __future__ import annotations
@@ -114,18 +113,14 @@ def csv_operation(columns: Iterable[str]) -> type[Operation]:
 
 
 def components() -> Components:
+    bearers = {
+        SECURITY_SCHEME: "An API key made by `supportgate keys create`",
+        BUNDLE_SECURITY_SCHEME: "SUPPORTGATE_BUNDLE_TOKEN: OPA's credential for the bundle",
+    }
     return Components(
         security_schemes={
-            SECURITY_SCHEME: SecurityScheme(
-                type="http",
-                scheme="bearer",
-                description="An API key made by `supportgate keys create`",
-            ),
-            BUNDLE_SECURITY_SCHEME: SecurityScheme(
-                type="http",
-                scheme="bearer",
-                description="SUPPORTGATE_BUNDLE_TOKEN: OPA's credential for the bundle",
-            ),
+            name: SecurityScheme(type="http", scheme="bearer", description=description)
+            for name, description in bearers.items()
         }
     )
 

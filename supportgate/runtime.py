@@ -1,11 +1,6 @@
-"""A running supportgate's parts and their lifecycle.
-
-`Runtime.build` constructs every part exactly once and hands each the parts it needs as
-constructor arguments; nothing is assigned after construction. What one domain does when
-another's write commits is an event (supportgate/events.py), and every reaction is registered
-in `react`, here. The Runtime is no registry: supportgate/app.py hands each domain's routes,
-the guard, the console and the middleware the parts they use, and the CLI runs its commands
-on the parts.
+"""A running supportgate's parts, each built once and handed the parts it needs, and their
+lifecycle. No registry: supportgate/app.py hands each domain's routes the parts they use, and
+every reaction to an event (supportgate/events.py) is registered in `react`, here.
 """
 
 from __future__ import annotations
@@ -200,17 +195,12 @@ class Runtime:
         react(runtime)
         return runtime
 
-    @property
-    def bundle(self) -> PolicyBundle:
-        """The policies in force now (they change when a bundle is reloaded: policy/live.py)."""
-        return self.policies.bundle
-
     def prepare_database(self, *, upgrade_schema: bool) -> None:
         if upgrade_schema:
             upgrade(self.settings.database_url)
         else:
             ensure_current(self.db)
-        self.matrices.ensure_default(load_matrix_file(self.bundle.default_matrix_path))
+        self.matrices.ensure_default(load_matrix_file(self.policies.bundle.default_matrix_path))
 
     def start(self, *, upgrade_schema: bool) -> None:
         self.prepare_database(upgrade_schema=upgrade_schema)
@@ -222,7 +212,7 @@ class Runtime:
         log.info(
             "supportgate_started",
             engine=self.engine.name,
-            policy_revision=self.bundle.revision,
+            policy_revision=self.policies.bundle.revision,
             matrix_version=self.matrices.current().version,
         )
 

@@ -5,13 +5,9 @@ no deadline for a request's head: a connection that sends nothing, or a header b
 then (slowloris), is kept for ever, and enough of them exhaust the process's file
 descriptors, /health/live included. Its `limit_concurrency` answers 503 only once a request's
 head has arrived, which such a connection never sends. So its h11 protocol is subclassed
-(`_GuardedH11Protocol`) for two limits of ours (config.py ServerLimits):
-
-- **header_timeout**: the head of each request (request line and headers) must have arrived
-  this long after the connection opened, or after the previous response on it ended; else
-  the connection is closed.
-- **max_connections**: a connection beyond this many open ones is closed as soon as it is
-  accepted, so its descriptor is given back at once.
+(`_GuardedH11Protocol`) for config.py's ServerLimits: a deadline for each request's head
+(`header_timeout`), and a connection beyond `max_connections` closed as soon as it is accepted,
+so that its descriptor is given back at once (docs/configuration.md).
 
 The head's size is h11's limit (16 KiB); bodies are Litestar's (`request_max_body_size`).
 A server facing the internet still belongs behind a proxy that limits per client address.

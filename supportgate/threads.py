@@ -1,13 +1,6 @@
-"""The one way a blocking call leaves the event loop, written beside the call.
-
-A method that only async code calls is decorated, `@in_thread`, and so is awaited. One that
-the CLI, tests or other services also call as it is keeps that form and declares its
-awaitable twin once, under it:
-
-    def page(self, ...) -> Page: ...
-    page_in_thread = thread_twin(page)
-
-so that no handler, guard or service writes a thread hop of its own
+"""The one way a blocking call leaves the event loop, written beside the call: `@in_thread` on
+a method only async code calls; `page_in_thread = thread_twin(page)` under one that others also
+call as it is. So no handler, guard or service writes a thread hop of its own
 (tests/app/test_wiring.py).
 """
 

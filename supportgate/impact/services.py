@@ -14,6 +14,7 @@ submissions be judged under it. The two engines give identical decisions
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import msgspec
 from sqlalchemy.orm import sessionmaker
@@ -59,21 +60,13 @@ class ImpactReport(msgspec.Struct, frozen=True, kw_only=True):
     """In (kind, name) order."""
 
 
+@dataclass(frozen=True, kw_only=True)
 class ImpactAnalysis:
-    def __init__(
-        self,
-        *,
-        sessions: sessionmaker[Session],
-        policies: LivePolicies,
-        matrices: MatrixService,
-        waivers: WaiverService,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
-        self._sessions = sessions
-        self._clock = clock
-        self._policies = policies
-        self._matrices = matrices
-        self._waivers = waivers
+    sessions: sessionmaker[Session]
+    policies: LivePolicies
+    matrices: MatrixService
+    waivers: WaiverService
+    clock: Clock = SYSTEM_CLOCK
 
     def analyse_document(self, data: bytes, *, fmt: Format) -> ImpactReport:
         return self.analyse(prepare(decode_matrix(data, fmt=fmt)))
@@ -81,15 +74,15 @@ class ImpactAnalysis:
     analyse_document_in_thread = thread_twin(analyse_document)
 
     def analyse(self, proposed: LoadedMatrix) -> ImpactReport:
-        now = self._clock.now()
-        current = self._matrices.current(now)
-        engine = EmbeddedEngine(self._policies.bundle)  # the policies in force now
+        now = self.clock.now()
+        current = self.matrices.current(now)
+        engine = EmbeddedEngine(self.policies.bundle)  # the policies in force now
         before = Evaluator(engine, current.loaded)
         after = Evaluator(engine, proposed)
         evaluated = 0
         changed: list[VerdictChange] = []
-        for batch in iter_tracked_batches(self._sessions):
-            waivers = self._waivers.active_by_manifest(batch.keys, now)
+        for batch in iter_tracked_batches(self.sessions):
+            waivers = self.waivers.active_by_manifest(batch.keys, now)
             batch_subjects = subjects(batch, "matrix", waivers)
             evaluated += len(batch_subjects)
             changed += _changes(

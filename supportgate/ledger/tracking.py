@@ -260,26 +260,27 @@ def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None
 
 @dataclass(frozen=True, slots=True)
 class Tracked:
-    """A key's open span as the writer finds it under the head lock, with its `manifests` row
-    (None when it has none: a decision written without content to track)."""
+    """A key as the writer finds it under the head lock: its open span and its `manifests`
+    row. Either may be missing where the other is not: a decision written without content to
+    track opens a span and no row; a fleet inserted without the log has rows and no spans."""
 
-    span: Span
+    span: Span | None
     row: Any
 
 
+_ROW_COLUMNS = ("owner", "content_digest", "latest_decision_id", "latest_verdict")
+
+
 def tracked_of(session: Session, keys: Sequence[Key]) -> dict[Key, Tracked]:
-    """The open spans among `keys` with their `manifests` rows, in one read: what the writer
-    admits a batch by and folds it from."""
+    """What the writer admits a batch by and folds it from: one read for the keys with an
+    open span (a manifest tracked), a second only for the others' rows."""
     if not keys:
         return {}
     m, s = _manifests, _spans
     statement = (
         select(
             *(s.c[column] for column in SPAN_COLUMNS),
-            m.c.owner,
-            m.c.content_digest,
-            m.c.latest_decision_id,
-            m.c.latest_verdict,
+            *(m.c[column] for column in _ROW_COLUMNS),
             m.c.kind.label("row_kind"),
         )
         .select_from(s)
@@ -290,6 +291,10 @@ def tracked_of(session: Session, keys: Sequence[Key]) -> dict[Key, Tracked]:
     for row in session.execute(statement):
         span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
         found[span.key] = Tracked(span, None if row.row_kind is None else row)
+    if missing := [key for key in keys if key not in found]:
+        rows = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
+        for row in session.execute(rows.where(in_keys(m, missing))):
+            found[(row.kind, row.name)] = Tracked(None, row)
     return found
 
 

@@ -87,7 +87,7 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
             for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
             if write.tracking is not None
         },
-        {key: found.span for key, found in admitted.tracked.items()},
+        {key: t.span for key, t in admitted.tracked.items() if t.span is not None},
     )
     answers = [
         (write.idempotency, write.decision.id, decisions.decision_body(write.decision, leaf))
@@ -128,7 +128,7 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
         decisions=[placed.get(index) for index in range(len(batch.decisions))],
         conflicts=admitted.conflicts,
         events=[
-            *_decision_events(admitted.decisions, delivered),
+            *_decision_events(admitted, delivered),
             *(MatrixPublished(version=m.version) for m in admitted.matrices),
             *_waiver_events(session, batch, admitted),
         ],
@@ -149,7 +149,7 @@ class _Admitted:
     untracked: list[Untracking]
     conflicts: list[Conflict]
     tracked: dict[Key, tracking.Tracked]
-    """The open spans of the batch's decisions and untrackings, as they stood."""
+    """The batch's decisions' and untrackings' keys as they stood (tracking.tracked_of)."""
 
 
 def _admit(session: Session, batch: Batch) -> _Admitted:
@@ -282,18 +282,25 @@ def _leaves(first: int, parts: list[list[Entry]]) -> _Leaves:
     return _Leaves(*ranges)
 
 
-def _decision_events(admitted: Sequence[DecisionWrite], delivered: int) -> list[Event]:
+def _decision_events(admitted: _Admitted, delivered: int) -> list[Event]:
+    """HardwareRecorded only where a pool's content changes (CONTRACT: cause `hardware` is a
+    deployment re-evaluated because the pool it references changed): a pool CI re-posts as it
+    was moves no deployment, and the lookup would cost every such POST."""
+    writes = admitted.decisions
     events: list[Event] = []
-    if admitted:
-        events.append(decisions_recorded((w.decision.verdict, w.decision.cause) for w in admitted))
+    if writes:
+        events.append(decisions_recorded((w.decision.verdict, w.decision.cause) for w in writes))
+    digests = {k: t.row.content_digest for k, t in admitted.tracked.items() if t.row is not None}
     events.extend(
         HardwareRecorded(
             name=w.decision.manifest.name,
             decision_id=w.decision.id,
             evaluated_at=w.decision.evaluated_at,
         )
-        for w in admitted
-        if w.tracking is not None and w.decision.manifest.kind == "HardwareManifest"
+        for w in writes
+        if w.tracking is not None
+        and w.decision.manifest.kind == "HardwareManifest"
+        and digests.get(w.key) != w.tracking.content_digest
     )
     if delivered:
         events.append(DeliveriesEnqueued(count=delivered))

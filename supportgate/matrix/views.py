@@ -1,9 +1,5 @@
-"""Response bodies of the matrix endpoints.
-
-A version is `current` when it is the one applied now, `pending` when its `effective_from`
-is still ahead; a version that is neither has been superseded (or was published with an
-`effective_from` earlier than the current version's, and so never applied).
-"""
+"""Response bodies of the matrix endpoints. A version neither `current` nor `pending` has been
+superseded, or never applied (its `effective_from` earlier than the current version's)."""
 
 from __future__ import annotations
 

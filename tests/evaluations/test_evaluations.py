@@ -58,7 +58,7 @@ def test_the_201_body_is_the_contracts_decision(api: Api) -> None:
     assert body["cause"] == "submission"
     assert re.fullmatch(r"[0-9a-f-]{36}", body["id"])
     assert body["matrix_version"] == "2026.11.1"
-    assert body["policy_revision"] == api.runtime.bundle.revision
+    assert body["policy_revision"] == api.runtime.policies.bundle.revision
     evaluated_at = datetime.fromisoformat(body["evaluated_at"])
     assert evaluated_at.tzinfo is not None
     assert before - timedelta(seconds=1) <= evaluated_at <= datetime.now(UTC)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from supportgate.audit.verify import verify_log
 from supportgate.config import DEFAULT_POLICY_DIR
@@ -133,6 +134,23 @@ def test_a_changed_pool_re_evaluates_its_deployments(api: Api) -> None:
         ("pool-a", "submission", "rejected"),
         ("trial-a", "hardware", "rejected"),
     ]
+
+
+def test_only_a_changed_pool_sweeps_its_deployments(api: Api) -> None:
+    """A pool CI re-posts as it was changes no deployment's input: no `hardware` sweep."""
+
+    def hardware_sweeps() -> int:
+        assert api.runtime.reevaluation.wait_idle()
+        with api.runtime.db.connect() as connection:
+            query = text("SELECT count(*) FROM sweeps WHERE cause = 'hardware'")
+            return int(connection.execute(query).scalar_one())
+
+    fleet(api)
+    before = hardware_sweeps()
+    created(api, hardware("pool-a"))
+    assert hardware_sweeps() == before
+    created(api, hardware("pool-a", python="3.10.4"))
+    assert hardware_sweeps() == before + 1
 
 
 def test_a_resubmission_that_flips_the_verdict_alerts(api: Api) -> None:
@@ -294,8 +312,8 @@ def test_a_new_policy_revision_sweeps_at_startup(api: Api, tmp_path: Path) -> No
     upgraded = Runtime.build(settings)
     upgraded.start(upgrade_schema=True)
     try:
-        revision = upgraded.bundle.revision
-        assert revision != api.runtime.bundle.revision
+        revision = upgraded.policies.bundle.revision
+        assert revision != api.runtime.policies.bundle.revision
 
         def policy_sweep() -> SweepView | None:
             with upgraded.db.connect() as connection:

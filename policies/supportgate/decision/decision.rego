@@ -66,8 +66,12 @@ warns := union({
 #
 # _org: what the organisation bundles add, {"deny": ..., "warn": ...}, in one rule, so that a
 # decision without organisation bundles looks them up once (regorus searches every module's
-# rules for a `data.` reference below supportgate).
-_org := {
+# rules for a `data.` reference below supportgate). Without findings and without a failure,
+# the usual case, it is empty without sorting anything out.
+_org := {"deny": set(), "warn": set()} if {
+	_org_found == []
+	not input.organisation_failed
+} else := {
 	"deny": {found | some [kind, found] in _org_found; kind == "deny"; _well_formed(found)},
 	"warn": union({{found | some [kind, found] in _org_found; kind == "warn"; _well_formed(found)}, org_misbehaved}),
 }

@@ -9,14 +9,11 @@ package supportgate.lib.accelerators
 # one glob, {p1,p2} (supportgate/policy/prepared.py). Null delimiters let "*" span dots as
 # well ("NVIDIA H100 80GB HBM3", "nvidia.h100" alike). A glob costs the engines tens of
 # microseconds, so an entry's glob is tried only when the model contains the literal text all
-# of its patterns require ("h100" for "*h100" and "*h100[- ]*").
+# of its patterns require ("h100" for "*h100" and "*h100[- ]*"). The families are read once
+# a decision, so straight from data: a rule holding them cost more than the lookup it spares.
 catalogued(accelerator) := [entry |
 	model := lower(accelerator.model)
-	some entry in _families[accelerator.vendor]
+	some entry in data.supportgate.prepared.accelerators[accelerator.vendor]
 	contains(model, entry.literal)
 	glob.match(entry.glob, null, model)
 ]
-
-# _families: the catalogue's families by vendor, read once (a `data.` reference indexed by a
-# variable costs regorus a search of every module's rules).
-_families := data.supportgate.prepared.accelerators

@@ -81,12 +81,14 @@ _identity := data.supportgate.lib.names.identity(input.manifest.spec.engine.name
 # - officially_supported: the platform, its toolkit and, for deployments, the model are
 #   listed (an alternative runtime: its own models list the model).
 #
-# (tiers, the tier of each of those entries that accepts the hardware's toolkit, its name and
-# range, is worked out in the body rather than in a rule: regorus charges every rule it enters.)
+# (entries, the engine's matrix entries for the hardware's (vendor, arch) in matrix order,
+# and tiers, the tier of each of those that accepts the hardware's toolkit, its name and range,
+# are worked out in the body rather than in rules: regorus charges every rule it enters, and a
+# rule holding the entries cost about 12 µs a decision.)
 standing := {
 	"engine_known": engine_known,
-	"alternative": on_alternative,
-	"platform_toolkits": _platform_toolkits,
+	"alternative": [1 | alternative] != [],
+	"platform_toolkits": entries,
 	"platform_listed": platform_listed,
 	"platform_unlisted": platform_unlisted,
 	"toolkit_unlisted": toolkit_unlisted,
@@ -97,13 +99,13 @@ standing := {
 	"officially_supported": true in [[platform_listed, unlisted] == [true, false], listed_alternative],
 } if {
 	engine_known := [1 | _prepared.engines[engine_name]] != []
-	on_alternative := [1 | alternative] != []
+	entries := [e | a := data.supportgate.lib.subject.hardware.accelerator; some e in prepared.platforms[a.vendor][a.arch]]
 	tiers := [object.get(toolkit, "tier", "official") |
-		some toolkit in _platform_toolkits
+		some toolkit in entries
 		data.supportgate.lib.subject.hardware.toolkit.name == toolkit.name
 		data.supportgate.lib.versions.in_range(data.supportgate.lib.subject.hardware.toolkit.version, toolkit)
 	]
-	platform_listed := _platform_toolkits != []
+	platform_listed := entries != []
 	facts := data.supportgate.lib.subject.facts
 	platform_unlisted := [engine_known, facts.hardware_known, platform_listed] == [true, true, false]
 	toolkit_unlisted := [platform_listed, tiers] == [true, []]
@@ -111,15 +113,8 @@ standing := {
 	model_listed := [1 | prepared.models[data.supportgate.lib.names.identity(input.manifest.spec.model.name)]] != []
 	model_unlisted := [facts.deployment, engine_known, model_listed] == [true, true, false]
 	unlisted := true in [platform_unlisted, toolkit_unlisted, preview, model_unlisted]
-	listed_alternative := [on_alternative, model_listed] == [true, true]
+	listed_alternative := [[1 | alternative] != [], model_listed] == [true, true]
 }
-
-# _platform_toolkits: the engine's matrix entries for the hardware's (vendor, arch), in matrix
-# order; empty when it lists none or the hardware is unresolved.
-_platform_toolkits := [toolkit |
-	accelerator := data.supportgate.lib.subject.hardware.accelerator
-	some toolkit in prepared.platforms[accelerator.vendor][accelerator.arch]
-]
 
 # unlisted_text: what is unlisted, for messages: "model X", "platform Y", "toolkit T on Y",
 # "preview platform Y", joined by "and". A rule of its own, worked out only when a message

@@ -32,7 +32,8 @@ proof contains item if {
 	at := time.parse_rfc3339_ns(record.at)
 	at <= _latest_ns
 	at >= _oldest_ns
-	_stated(object.get(record, "ref", null))
+	is_string(record.ref) # _stated inlined: regorus charges a call per item
+	record.ref != ""
 	not item in _incomplete
 }
 

@@ -51,14 +51,21 @@ _edits_at_ends(x, y) if {
 
 # One at the start (i characters of x, k of y) and one at the end (j of x, l of y).
 _edits_at_ends(x, y) if {
-	some [i, k] in _operations
-	some [j, l] in _operations
+	some [i, k, j, l] in _operation_pairs[count(x) - count(y)]
 	count(x) >= i + j
 	count(y) >= k + l
 	substring(x, i, (count(x) - i) - j) == substring(y, k, (count(y) - k) - l)
 }
 
-_operations := [[1, 1], [1, 0], [0, 1]]
+# _operation_pairs: the pairs of operations, [i, k, j, l], by the difference in length they
+# make (i + j characters of x against k + l of y).
+_operation_pairs := {
+	-2: [[0, 1, 0, 1]],
+	-1: [[1, 1, 0, 1], [0, 1, 1, 1]],
+	0: [[1, 1, 1, 1], [1, 0, 0, 1], [0, 1, 1, 0]],
+	1: [[1, 1, 1, 0], [1, 0, 1, 1]],
+	2: [[1, 0, 1, 0]],
+}
 
 # _common_prefix_length: the length of the longest common prefix (every shorter prefix is
 # common too, and the empty one always is).

@@ -24,6 +24,21 @@ test_within_two_edits_counts_substitutions_insertions_and_deletions if {
 	names.within_two_edits("deepseek-v4.1-flash", "deepseek-v4-flash")
 }
 
+# One edit at each end, for every pair of operations _operation_pairs lists by length
+# difference (the middle is equal text).
+test_within_two_edits_at_both_ends if {
+	names.within_two_edits("abcd", "xbcy") # substitute, substitute
+	names.within_two_edits("abcde", "bcdez") # delete, insert
+	names.within_two_edits("abcd", "xabc") # insert, delete
+	names.within_two_edits("abcd", "xbc") # substitute, delete
+	names.within_two_edits("abcd", "bcx") # delete, substitute
+	names.within_two_edits("abc", "xbcd") # substitute, insert
+	names.within_two_edits("abc", "xabd") # insert, substitute
+	names.within_two_edits("abcd", "bc") # delete, delete
+	names.within_two_edits("bc", "abcd") # insert, insert
+	not names.within_two_edits("abcdef", "xbcdyz") # three substitutions
+}
+
 test_within_two_edits_refuses_three_and_the_same if {
 	not names.within_two_edits("deepinfer", "deepinfer")
 	not names.within_two_edits("deepinfer", "depnfr")

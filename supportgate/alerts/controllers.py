@@ -1,5 +1,4 @@
-"""HTTP: GET /v1/alerts, verdict changes oldest first, in cursor pages; filtered by since,
-kind, owner, cause and matrix version."""
+"""HTTP: GET /v1/alerts, verdict changes oldest first, in cursor pages."""
 
 from __future__ import annotations
 

@@ -20,18 +20,6 @@ from supportgate.manifests.decision import Verdict, Violation
 _alerts = table_of(Alert)
 _manifests = table_of(Manifest)
 _decisions = table_of(DecisionRow)
-COLUMNS = (
-    "seq",
-    "id",
-    "kind",
-    "name",
-    "from_verdict",
-    "to_verdict",
-    "cause",
-    "matrix_version",
-    "at",
-    "decision_id",
-)
 
 
 class Standing(msgspec.Struct, frozen=True):
@@ -89,7 +77,7 @@ def page(
     newest_first: bool = False,
 ) -> Sequence[Any]:
     """Oldest first (the API) or newest first (the console), after the cursor's seq."""
-    statement = select(*(_alerts.c[column] for column in COLUMNS))
+    statement = select(_alerts)
     if where.since is not None:
         statement = statement.where(_alerts.c.at >= where.since)
     for column in ("kind", "cause", "matrix_version"):

@@ -137,31 +137,27 @@ def _with_reasons(session: Session, views: list[AlertView]) -> list[AlertView]:
     ]
 
 
+_COPIED = ("id", "cause", "matrix_version", "at", "decision_id")
+"""The alert's columns that are its view's fields of the same name."""
+
+
 def _row(view: AlertView) -> dict[str, Any]:
     return {
-        "id": view.id,
+        **{column: getattr(view, column) for column in _COPIED},
         "kind": view.manifest.kind,
         "name": view.manifest.name,
         "from_verdict": view.from_,
         "to_verdict": view.to,
-        "cause": view.cause,
-        "matrix_version": view.matrix_version,
-        "at": view.at,
-        "decision_id": view.decision_id,
     }
 
 
 def _view(values: Any) -> AlertView:
     return msgspec.convert(
         {
-            "id": values["id"],
+            **{column: values[column] for column in _COPIED},
             "manifest": {"kind": values["kind"], "name": values["name"]},
             "from": values["from_verdict"],
             "to": values["to_verdict"],
-            "cause": values["cause"],
-            "matrix_version": values["matrix_version"],
-            "at": values["at"],
-            "decision_id": values["decision_id"],
         },
         AlertView,
     )

@@ -5,7 +5,7 @@ Cells are written so a spreadsheet reads them as text (supportgate/csv_cells.py)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from supportgate.csv_cells import encode_lines
@@ -53,22 +53,17 @@ def csv_header() -> bytes:
     return encode_lines([CSV_COLUMNS])
 
 
+_FORMATTED: dict[str, Callable[[Mapping[Any, Any]], str]] = {
+    "evaluated_at": lambda row: format_time(row["evaluated_at"]),
+    "allowed": lambda row: "true" if row["allowed"] else "false",
+    "rules": lambda row: rules_cell(row["document"]),
+    "leaf_index": lambda row: str(row["leaf_index"]),
+}
+"""The cells that are not their column's value as it is."""
+
+
 def csv_rows(rows: Iterable[Mapping[Any, Any]]) -> bytes:
     """CSV lines for decision rows (DECISION_COLUMNS, as the repository reads them)."""
     return encode_lines(
-        [
-            row["id"],
-            format_time(row["evaluated_at"]),
-            row["kind"],
-            row["name"],
-            row["verdict"],
-            "true" if row["allowed"] else "false",
-            row["cause"],
-            row["matrix_version"],
-            row["policy_revision"],
-            row["input_digest"],
-            rules_cell(row["document"]),
-            str(row["leaf_index"]),
-        ]
-        for row in rows
+        [_FORMATTED[c](row) if c in _FORMATTED else row[c] for c in CSV_COLUMNS] for row in rows
     )

@@ -17,12 +17,14 @@ from supportgate.ledger.entries import (
     waiver_created_entry,
     waiver_deleted_entry,
 )
-from supportgate.ledger.rows import rule_pairs
+from supportgate.ledger.rows import decision_fields, rule_pairs
 from supportgate.manifests import decode_matrix
 from supportgate.matrix import prepare
 from supportgate.policy.inputs import canonical_digest, format_time
 
 Row = Mapping[Any, Any]
+_PUBLISHED = ("version", "document", "published_by", "published_at", "provenance")
+_CREATED = ("rule", "kind", "name", "justification", "expires_at", "created_by", "created_at")
 
 
 def decision_wrongs(entry: Mapping[str, Any], row: Row, rules: set[tuple[str, str]]) -> list[str]:
@@ -43,22 +45,10 @@ def decision_wrongs(entry: Mapping[str, Any], row: Row, rules: set[tuple[str, st
 def _decision_entry(row: Row) -> dict[str, Any]:
     """The decoded entry of a decision row: what
     `decision_entry(decision_from_columns(row), recorded_at=row["recorded_at"])` encodes,
-    made from the columns directly (the stored document holds the Decision's other fields
-    as the entry does, in JSON values)."""
+    made from the columns directly."""
     if not isinstance(row["document"], dict):
         raise TypeError("the stored document is not an object")
-    decision = {
-        **row["document"],
-        "id": row["id"],
-        "manifest": {"kind": row["kind"], "name": row["name"]},
-        "verdict": row["verdict"],
-        "allowed": row["allowed"],
-        "matrix_version": row["matrix_version"],
-        "policy_revision": row["policy_revision"],
-        "input_digest": row["input_digest"],
-        "evaluated_at": format_time(row["evaluated_at"]),
-        "cause": row["cause"],
-    }
+    decision = {**decision_fields(row), "evaluated_at": format_time(row["evaluated_at"])}
     return {
         "type": "decision",
         "recorded_at": format_time(row["recorded_at"]),
@@ -67,13 +57,7 @@ def _decision_entry(row: Row) -> dict[str, Any]:
 
 
 def matrix_wrongs(entry: bytes, row: Row) -> list[str]:
-    says = matrix_entry(
-        version=row["version"],
-        document=row["document"],
-        published_by=row["published_by"],
-        published_at=row["published_at"],
-        provenance=row["provenance"],
-    )
+    says = matrix_entry(**{column: row[column] for column in _PUBLISHED})
     wrong = _differences(says, entry)
     try:
         matrix = decode_matrix(msgspec.json.encode(row["document"]), fmt="json")
@@ -87,16 +71,7 @@ def matrix_wrongs(entry: bytes, row: Row) -> list[str]:
 
 
 def waiver_created_wrongs(entry: bytes, row: Row) -> list[str]:
-    says = waiver_created_entry(
-        waiver_id=row["id"],
-        rule=row["rule"],
-        kind=row["kind"],
-        name=row["name"],
-        justification=row["justification"],
-        expires_at=row["expires_at"],
-        created_by=row["created_by"],
-        created_at=row["created_at"],
-    )
+    says = waiver_created_entry(waiver_id=row["id"], **{column: row[column] for column in _CREATED})
     return _differences(says, entry)
 
 

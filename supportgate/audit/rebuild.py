@@ -1,10 +1,7 @@
-"""`supportgate audit rebuild-tracking`: restore the tables the log covers (the tracked
-manifests and their spans, the waivers, the matrix versions) from it, through the writer's own
-functions, in one write transaction under the log's head lock, so no writer appends meanwhile
-(docs/audit-verify.md). `created_at` and `last_evaluated_at`, which the log does not pin, are
-kept where they lie within what it allows. It refuses (UnusableInput) when an entry is not
-well-formed or a latest decision's stored input is gone or edited: the content to track is
-then unknown, and `supportgate audit verify` names what was edited.
+"""`supportgate audit rebuild-tracking`: restore the tables the log covers from it, through
+the writer's own functions, in one write transaction under the log's head lock, so no writer
+appends meanwhile (docs/audit-verify.md). It refuses (UnusableInput) when the content to track
+is unknown: an entry not well-formed, a latest decision's stored input gone or edited.
 """
 
 from __future__ import annotations
@@ -106,7 +103,6 @@ def rebuild_tracking(sessions: sessionmaker[Session]) -> Rebuilt:
 
 
 def _drop_stray_spans(session: Session) -> int:
-    """Delete the spans that no decision entry opened."""
     decisions = select(_entries.c.leaf_index).where(_entries.c.type == "decision")
     result = session.execute(delete(_spans).where(_spans.c.leaf_index.not_in(decisions)))
     return int(result.rowcount)  # type: ignore[attr-defined]

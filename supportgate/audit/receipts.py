@@ -1,9 +1,6 @@
 """`supportgate audit receipt DECISION_ID`: a decision's entry with its inclusion proof in the
-latest signed checkpoint (supportgate/tlog/receipt.py says what a receipt holds).
-
-A decision newer than the latest checkpoint is signed first (the checkpointer signs the
-head, which holds it), so a receipt can be had right after the decision, not 5 s later; that
-needs the signing key, as the service has it.
+latest signed checkpoint (supportgate/tlog/receipt.py). A decision newer than that checkpoint
+is signed first, so a receipt can be had right after the decision (docs/ledger.md).
 """
 
 from __future__ import annotations

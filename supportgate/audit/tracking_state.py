@@ -1,10 +1,6 @@
 """The tracked state the log leads to (the fold of supportgate/ledger/tracking.py, replayed
-from the entries), and where the `manifests` and `tracked_spans` tables disagree with it.
-
-Two columns the log cannot pin exactly (docs/audit-verify.md): `created_at` lies between the
-span's tracked_since and its last submission (a database migrated from the hash chain kept no
-record of untracking), and `last_evaluated_at` is not before the latest decision's evaluation
-(a sweep that finds a manifest unchanged moves it without an entry).
+from the entries), and where the `manifests` and `tracked_spans` tables disagree with it (and
+the two columns the log cannot pin exactly: docs/audit-verify.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """`supportgate audit verify`: rebuild the log's tree from the database, hold it to the signed
-checkpoints, check every row derived from it; name the first thing that is off.
-
-docs/audit-verify.md says what is checked and why. In short: the checkpoints are the only
-thing here an editor of the database cannot recompute (the tree, the nodes, the head and the
-rows all can be, with the project's own hash functions), so the rebuilt tree is held to each
-of them, a fork between two is named first, and a leaf no checkpoint covers may be at most
-UNSIGNED_GRACE old. The walk stops at the head it read first; the final checks run in one
-snapshot that follows the entries appended meanwhile, so a live database verifies.
+checkpoints, check every row derived from it; name the first thing that is off. What is
+checked and why: docs/audit-verify.md.
 """
 
 from __future__ import annotations

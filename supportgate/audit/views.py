@@ -8,25 +8,21 @@ import msgspec
 from supportgate.ledger.entries import EntryType
 
 
-class _View(msgspec.Struct, frozen=True, kw_only=True):
-    """Base of response bodies."""
-
-
-class LogEntry(_View, frozen=True):
+class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
     leaf_index: int
     type: EntryType
     entry: str
     """The exact bytes hashed into the leaf (canonical JSON), as text."""
 
 
-class InclusionProof(_View, frozen=True):
+class InclusionProof(msgspec.Struct, frozen=True, kw_only=True):
     leaf_index: int
     tree_size: int
     leaf_hash: str
     hashes: list[str]
 
 
-class ConsistencyProof(_View, frozen=True):
+class ConsistencyProof(msgspec.Struct, frozen=True, kw_only=True):
     first: int
     second: int
     hashes: list[str]

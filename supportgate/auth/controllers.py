@@ -1,6 +1,4 @@
-"""HTTP: the admin's key API. GET /v1/keys, POST /v1/keys (201; the key in the body, this
-once), DELETE /v1/keys/{name} (revoked; refused at once here, within 2 s on every replica).
-One service call each."""
+"""HTTP: the admin's key API, /v1/keys. One service call each."""
 
 from __future__ import annotations
 

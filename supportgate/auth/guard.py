@@ -5,9 +5,8 @@ metrics); Litestar's own routes (/schema) declare nothing, so they need `ci`. 40
 valid key, 403 for too small a role, 429 from auth/limits.py. `OPTIONS` needs no key: a CORS
 preflight never sends one, and the answer tells only which methods exist.
 
-The console (/ui) is its own application with its own guard (supportgate/console/guard.py): a
-server-side session named by its cookie. Only that application installs it, so the /v1 API
-never accepts the cookie; this guard lets the mount through (`opt={"console": True}`).
+The console (/ui) has a guard of its own, on its session cookie (docs/console.md); this one
+lets its mount through (`opt={"console": True}`), so the /v1 API never accepts the cookie.
 """
 
 from __future__ import annotations

@@ -23,5 +23,5 @@ def hash_key(secret: str) -> str:
 
 
 def display_prefix(secret: str) -> str:
-    """The first characters, to tell keys apart in listings without revealing them."""
+    """To tell keys apart in listings without revealing them."""
     return secret[:_SHOWN_PREFIX_LENGTH]

@@ -1,15 +1,7 @@
-"""Rate limits on who knocks: failed authentications per client address, bursts per key.
-
-Two token buckets in this process's memory (per replica: docs/rate-limits.md):
-- **failed authentications per client address.** An address with no token left gets 429 for
-  any key that is not one this replica holds in memory, decided before the lookup, so a flood
-  of invented keys costs no lookup and never makes the copy be read again; the guard holds
-  that 429 for `refusal_delay` seconds, so a flood that waits for its answers costs little
-  CPU. A valid key still passes: a CI runner behind the flood's NAT address keeps working.
-- **requests per key name**: a key that spends its burst gets 429 until tokens come back.
-
-Our own small bucket rather than the `limits` library: its in-memory storage reads the
-system's time itself, so refill could not be driven by the Runtime's clock (tests move one).
+"""Rate limits on who knocks: failed authentications per client address, bursts per key, in
+two token buckets of this process's memory (per replica). What each refuses, and why our own
+bucket rather than the `limits` library (its refill could not follow the Runtime's clock):
+docs/rate-limits.md.
 """
 
 from __future__ import annotations
@@ -73,21 +65,19 @@ class TokenBuckets:
 
 class RequestLimits:
     def __init__(self, settings: RateLimits | None, *, clock: Clock) -> None:
-        self._failures = (
-            TokenBuckets(
+        self._failures: TokenBuckets | None = None
+        self._bursts: TokenBuckets | None = None
+        self.refusal_delay = 0.0
+        if settings:  # None: limits off
+            self._failures = TokenBuckets(
                 burst=settings.auth_failures_burst,
                 per_second=settings.auth_failures_per_second,
                 clock=clock,
             )
-            if settings
-            else None
-        )
-        self._bursts = (
-            TokenBuckets(burst=settings.key_burst, per_second=settings.key_per_second, clock=clock)
-            if settings
-            else None
-        )
-        self.refusal_delay = settings.auth_refusal_delay if settings else 0.0
+            self._bursts = TokenBuckets(
+                burst=settings.key_burst, per_second=settings.key_per_second, clock=clock
+            )
+            self.refusal_delay = settings.auth_refusal_delay
 
     def before_lookup(self, client: str, secret: str, keys: KeyService) -> int | None:
         """Seconds to answer in Retry-After when `client` has used up its failed

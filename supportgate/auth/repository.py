@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 
 from sqlalchemy import bindparam, select, update
@@ -12,37 +12,16 @@ from sqlmodel import Session
 from supportgate.db import ApiKey, table_of
 from supportgate.errors import ConflictError
 
-from .roles import Role
-
 _keys = table_of(ApiKey)
 
 
-def insert_key(
-    session: Session,
-    *,
-    name: str,
-    role: Role,
-    key_hash: str,
-    prefix: str,
-    owners: Sequence[str],
-    expires_at: datetime | None,
-    now: datetime,
-) -> ApiKey:
-    row = ApiKey(
-        name=name,
-        role=role,
-        key_hash=key_hash,
-        prefix=prefix,
-        owners=list(owners),
-        expires_at=expires_at,
-        created_at=now,
-    )
+def insert_key(session: Session, row: ApiKey) -> None:
     session.add(row)
     try:
         session.flush()
     except IntegrityError as exc:
-        raise ConflictError(f"an API key named {name!r} already exists", field="$.name") from exc
-    return row
+        conflict = f"an API key named {row.name!r} already exists"
+        raise ConflictError(conflict, field="$.name") from exc
 
 
 def any_key(session: Session) -> bool:

@@ -1,12 +1,9 @@
 """API keys: creating, listing and revoking them, and resolving a presented key to a Principal.
 
-Requests are answered from a copy in memory of every unrevoked key, read whole from `api_keys`
-when it is more than REFRESH_SECONDS old and a request asks (one caller reads while the others
-wait; an idle service reads nothing). So a flood of invented keys never reaches the database;
-a key revoked or created on another replica, or by the CLI, is seen within REFRESH_SECONDS plus
-one read (under 2 s), and by this process at its next request; an expired key is refused the
-moment its `expires_at` passes. Last use is written with a refresh, at most once every
-LAST_USED_STEP per key (and on stop): a busy key costs one UPDATE a minute, not one a request.
+Requests are answered from a copy in memory of every unrevoked key, read again when over
+REFRESH_SECONDS old and a request asks, so a flood of invented keys never reaches the
+database; last use is written at most once every LAST_USED_STEP per key (and on stop). What
+that means for revocation and expiry: docs/configuration.md, "Keys and roles".
 """
 
 from __future__ import annotations
@@ -17,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import cast
 
 import msgspec
 from sqlalchemy.exc import DBAPIError
@@ -30,14 +28,15 @@ from supportgate.logging import get_logger
 from supportgate.threads import thread_twin
 
 from . import repository
-from .durations import parse_duration
 from .keys import display_prefix, generate_key, hash_key
 from .roles import ROLES, Principal, Role
-from .views import MAX_OWNERS, NAME, OWNER, CreatedKey, KeyView
+from .views import DURATION, MAX_OWNERS, NAME, OWNER, CreatedKey, KeyView
 
 log = get_logger(__name__)
 _NAME = re.compile(NAME)
 _OWNER = re.compile(OWNER)
+_DURATION = re.compile(DURATION)
+_UNIT = {"d": timedelta(days=1), "h": timedelta(hours=1), "m": timedelta(minutes=1)}
 REFRESH_SECONDS = 1.0
 LAST_USED_STEP = timedelta(seconds=60)
 
@@ -115,20 +114,20 @@ class KeyService:
                 f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="$.name"
             )
         checked_owners = _check_owners(owners, checked_role)
-        lifetime = None if expires_in is None else parse_duration(expires_in, field="$.expires_in")
+        lifetime = None if expires_in is None else _parse_duration(expires_in, field="$.expires_in")
         secret = generate_key()
         now = self._clock.now()
         with transaction(self._sessions, write=True) as session:
-            row = repository.insert_key(
-                session,
+            row = ApiKey(
                 name=name,
                 role=checked_role,
                 key_hash=hash_key(secret),
                 prefix=display_prefix(secret),
                 owners=checked_owners,
                 expires_at=None if lifetime is None else now + lifetime,
-                now=now,
+                created_at=now,
             )
+            repository.insert_key(session, row)
             created = CreatedKey(key=secret, **msgspec.structs.asdict(_view(row)))
         self._drop_copy()
         return created
@@ -261,7 +260,7 @@ def _principal(row: ApiKey) -> Principal:
     return Principal(
         key_id=int(row.id or 0),
         name=row.name,
-        role=_stored_role(row.role),
+        role=cast(Role, row.role),  # the table's check constraint holds it to ROLES
         owners=tuple(row.owners or ()),
     )
 
@@ -283,10 +282,9 @@ def _view(row: ApiKey) -> KeyView:
 
 
 def _check_role(role: str) -> Role:
-    for known in ROLES:
-        if role == known:
-            return known
-    raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="$.role")
+    if role not in ROLES:
+        raise UsageError(f"must be one of {', '.join(ROLES)}, got {role!r}", field="$.role")
+    return role
 
 
 def _check_owners(owners: Sequence[str], role: Role) -> list[str]:
@@ -306,8 +304,11 @@ def _check_owners(owners: Sequence[str], role: Role) -> list[str]:
     return sorted(set(owners))
 
 
-def _stored_role(value: str) -> Role:
-    try:
-        return _check_role(value)
-    except UsageError:
-        raise UsageError(f"stored API key has an unknown role {value!r}", field=None) from None
+def _parse_duration(text: str, *, field: str) -> timedelta:
+    if not _DURATION.match(text):
+        raise UsageError(
+            f"{text!r} is not a duration: a whole number from 1 and d, h or m (`90d`, `12h`; "
+            "at most 999d, 9999h or 999999m)",
+            field=field,
+        )
+    return int(text[:-1]) * _UNIT[text[-1]]

@@ -7,13 +7,15 @@ from typing import Annotated
 
 import msgspec
 
-from .durations import DURATION_PATTERN as DURATION
 from .roles import Role
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_OWNERS = 100
 OWNER = r"^[^\u0000-\u001f\u007f]{1,255}$"
 """An owner a key acts for: 1-255 characters, no control characters (a metadata.owner)."""
+DURATION = r"^(?:[1-9][0-9]{0,2}d|[1-9][0-9]{0,3}h|[1-9][0-9]{0,5}m)$"
+"""How long a key lives: `90d`, `12h`, `30m`, under 1000 days. The pattern is the whole rule,
+so the API's document declares all of it."""
 
 
 class KeyView(msgspec.Struct, frozen=True, kw_only=True):

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect, Stream, Template
 from litestar.status_codes import HTTP_303_SEE_OTHER
 
-from supportgate.audit.controllers import CSV_MEDIA_TYPE
+from supportgate.audit.controllers import CSV_MEDIA_TYPE, csv_download
 from supportgate.auth.guard import KeyGuard
 from supportgate.auth.roles import role_allows
 from supportgate.http_download import attachment
@@ -40,6 +41,7 @@ from .services import (
     WAIVER_FIELDS,
     ConsoleService,
     FleetFile,
+    ListPage,
     Query,
 )
 from .session import CONSOLE_COOKIE, CONSOLE_PATH, local_target, login_cookies, logout_cookies
@@ -54,12 +56,44 @@ def _query(request: Request[Any, Any, Any], fields: tuple[str, ...]) -> Query:
     return Query.of(fields, {name: request.query_params.get(name) for name in fields})
 
 
-async def _fleet_file(
-    console: ConsoleService, day: str | None, what: FleetFile, filename: str
-) -> Response[bytes]:
-    found, body = await console.fleet_file(day, what)
-    media_type = MediaType.JSON if what == "oscal" else CSV_MEDIA_TYPE
-    return Response(body, media_type=media_type, headers=attachment(filename.format(found)))
+def _fleet_file(path: str, opt: dict[str, Any], what: FleetFile, filename: str) -> HTTPRouteHandler:
+    """A download of the fleet at the end of `?day=` (`filename` names it with the day)."""
+
+    async def fleet_file(console: ConsoleDep, day: FromQuery[str | None] = None) -> Response[bytes]:
+        found, body = await console.fleet_file(day, what)
+        media_type = MediaType.JSON if what == "oscal" else CSV_MEDIA_TYPE
+        return Response(body, media_type=media_type, headers=attachment(filename.format(found)))
+
+    return get(path, opt=opt)(fleet_file)
+
+
+def _list_page(
+    path: str,
+    opt: dict[str, Any],
+    fields: tuple[str, ...],
+    read: Callable[..., Awaitable[ListPage[Any]]],
+) -> HTTPRouteHandler:
+    """A list page at `path` (template `<path>.html.j2`): its filters from the query string,
+    one page of items from `read`."""
+
+    async def list_page(
+        request: Request[Any, Any, Any], console: ConsoleDep, cursor: FromQuery[str | None] = None
+    ) -> Template:
+        page = await read(console, _query(request, fields), cursor=cursor)
+        return render(request, f"{path.strip('/')}.html.j2", page=page)
+
+    return get(path, opt=opt)(list_page)
+
+
+SHAPED_PAGES = (  # the pages of one shape each: lists and downloads
+    _list_page("/manifests", MANIFESTS, MANIFEST_FIELDS, ConsoleService.manifests),
+    _list_page("/audit", AUDIT, AUDIT_FIELDS, ConsoleService.audit),
+    _list_page("/alerts", ALERTS, ALERT_FIELDS, ConsoleService.alerts),
+    _list_page("/waivers", WAIVERS, WAIVER_FIELDS, ConsoleService.waivers),
+    _fleet_file("/fleet.csv", FLEET, "report", "supportgate-fleet-{}.csv"),
+    _fleet_file("/fleet.manifests.csv", FLEET, "manifests", "supportgate-fleet-manifests-{}.csv"),
+    _fleet_file("/fleet.oscal.json", FLEET_OSCAL, "oscal", "supportgate-fleet-{}.oscal.json"),
+)
 
 
 class SessionController(Controller):
@@ -103,17 +137,6 @@ class PageController(Controller):
     async def home(self) -> Redirect:
         return Redirect(f"{CONSOLE_PATH}/manifests", status_code=HTTP_303_SEE_OTHER)
 
-    @get("/manifests", opt=MANIFESTS)
-    async def manifests(
-        self,
-        request: Request[Any, Any, Any],
-        console: ConsoleDep,
-        cursor: FromQuery[str | None] = None,
-    ) -> Template:
-        query = _query(request, MANIFEST_FIELDS)
-        page = await console.manifests(query, cursor=cursor)
-        return render(request, "manifests.html.j2", page=page)
-
     @get("/manifests/{kind:str}/{name:str}", opt=MANIFEST)
     async def manifest(
         self,
@@ -129,28 +152,9 @@ class PageController(Controller):
         page = await console.manifest(kind, name, cursor=cursor, a=a, b=b)
         return render(request, "manifest.html.j2", page=page)
 
-    @get("/audit", opt=AUDIT)
-    async def audit(
-        self,
-        request: Request[Any, Any, Any],
-        console: ConsoleDep,
-        cursor: FromQuery[str | None] = None,
-    ) -> Template:
-        query = _query(request, AUDIT_FIELDS)
-        page = await console.audit(query, cursor=cursor)
-        return render(request, "audit.html.j2", page=page)
-
     @get("/audit.csv", opt=AUDIT)
     async def audit_csv(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Stream:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        return Stream(
-            await console.audit_csv(_query(request, AUDIT_FIELDS)),
-            media_type=CSV_MEDIA_TYPE,
-            headers={
-                "Content-Type": CSV_MEDIA_TYPE,
-                **attachment(f"supportgate-audit-{stamp}.csv"),
-            },
-        )
+        return csv_download(await console.audit_csv(_query(request, AUDIT_FIELDS)))
 
     @get("/matrix", opt=MATRIX)
     async def matrix(
@@ -174,17 +178,6 @@ class PageController(Controller):
         page = await console.impact(proposal)
         return render(request, "impact.html.j2", status_code=page.status_code, page=page)
 
-    @get("/alerts", opt=ALERTS)
-    async def alerts(
-        self,
-        request: Request[Any, Any, Any],
-        console: ConsoleDep,
-        cursor: FromQuery[str | None] = None,
-    ) -> Template:
-        query = _query(request, ALERT_FIELDS)
-        page = await console.alerts(query, cursor=cursor)
-        return render(request, "alerts.html.j2", page=page)
-
     @get("/fleet", opt=FLEET)
     async def fleet(
         self,
@@ -196,38 +189,9 @@ class PageController(Controller):
         page = await console.fleet(earlier=earlier, later=later)
         return render(request, "fleet.html.j2", page=page)
 
-    @get("/fleet.csv", opt=FLEET)
-    async def fleet_csv(
-        self, console: ConsoleDep, day: FromQuery[str | None] = None
-    ) -> Response[bytes]:
-        return await _fleet_file(console, day, "report", "supportgate-fleet-{}.csv")
-
-    @get("/fleet.manifests.csv", opt=FLEET)
-    async def fleet_manifests_csv(
-        self, console: ConsoleDep, day: FromQuery[str | None] = None
-    ) -> Response[bytes]:
-        return await _fleet_file(console, day, "manifests", "supportgate-fleet-manifests-{}.csv")
-
-    @get("/fleet.oscal.json", opt=FLEET_OSCAL)
-    async def fleet_oscal(
-        self, console: ConsoleDep, day: FromQuery[str | None] = None
-    ) -> Response[bytes]:
-        return await _fleet_file(console, day, "oscal", "supportgate-fleet-{}.oscal.json")
-
     @get("/webhooks", opt=WEBHOOKS)
     async def webhooks(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:
         return render(request, "webhooks.html.j2", subscriptions=await console.webhooks())
-
-    @get("/waivers", opt=WAIVERS)
-    async def waivers(
-        self,
-        request: Request[Any, Any, Any],
-        console: ConsoleDep,
-        cursor: FromQuery[str | None] = None,
-    ) -> Template:
-        query = _query(request, WAIVER_FIELDS)
-        page = await console.waivers(query, cursor=cursor)
-        return render(request, "waivers.html.j2", page=page)
 
     @get("/rules", opt=RULES)
     async def rules(self, request: Request[Any, Any, Any], console: ConsoleDep) -> Template:

@@ -1,10 +1,7 @@
-"""Console sessions, kept server-side: the one writer of the console_sessions table (how a
-session ends: docs/console.md).
-
-The table keeps the id's sha256: as for API keys, 256 random bits make an unsalted hash
-enough, and the lookup stays one indexed equality. `last_seen_at` is written at most once per
-`touch_interval` (a tenth of the idle timeout, at most a minute), not on every request: the
-idle timeout may then end a session that much early, never late.
+"""Console sessions, kept server-side: the one writer of the console_sessions table (what it
+keeps, and how a session ends: docs/console.md). `last_seen_at` is written at most once per
+`touch_interval`, not on every request: the idle timeout may then end a session that much
+early, never late.
 """
 
 from __future__ import annotations

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-Change = Literal["added", "removed", "changed"]
+from .decision_diff import Change
+
 _IDENTITY: dict[str, tuple[str, ...]] = {
     "platforms": ("vendor", "arch"),
     "alternatives": ("name",),

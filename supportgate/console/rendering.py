@@ -3,6 +3,7 @@ carry and who is logged in; errors become pages too (a login redirect, 403, 404,
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -14,6 +15,7 @@ from litestar.response import Redirect, Template
 from litestar.status_codes import HTTP_303_SEE_OTHER
 from litestar.template.config import TemplateConfig
 from litestar.types import ExceptionHandlersMap
+from markupsafe import Markup, escape
 from sqlalchemy.exc import DBAPIError
 
 from supportgate.auth.guard import PRINCIPAL_STATE_KEY
@@ -25,10 +27,33 @@ from supportgate.tlog import NodeStoreError, TlogInputError
 
 from .pages import menu
 from .session import CONSOLE_PATH, CSRF_FIELD, csrf_cookies, csrf_token
-from .times import time_element, utc_text
 
 log = get_logger(__name__)
 STATIC = package_directory(CONSOLE_PACKAGE, "static")
+
+
+# Times are shown truncated to the second (never later than the time recorded), in UTC;
+# static/console.js rewrites a `<time>` into the viewer's zone (docs/console.md).
+
+
+def utc_text(moment: datetime) -> str:
+    """`2026-11-30 12:00:05 UTC`, where no `<time>` can go (an `<option>`, an SVG title)."""
+    return f"{_utc(moment):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def time_element(moment: datetime | None) -> Markup:
+    """The `<time>` element of `moment` (None: a dash)."""
+    if moment is None:
+        return Markup("—")
+    text = utc_text(moment)
+    iso = f"{_utc(moment):%Y-%m-%dT%H:%M:%S}Z"
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(iso, escape(text), text)
+
+
+def _utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise ValueError("a time shown must carry a time zone")
+    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 def template_config() -> TemplateConfig[JinjaTemplateEngine]:

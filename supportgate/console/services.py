@@ -68,10 +68,7 @@ FleetFile = Literal["report", "manifests", "oscal"]
 
 def given(value: str | None) -> str | None:
     """A form field as a filter: blank is not given."""
-    if value is None:
-        return None
-    value = value.strip()
-    return value or None
+    return (value or "").strip() or None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,5 @@
-"""The decision timeline: verdict over time as the geometry of an inline SVG chart.
-
-The template draws what this computes: one point per decision (supported on top, rejected at
-the bottom), a step line between them, the time axis, and a marker wherever the matrix
-version a decision was made under differs from the decision before it.
-"""
+"""The decision timeline: verdict over time as the geometry of an inline SVG chart, with a
+marker wherever the matrix version changes (the template draws it)."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from datetime import datetime, timedelta
 
 from supportgate.manifests.decision import VERDICTS, Decision
 
-from .times import utc_text
+from .rendering import utc_text
 
 WIDTH = 760
 HEIGHT = 220

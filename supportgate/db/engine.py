@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, Table, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.orm import sessionmaker
@@ -111,6 +112,12 @@ def transaction(factory: sessionmaker[Session], *, write: bool = False) -> Itera
         yield session
 
 
+def conflict_insert(session: Session, table: Table) -> Any:
+    """An INSERT into `table` that can say ON CONFLICT: the session's dialect's own."""
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+
+
 def ping(engine: Engine) -> None:
     try:
         with engine.connect() as connection:
@@ -157,6 +164,11 @@ def json_text(value: Any) -> str:
 
 # JSON columns are written and read with msgspec: several times faster than the json module on
 # the decision documents every request stores, and the same JSON.
+_POOL: dict[str, Any] = {
+    "pool_size": POOL_SIZE,
+    "max_overflow": MAX_OVERFLOW,
+    "pool_timeout": POOL_TIMEOUT_S,
+}
 _JSON_CODEC: dict[str, Any] = {
     "json_serializer": json_text,
     "json_deserializer": msgspec.json.decode,
@@ -168,18 +180,9 @@ def _sqlite_engine(url: URL) -> Engine:
         "check_same_thread": False,
         "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
     }
-    if _sqlite_in_memory(url):
-        # One shared connection, or every checkout would see its own empty database.
-        engine = create_engine(url, connect_args=connect_args, poolclass=StaticPool, **_JSON_CODEC)
-    else:
-        engine = create_engine(
-            url,
-            connect_args=connect_args,
-            pool_size=POOL_SIZE,
-            max_overflow=MAX_OVERFLOW,
-            pool_timeout=POOL_TIMEOUT_S,
-            **_JSON_CODEC,
-        )
+    # In memory: one shared connection, or every checkout would see its own empty database.
+    pool = {"poolclass": StaticPool} if _sqlite_in_memory(url) else _POOL
+    engine = create_engine(url, connect_args=connect_args, **pool, **_JSON_CODEC)
     event.listen(engine, "connect", _on_sqlite_connect)
     event.listen(engine, "begin", _on_sqlite_begin)
     return engine
@@ -214,10 +217,8 @@ def _postgres_engine(url: URL, timeouts: DatabaseTimeouts) -> Engine:
     return create_engine(
         url,
         connect_args=connect_args,
-        pool_size=POOL_SIZE,
-        max_overflow=MAX_OVERFLOW,
-        pool_timeout=POOL_TIMEOUT_S,
         pool_recycle=POOL_RECYCLE_S,
         pool_pre_ping=True,
+        **_POOL,
         **_JSON_CODEC,
     )

@@ -36,6 +36,12 @@ LEDGER_HEAD_ID = 1
 ENTRY_TYPES = ("decision", "matrix", "waiver-created", "waiver-deleted", "untracked")
 
 
+def _given_key(column_type: Any = BigKey) -> Any:
+    """A primary key whose values the writer gives: never numbered by the database."""
+    column = Column(column_type, primary_key=True, autoincrement=False, nullable=False)
+    return Field(sa_column=column)
+
+
 def _one_of(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IN ({', '.join(repr(value) for value in values)})"
 
@@ -140,9 +146,7 @@ class TrackedSpan(SQLModel, table=True):
         ),
     )
 
-    leaf_index: int = Field(
-        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
-    )
+    leaf_index: int = _given_key()
     kind: str
     name: str
     decision_id: str
@@ -161,9 +165,7 @@ class LedgerEntry(SQLModel, table=True):
     __tablename__ = "ledger_entries"
     __table_args__ = (CheckConstraint(_one_of("type", ENTRY_TYPES), name="ck_ledger_entries_type"),)
 
-    leaf_index: int = Field(
-        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
-    )
+    leaf_index: int = _given_key()
     type: str
     entry: str = Field(sa_type=Text)
     recorded_at: datetime = Field(sa_type=UTCDateTime)
@@ -176,12 +178,8 @@ class LedgerNode(SQLModel, table=True):
 
     __tablename__ = "ledger_nodes"
 
-    level: int = Field(
-        sa_column=Column(SmallInteger, primary_key=True, autoincrement=False, nullable=False)
-    )
-    idx: int = Field(
-        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
-    )
+    level: int = _given_key(SmallInteger)
+    idx: int = _given_key()
     hash: bytes = Field(sa_type=LargeBinary)
 
 
@@ -205,9 +203,7 @@ class LedgerCheckpoint(SQLModel, table=True):
 
     __tablename__ = "ledger_checkpoints"
 
-    tree_size: int = Field(
-        sa_column=Column(BigKey, primary_key=True, autoincrement=False, nullable=False)
-    )
+    tree_size: int = _given_key()
     note: str = Field(sa_type=Text)
     signed_at: datetime = Field(sa_type=UTCDateTime)
 

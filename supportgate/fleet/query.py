@@ -1,18 +1,6 @@
-"""The fleet at time T: the tracked state's spans (supportgate/ledger/tracking.py) open at T.
-
-What T means: the state the log had once every entry recorded at or before T (its
-`recorded_at`, the service clock's time when the writer appended it) was applied, and no later
-one. So a manifest is tracked at T when a span of it began at or before T and did not end by
-T, and its decision then is the one that opened that span; its content and owner are those of
-that decision's stored policy input (a sweep evaluates the tracked content, a submission
-brings new content). The matrix version in force is the one applied at T among the versions
-published at or before T (matrix/services.py's rule: the latest to take effect, ties to the
-latest published); the policy revision in force is that of the latest decision recorded at
-or before T (the policies are the service's code: only its decisions record them).
-
-The same query answers every T, now included: one pass over ix_tracked_spans_valid (it covers
-what the filter reads), then the decisions of the spans open at T by their leaf; the policy
-revision is that of the last decision in log order whose span began by T.
+"""The fleet at time T: the tracked state's spans (supportgate/ledger/tracking.py) open at T,
+each with the decision that opened it. What T means, and why one query answers every T, now
+included: docs/reports.md ("What T means", "How it is answered").
 """
 
 from __future__ import annotations

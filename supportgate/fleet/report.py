@@ -1,9 +1,5 @@
-"""The fleet report: counts by verdict, by rule and by owner of the fleet at a date.
-
-Every group counts manifests (not decisions) and splits them by their verdict at as_of, so
-each row reads the same way: `manifests = supported + experimental + rejected`. A rule counts
-the manifests whose current decision names it (any severity: deny, warn or waived).
-"""
+"""The fleet report: counts by verdict, by rule and by owner of the fleet at a date, each
+group in manifests split by verdict (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -20,27 +16,23 @@ from supportgate.policy.inputs import format_time
 from .query import FleetAt, FleetManifest
 
 
-class _View(msgspec.Struct, frozen=True, kw_only=True):
-    """Base of response bodies."""
-
-
-class VerdictCounts(_View, frozen=True):
+class VerdictCounts(msgspec.Struct, frozen=True, kw_only=True):
     manifests: int
     supported: int
     experimental: int
     rejected: int
 
 
-class RuleCounts(VerdictCounts, frozen=True):
+class RuleCounts(VerdictCounts, frozen=True, kw_only=True):
     rule: str
 
 
-class OwnerCounts(VerdictCounts, frozen=True):
+class OwnerCounts(VerdictCounts, frozen=True, kw_only=True):
     owner: str | None
     """None: manifests without `metadata.owner`."""
 
 
-class FleetReport(_View, frozen=True):
+class FleetReport(msgspec.Struct, frozen=True, kw_only=True):
     """GET /v1/reports/fleet: the fleet at `as_of`."""
 
     as_of: datetime
@@ -99,11 +91,7 @@ so that each row stands alone in a spreadsheet."""
 
 def report_csv(report: FleetReport) -> bytes:
     """The report as CSV (RFC 4180 line ends; cells a spreadsheet reads as text)."""
-    context = [
-        format_time(report.as_of),
-        report.matrix_version or "",
-        report.policy_revision or "",
-    ]
+    context = _context(report)
     rows: list[tuple[str, str, VerdictCounts]] = [("fleet", "", report.by_verdict)]
     rows += [("rule", row.rule, row) for row in report.by_rule]
     rows += [("owner", row.owner or "", row) for row in report.by_owner]
@@ -134,7 +122,7 @@ message`, one per line of the cell."""
 
 
 def manifests_csv(fleet: FleetAt) -> bytes:
-    context = [format_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision or ""]
+    context = _context(fleet)
     lines = [list(MANIFEST_CSV_COLUMNS)]
     for manifest in fleet.manifests:
         decision = manifest.decision
@@ -153,3 +141,8 @@ def manifests_csv(fleet: FleetAt) -> bytes:
             ]
         )
     return encode_lines(lines)
+
+
+def _context(fleet: FleetAt | FleetReport) -> list[str]:
+    """The columns every row repeats, so that each row stands alone in a spreadsheet."""
+    return [format_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision or ""]

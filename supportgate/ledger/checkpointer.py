@@ -1,12 +1,13 @@
-"""Signing the log's checkpoints (CONTRACT section 6; docs/ledger.md says when and why): the
-Runtime's one Checkpointer signs the head whenever it is ahead of the latest stored
-checkpoint, at start, every `Settings.checkpoint_interval`, after each sweep and at stop,
+"""Signing the log's checkpoints (CONTRACT section 6; when and why: docs/ledger.md): the
+Runtime's one Checkpointer signs the head whenever it is ahead of the latest stored checkpoint,
 stores it once per tree size (replicas share the database) and appends it to the witness file.
 A head that does not extend the latest checkpoint is never signed; the refusal is logged."""
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import sessionmaker
@@ -29,7 +30,6 @@ from supportgate.tlog import (
 
 from .keys import SigningKey, signing_key
 from .log import Head, StoredCheckpoint, latest_checkpoint, read_head, store_checkpoint, tree
-from .witness import append_note
 
 log = get_logger(__name__)
 
@@ -168,3 +168,17 @@ def _log_key(key: SigningKey) -> None:
         )
     else:
         log.info("signing_key_loaded", path=str(key.path), verifier_key=verifier)
+
+
+def append_note(path: Path, note: str) -> None:
+    created = not path.exists()
+    with path.open("a", encoding="utf-8") as file:
+        file.write(note + "\n")
+        file.flush()
+        os.fsync(file.fileno())
+    if created:  # the new file's directory entry, too
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)

@@ -17,6 +17,7 @@ from supportgate.db.bulk import append_rows
 from supportgate.manifests.decision import Decision
 
 from .batches import DecisionWrite, IdempotentAnswer
+from .rows import COPIED
 
 _decisions = table_of(DecisionRow)
 _rules = table_of(DecisionRule)
@@ -43,6 +44,7 @@ def insert_decisions(
 
 
 _body_encoder = msgspec.json.Encoder()
+_DOCUMENT = ("violations", "claims", "checklist", "recommendations")
 
 
 def decision_body(decision: Decision, leaf_index: int) -> bytes:
@@ -81,26 +83,12 @@ def _last_seq(session: Session) -> int:
 
 def _decision_row(write: DecisionWrite, seq: int, leaf_index: int, now: datetime) -> dict[str, Any]:
     decision = write.decision
-    document = msgspec.to_builtins(
-        {
-            "violations": decision.violations,
-            "claims": decision.claims,
-            "checklist": decision.checklist,
-            "recommendations": decision.recommendations,
-        }
-    )
+    document = msgspec.to_builtins({field: getattr(decision, field) for field in _DOCUMENT})
     return {
+        **{column: getattr(decision, column) for column in COPIED},
         "seq": seq,
-        "id": decision.id,
         "kind": decision.manifest.kind,
         "name": decision.manifest.name,
-        "verdict": decision.verdict,
-        "allowed": decision.allowed,
-        "cause": decision.cause,
-        "matrix_version": decision.matrix_version,
-        "policy_revision": decision.policy_revision,
-        "input_digest": decision.input_digest,
-        "evaluated_at": decision.evaluated_at,
         "document": document,
         "recorded_at": now,
         "policy_input": write.policy_input,

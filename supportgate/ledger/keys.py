@@ -1,9 +1,6 @@
-"""The key that signs the log's checkpoints: where it is kept, how it is made and read
-(docs/ledger.md, "Which key"). A key file is written 0600 and never over an existing file: the
-checkpoints a key signed verify only with it. Without SUPPORTGATE_SIGNING_KEY_FILE the key is
-`supportgate-signing.key` beside a SQLite file, made on the first start with a warning; on
-PostgreSQL there is no file to keep it beside, and a key kept in the database would sign
-whatever the database says, so the service refuses to start."""
+"""The key that signs the log's checkpoints: where it is kept, how it is made and read, and
+why PostgreSQL has no default (docs/ledger.md, "Which key"). A key file is written 0600 and
+never over an existing file: the checkpoints a key signed verify only with it."""
 
 from __future__ import annotations
 

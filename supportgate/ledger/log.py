@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Row, insert, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import table_of
 from supportgate.db.bulk import append_rows
+from supportgate.db.engine import conflict_insert
 from supportgate.db.tables import (
     LEDGER_HEAD_ID,
     LedgerCheckpoint,
@@ -172,9 +172,7 @@ def latest_checkpoint(session: Session) -> StoredCheckpoint | None:
 def store_checkpoint(session: Session, checkpoint: StoredCheckpoint) -> bool:
     """Keep a signed checkpoint; False when one of that tree size is stored already (another
     replica signed the same size first: the same key signs the same note, so nothing is lost)."""
-    dialect = session.get_bind().dialect.name
-    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert_into(_checkpoints).values(
+    statement = conflict_insert(session, _checkpoints).values(
         tree_size=checkpoint.tree_size, note=checkpoint.note, signed_at=checkpoint.signed_at
     )
     statement = statement.on_conflict_do_nothing(index_elements=["tree_size"])

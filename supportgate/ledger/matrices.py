@@ -1,7 +1,5 @@
-"""The published matrix versions (`matrix_versions`): one fold of the log (each `matrix`
-entry makes a version's row, `change_of`), and the one module that writes them: forward by the
-writer from the entries it appends, again by `audit rebuild-tracking` where a row is not as
-the log says. Reads live in supportgate/matrix/repository.py."""
+"""The published matrix versions (`matrix_versions`): one fold of the log (`change_of`), and the
+one module that writes them (docs/ledger.md). Reads live in supportgate/matrix/repository.py."""
 
 from __future__ import annotations
 

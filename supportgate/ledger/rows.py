@@ -11,11 +11,8 @@ import msgspec
 from supportgate.db import Decision as DecisionRow
 from supportgate.manifests.decision import Decision
 
-DECISION_COLUMNS = (
-    "seq",
+COPIED = (
     "id",
-    "kind",
-    "name",
     "verdict",
     "allowed",
     "cause",
@@ -23,9 +20,10 @@ DECISION_COLUMNS = (
     "policy_revision",
     "input_digest",
     "evaluated_at",
-    "document",
-    "leaf_index",
 )
+"""The columns that are the Decision's fields of the same name (the stored document holds
+the rest, but the manifest and leaf_index)."""
+DECISION_COLUMNS = ("seq", "kind", "name", *COPIED, "document", "leaf_index")
 """The columns a Decision document is made of (not the stored input)."""
 
 
@@ -35,22 +33,14 @@ def decision_from_row(row: DecisionRow) -> Decision:
 
 def decision_from_columns(values: Mapping[Any, Any]) -> Decision:
     """The Decision from a row's DECISION_COLUMNS (a Core result row's `_mapping`)."""
-    return msgspec.convert(
-        {
-            **values["document"],
-            "id": values["id"],
-            "manifest": {"kind": values["kind"], "name": values["name"]},
-            "verdict": values["verdict"],
-            "allowed": values["allowed"],
-            "matrix_version": values["matrix_version"],
-            "policy_revision": values["policy_revision"],
-            "input_digest": values["input_digest"],
-            "evaluated_at": values["evaluated_at"],
-            "cause": values["cause"],
-            "leaf_index": values["leaf_index"],
-        },
-        Decision,
-    )
+    fields = decision_fields(values)
+    return msgspec.convert({**fields, "leaf_index": values["leaf_index"]}, Decision)
+
+
+def decision_fields(values: Mapping[Any, Any]) -> dict[str, Any]:
+    """The Decision's fields but leaf_index, as JSON values but `evaluated_at`."""
+    manifest = {"kind": values["kind"], "name": values["name"]}
+    return {**values["document"], "manifest": manifest, **{c: values[c] for c in COPIED}}
 
 
 def rule_pairs(document: Mapping[str, Any]) -> set[tuple[str, str]] | None:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Sweep, table_of
 from supportgate.db import SweepMemo as SweepMemoRow
+from supportgate.db.engine import conflict_insert
 
 from .batches import SweepMemo, SweepProgress
 
@@ -23,7 +23,7 @@ _memos = table_of(SweepMemoRow)
 
 def insert_sweep(session: Session, values: dict[str, Any]) -> str:
     """The id of the sweep for values["trigger"]: this one, or the one already there."""
-    statement = _insert(session)(_sweeps).values(**values)
+    statement = conflict_insert(session, _sweeps).values(**values)
     session.execute(statement.on_conflict_do_nothing(index_elements=["trigger"]))
     found = session.execute(
         select(_sweeps.c.id).where(_sweeps.c.trigger == values["trigger"])
@@ -57,7 +57,7 @@ def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
         {"kind": m.kind, "name": m.name, "key": m.key, "stable_until": m.stable_until}
         for m in memos
     ]
-    statement = _insert(session)(_memos)
+    statement = conflict_insert(session, _memos)
     session.execute(
         statement.on_conflict_do_update(
             index_elements=["kind", "name"],
@@ -65,8 +65,3 @@ def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
         ),
         rows,
     )
-
-
-def _insert(session: Session) -> Any:
-    dialect = session.get_bind().dialect.name
-    return postgresql.insert if dialect == "postgresql" else sqlite.insert

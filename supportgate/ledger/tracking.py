@@ -1,17 +1,7 @@
-"""What is tracked: one fold of the log, and the one module that writes the tracked state.
-
-The fold (`step`): a `decision` entry of (kind, name) tracks it with that decision as its
-latest, opening a span; an `untracked` entry stops tracking it; either ends the span open
-before. Spans are the rows of `tracked_spans` (valid_from, valid_to: the fleet at any time,
-supportgate/fleet/query.py); the open ones, with the content tracked, are the `manifests` rows.
-
-The writer applies the fold forward (`apply`, from write.apply_batch under the log's head
-lock); `supportgate audit verify` and `audit rebuild-tracking` replay it from the entries
-(`TrackingFromLog`, supportgate/audit/tracking_state.py). Both go through `fold`, so they cannot
-disagree about what an entry does.
-
-Not in the log, so not in the fold: `manifests.last_evaluated_at` when a sweep finds a
-manifest unchanged (`stamp_evaluated`).
+"""What is tracked: one fold of the log (`step`, `fold`), and the one module that writes the
+tracked state (`manifests`, `tracked_spans`). The writer applies the fold forward (`apply`);
+`audit verify` and `audit rebuild-tracking` replay it (supportgate/audit/tracking_state.py).
+Both go through `fold`, so they cannot disagree about what an entry does (docs/ledger.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The waivers (`waivers`): one fold of the log (`change_of`: a `waiver-created` entry sets a
-waiver's row, a `waiver-deleted` entry its deletion; the row stays, since decisions name their
-waiver by id), and the one module that writes them: forward by the writer, again by `audit
-rebuild-tracking` where a row is not as the log says. Reads live in supportgate/waivers/."""
+"""The waivers (`waivers`): one fold of the log (`change_of`), and the one module that writes
+them (docs/ledger.md). A deleted waiver's row stays: decisions name their waiver by id."""
 
 from __future__ import annotations
 

@@ -1,19 +1,15 @@
-"""The canonical request event and the latency histogram, from one ASGI middleware.
+"""The canonical request event (`request`) and the latency histogram, from one ASGI middleware.
 
-Every HTTP request ends in one log event `request` with its method, route, status, duration,
-the API key's name (never the key) and, where a handler put them in `request.state["log"]`,
-the manifest and verdict. The request's id (X-Request-ID, or a new one, echoed back) is bound
-to the log context for the whole request, so that every event logged on its behalf (the
-request line, a service's warning) carries `request_id`; it is unbound when the request ends.
-
-The histogram's labels come from bounded sets only, or anyone could grow the metrics without
-end: the method when it is one of HTTP's own (an invented one is `other`), the route's
-template (a path no route matched is `unmatched`), the status code.
+The request's id (X-Request-ID, or a new one, echoed back) is bound to the log context for the
+whole request, so that every event logged on its behalf carries `request_id`. The histogram's
+labels come from bounded sets only, or anyone could grow the metrics without end: an invented
+method is `other`, a path no route matched `unmatched`.
 """
 
 from __future__ import annotations
 
 import time
+from http import HTTPMethod
 from typing import Any
 from uuid import uuid4
 
@@ -27,9 +23,7 @@ from supportgate.auth.guard import PRINCIPAL_STATE_KEY
 from supportgate.logging import get_logger
 
 log = get_logger("supportgate.request")
-KNOWN_METHODS = frozenset(
-    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
-)
+KNOWN_METHODS = frozenset(HTTPMethod.__members__)
 UNMATCHED_ROUTE = "unmatched"
 OTHER_METHOD = "other"
 

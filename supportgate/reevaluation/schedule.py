@@ -22,6 +22,8 @@ from supportgate.events import Events, JobFailed
 from supportgate.logging import get_logger
 from supportgate.matrix.services import MatrixService
 from supportgate.policy.inputs import format_time
+from supportgate.policy.live import LivePolicies
+from supportgate.waivers.services import WaiverService
 
 from .services import POLL_SECONDS, ReevaluationService
 
@@ -29,16 +31,6 @@ CRON_TRIGGER = "schedule:"
 log = get_logger(__name__)
 MISFIRE_GRACE_S = 3600
 WAIVER_JOB = "waiver-expiry"
-
-
-class WaiverExpiry(Protocol):
-    def next_expiry(self, after: datetime) -> datetime | None: ...
-
-    def expired_unjudged(self, now: datetime) -> tuple[datetime, list[tuple[str, str]]] | None: ...
-
-
-class PolicyReload(Protocol):
-    def reload(self) -> bool: ...
 
 
 class MatrixSourcePoll(Protocol):
@@ -60,8 +52,8 @@ class SweepScheduler:
         matrices: MatrixService,
         *,
         cron: str,
-        waivers: WaiverExpiry | None = None,
-        policies: PolicyReload | None = None,
+        waivers: WaiverService | None = None,
+        policies: LivePolicies | None = None,
         matrix_source: MatrixSourcePoll | None = None,
         clock: Clock = SYSTEM_CLOCK,
         events: Events | None = None,

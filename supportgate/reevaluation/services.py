@@ -356,9 +356,7 @@ class ReevaluationService:
                 cause=view.cause,
                 trigger=view.trigger,
                 matrix_version=view.matrix_version,
-                evaluated=view.counts.evaluated,
-                changed=view.counts.changed,
-                failed=view.counts.failed,
+                **msgspec.structs.asdict(view.counts),
                 unchanged_by_memo=skipped,
                 run_seconds=round(self._clock.monotonic() - started, 3),
             )

@@ -132,26 +132,20 @@ def iter_tracked_batches(
     wanted = None if only is None else sorted(set(only))
     cursor = after
     while True:
-        if wanted is not None:
+        where = _after(cursor)
+        if wanted is not None:  # the next batch_size of them, tracked or not
             chunk = [key for key in wanted if cursor is None or key > cursor][:batch_size]
             if not chunk:
                 return
-            with transaction(sessions) as session:
-                rows = _rows(session, in_keys(_manifests, chunk), batch_size, with_content)
-                batch = _batch(session, rows)
-            cursor = chunk[-1]
-            if batch is not None:
-                yield batch
-            continue
+            where, cursor = in_keys(_manifests, chunk), chunk[-1]
         with transaction(sessions) as session:
-            rows = _rows(session, _after(cursor), batch_size, with_content)
-            batch = _batch(session, rows)
-        if batch is None:
-            return
-        yield batch
-        if len(batch.rows) < batch_size:
-            return
-        cursor = batch.last_key
+            batch = _batch(session, _rows(session, where, batch_size, with_content))
+        if batch is not None:
+            yield batch
+        if wanted is None:
+            if batch is None or len(batch.rows) < batch_size:
+                return
+            cursor = batch.last_key
 
 
 def subjects(

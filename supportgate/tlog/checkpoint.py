@@ -1,9 +1,6 @@
-"""C2SP tlog-checkpoints (c2sp.org/tlog-checkpoint): the signed state of the log.
-
-The body is three lines, `<origin>\n<tree size>\n<base64 root hash>\n`, signed as a note
-(note.py) by the key whose name is the origin. The spec allows extension lines after the
-root; this log never writes them (supportgate's contract fixes three lines), so a body with
-any is not one of its own and is refused.
+"""C2SP tlog-checkpoints (c2sp.org/tlog-checkpoint): the signed state of the log, a body of
+three lines (`<origin>\n<tree size>\n<base64 root hash>\n`) signed as a note (note.py) by the
+key named as the origin. This log writes no extension lines, so a body with any is refused.
 """
 
 from __future__ import annotations

@@ -1,13 +1,4 @@
-"""The transparency log's errors: its own tree, so that the library needs nothing else.
-
-TlogError
-├── TlogInputError     a proof, note, key or range that does not hold; `field` names what
-│   ├── OutOfRange     a leaf index or tree size the log does not have
-│   ├── InvalidProof   an inclusion or consistency proof that does not hold
-│   ├── InvalidKey     a signer or verifier key that is malformed
-│   └── InvalidNote    a signed note, checkpoint or receipt that is malformed or unsigned
-└── NodeStoreError     a node store lacks a node, or was asked to rewrite one
-"""
+"""The transparency log's errors: its own tree, so that the library needs nothing else."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """RFC 9162 section 2.1 Merkle trees over a node store: roots, inclusion and consistency
-proofs, and the verification of both.
-
-A proof reads O(log n) nodes, all in one `NodeStore.get`: every hash it holds is the MTH of a
-complete subtree (one stored node) or of a partial one on the right edge of the tree, the fold
-from the right of at most log2(n) complete subtrees, and only one hash of a path can be
-partial (docs/ledger.md, "The tree and its node store"). tests/tlog/rfc9162.py has the RFC's
-own recursive definitions, the oracle the tests compare this with.
+proofs, and the verification of both. A proof reads O(log n) nodes, all in one
+`NodeStore.get` (why: docs/ledger.md, "The tree and its node store"); tests/tlog/rfc9162.py
+has the RFC's own recursive definitions, the oracle the tests compare this with.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """C2SP signed notes (c2sp.org/signed-note) with Ed25519 keys, in the key encoding of
 golang.org/x/mod/sumdb/note, so that Go's `note.Open` reads what we sign and we read what it
-signs.
-
-    signer key    PRIVATE+KEY+<name>+<key hash>+base64(0x01 || 32-byte Ed25519 seed)
-    verifier key  <name>+<key hash>+base64(0x01 || 32-byte Ed25519 public key)
-    key hash      the first 4 bytes of SHA-256(name || "\n" || 0x01 || public key), as 8
-                  lowercase hex digits
-    note          text (ending in a newline), a blank line, then signature lines
-                  "— <name> base64(key hash || signature)\n" (an em dash, U+2014)
-
-Opening a note is strict where the spec leaves room (docs/ledger.md); signatures by other
-keys (a witness's cosignature) are skipped, as the spec says.
+signs (the encoding, and where opening is stricter than the spec: docs/ledger.md).
+Signatures by other keys (a witness's cosignature) are skipped, as the spec says.
 """
 
 from __future__ import annotations
@@ -78,8 +69,7 @@ class NoteVerifier:
 
     @classmethod
     def from_key(cls, text: str) -> NoteVerifier:
-        """Read a verifier key `<name>+<hash>+<base64>`; InvalidKey (field `verifier_key`)
-        when it is malformed, not Ed25519, or its hash is not the hash of its name and key."""
+        """InvalidKey (field `verifier_key`) when malformed, not Ed25519, or its hash wrong."""
         name, declared, public = _read_key(text.strip(), field="verifier_key")
         if key_hash(name, public) != declared:
             raise InvalidKey(
@@ -107,9 +97,8 @@ class NoteSigner:
 
     @classmethod
     def from_key(cls, text: str) -> NoteSigner:
-        """Read a signer key `PRIVATE+KEY+<name>+<hash>+<base64>`; InvalidKey (field
-        `signer_key`) when it is malformed, not Ed25519, or its hash does not match the
-        public key derived from it. The message never shows the key."""
+        """InvalidKey (field `signer_key`) when malformed, not Ed25519, or its hash does not
+        match the public key derived from it. The message never shows the key."""
         text = text.strip()
         if not text.startswith("PRIVATE+KEY+"):
             raise InvalidKey("a signer key starts with PRIVATE+KEY+", field="signer_key")

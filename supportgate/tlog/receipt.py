@@ -1,9 +1,6 @@
 """Receipts: one entry, its inclusion proof and the signed checkpoint it leads to, in one JSON
-document (`Receipt`) that anyone can check offline. It holds when the checkpoint is signed by
-the log's verifier key, its tree size is `tree_size`, and the proof leads from the entry's leaf
-hash at `leaf_index` to its root. The key is always one obtained apart from the receipt
-(supportgate's CONTRACT 11.3): the receipt's own `verifier_key` shows only that whoever holds
-that key signed it, so it must equal the trusted key and is never used on its own.
+document (`Receipt`) that anyone can check offline, against a verifier key obtained apart from
+it: the receipt's own `verifier_key` shows only who signed it, so it must equal the trusted key.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""HTTP: POST /v1/waivers (admin), GET /v1/waivers (procurement), DELETE /v1/waivers/{id}
-(admin; the row stays, marked deleted). One service call each."""
+"""HTTP: /v1/waivers (a deleted waiver's row stays, marked deleted). One service call each."""
 
 from __future__ import annotations
 

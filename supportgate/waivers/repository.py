@@ -21,7 +21,6 @@ def by_id(session: Session, waiver_id: str) -> Waiver | None:
 def active(
     session: Session, at: datetime, *, names: Collection[str] | None = None
 ) -> Sequence[Waiver]:
-    """Waivers not deleted whose expires_at is after `at` (only for `names`, when given)."""
     statement = select(Waiver).where(_waivers.c.deleted_at.is_(None), _waivers.c.expires_at > at)
     if names is not None:
         statement = statement.where(one_of(_waivers.c.name, names))
@@ -29,7 +28,6 @@ def active(
 
 
 def next_expiry(session: Session, after: datetime) -> datetime | None:
-    """The earliest expires_at after `after` among waivers not deleted."""
     statement = select(func.min(_waivers.c.expires_at)).where(
         _waivers.c.deleted_at.is_(None), _waivers.c.expires_at > after
     )
@@ -58,25 +56,20 @@ def page(
     kind: str | None,
     name: str | None,
     rule: str | None,
-    active_at: datetime | None,
-    inactive_at: datetime | None,
+    active: bool | None,
+    now: datetime,
     before_seq: int | None,
     limit: int,
 ) -> Sequence[Waiver]:
-    """Waivers newest first, older than the cursor; `active_at` keeps the ones in force at that
-    time, `inactive_at` the ones deleted or expired by then."""
+    """Waivers newest first, older than the cursor; `active`: only those in force `now`
+    (True), or only those deleted or expired by then (False)."""
     statement = select(Waiver)
     for column, value in (("kind", kind), ("name", name), ("rule", rule)):
         if value is not None:
             statement = statement.where(_waivers.c[column] == value)
-    if active_at is not None:
-        statement = statement.where(
-            _waivers.c.deleted_at.is_(None), _waivers.c.expires_at > active_at
-        )
-    if inactive_at is not None:
-        statement = statement.where(
-            _waivers.c.deleted_at.is_not(None) | (_waivers.c.expires_at <= inactive_at)
-        )
+    in_force = _waivers.c.deleted_at.is_(None) & (_waivers.c.expires_at > now)
+    if active is not None:
+        statement = statement.where(in_force if active else ~in_force)
     if before_seq is not None:
         statement = statement.where(_waivers.c.seq < before_seq)
     statement = statement.order_by(_waivers.c.seq.desc()).limit(limit)

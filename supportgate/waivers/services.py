@@ -1,14 +1,8 @@
 """Waivers: creating, listing, deleting, and the active ones for the policy input.
 
-Every evaluation asks for the waivers of its manifest, so the active waivers are held in
-memory: reloaded after this process creates or deletes one, and every RELOAD_SECONDS (another
-replica may have), the way the matrix versions are. A submission adds no query while the
-cache is fresh. Sweeps read the database (`active_by_manifest`, `next_expiry`, `expired_unjudged`).
-
-A waiver leaves the policy input once `expires_at` is not after the evaluation time (the
-policies check that too, so a replayed decision keeps its waiver). Creating and deleting one
-are writes of the ledger (supportgate/ledger/), whose WaiverChanged event, after the commit,
-has the manifest re-evaluated (cause `waiver`; supportgate/runtime.py registers that).
+Every evaluation asks for its manifest's waivers, so the active ones are held in memory,
+reloaded after this process creates or deletes one and every RELOAD_SECONDS (another replica
+may have); sweeps read the database. When a waiver applies: docs/waivers.md.
 """
 
 from __future__ import annotations
@@ -48,7 +42,7 @@ PolicyWaiver = dict[str, Any]
 
 
 def deny_rule_ids(modules: Iterable[tuple[str, str]]) -> frozenset[str]:
-    """The ids of the deny rules in the policy modules: the rules a waiver may name."""
+    """The rules a waiver may name."""
     return frozenset(rule.id for rule in read_catalog(modules).values() if rule.severity == "deny")
 
 
@@ -149,8 +143,8 @@ class WaiverService:
                 kind=kind,
                 name=name,
                 rule=rule,
-                active_at=now if active is True else None,
-                inactive_at=now if active is False else None,
+                active=active,
+                now=now,
                 before_seq=before,
                 limit=limit + 1,
             )
@@ -161,7 +155,6 @@ class WaiverService:
     page_in_thread = thread_twin(page)
 
     def cache_is_fresh(self) -> bool:
-        """Whether active_for() answers from memory, without reading the database."""
         return self._clock.monotonic() - self._loaded_at <= RELOAD_SECONDS
 
     def active_for(self, kind: str, name: str, at: datetime) -> list[PolicyWaiver]:

@@ -1,6 +1,4 @@
-"""HTTP: webhook subscriptions (admin). POST /v1/webhooks (subscribe; the secret is shown
-once), GET /v1/webhooks, DELETE /v1/webhooks/{webhook_id}, GET
-/v1/webhooks/{webhook_id}/deliveries (the delivery log). One service call each."""
+"""HTTP: webhook subscriptions and their delivery log (admin). One service call each."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The dispatcher: a background thread that sends due outbox rows, at least once.
-
-Each round claims due deliveries in a short transaction, sends each on a worker thread (signed
-per attempt), and records the attempt in another transaction: no transaction is open while a
-request is in flight. A process that dies mid-attempt leaves its claim to run out; the
-delivery is then due again (and sent again: at least once).
+"""The dispatcher: a background thread that sends due outbox rows, at least once; no
+transaction is open while a request is in flight (claims and crashes: docs/webhooks.md).
 """
 
 from __future__ import annotations
@@ -166,28 +162,18 @@ def send(
         **signing.headers(claim.secret, claim.message_id, int(at.timestamp()), body),
     }
     started = time.perf_counter()
+    deadline = policy.attempt_deadline
     try:
-        answer = post(
-            client,
-            claim.url,
-            body=body,
-            headers=headers,
-            allow=allow,
-            deadline=policy.attempt_deadline,
-        )
+        answer = post(client, claim.url, body=body, headers=headers, allow=allow, deadline=deadline)
     except httpx.TimeoutException:
         error = f"timed out after {policy.request_timeout:g} s"
-        return Outcome(at=at, duration_ms=_since(started), error=error)
     # ValueError: an IDNA host
     except (DeadlinePassed, TargetRefused, httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
-        return Outcome(at=at, duration_ms=_since(started), error=error)
-    return Outcome(
-        at=at,
-        duration_ms=_since(started),
-        status_code=answer.status_code,
-        retry_after=retry_after_seconds(answer.retry_after),
-    )
+    else:
+        retry_after = retry_after_seconds(answer.retry_after)
+        return Outcome(at, _since(started), answer.status_code, retry_after=retry_after)
+    return Outcome(at, _since(started), error=error)
 
 
 def record(

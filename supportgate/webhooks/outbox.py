@@ -29,15 +29,8 @@ def enqueue_alert_deliveries(
 
     Each alert is a GET /v1/alerts item; it becomes the `data` of a `verdict.changed` event.
     """
-    if not alerts:
-        return 0
-    subscription_ids = repository.active_subscription_ids(session)
-    rows = [
-        _row(subscription_id, str(alert["id"]), _body(EVENT_TYPE, alert["at"], alert), now)
-        for alert in alerts
-        for subscription_id in subscription_ids
-    ]
-    return repository.insert_deliveries(session, rows) if rows else 0
+    bodies = [(str(alert["id"]), _body(EVENT_TYPE, alert["at"], alert)) for alert in alerts]
+    return _enqueue(session, bodies, now)
 
 
 def enqueue_event_deliveries(
@@ -52,9 +45,15 @@ def enqueue_event_deliveries(
     """One outbox row per active subscription for an event that is no alert: `event_id` takes
     the place of the alert's id (the deliveries' `alert_id`), `at` (RFC 3339) is the event's
     `timestamp`. Returns the number of rows written."""
+    return _enqueue(session, [(event_id, _body(event_type, at, data))], now)
+
+
+def _enqueue(session: sqlmodel.Session, bodies: list[tuple[str, str]], now: datetime) -> int:
+    """(alert or event id, body) for every active subscription."""
+    if not bodies:
+        return 0
     subscription_ids = repository.active_subscription_ids(session)
-    body = _body(event_type, at, data)
-    rows = [_row(subscription_id, event_id, body, now) for subscription_id in subscription_ids]
+    rows = [_row(sub, event_id, body, now) for event_id, body in bodies for sub in subscription_ids]
     return repository.insert_deliveries(session, rows) if rows else 0
 
 

@@ -1,8 +1,6 @@
-"""One delivery attempt's POST: to the address that was checked (targets.py), within one total
-deadline (supportgate/http_deadline.py).
-
-The request goes to the checked address, with the URL's host in `Host` and, over https, as the
-TLS server name, so the certificate is still checked against the host, not the address.
+"""One delivery attempt's POST: to the address that was checked (targets.py), with the URL's
+host in `Host` and as the TLS server name, within one total deadline
+(supportgate/http_deadline.py).
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import table_of
+from supportgate.db.engine import conflict_insert
 from supportgate.db.tables import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 _subscriptions = table_of(WebhookSubscription)
@@ -92,10 +92,8 @@ def pending_counts(session: Session) -> dict[str, int]:
 def insert_deliveries(session: Session, rows: list[dict[str, Any]]) -> int:
     """Insert outbox rows, skipping (subscription, alert) pairs already there; how many were
     written."""
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     statement = (
-        insert(_deliveries)
+        conflict_insert(session, _deliveries)
         .on_conflict_do_nothing(index_elements=["subscription_id", "alert_id"])
         .returning(_deliveries.c.seq)
     )
@@ -122,7 +120,7 @@ def claim_due(
     statement = (
         select(
             _deliveries.c.seq,
-            _deliveries.c.attempts,
+            (_deliveries.c.attempts + 1).label("attempt"),
             _deliveries.c.message_id,
             _deliveries.c.subscription_id,
             _deliveries.c.payload,
@@ -147,18 +145,7 @@ def claim_due(
         .where(_deliveries.c.seq.in_([row.seq for row in rows]))
         .values(attempts=_deliveries.c.attempts + 1, next_attempt_at=lease_until)
     )
-    return [
-        Claimed(
-            seq=row.seq,
-            attempt=row.attempts + 1,
-            message_id=row.message_id,
-            subscription_id=row.subscription_id,
-            url=row.url,
-            secret=row.secret,
-            payload=row.payload,
-        )
-        for row in rows
-    ]
+    return [Claimed(**row._mapping) for row in rows]
 
 
 def delivery(session: Session, seq: int, *, lock: bool = False) -> WebhookDelivery | None:
@@ -169,7 +156,6 @@ def delivery(session: Session, seq: int, *, lock: bool = False) -> WebhookDelive
 
 
 def cancel_pending(session: Session, subscription_id: str, *, now: datetime, reason: str) -> int:
-    """Cancel a subscription's pending deliveries (it was disabled); how many."""
     result = session.execute(
         update(_deliveries)
         .where(_deliveries.c.subscription_id == subscription_id, _deliveries.c.status == "pending")

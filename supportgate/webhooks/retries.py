@@ -1,7 +1,6 @@
-"""When to try again, when to give up, when to disable: the delivery policy
-(docs/webhooks.md, Delivery). A claim lasts `lease_seconds`, longer than an attempt can take
-(`attempt_deadline`), so a delivery whose dispatcher died mid-attempt is due again when its
-claim runs out.
+"""When to try again, when to give up, when to disable: the delivery policy (docs/webhooks.md,
+Delivery). A claim outlasts an attempt's deadline, so a delivery whose dispatcher died
+mid-attempt is due again when its claim runs out.
 """
 
 from __future__ import annotations

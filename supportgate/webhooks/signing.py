@@ -1,7 +1,5 @@
-"""Standard Webhooks signatures (https://www.standardwebhooks.com/, symmetric scheme).
-
-The secret is `whsec_` + base64 of random bytes; the HMAC key is the decoded bytes. The
-signature is `v1,` + base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{body}")).
+"""Standard Webhooks signatures (https://www.standardwebhooks.com/, symmetric scheme; the
+secret and signature formats: docs/webhooks.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Where a webhook may be sent: public addresses only, unless SUPPORTGATE_WEBHOOK_ALLOW admits
-more (which addresses, and why: docs/webhooks.md, SSRF).
-
-The check runs at subscription and again at every delivery attempt, which then connects to
-the address that was checked, not to a second look-up's answer, so a name re-pointed between
-the check and the connection (DNS rebinding) gains nothing.
+more. Checked at subscription and at every attempt, which connects to the address it checked,
+so DNS rebinding gains nothing (docs/webhooks.md).
 """
 
 from __future__ import annotations

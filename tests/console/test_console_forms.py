@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from litestar.connection import request as litestar_request
 
-from supportgate.console.form_limits import MAX_FORM_FIELDS
+from supportgate.console.app import MAX_FORM_FIELDS
 from supportgate.console.session import CSRF_FIELD
 
 from ..api import Api

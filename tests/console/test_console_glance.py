@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from supportgate.console.rendering import time_element, utc_text
 from supportgate.console.session import CSRF_FIELD
-from supportgate.console.times import time_element, utc_text
 from supportgate.manifests.decision import Decision, Violation
 from supportgate.manifests.reasons import verdict_reason
 

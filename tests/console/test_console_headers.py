@@ -1,4 +1,4 @@
-"""Every console response carries the security headers (supportgate/console/headers.py): a
+"""Every console response carries the security headers (supportgate/console/app.py): a
 strict Content-Security-Policy with frame-ancestors 'none', nosniff, a Referrer-Policy. The
 browser tests show that the pages work under it; here, that no answer goes without it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from supportgate.console.headers import CONTENT_SECURITY_POLICY
+from supportgate.console.app import CONTENT_SECURITY_POLICY
 from supportgate.package_data import CONSOLE_PACKAGE, package_directory
 
 from ..api import Api

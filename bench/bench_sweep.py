@@ -12,10 +12,9 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
    batch, timing only that call. Then the sweep (cause `matrix`): wall time until its last
    batch is committed (decisions, alerts, tracked manifests, cursor; written by the ledger's
    writer thread, as in `serve`), and the growth of the resident memory of this process and
-   its children (sampled every 20 ms) over its start. Four such sweeps, the matrix flipping
-   sm90 on, off, on and off again (each a new version, each recording every decision): the
-   three-thread pipeline on, off, off, on (ReevaluationService.pipelined); the best of each
-   pair is shown.
+   its children (sampled every 20 ms) over its start. Two such sweeps, the matrix flipping
+   sm90 on and off again (each a new version, each recording every decision); the better one
+   is shown.
 3. A scheduled sweep over the same, unchanged fleet (cause `schedule`), with the sweep memo
    and without it (ReevaluationService.use_memos: every manifest evaluated).
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
@@ -140,9 +139,8 @@ def main() -> None:
 
 def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, float]:
     """The sweeps on a scratch database; prints their table, returns the matrix and the
-    no-change sweeps' manifests per second. The speed devices are measured on and off in the
-    same run: the three-thread pipeline on matrix sweeps that flip the same third of the fleet
-    back and forth (on, off, off, on), the sweep memo on no-change sweeps (on, off)."""
+    no-change sweeps' manifests per second. The sweep memo, a speed device, is measured on and
+    off in the same run on no-change sweeps."""
     with temporary_database(postgres_admin_url()) as url:
         settings = replace(Settings.from_env({}), database_url=url, policy_dir=policy_dir)
         runtime = Runtime.build(settings)
@@ -158,19 +156,17 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
                 )
             initial, first = _timed(lambda: sweeps.run_sweep("matrix", trigger="bench:initial"))
             engine_seconds = 0.0
-            matrix_runs: dict[bool, list[tuple[SweepView, Run]]] = {True: [], False: []}
-            for number, pipelined in enumerate((True, False, False, True), start=1):
+            matrix_runs: list[tuple[SweepView, Run]] = []
+            for number in (1, 2):
                 matrix = sm90_matrix(f"2026.12.{number}", official=number % 2 == 1)
                 published = runtime.matrices.publish(matrix, published_by="bench")
                 if number == 1:
                     engine_seconds = _engine_cost(runtime, policy_dir, published.loaded, batch)
-                sweeps.pipelined = pipelined
-                matrix_runs[pipelined].append(
+                matrix_runs.append(
                     _timed(
                         partial(sweeps.run_sweep, "matrix", trigger=f"matrix:{published.version}")
                     )
                 )
-            sweeps.pipelined = True
             with runtime.db.connect() as connection:
                 alerts = connection.execute(text("SELECT count(*) FROM alerts")).scalar_one()
             quiet_runs = {}
@@ -181,8 +177,7 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
             sweeps.use_memos = True
         finally:
             runtime.stop()
-    changing, change = _best(matrix_runs[True])
-    plain_sweep, plain = _best(matrix_runs[False])
+    changing, change = _best(matrix_runs)
     (quiet, still), (_, unmemo) = quiet_runs[True], quiet_runs[False]
     per = change.seconds / changing.counts.evaluated
     engine_per = engine_seconds / changing.counts.evaluated
@@ -191,16 +186,10 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
         (f"first sweep ({initial.counts.changed:,} decisions)", first, n, None),
         ("engine: Evaluator.evaluate_batch only (baseline)", Run(engine_seconds, 0), n, 1.0),
         (
-            f"matrix sweep ({changing.counts.changed:,} decisions), pipeline on (best of 2)",
+            f"matrix sweep ({changing.counts.changed:,} decisions, best of 2)",
             change,
             n,
             per / engine_per,
-        ),
-        (
-            f"matrix sweep ({plain_sweep.counts.changed:,} decisions), pipeline off (best of 2)",
-            plain,
-            n,
-            (plain.seconds / n) / engine_per,
         ),
         (
             f"no-change scheduled sweep ({quiet.counts.changed} decisions), memo on",
@@ -224,8 +213,7 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
         f"\nno-change sweep {change.seconds / still.seconds:.1f}x faster than the matrix "
         f"sweep with the memo, {change.seconds / unmemo.seconds:.1f}x without; "
         f"{changing.counts.changed:,} of {n:,} decisions changed under the new matrix "
-        f"({alerts:,} alerts over all sweeps; failed: {changing.counts.failed}); "
-        f"pipeline on/off: {plain.seconds / change.seconds:.2f}x faster"
+        f"({alerts:,} alerts over all sweeps; failed: {changing.counts.failed})"
     )
     return n / change.seconds, n / still.seconds
 

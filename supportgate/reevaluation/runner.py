@@ -1,6 +1,6 @@
 """One sweep, batch by batch: `read`, `plan` (evaluate what the memo does not know
 unchanged), `commit` (one ledger Batch, with the sweep's cursor); services.py runs the three
-as a pipeline. What is recorded, and why a sweep killed at any point resumes without recording
+in turn. What is recorded, and why a sweep killed at any point resumes without recording
 anything twice: docs/reevaluation.md.
 """
 

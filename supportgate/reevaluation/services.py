@@ -8,9 +8,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import uuid4
 
@@ -36,11 +34,10 @@ from supportgate.policy.time_thresholds import organisation_reads_the_time
 from supportgate.threads import in_thread, thread_twin
 
 from . import repository
-from .runner import BatchRead, BatchSweeper
+from .runner import BatchSweeper
 from .source import (
     SWEEP_BATCH_SIZE,
     Key,
-    TrackedBatch,
     WaiversFor,
     iter_tracked_batches,
     keys_referencing,
@@ -87,8 +84,7 @@ class ReevaluationService:
         self._waivers_for = waivers_for
         self._events = events
         self.batch_size = SWEEP_BATCH_SIZE  # bench/bench_sweep.py --batch sets another
-        self.pipelined = True  # the speed devices; off: their plain paths (tests, bench)
-        self.use_memos = True
+        self.use_memos = True  # the sweep memo, a speed device; off: its plain path (tests, bench)
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
@@ -365,35 +361,16 @@ class ReevaluationService:
     def _sweep(
         self, sweeper: BatchSweeper, *, only: list[Key] | None, after: Key | None
     ) -> int | None:
-        """Each batch is evaluated here while the next is read in a second thread and the one
-        before is written in a third; batches still commit in order. Without `pipelined`, the
-        plain path (docs/performance.md, Speed devices). The count the memo knew unchanged;
-        None when stopped part way."""
+        """Batch by batch: read, evaluate, commit. The count the memo knew unchanged; None when
+        stopped part way."""
         skipped = 0
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
         )
-        if not self.pipelined:
-            for batch in batches:
-                skipped += sweeper.commit(sweeper.plan(sweeper.read(batch)))
-                if self._stopping.is_set():
-                    return None
-            return skipped
-        with (
-            closing(_read_ahead(sweeper, batches)) as reads,
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-writer") as writer,
-        ):
-            pending: Future[int] | None = None
-            for read in reads:
-                planned = sweeper.plan(read)
-                if pending is not None:
-                    skipped += pending.result()
-                pending = writer.submit(sweeper.commit, planned)
-                if self._stopping.is_set():
-                    pending.result()
-                    return None
-            if pending is not None:
-                skipped += pending.result()
+        for batch in batches:
+            skipped += sweeper.commit(sweeper.plan(sweeper.read(batch)))
+            if self._stopping.is_set():
+                return None
         return skipped
 
     def _begin(self, sweep_id: str) -> Sweep | None:
@@ -419,21 +396,6 @@ class ReevaluationService:
     def _set(self, sweep_id: str, **values: Any) -> None:
         with transaction(self._sessions, write=True) as session:
             sweep_rows.update_sweep(session, sweep_id, **values)
-
-
-def _read_ahead(
-    sweeper: BatchSweeper, batches: Iterator[TrackedBatch]
-) -> Generator[BatchRead, None, None]:
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-reader") as reader:
-
-        def read_next() -> BatchRead | None:
-            batch = next(batches, None)
-            return None if batch is None else sweeper.read(batch)
-
-        ahead = reader.submit(read_next)
-        while (current := ahead.result()) is not None:
-            ahead = reader.submit(read_next)
-            yield current
 
 
 def matrix_trigger(version: str) -> str:

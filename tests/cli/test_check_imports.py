@@ -23,6 +23,7 @@ HEAVY = (
     "httpx",
     "requests",
     "structlog",
+    "cryptography",  # the log's signatures: supportgate/tlog/__init__.py loads them on first use
     # Standard modules `check` once loaded for other commands' sake (socket for a hostname,
     # shutil through importlib.resources and argparse's terminal width, expat for JUnit):
     # together a quarter of its start-up, which is held to 3x its engine's import.

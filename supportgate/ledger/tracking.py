@@ -260,22 +260,32 @@ def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None
 
 @dataclass(frozen=True, slots=True)
 class Tracked:
-    """A key as the writer finds it under the head lock: its open span and its `manifests`
-    row. Either may be missing where the other is not: a decision written without content to
-    track opens a span and no row; a fleet inserted without the log has rows and no spans."""
+    """Keys as the writer finds them under the head lock: their open spans and their
+    `manifests` rows. A key may have one without the other: a decision written without content
+    to track opens a span and no row; a fleet inserted without the log has rows and no spans."""
 
-    span: Span | None
-    row: Any
+    spans: dict[Key, Span]
+    rows: dict[Key, Any]
+
+    def heads(self) -> dict[Key, TrackedHead]:
+        """Where each tracked manifest (each key with a row) stands."""
+        return {
+            key: TrackedHead(
+                content_digest=row.content_digest, latest_decision_id=row.latest_decision_id
+            )
+            for key, row in self.rows.items()
+        }
 
 
 _ROW_COLUMNS = ("owner", "content_digest", "latest_decision_id", "latest_verdict")
 
 
-def tracked_of(session: Session, keys: Sequence[Key]) -> dict[Key, Tracked]:
+def tracked_of(session: Session, keys: Sequence[Key]) -> Tracked:
     """What the writer admits a batch by and folds it from: one read for the keys with an
     open span (a manifest tracked), a second only for the others' rows."""
+    found = Tracked(spans={}, rows={})
     if not keys:
-        return {}
+        return found
     m, s = _manifests, _spans
     statement = (
         select(
@@ -287,28 +297,21 @@ def tracked_of(session: Session, keys: Sequence[Key]) -> dict[Key, Tracked]:
         .outerjoin(m, (m.c.kind == s.c.kind) & (m.c.name == s.c.name))
         .where(s.c.valid_to.is_(None), in_keys(s, keys))
     )
-    found = {}
     for row in session.execute(statement):
         span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
-        found[span.key] = Tracked(span, None if row.row_kind is None else row)
-    if missing := [key for key in keys if key not in found]:
-        rows = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
-        for row in session.execute(rows.where(in_keys(m, missing))):
-            found[(row.kind, row.name)] = Tracked(None, row)
+        found.spans[span.key] = span
+        if row.row_kind is not None:
+            found.rows[span.key] = row
+    if missing := [key for key in keys if key not in found.spans]:
+        found.rows.update(_rows(session, missing))
     return found
 
 
-def heads(found: Mapping[Key, Tracked]) -> dict[Key, TrackedHead]:
-    """Where each tracked manifest stands (those with a `manifests` row)."""
-    return {
-        key: TrackedHead(
-            content_digest=t.row.content_digest, latest_decision_id=t.row.latest_decision_id
-        )
-        for key, t in found.items()
-        if t.row is not None
-    }
+def _rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
+    m = _manifests
+    statement = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
+    return {(row.kind, row.name): row for row in session.execute(statement.where(in_keys(m, keys)))}
 
 
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    found = tracked_of(session, [(kind, name)]).get((kind, name))
-    return found is not None and found.row is not None
+    return (kind, name) in _rows(session, [(kind, name)])

@@ -66,7 +66,7 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
     decisions.insert_decisions(session, admitted.decisions, leaves.decisions, now)
 
     appended = [write.decision for write in admitted.decisions]
-    verdicts = {k: t.row.latest_verdict for k, t in admitted.tracked.items() if t.row is not None}
+    verdicts = {key: row.latest_verdict for key, row in admitted.tracked.rows.items()}
     alerts = record_alerts(session, appended, now, verdicts)
     delivered = enqueue_alert_deliveries(session, alerts, now)
 
@@ -87,7 +87,7 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
             for write, leaf in zip(admitted.decisions, leaves.decisions, strict=True)
             if write.tracking is not None
         },
-        {key: t.span for key, t in admitted.tracked.items() if t.span is not None},
+        dict(admitted.tracked.spans),
     )
     answers = [
         (write.idempotency, write.decision.id, decisions.decision_body(write.decision, leaf))
@@ -148,7 +148,7 @@ class _Admitted:
     """The waivers deleted: id -> (kind, name, expires_at)."""
     untracked: list[Untracking]
     conflicts: list[Conflict]
-    tracked: dict[Key, tracking.Tracked]
+    tracked: tracking.Tracked
     """The batch's decisions' and untrackings' keys as they stood (tracking.tracked_of)."""
 
 
@@ -158,7 +158,7 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
     tracked = tracking.tracked_of(
         session, list({*(w.key for w in writes), *((u.kind, u.name) for u in batch.untracked)})
     )
-    heads = tracking.heads(tracked)
+    heads = tracked.heads()
     indexes = _owners_allow(
         writes,
         [
@@ -166,7 +166,7 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
             for index, write in enumerate(writes)
             if write.expected is None or heads.get(write.key) == write.expected
         ],
-        {key: found.row.owner for key, found in tracked.items() if found.row is not None},
+        {key: row.owner for key, row in tracked.rows.items()},
     )
     conflicts: list[Conflict] = []
 
@@ -192,7 +192,7 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
 
     untracking: list[Untracking] = []
     for untrack in batch.untracked:
-        if (untrack.kind, untrack.name) in heads:
+        if (untrack.kind, untrack.name) in tracked.rows:
             untracking.append(untrack)
         else:
             conflicts.append(Conflict(part="untracked", key=f"{untrack.kind}/{untrack.name}"))
@@ -290,7 +290,7 @@ def _decision_events(admitted: _Admitted, delivered: int) -> list[Event]:
     events: list[Event] = []
     if writes:
         events.append(decisions_recorded((w.decision.verdict, w.decision.cause) for w in writes))
-    digests = {k: t.row.content_digest for k, t in admitted.tracked.items() if t.row is not None}
+    digests = {key: row.content_digest for key, row in admitted.tracked.rows.items()}
     events.extend(
         HardwareRecorded(
             name=w.decision.manifest.name,

@@ -95,7 +95,7 @@ def _apply(session: Session, plan: list[tuple[int, str, list[Op]]]) -> None:
     now, n = START, 0
     for seconds, what, parts in plan:
         now += timedelta(seconds=seconds)
-        heads = tracking.heads(tracking.tracked_of(session, KEYS))
+        heads = tracking.tracked_of(session, KEYS).heads()
         batch = Batch()
         for op in parts:
             key, n = KEYS[op.key], n + 1

@@ -29,8 +29,10 @@ from supportgate.ledger.batches import Batch, DecisionWrite, Tracking, Untrackin
 from supportgate.ledger.log import entries_between, read_head
 from supportgate.ledger.tracking import Span
 from supportgate.ledger.write import apply_batch
-from supportgate.manifests.decision import Checklist, Claims, Decision, ManifestRef
+from supportgate.manifests.decision import Decision, ManifestRef
 from supportgate.policy.inputs import canonical_digest
+
+from ..decisions import PROVEN_CHECKLIST, PROVEN_CLAIMS
 
 KEYS = [(kind, name) for kind in ("HardwareManifest", "DeploymentManifest") for name in "ab"]
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -73,13 +75,8 @@ def _decision(
         verdict=op.verdict,  # type: ignore[arg-type]
         allowed=op.verdict != "rejected",
         violations=(),
-        claims=Claims(builds="proven", correct="proven", performant="proven"),
-        checklist=Checklist(
-            official_support=True,
-            kernels_and_correctness="proven",
-            distributed_performance="proven",
-            service_completeness="complete",
-        ),
+        claims=PROVEN_CLAIMS,
+        checklist=PROVEN_CHECKLIST,
         recommendations=(),
         matrix_version="m1",
         policy_revision="p1",

@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from trestle.oscal.assessment_results import AssessmentResults, Model
 
 from supportgate.fleet.query import FleetAt, FleetManifest
-from supportgate.manifests.decision import Checklist, Claims, Decision, ManifestRef, Violation
+from supportgate.manifests.decision import Decision, ManifestRef, Violation
 from supportgate.oscal.document import assessment_results
+
+from ..decisions import PROVEN_CHECKLIST, PROVEN_CLAIMS
 
 pytestmark = pytest.mark.fast
 
@@ -48,13 +50,8 @@ def _tracked(
         verdict=verdict,  # type: ignore[arg-type]
         allowed=verdict != "rejected",
         violations=violations,
-        claims=Claims(builds="proven", correct="proven", performant="proven"),
-        checklist=Checklist(
-            official_support=True,
-            kernels_and_correctness="proven",
-            distributed_performance="proven",
-            service_completeness="complete",
-        ),
+        claims=PROVEN_CLAIMS,
+        checklist=PROVEN_CHECKLIST,
         recommendations=(),
         matrix_version=matrix_version,
         policy_revision="sha256:" + "a" * 64,

@@ -34,6 +34,7 @@ from supportgate.app import create_app
 from supportgate.config import Settings
 from supportgate.logging import configure_logging
 from supportgate.runtime import Runtime
+from tests.asgi import post_scope
 from tests.services import postgres_admin_url, temporary_database
 from tests.signing import with_test_key
 
@@ -72,20 +73,7 @@ class _Collector:
 
 
 async def _post(app: Litestar, path: str, body: bytes, headers: list[tuple[bytes, bytes]]) -> int:
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [*headers, (b"content-length", str(len(body)).encode())],
-        "client": ("127.0.0.1", 40000),
-        "server": ("127.0.0.1", 80),
-    }
+    scope = post_scope(path, [*headers, (b"content-length", str(len(body)).encode())])
     sent = False
     status = 0
 

@@ -17,6 +17,7 @@ from supportgate.logging import get_logger
 
 from ..api import Api
 from ..api_support import created, deployment, example, hardware, post
+from ..asgi import post_scope
 
 
 def _samples(api: Api) -> dict[str, dict[frozenset[tuple[str, str]], float]]:
@@ -183,25 +184,14 @@ def test_a_client_that_hangs_up_mid_body_is_no_unexpected_error(sqlite_api: Api)
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/v1/evaluations",
-        "raw_path": b"/v1/evaluations",
-        "root_path": "",
-        "query_string": b"",
-        "headers": [
+    scope = post_scope(
+        "/v1/evaluations",
+        [
             (b"host", b"testserver"),
             (b"content-type", b"application/json"),
             (b"authorization", f"Bearer {sqlite_api.keys['ci']}".encode()),
         ],
-        "client": ("127.0.0.1", 1),
-        "server": ("testserver", 80),
-        "state": {},
-    }
+    )
     with capture_logs() as logs, sqlite_api.client.portal() as portal:
         portal.call(app, scope, receive, send)
 

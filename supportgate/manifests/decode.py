@@ -84,11 +84,15 @@ def _text(data: bytes) -> str:
         raise ManifestError(f"the document is not UTF-8 (bad byte at offset {exc.start})") from None
 
 
-def _documents(text: str, fmt: Format) -> list[tuple[int, Raw]]:
-    """The non-empty documents, each with its index in the stream (empty documents count)."""
-    if fmt == "json":
-        return [(0, parse_json(text))]
-    return [(index, doc) for index, doc in enumerate(parse_yaml(text)) if doc is not None]
+def _documents(data: bytes, fmt: Format, source: str | None) -> tuple[str, list[tuple[int, Raw]]]:
+    """The text, and its non-empty documents with their index in the stream (empty ones count)."""
+    try:
+        text = _text(data)
+        if fmt == "json":
+            return text, [(0, parse_json(text))]
+        return text, [(i, doc) for i, doc in enumerate(parse_yaml(text)) if doc is not None]
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
 
 
 def _located(error: ManifestError, text: str, document_index: int) -> ManifestError:
@@ -165,11 +169,7 @@ def _sourced(error: ManifestError, source: str | None) -> ManifestError:
 
 
 def _decode_one(data: bytes, target: Any, what: str, *, fmt: Format, source: str | None) -> Any:
-    try:
-        text = _text(data)
-        docs = _documents(text, fmt)
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
+    text, docs = _documents(data, fmt, source)
     if len(docs) != 1:
         raise _sourced(ManifestError(f"expected one {what}, found {len(docs)} documents"), source)
     return _convert_each(text, docs, target, numbers_as_text=fmt == "yaml", source=source)[0]
@@ -184,11 +184,7 @@ def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> M
 
 def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
     """One manifest per YAML document, or a JSON manifest or array of them (paths `$[i]`)."""
-    try:
-        text = _text(data)
-        docs = _documents(text, fmt)
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
+    text, docs = _documents(data, fmt, source)
     if fmt == "json":
         target = list[Manifest] if isinstance(docs[0][1], list) else Manifest
         [found] = _convert_each(text, docs, target, numbers_as_text=False, source=source)
@@ -207,11 +203,7 @@ def decode_supportgate_documents(
     passed over unread (`[1]`): a Helm template is not even YAML."""
     if SUPPORTGATE_API_VERSION.encode() not in data:
         return [], [1]
-    try:
-        text = _text(data)
-        docs = _documents(text, fmt)
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
+    text, docs = _documents(data, fmt, source)
     ours = [
         (number, doc)
         for number, doc in enumerate(docs, start=1)
@@ -242,8 +234,7 @@ class _ManifestList(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Manifest]:
     """One manifest, a YAML stream or `{"manifests": [...]}`; 1 to `limit`, no kind and name
     twice."""
-    text = _text(data)
-    docs = _documents(text, fmt)
+    text, docs = _documents(data, fmt, None)
     wrapped = (
         len(docs) == 1
         and isinstance(docs[0][1], RawMapping)

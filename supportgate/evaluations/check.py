@@ -140,8 +140,7 @@ def check_locally(
     evaluated_at: datetime,
     more_pools: Mapping[str, HardwareManifest],
 ) -> list[CheckedManifest]:
-    """A `hardware.ref` names a pool of `items` first. One batch: each manifest's `seconds` is
-    its share of it."""
+    """A `hardware.ref` names a pool of `items` first; `seconds` is a share of the one batch."""
     pools = {
         **more_pools,
         **{

@@ -259,8 +259,7 @@ def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Man
 
 
 def decode_json(data: bytes, target: type[T]) -> T:
-    """A JSON request body as `target` (a Struct) under the manifests' rules (limits, no
-    duplicate keys, no NUL), every failure a ManifestError naming the JSON path."""
+    """A request body under the manifests' rules (limits, no duplicate keys, no NUL)."""
     return cast(T, convert(parse_json(_text(data)), target, numbers_as_text=False))
 
 

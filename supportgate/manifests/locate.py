@@ -94,8 +94,7 @@ def _walk(root: Node, segments: list[str]) -> tuple[int, int]:
 
 
 def _entry(node: MappingNode, segments: list[str], start: int) -> tuple[Node, Node, int] | None:
-    """The longest run of segments first, so a key with dots (`app.kubernetes.io/name`) is
-    found."""
+    """The longest run of segments first: a key may hold dots (`app.kubernetes.io/name`)."""
     for end in range(len(segments), start, -1):
         wanted = ".".join(segments[start:end])
         for key, value in node.value:

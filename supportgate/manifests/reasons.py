@@ -35,7 +35,6 @@ def verdict_reason(
 def _unmatched(
     violations: tuple[Violation, ...], others: tuple[Violation, ...]
 ) -> tuple[Violation, ...]:
-    """The `violations` whose (rule, severity) none of `others` has."""
     pairs = {(v.rule, v.severity) for v in others}
     found = (v for v in violations if (v.rule, v.severity) not in pairs)
     return tuple(sorted(found, key=Violation.sort_key))

@@ -1,8 +1,5 @@
-"""What `supportgate collect` can be asked: its options, vendors, optional fields and formats.
-
-Apart from the probes and the renderer so that building the command line, which every
-`supportgate` command does (`check` in each CI job), loads none of them.
-"""
+"""What `supportgate collect` can be asked, apart from the probes and the renderer: building
+the command line, which every `supportgate` command does, loads none of them."""
 
 from __future__ import annotations
 

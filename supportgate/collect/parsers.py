@@ -1,8 +1,5 @@
-"""Pure parsers for the tool outputs `collect` reads. No I/O; each returns None (or an empty
-list) for text it does not recognise, and the caller says what was missing.
-
-Versions come out as the contract wants them: dotted numbers of 1 to 4 parts, as strings.
-"""
+"""Pure parsers for the tool outputs `collect` reads: None (or []) for text they do not
+recognise, so that the caller says what was missing."""
 
 from __future__ import annotations
 
@@ -122,11 +119,8 @@ _HBM: Final = re.compile(r"(\d+)\s*/\s*(\d+)\s*\|?\s*$")
 
 
 def parse_npu_smi(text: str) -> NpuSmi:
-    """Each chip is two rows: the NPU id with the chip name and health, then the chip id with
-    the bus id and, last, `HBM-Usage(MB)` as "used / total". The process table that follows
-    is ignored (its rows carry no bus id). The driver is None unless it is a dotted number
-    ("26.0.rc2" is not).
-    """
+    """Each chip is two rows: the chip name, then the bus id with `HBM-Usage(MB)` "used / total"
+    last (the process table's rows carry no bus id). The driver: only a dotted number."""
     found = _NPU_SMI_VERSION.search(text)
     version = found.group(1) if found else None
     driver = version if version and is_version(version) else None

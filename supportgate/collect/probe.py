@@ -1,8 +1,5 @@
-"""How `collect` looks at the machine: run a command, read a file, read an environment variable.
-
-`Probe` is the seam the tests use: they answer with recorded tool outputs. `SystemProbe` is
-the real machine: commands run without a shell, with a timeout, in the C locale (the parsers
-read English output); a program that is not installed is `None`, never an exception.
+"""How `collect` looks at the machine; tests answer `Probe` with recorded tool outputs.
+Commands run in the C locale, as the parsers read English output.
 """
 
 from __future__ import annotations

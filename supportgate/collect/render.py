@@ -1,8 +1,5 @@
-"""The collected manifest as text: YAML (the default) or JSON, in the contract's field order.
-
-In YAML every value made only of digits and dots (versions, an arch such as "950") is written
-double-quoted, so no YAML reader takes `python: "3.10"` for the number 3.1.
-"""
+"""The collected manifest as YAML or JSON in the contract's field order; in YAML a value of only
+digits and dots is double-quoted, so no reader takes `python: "3.10"` for the number 3.1."""
 
 from __future__ import annotations
 

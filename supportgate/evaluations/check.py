@@ -1,10 +1,8 @@
 """`supportgate check`: evaluate manifest files, resolving hardware refs among them, and report.
 
-The report always comes out, in the format asked for (docs/reports.md): a problem (a file
-that cannot be read, is broken or repeats a manifest, a bad option, no decision) is part of
-it, goes to stderr too and makes the exit code 2. The files that are fine are still judged
-beside it, unless the problem stops every evaluation (a bad `--at`, `--matrix`, server or
-engine).
+The report always comes out (docs/reports.md): a problem is part of it, goes to stderr too
+and makes the exit code 2, and the files that are fine are still judged beside it unless it
+stops every evaluation (a bad `--at`, `--matrix`, server or engine).
 """
 
 from __future__ import annotations
@@ -63,7 +61,7 @@ class ManifestFiles:
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """The `check` command line: the files and the options, as given (not yet validated)."""
+    """As given, not yet validated."""
 
     files: Sequence[str]
     fmt: str = "text"
@@ -81,8 +79,8 @@ class CheckOptions:
 
 
 def read_manifest_files(paths: Sequence[str], *, supportgate_only: bool = False) -> ManifestFiles:
-    """Every manifest in the files, in order; a file that gives none is a problem naming it
-    (`supportgate_only`: passed over, as are documents that are not supportgate/v1)."""
+    """A file that gives none is a problem (`supportgate_only`: passed over, as are documents
+    that are not supportgate/v1)."""
     found: list[SourcedManifest] = []
     problems: list[Problem] = []
     skipped: list[str] = []
@@ -142,8 +140,7 @@ def check_locally(
     evaluated_at: datetime,
     more_pools: Mapping[str, HardwareManifest],
 ) -> list[CheckedManifest]:
-    """Reported in file order; a deployment's `hardware.ref` names a pool of `items`, else
-    one of `more_pools`. One batch: each manifest's `seconds` is its share of it."""
+    """A `hardware.ref` names a pool of `items` first; `seconds` is a share of the one batch."""
     pools = {
         **more_pools,
         **{
@@ -164,7 +161,6 @@ def check_locally(
 
 
 def parse_at(text: str) -> datetime:
-    """`--at`: an RFC 3339 time with a zone, in UTC, in the years the policies compare."""
     moment = cast(datetime, parse_time("--at", text))  # None only for no text
     if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise UsageError(
@@ -229,7 +225,6 @@ def run_check(
 def _write_copy(
     report: Report, fmt: str, path: str, sarif: SarifOptions, option: str = "--report"
 ) -> Report:
-    """The report, with a problem more when `path` cannot be written."""
     text = render(report, fmt, sarif)
     try:
         Path(path).write_text(text, encoding="utf-8")
@@ -248,10 +243,7 @@ def write_report(
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
-    """The report to `output` (else stdout), its problems to stderr; returns the exit code.
-
-    When `output` cannot be written, that is one more problem, and the report goes to stdout.
-    """
+    """When `output` cannot be written, that is one more problem, and the report goes to stdout."""
     if output is not None:
         written = _write_copy(report, fmt, output, sarif, option="--output")
         if written is not report:
@@ -283,11 +275,8 @@ def report_refused_command(
     stdout: TextIO,
     stderr: TextIO,
 ) -> None:
-    """After argparse refused a `check` command line, still write the report it asked for.
-
-    Only when the line names a valid `--format` explicitly (with the default text format
-    the stderr message is the report); `--output`, `--fail-on` and `--sarif-root` are read
-    as well as they can be. The report holds one problem: the refusal.
+    """After argparse refused a `check` command line, still write the report it asked for,
+    when it names a `--format` (with the default text format the stderr message is the report).
     """
     words = [word for word in arguments if not word.startswith("-")]
     if not words or words[0] != "check":
@@ -357,7 +346,6 @@ def _evaluate(  # noqa: PLR0917 - one private call site, in run_check
 def _split_duplicates(
     items: Sequence[SourcedManifest],
 ) -> tuple[list[SourcedManifest], list[Problem]]:
-    """The first manifest of each (kind, name), and a problem for every later one."""
     seen: dict[tuple[str, str], str] = {}
     unique: list[SourcedManifest] = []
     problems: list[Problem] = []

@@ -1,5 +1,4 @@
-"""HTTP: POST /v1/evaluations, its dry run and the tracked-manifest endpoints. One service call
-each."""
+"""HTTP: POST /v1/evaluations, its dry run and the tracked-manifest endpoints."""
 
 from __future__ import annotations
 

@@ -74,8 +74,7 @@ class DryRunService:
     def _tracked_state(
         self, manifests: Sequence[Manifest], principal: Principal, refs: list[str]
     ) -> dict[str, HardwareManifest]:
-        """The tracked pools the request names, after refusing (403) a manifest whose owner
-        a submission could not change."""
+        """After refusing (403) a manifest whose owner a submission could not change."""
         with transaction(self._sessions) as session:
             for manifest in manifests:
                 row = repository.tracked(session, manifest.kind, manifest.metadata.name)
@@ -90,7 +89,7 @@ class DryRunService:
 
 
 def _tracking(manifest: Manifest, principal: Principal) -> Tracking:
-    """What a submission of `manifest` by `principal` would claim (only its owner matters)."""
+    """What a submission would claim (only its owner matters)."""
     return Tracking(
         content={},
         content_digest="",

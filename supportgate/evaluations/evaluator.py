@@ -1,9 +1,4 @@
-"""Turns manifests into decisions with a policy engine under one matrix.
-
-The evaluator owns everything between a validated manifest and a Decision: resolving the
-hardware a deployment runs on, building the policy input, asking the engine (one at a time or
-in batches) and adding what Python knows (identity, versions, digest, time, cause).
-"""
+"""Turns validated manifests into decisions with a policy engine under one matrix."""
 
 from __future__ import annotations
 
@@ -34,7 +29,7 @@ class Subject:
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    """A decision together with the exact input it was made from (enough to replay it)."""
+    """With the exact input the decision was made from (enough to replay it)."""
 
     decision: Decision
     policy_input: PolicyInput
@@ -58,7 +53,6 @@ class Evaluator:
     def decide(
         self, subject: Subject, policy_input: PolicyInput, evaluated_at: datetime
     ) -> Evaluation:
-        """The evaluation of an input made by policy_input(): the engine's part alone."""
         result = self.engine.evaluate(self.matrix, policy_input)
         return self._evaluation(subject, policy_input, result, evaluated_at)
 

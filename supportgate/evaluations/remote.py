@@ -1,25 +1,11 @@
-"""`supportgate check --server URL --token KEY`: the server evaluates, the CLI reports.
+"""`supportgate check --server URL --token KEY`: the server evaluates, the CLI reports
+(docs/ci.md: the dry run by default, `--record` on the default branch).
 
-By default a dry run: the manifests go together, as `{"manifests": [...]}` in their canonical
-JSON, to `/v1/evaluations/dry-run` (at most DRY_RUN_LIMIT a request; more are split, each
-request carrying the pools its deployments name), so a deployment's `hardware.ref` resolves
-among the files first, then among the server's tracked pools, and nothing is recorded.
-
-With `--record` (a push to the default branch) each manifest is POSTed, as its canonical
-JSON, to `/v1/evaluations` (recorded and tracked), hardware manifests first so that
-deployments' `hardware.ref` resolve on the server.
-
-Retries: connection errors, timeouts and 503 are retried (`_retry_delay`); a recording post
-keeps its `Idempotency-Key`, so a request the server did record is answered from its stored
-response rather than recorded twice. The key is `sha256(scope, body)`. The scope is one
-CI job execution: SUPPORTGATE_IDEMPOTENCY_SCOPE when set, else the GitHub Actions run,
-attempt and job, else the GitLab CI job id, else one random value per invocation. A rerun
-within the same scope replays the first answers; a new scope (a new job, a new run) is
-evaluated afresh, so a manifest checked again after a matrix change never gets a stale verdict.
-
-Failures are exit 2, never a verdict: a 4xx names the file, the manifest and the server's
-`detail`/`field` (UsageError); 401/403 say that the server refused the key; an unreachable
-server, or a 5xx that outlasts the retries, is PolicyEngineUnavailable.
+A recording post keeps its `Idempotency-Key` through retries, so a request the server did
+record is not recorded twice. The key is `sha256(scope, body)`, the scope one CI job
+execution (SUPPORTGATE_IDEMPOTENCY_SCOPE, else the GitHub run, attempt and job, else the
+GitLab job, else random): a new run is judged afresh, so a manifest checked again after a
+matrix change never gets a stale verdict. Failures are exit 2, never a verdict.
 """
 
 from __future__ import annotations
@@ -69,8 +55,6 @@ RETRY_MAX_DELAY_S = 10.0
 
 
 def _retry_delay(attempt: int, retry_after: str | None) -> float:
-    """RETRY_BACKOFF_S, then twice that, ...; a 503's Retry-After, when given in seconds,
-    instead; at most RETRY_MAX_DELAY_S."""
     wait = RETRY_BACKOFF_S * float(2 ** (attempt - 1))
     if retry_after is not None and retry_after.strip().isdigit():
         wait = float(retry_after.strip())
@@ -79,8 +63,6 @@ def _retry_delay(attempt: int, retry_after: str | None) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Server:
-    """Where to send the manifests, with what key, under which idempotency scope."""
-
     url: str
     token: str
     idempotency_scope: str
@@ -94,10 +76,7 @@ class Server:
         *,
         in_process_only: Mapping[str, object] | None = None,
     ) -> Server:
-        """From `--server` and `--token` (or SUPPORTGATE_TOKEN); usage errors name the option.
-
-        `in_process_only` maps the options that make no sense with a server to their values.
-        """
+        """`in_process_only`: the options that make no sense with a server, with their values."""
         if url is None:
             raise UsageError(
                 "needs --server (without a server, check evaluates locally)", field="--token"
@@ -125,9 +104,8 @@ def check_remote(
     transport: httpx.BaseTransport | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[CheckedManifest]:
-    """The decisions in file order: of a dry run, or (`record`) of a POST of each manifest
-    (hardware first), each with the time its request took (retries included; in a dry run
-    its share of its request's)."""
+    """In file order, each with its request's time (in a dry run, its share); a recording
+    posts hardware first, so that deployments' `hardware.ref` resolve on the server."""
     order = sorted(
         range(len(items)), key=lambda i: isinstance(items[i].manifest, DeploymentManifest)
     )
@@ -159,8 +137,7 @@ def check_remote(
 def dry_run_batches(
     items: Sequence[SourcedManifest], order: Sequence[int], limit: int = DRY_RUN_LIMIT
 ) -> list[tuple[list[int], list[int]]]:
-    """The dry-run requests: each its own manifests (indices into `items`, in `order`) and the
-    pools of earlier requests that its deployments name, at most `limit` in all."""
+    """Each request's own manifests and the pools of earlier requests its deployments name."""
     pools = {
         item.manifest.metadata.name: index
         for index, item in enumerate(items)
@@ -280,7 +257,7 @@ _IN_BATCH = re.compile(r"\A\$\.manifests\[(?P<index>[0-9]+)\]")
 
 
 def _named(items: Sequence[SourcedManifest], response: httpx.Response) -> str:
-    """`<file>: <Kind> '<name>': ` of the manifest a dry run's error names by its index."""
+    """`<file>: <Kind> '<name>': ` of the manifest a dry run's error names by index."""
     try:
         field = response.json().get("field")
     except (ValueError, AttributeError):
@@ -293,7 +270,6 @@ def _named(items: Sequence[SourcedManifest], response: httpx.Response) -> str:
 
 
 def _problem(response: httpx.Response) -> str:
-    """The server's `detail` (and `field`, when the detail does not name it), or its text."""
     try:
         body: Any = response.json()
     except ValueError:

@@ -30,9 +30,7 @@ def tracked_page(
     rule: str | None = None,
     hardware_ref: str | None = None,
 ) -> Sequence[Manifest]:
-    """Tracked manifests in (kind, name) order, after the cursor key. `rule`: only those whose
-    latest decision has a violation with that rule id (any severity); `hardware_ref`: only the
-    deployments on that pool."""
+    """`rule`: those whose latest decision has a violation of it (any severity)."""
     statement = select(Manifest)
     if hardware_ref is not None:
         statement = statement.where(_manifests.c.hardware_ref == hardware_ref)
@@ -69,7 +67,6 @@ def decisions_by_id(session: Session, ids: Sequence[str]) -> dict[str, Decision]
 def history_page(
     session: Session, kind: str, name: str, *, before_seq: int | None, limit: int
 ) -> Sequence[Decision]:
-    """A manifest's decisions, newest first, older than the cursor."""
     statement = select(Decision).where(_decisions.c.kind == kind, _decisions.c.name == name)
     if before_seq is not None:
         statement = statement.where(_decisions.c.seq < before_seq)

@@ -1,19 +1,14 @@
 """POST /v1/evaluations: decode, resolve hardware, evaluate, record durably, track.
 
-Owners: a key with owners posts only manifests whose `metadata.owner` is one of them (403
-before anything is evaluated). Whether the content may replace a tracked manifest another
-owner holds (only an admin's key changes an owner) is decided by the ledger's writer under
-its head lock (ledger/write.py), so two concurrent posts cannot both pass a check made
-before either is written; a submission it does not admit is a 403 too.
+Whether the content may replace a tracked manifest another owner holds is decided by the
+ledger's writer under its head lock (ledger/write.py), so two concurrent posts cannot both
+pass a check made before either is written; what it does not admit is a 403.
 
-Idempotency-Key: the first response to (API key, Idempotency-Key) is stored in the same
-transaction as its decision. A repeat with the same manifest gets that response and records
-nothing; the same key with another manifest is a 409. "The same" is judged on the canonical
-document (the decoded manifest, encoded with sorted keys), the one thing a decision depends on:
-whitespace, key order, JSON or YAML, `8` or `8.0`, a time's offset do not make another body.
-A body that does not decode is a 400 before the key is looked at. Concurrent repeats in this
-process wait for the first; a repeat racing in another process loses at the database's
-primary key and then answers from the stored response.
+Idempotency-Key: the first response is stored in the same transaction as its decision. "The
+same" request is judged on the canonical manifest, the one thing a decision depends on
+(whitespace, key order, JSON or YAML, `8.0`, a time's offset make no other body). Concurrent
+repeats in this process wait for the first; one racing in another process loses at the
+database's primary key and then answers from the stored response.
 """
 
 from __future__ import annotations
@@ -21,7 +16,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import anyio.to_thread
 import msgspec
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
@@ -43,6 +37,7 @@ from supportgate.manifests.common import END_GUARD
 from supportgate.matrix.services import MatrixService
 from supportgate.policy import PolicyEngine
 from supportgate.policy.inputs import hardware_ref
+from supportgate.threads import in_thread, thread_twin
 from supportgate.waivers.services import WaiverService
 
 from . import repository
@@ -102,9 +97,7 @@ class EvaluationService:
             try:
                 return await self._record(judged)
             except IdempotencyConflict:
-                stored = await anyio.to_thread.run_sync(
-                    self._stored, principal.key_id, key, judged.digest
-                )
+                stored = await self._stored_in_thread(principal.key_id, key, judged.digest)
                 if stored is None:  # pragma: no cover - the conflict means a row exists
                     raise
                 return stored
@@ -112,17 +105,13 @@ class EvaluationService:
             done.set_result(None)
             del self._in_flight[slot]
 
-    async def _judge(
+    @in_thread
+    def _judge(
         self, body: bytes, fmt: Format, principal: Principal, key: str | None
     ) -> _Judged | Answer:
         """Everything before the write, in one hop off the event loop: decoding, the
         database's reads and the evaluation (0.5-1.2 ms for a new manifest; an organisation's
         rule may take seconds) would hold every other request meanwhile."""
-        return await anyio.to_thread.run_sync(self._judge_here, body, fmt, principal, key)
-
-    def _judge_here(
-        self, body: bytes, fmt: Format, principal: Principal, key: str | None
-    ) -> _Judged | Answer:
         manifest = decode_manifest(body, fmt=fmt)
         check_owner(principal, manifest)
         now = self._clock.now()
@@ -185,6 +174,8 @@ class EvaluationService:
                 "this key was already used with a different request body", field="Idempotency-Key"
             )
         return Answer(status=status, body=response, evaluation=None)
+
+    _stored_in_thread = thread_twin(_stored)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,5 @@
-"""Tracked manifests: listing, one manifest with its latest decision, history, untracking.
-
-The reads are here; untracking is a write of the ledger, whose tracking module
-(supportgate/ledger/tracking.py) is the one writer of the tracked manifests.
-"""
+"""Tracked manifests read; untracking is a write of the ledger (ledger/tracking.py is the one
+writer of the tracked manifests)."""
 
 from __future__ import annotations
 
@@ -89,8 +86,7 @@ class TrackingService:
     history_in_thread = thread_twin(history)
 
     def decisions(self, kind: str, name: str, ids: list[str]) -> dict[str, Decision]:
-        """The decisions with these ids that were made for this manifest, by id (an id of
-        another manifest's decision, or of none, is left out)."""
+        """An id of another manifest's decision, or of none, is left out."""
         check_choice("kind", kind, KINDS)
         with transaction(self._sessions) as session:
             rows = repository.decisions_by_id(session, ids)

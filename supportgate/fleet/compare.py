@@ -27,10 +27,8 @@ class FleetChange:
     before: FleetManifest | None
     after: FleetManifest | None
     turn: Decision | None = None
-    """The decision that gave the manifest its later verdict: the first of the run of
-    decisions, since the earlier date, that ends in `after` with its verdict. Its cause and
-    matrix version are the change's; a later decision that kept the verdict (the same
-    content posted again, a hardware sweep) is not (None: untracked at the later date)."""
+    """The first of the run of decisions since the earlier date that ends in `after` with its
+    verdict: its cause and matrix version are the change's, not a later one's that kept it."""
 
     @property
     def before_verdict(self) -> str | None:
@@ -42,8 +40,7 @@ class FleetChange:
 
 
 def verdict_changes(session: Session, earlier: FleetAt, later: FleetAt) -> list[FleetChange]:
-    """The manifests whose verdict at `later` is not their verdict at `earlier` (tracked at
-    one of them only counts as a change), in (kind, name) order."""
+    """Tracked at one date only counts as a change."""
     before: dict[Key, FleetManifest] = {(m.kind, m.name): m for m in earlier.manifests}
     after: dict[Key, FleetManifest] = {(m.kind, m.name): m for m in later.manifests}
     changes = []

@@ -1,6 +1,5 @@
-"""The fleet at time T: the tracked state's spans (supportgate/ledger/tracking.py) open at T,
-each with the decision that opened it. What T means, and why one query answers every T, now
-included: docs/reports.md ("What T means", "How it is answered").
+"""The fleet at time T: the tracked spans (ledger/tracking.py) open at T, each with the decision
+that opened it; what T means and how one query answers every T: docs/reports.md.
 """
 
 from __future__ import annotations
@@ -37,8 +36,7 @@ class FleetManifest:
     """The current decision's stored policy input (its `input_digest` covers it)."""
 
     def content(self) -> dict[str, Any]:
-        """The manifest tracked at T: the `manifest` of the stored policy input (decoded
-        on demand: a report needs only the owner)."""
+        """Decoded on demand: a report needs only the owner."""
         return _content_decoder.decode(self.policy_input).manifest
 
 
@@ -74,7 +72,6 @@ _owner_decoder = msgspec.json.Decoder(_Owner)
 
 
 def fleet_at(session: Session, as_of: datetime) -> FleetAt:
-    """The fleet at `as_of` (an aware time; any time, past or now): three reads in `session`."""
     manifests = []
     for row in session.execute(decisions_in_force(as_of)).mappings():
         owner = _owner_decoder.decode(row["policy_input"]).manifest.metadata.owner

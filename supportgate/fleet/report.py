@@ -144,5 +144,4 @@ def manifests_csv(fleet: FleetAt) -> bytes:
 
 
 def _context(fleet: FleetAt | FleetReport) -> list[str]:
-    """The columns every row repeats, so that each row stands alone in a spreadsheet."""
     return [format_time(fleet.as_of), fleet.matrix_version or "", fleet.policy_revision or ""]

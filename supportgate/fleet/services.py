@@ -50,9 +50,7 @@ class FleetService:
         self._clock = clock
 
     def as_of(self, text: str | None) -> datetime:
-        """The moment `text` names (RFC 3339 with a time zone; None: now). A moment after now
-        is refused: the log holds what happened, and the fleet of a later time is not yet
-        decided (sweeps, expiries and posts to come)."""
+        """None: now. A later moment is refused: the log holds only what happened."""
         now = self._clock.now()
         moment = parse_time("as_of", text)
         if moment is None:

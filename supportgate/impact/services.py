@@ -1,14 +1,9 @@
 """POST /v1/matrix/impact: which tracked manifests would change verdict under a proposed matrix.
 
-Every tracked manifest is evaluated twice in the same call, at the same instant, with the same
-policies and the same unexpired waivers: once under the current matrix and once under the
-proposed one, so only the matrix differs (the stored decisions may be older than the policies
-or the waivers). Nothing is recorded: no decision, no tracking, no alert.
-
-The analysis evaluates in-process (regorus) even when the service decides on an OPA server:
-that server holds one matrix at a time, and loading a proposed one there would let concurrent
-submissions be judged under it. The two engines give identical decisions
-(tests/policy/test_parity.py).
+Each is evaluated twice at the same instant, under the current and the proposed matrix, so
+only the matrix differs (stored decisions may be older than the policies or the waivers).
+In-process even under OPA: an OPA server holds one matrix at a time, and concurrent
+submissions would be judged under the proposed one (the engines agree: test_parity.py).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """From a raw tree to a validated Struct, with every error naming its JSON path.
 
-Two steps. `plain` walks the raw tree beside the target's type (msgspec.inspect) to turn it
-into builtins: it refuses duplicate keys, gives a number found where the type wants a
-string its written text (YAML: `version: 9.20` is "9.20") or refuses it (JSON: quote it),
-and reads an integral float where the type wants an integer as that integer (`nodes: 8.0`
-is 8, as JSON Schema's `integer` has it; `8.5` is still refused).
-`convert` then runs msgspec.convert (strict: no "true" strings into booleans); when it fails,
-the tree is walked part by part (`_validation_problems`) so that every problem is found (CONTRACT
-10.8) with a path naming the failing field, dict keys included (msgspec itself writes
-`$.engines[...]`). `plain` too notes each problem and leaves the entry out.
-
-Every string, keys included, must be storable text: a NUL character (JSON `\u0000`, YAML
-`"\0"`; PostgreSQL's text and jsonb refuse it) or an unpaired surrogate (JSON `"\ud800"`; not
-encodable as UTF-8) is refused with its path.
+`plain` walks the raw tree beside the target's type: a number where a string is wanted is
+its written text in YAML (`version: 9.20` is "9.20") and refused in JSON; an integral float
+where an integer is wanted is that integer (JSON Schema's `integer`). msgspec stops at the
+first problem and writes dict keys as `[...]`, so a failed conversion is walked part by part
+to find every problem (CONTRACT 10.8). NUL and unpaired surrogates are refused: PostgreSQL's
+text and UTF-8 cannot hold them.
 """
 
 from __future__ import annotations
@@ -80,7 +73,7 @@ def _wants_integer(kind: mi.Type | None) -> bool:
 def _shape(
     kind: mi.Type | None, tag_of: Callable[[str], object]
 ) -> mi.StructType | mi.DictType | None:
-    """The one Struct or dict `kind` wants for a mapping (a tagged union's by its tag)."""
+    """A tagged union's member by its tag."""
     shapes = [m for m in _members(kind) if isinstance(m, mi.StructType | mi.DictType)]
     tagged = [m for m in shapes if isinstance(m, mi.StructType) and m.tag_field is not None]
     if tagged:
@@ -103,7 +96,6 @@ def _item_type(kind: mi.Type | None) -> mi.Type | None:
 
 
 def _storable(text: str, path: str) -> str:
-    """`text` unless it holds a NUL character or an unpaired surrogate (not storable text)."""
     if "\x00" in text:
         raise ManifestError("NUL characters (\\u0000) are not accepted in text", path=path)
     try:
@@ -116,13 +108,8 @@ def _storable(text: str, path: str) -> str:
 
 
 def _number(node: Number, kind: mi.Type | None, path: str, *, numbers_as_text: bool) -> object:
-    """A number read as the type `kind` wants: the integer of an integral float where an
-    integer is wanted, the text written where a string is (if `numbers_as_text`).
-
-    Refused here, where the path is known: a number too large to read, and an integral one
-    beyond MAX_SAFE_INTEGER where no float is wanted (where one is, msgspec reads it as a float
-    of that size, as its one-pass JSON decoding of a manifest does).
-    """
+    """An integral one beyond MAX_SAFE_INTEGER is refused where no float is wanted (where one
+    is, it is a float, as in the one-pass JSON decoding of a manifest)."""
     if _wants_text(kind):
         if numbers_as_text:
             return node.text
@@ -153,9 +140,7 @@ def plain(
     numbers_as_text: bool,
     found: list[ManifestError],
 ) -> object:
-    """`node` as builtins, read as the type `kind` wants (None: no type known there). A
-    problem inside a mapping or list is added to `found` and the entry left out, so that one
-    walk finds them all."""
+    """A problem inside goes to `found` and its entry is left out, so one walk finds all."""
     if isinstance(node, str):
         return _storable(node, path)
     if isinstance(node, Number):
@@ -213,8 +198,6 @@ def _entry(
 
 
 def convert(node: Raw, target: Any, *, numbers_as_text: bool) -> Any:
-    """A raw document converted to `target`; a failure is a ManifestError with its path, and
-    with every problem of the document (at most MAX_PROBLEMS) as its `problems`."""
     found: list[ManifestError] = []
     tree = plain(node, _info(target), "$", numbers_as_text=numbers_as_text, found=found)
     if not found:  # the usual case: one conversion
@@ -240,11 +223,8 @@ def _within(path: str, roots: tuple[str, ...]) -> bool:
 
 
 def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestError]:
-    """Every problem msgspec finds in `tree` as `target`. msgspec stops at the first, so a
-    Struct, list or dict that fails is walked in the order msgspec reads it (a Struct's keys
-    as written, then its missing fields; a dict's key, then its value), which makes the first
-    problem msgspec's own; only when no part fails is its own error (a check across its
-    fields) kept."""
+    """Walked in the order msgspec reads (keys as written, then missing fields), so the first
+    problem is msgspec's own; its error is kept only when no part fails (a cross-field check)."""
     try:
         msgspec.convert(tree, target)
     except msgspec.ValidationError as exc:
@@ -276,9 +256,6 @@ def _validation_problems(tree: object, target: Any, path: str) -> list[ManifestE
 
 
 def _entries(target: Any, tree: object) -> list[tuple[str | int, object, Any]]:
-    """The items of a list, or the keys and values of a dict, `tree`, each with the type
-    `target` (a list, tuple or dict type, maybe optional or annotated) wants for it; else
-    none. A dict's key is checked at the path it names."""
     origin, args = typing.get_origin(target), typing.get_args(target)
     if origin is typing.Annotated:
         return _entries(args[0], tree)
@@ -322,8 +299,7 @@ def _translate(error: msgspec.ValidationError, tree: object, root: str) -> Manif
 
 
 def with_named_field(path: str, message: str) -> str:
-    """`path` extended by the field a msgspec message names (a missing or unknown field is
-    named only in the message, and msgspec's own path stops at the object holding it)."""
+    """msgspec names a missing or unknown field only in its message."""
     named = _FIELD.match(message)
     return join(path, named["field"]) if named else path
 

@@ -1,10 +1,6 @@
-"""The raw document tree both parsers produce, and the JSON parser.
-
-A parsed document keeps what the typed conversion needs to decide later: every number
-carries the text it was written as (so `version: 9.20` can become "9.20", never 9.2), and
-every mapping keeps its keys in order with duplicates still visible (so they can be refused
-with their path). `supportgate.manifests._convert` turns this tree into plain builtins.
-"""
+"""The raw tree both parsers produce, and the JSON parser: numbers keep their written text
+(`version: 9.20` can become "9.20", never 9.2) and mappings keep repeated keys, so that
+`_convert` can decide and refuse with the path."""
 
 from __future__ import annotations
 
@@ -22,9 +18,8 @@ MAX_DEPTH: Final = 64
 
 @dataclass(frozen=True, slots=True)
 class Number:
-    """A number as parsed (`value`) and as written (`text`); `value` is None for one too large
-    to read (an integer of more significant digits than any accepted one has, a float beyond
-    the largest double), which is refused with its path wherever a number is wanted."""
+    """`value` is None for one too large to read, refused with its path where a number is
+    wanted."""
 
     value: int | float | None
     text: str
@@ -32,16 +27,13 @@ class Number:
 
 DECIMAL: Final = 10
 MAX_INTEGER_DIGITS: Final = 20
-"""Significant digits read at most: more than any integer accepted has (supportgate.manifests.
-common.MAX_SAFE_INTEGER has 16), and far fewer than Python's limit on converting text to an
-integer (4300 digits, a ValueError), so reading one is cheap and never fails."""
+"""More than MAX_SAFE_INTEGER's 16, far fewer than Python's 4300-digit int() limit (a
+ValueError), so reading one is cheap and never fails."""
 
 
 def read_integer(text: str, base: int = DECIMAL) -> int | float | None:
-    """The integer `text` (an optional sign, then digits in `base`) spells. One of more than
-    MAX_INTEGER_DIGITS significant digits (leading zeros do not count) is read as the float
-    it is closest to, as msgspec reads it for a float field, or None beyond the largest double
-    (and in another base than 10)."""
+    """Beyond MAX_INTEGER_DIGITS, the nearest float (as msgspec reads it for a float field), or
+    None beyond the largest double or in another base than 10."""
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-").lstrip("0") or "0"
     if len(digits) <= MAX_INTEGER_DIGITS:
@@ -65,8 +57,7 @@ def shown(text: str) -> str:
 
 @dataclass(slots=True)
 class RawMapping:
-    """A mapping's entries in document order; `marks` (YAML only) gives each key's 1-based
-    line and column."""
+    """`marks` (YAML only): each key's 1-based line and column."""
 
     pairs: list[tuple[str, Raw]] = field(default_factory=list)
     marks: list[tuple[int, int]] = field(default_factory=list)
@@ -79,7 +70,7 @@ _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
 def join(path: str, key: str | int) -> str:
-    """`path` extended by a mapping key (`$.spec`, `$.labels['a.b/c']`) or a list index."""
+    """`$.spec`, `$.labels['a.b/c']`, `$.items[0]`."""
     if isinstance(key, int):
         return f"{path}[{key}]"
     if _PLAIN_KEY.match(key):

@@ -1,16 +1,10 @@
 """Safe YAML: documents built from PyYAML's event stream, without its constructors.
 
-PyYAML's parser is a state machine; its composer and constructors recurse and resolve
-YAML 1.1 types (`no` as false, `9.20` as 9.2, timestamps, merge keys). Building the tree here
-from events keeps the whole read iterative, so the nesting limit holds before any recursion.
-
-What is refused: any tag (`!!str`, `!custom`), anchors and aliases, keys that are not scalars,
-nesting deeper than MAX_DEPTH. Plain scalars resolve by the YAML 1.2 core schema: null
-(`~`, `null`, empty), booleans (`true`/`false` only in their three spellings, so `no`, `on`
-and `yes` stay strings), decimal, octal (`0o`) and hex (`0x`) integers, and finite decimal
-floats (`.inf` and `.nan` stay strings). Numbers keep their text (`_raw.Number`); one too
-large to read has no value, and `_convert` refuses it where a number is wanted. Mapping keys
-are always read as strings, as written. Duplicate keys are left for `_convert` to refuse.
+Its composer and constructors recurse and resolve YAML 1.1 types (`no` as false, `9.20` as
+9.2, timestamps, merge keys); built from events, the read stays iterative, so the nesting
+limit holds before any recursion. Tags, anchors, aliases and non-scalar keys are refused;
+plain scalars resolve by the YAML 1.2 core schema (`no`, `.inf` stay strings); keys stay
+strings as written; duplicate keys are left for `_convert` to refuse.
 """
 
 from __future__ import annotations
@@ -35,9 +29,8 @@ from supportgate.manifests._raw import (
 Loader = type[yaml.SafeLoader | yaml.CSafeLoader]
 
 LOADER: Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's parser when PyYAML has it (25 times faster on a 1 MiB document), else PyYAML's.
-Only the event stream is used; both parsers are iterative. libyaml has its own nesting cap
-(1000 flow levels), reported as invalid YAML when a document goes that deep."""
+"""libyaml's parser when PyYAML has it (25 times faster on a 1 MiB document). Both are
+iterative; libyaml's own cap (1000 flow levels) is reported as invalid YAML."""
 
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -64,7 +57,7 @@ def resolve_plain(text: str) -> Raw:
 
 @dataclass(slots=True)
 class _Frame:
-    """An open mapping or sequence; `key` is a mapping's key awaiting its value."""
+    """`key`: a mapping's key awaiting its value."""
 
     node: RawMapping | list[Raw]
     key: str | None = None
@@ -107,7 +100,6 @@ def _check(event: yaml.NodeEvent, stack: list[_Frame]) -> None:
 
 
 def _add(stack: list[_Frame], docs: list[Raw], value: Raw) -> None:
-    """Attach a finished value to the open collection, or as a document at the top."""
     if not stack:
         docs.append(value)
         return

@@ -1,10 +1,5 @@
-"""Building blocks shared by the manifest and matrix Structs.
-
-Optional fields default to `None` (or an empty tuple) so that the canonical form omits them
-instead of writing `null`. Validation across fields lives in `__post_init__` and raises
-`FieldError`, which names the field so that the decoder reports its full JSON path
-(`$.spec.accelerator.arch`, not just `$.spec.accelerator`).
-"""
+"""Building blocks of the manifest and matrix Structs. Optional fields default to None (or
+`()`) so that the canonical form omits them rather than writing `null`."""
 
 from __future__ import annotations
 
@@ -58,10 +53,8 @@ Arch = Annotated[
 Text = Annotated[str, msgspec.Meta(min_length=1)]
 
 STORABLE_TEXT_RE: Final = r"^[^\u0000]*$"
-"""Text without a NUL character, which the decoder refuses in every string and key
-(supportgate.manifests._convert). It also refuses an unpaired surrogate (JSON `"\ud800"`),
-which no schema says: regex dialects over UTF-8 (Rust's, Go's, RE2) cannot name surrogates,
-and a pattern that does is not a valid regex to them."""
+"""The decoder also refuses an unpaired surrogate, which no schema says: regex dialects over
+UTF-8 (Rust's, Go's, RE2) cannot name surrogates."""
 
 # An RFC 3339 time with an offset, as msgspec reads it: `T`, `t` or a space between date and
 # time, any number of fraction digits, `Z`, `z`, `+01:00` or `+0100`; real calendar dates only.
@@ -77,10 +70,8 @@ _OFFSET = r"[Zz]|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]"
 
 FIRST_YEAR: Final = 1678
 LAST_YEAR: Final = 2261
-"""The years a time may be in, in UTC: those the policies compare (supportgate.lib.times:
-Rego's time.parse_rfc3339_ns counts 64-bit nanoseconds since 1970, which reach from 1677-09-21
-to 2262-04-11). A time they cannot read would silently count as no time:
-evidence from 1600 would not be stale."""
+"""Rego's time.parse_rfc3339_ns counts 64-bit nanoseconds since 1970 (1677-09-21 to
+2262-04-11); a time it cannot read would silently count as none (evidence from 1600 not stale)."""
 _YEARS = r"(?:167[89]|16[89][0-9]|1[7-9][0-9]{2}|2[01][0-9]{2}|22[0-5][0-9]|226[01])"
 RFC3339_RE: Final = rf"^(?={_YEARS}-)(?:{_DATE})[Tt ]{_TIME}(?:{_OFFSET})${END_GUARD}"
 EDGE_DAY_OFFSET_RE: Final = r"^(?:1678-01-01|2261-12-31)[Tt ][^+-]*[+-](?!00:?00$)"
@@ -130,7 +121,7 @@ NVIDIA_ARCH_RULE: Final[dict[str, Any]] = {
 
 
 class FieldError(SupportgateError, ValueError):
-    """A `__post_init__` check failed on `field` (a dotted path relative to the Struct)."""
+    """`field` is a dotted path relative to the Struct, so the decoder reports the full path."""
 
     def __init__(self, field: str, message: str) -> None:
         self.field = field
@@ -141,16 +132,12 @@ class FieldError(SupportgateError, ValueError):
 class Contract(
     msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True, omit_defaults=True
 ):
-    """Base of the contract Structs (docs/manifests.md).
-
-    Subclasses repeat `frozen=True` (mypy's dataclass_transform does not inherit it), and
-    those listing a required field after an optional one, to keep the contract's field order,
-    pass `kw_only=True` (msgspec does not inherit it). A subclass whose `__post_init__`
-    checks something its fields' types cannot say states it in `json_schema_rules`.
-    """
+    """Subclasses repeat `frozen=True` (mypy's dataclass_transform does not inherit it), and
+    `kw_only=True` where a required field follows an optional one (msgspec does not inherit
+    it)."""
 
     json_schema_rules: ClassVar[dict[str, Any]] = {}
-    """JSON Schema keywords merged into this Struct's schema (what `__post_init__` checks)."""
+    """What `__post_init__` checks, merged into this Struct's JSON Schema."""
 
 
 def check_arch(vendor: str, arch: str) -> None:
@@ -172,12 +159,8 @@ def check_range(low: str | None, below: str | None) -> None:
 
 
 def set_utc(struct: msgspec.Struct, name: str) -> None:
-    """Convert a (frozen) Struct's optional datetime field to UTC, from `__post_init__`, so
-    that the canonical form writes it with a `Z`. A time the policies cannot compare is
-    refused, and so is one on the first or last day of their years that is not in UTC: with
-    another offset it may lie outside them (1678-01-01T00:00:00+01:00 is in 1677), and the
-    rule is simpler to state, here and in the schema (EDGE_DAY_OFFSET_RE), than the limit.
-    """
+    """In UTC, so the canonical form writes a `Z`. On the edge days only UTC is accepted
+    (1678-01-01T00:00:00+01:00 is in 1677): simpler to state, here and in the schema."""
     moment: datetime | None = getattr(struct, name)
     if moment is not None:
         check_comparable(moment, name)

@@ -1,9 +1,5 @@
-"""The decision document (docs/manifests.md).
-
-`PolicyResult` is what the Rego entrypoint `data.supportgate.decision.result` answers;
-`Decision` is that result plus what Python knows about the evaluation (identity, matrix
-version, policy revision, input digest, time, cause) and where the log holds it (`leaf_index`).
-"""
+"""The decision document (docs/manifests.md): `PolicyResult` is what the Rego entrypoint
+answers, `Decision` adds what Python knows of the evaluation and the log."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Safe decoding of manifests and matrices from YAML or JSON, and their canonical form.
-
-Every failure is a `ManifestError` naming the JSON path of the failing field (the rules are
-supportgate.manifests._convert's); MAX_BYTES and MAX_DEPTH are checked before anything
-recursive runs.
-"""
+"""Safe decoding of manifests and matrices from YAML or JSON, every failure naming its field's
+JSON path; MAX_BYTES and MAX_DEPTH are checked before anything recursive runs."""
 
 from __future__ import annotations
 
@@ -88,17 +84,19 @@ def _text(data: bytes) -> str:
         raise ManifestError(f"the document is not UTF-8 (bad byte at offset {exc.start})") from None
 
 
-def _documents(text: str, fmt: Format) -> list[tuple[int, Raw]]:
-    """The non-empty documents of a YAML stream, or the one JSON document, each with its
-    index in the stream (empty documents count)."""
-    if fmt == "json":
-        return [(0, parse_json(text))]
-    return [(index, doc) for index, doc in enumerate(parse_yaml(text)) if doc is not None]
+def _documents(data: bytes, fmt: Format, source: str | None) -> tuple[str, list[tuple[int, Raw]]]:
+    """The text, and its non-empty documents with their index in the stream (empty ones count)."""
+    try:
+        text = _text(data)
+        if fmt == "json":
+            return text, [(0, parse_json(text))]
+        return text, [(i, doc) for i, doc in enumerate(parse_yaml(text)) if doc is not None]
+    except ManifestError as exc:
+        raise _sourced(exc, source) from None
 
 
 def _located(error: ManifestError, text: str, document_index: int) -> ManifestError:
-    """`error` with the line and column of each problem's field in the text (where it shows
-    them); after the first, the problems in the order they are written."""
+    """After the first, the problems in the order they are written."""
     problems = [_at(problem, text, document_index) for problem in error.problems]
     first, *rest = problems
     rest.sort(key=lambda p: (p.line is None, p.line or 0, p.column or 0))
@@ -119,9 +117,8 @@ def _convert_each(
     source: str | None,
     numbers: list[int] | None = None,
 ) -> list[Any]:
-    """Each document as `target`; the problems of every document that fails, together (a
-    stream of several names each problem's document by its number in `numbers`, else by its
-    place in `docs`, counted from 1)."""
+    """The problems of every failing document together, each naming its document (by
+    `numbers`, else by its place in `docs` from 1) when there are several."""
     values: list[Any] = []
     failed: list[ManifestError] = []
     several = len(docs) > 1 or numbers is not None
@@ -146,13 +143,9 @@ _manifest_json: Final = msgspec.json.Decoder(Manifest)
 
 
 def _clean_json_manifest(data: bytes) -> Manifest | None:
-    """A JSON manifest that breaks no rule, decoded in one msgspec pass; None otherwise, and
-    the careful path decides and names the field (a speed device: docs/performance.md).
-
-    Its rules are all met when msgspec's strict typed decode succeeds, the text holds no
-    backslash-u escape (so no NUL, no lone surrogate) and no object repeats a key, which
-    msgspec would silently accept. tests/manifests/test_decode_fast.py checks that both ways
-    agree.
+    """A speed device (docs/performance.md); None sends the careful path to name the field.
+    Its rules hold when msgspec's strict decode succeeds, no backslash-u escape (no NUL, no
+    lone surrogate) and no repeated key (which msgspec accepts). Oracle: test_decode_fast.py.
     """
     if len(data) > MAX_BYTES or b"\\u" in data:
         return None
@@ -166,12 +159,8 @@ def _clean_json_manifest(data: bytes) -> Manifest | None:
 
 
 def _repeats_no_key(data: bytes) -> bool:
-    """True when no object in this (valid) JSON text repeats a key; False when one may.
-
-    The text compacted token by token keeps every key; decoded to dicts and encoded again it
-    loses a repeated one. So equal bytes prove no key repeats. Unequal bytes may also come
-    from spellings decoding normalises (`1.50`, `1e3`, `\\/`): those go the careful way too.
-    """
+    """Compacted text keeps a repeated key, a decode and encode loses it: equal bytes prove none
+    repeats (unequal ones may be `1.50`, `1e3`, `\\/` normalised: the careful way decides)."""
     return msgspec.json.format(data, indent=-1) == msgspec.json.encode(msgspec.json.decode(data))
 
 
@@ -180,11 +169,7 @@ def _sourced(error: ManifestError, source: str | None) -> ManifestError:
 
 
 def _decode_one(data: bytes, target: Any, what: str, *, fmt: Format, source: str | None) -> Any:
-    try:
-        text = _text(data)
-        docs = _documents(text, fmt)
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
+    text, docs = _documents(data, fmt, source)
     if len(docs) != 1:
         raise _sourced(ManifestError(f"expected one {what}, found {len(docs)} documents"), source)
     return _convert_each(text, docs, target, numbers_as_text=fmt == "yaml", source=source)[0]
@@ -198,14 +183,8 @@ def decode_manifest(data: bytes, *, fmt: Format, source: str | None = None) -> M
 
 
 def decode_manifests(data: bytes, *, fmt: Format, source: str | None = None) -> list[Manifest]:
-    """Every manifest in a YAML stream (one per document; empty documents are skipped), or in
-    a JSON document that is one manifest or an array of manifests (paths then start `$[i]`).
-    """
-    try:
-        text = _text(data)
-        docs = _documents(text, fmt)
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
+    """One manifest per YAML document, or a JSON manifest or array of them (paths `$[i]`)."""
+    text, docs = _documents(data, fmt, source)
     if fmt == "json":
         target = list[Manifest] if isinstance(docs[0][1], list) else Manifest
         [found] = _convert_each(text, docs, target, numbers_as_text=False, source=source)
@@ -219,18 +198,12 @@ SUPPORTGATE_API_VERSION: Final = "supportgate/v1"
 def decode_supportgate_documents(
     data: bytes, *, fmt: Format, source: str | None = None
 ) -> tuple[list[tuple[int, Manifest]], list[int]]:
-    """The manifests among a file's documents, each with its document's index in the stream
-    (from 0, empty documents counted), and the numbers (from 1) of the documents passed
-    over: those whose `apiVersion` is not supportgate/v1 (Kubernetes, Helm values...).
-    A file that never says `supportgate/v1` is passed over unread (`[1]`): a Helm template
-    is not even YAML."""
+    """The manifests with their index in the stream, and the numbers (from 1) of the documents
+    of other apiVersions (Kubernetes, Helm values). A file that never says `supportgate/v1` is
+    passed over unread (`[1]`): a Helm template is not even YAML."""
     if SUPPORTGATE_API_VERSION.encode() not in data:
         return [], [1]
-    try:
-        text = _text(data)
-        docs = _documents(text, fmt)
-    except ManifestError as exc:
-        raise _sourced(exc, source) from None
+    text, docs = _documents(data, fmt, source)
     ours = [
         (number, doc)
         for number, doc in enumerate(docs, start=1)
@@ -259,11 +232,9 @@ class _ManifestList(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 
 def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Manifest]:
-    """The manifests of a request body: one manifest, a YAML stream of them (errors name the
-    document, counted from 1), or `{"manifests": [...]}` (paths `$.manifests[i]...`); 1 to
-    `limit` of them, none repeating another's kind and name."""
-    text = _text(data)
-    docs = _documents(text, fmt)
+    """One manifest, a YAML stream or `{"manifests": [...]}`; 1 to `limit`, no kind and name
+    twice."""
+    text, docs = _documents(data, fmt, None)
     wrapped = (
         len(docs) == 1
         and isinstance(docs[0][1], RawMapping)
@@ -288,8 +259,7 @@ def decode_manifest_request(data: bytes, *, fmt: Format, limit: int) -> list[Man
 
 
 def decode_json(data: bytes, target: type[T]) -> T:
-    """A JSON request body as `target` (a Struct) under the manifests' rules (limits, no
-    duplicate keys, no NUL), every failure a ManifestError naming the JSON path."""
+    """A request body under the manifests' rules (limits, no duplicate keys, no NUL)."""
     return cast(T, convert(parse_json(_text(data)), target, numbers_as_text=False))
 
 
@@ -298,8 +268,5 @@ def decode_matrix(data: bytes, *, fmt: Format, source: str | None = None) -> Mat
 
 
 def to_builtins(struct: msgspec.Struct) -> dict[str, Any]:
-    """The canonical JSON-ready form: absent optional fields omitted (never null), times in UTC
-    with `Z` (the Structs store them in UTC), versions as strings, arrays as lists, numbers of
-    float fields as floats, `kind` included. Exactly what the canonical JSON decodes to.
-    """
+    """Exactly what the canonical JSON decodes to (absent optionals omitted, never null)."""
     return cast(dict[str, Any], msgspec.json.decode(msgspec.json.encode(struct)))

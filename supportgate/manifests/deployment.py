@@ -1,9 +1,4 @@
-"""DeploymentManifest: what runs on a pool (docs/manifests.md).
-
-Required: `hardware` (exactly one of `ref` and `spec`), `engine`, `model`, `stage`, `mode`
-and `topology`. `service`, `port` and `evidence`, and every entry inside them, are optional:
-a missing component counts as `source: missing`, a missing evidence item as `status: absent`.
-"""
+"""DeploymentManifest: what runs on a pool (docs/manifests.md)."""
 
 from __future__ import annotations
 

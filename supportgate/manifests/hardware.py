@@ -1,8 +1,4 @@
-"""HardwareManifest: a pool of machines (docs/manifests.md).
-
-Required: `accelerator` (vendor, model, arch, per_node), `nodes` and `toolkit`; the rest is
-optional and omitted from the canonical form when absent.
-"""
+"""HardwareManifest: a pool of machines (docs/manifests.md)."""
 
 from __future__ import annotations
 

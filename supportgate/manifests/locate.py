@@ -1,9 +1,7 @@
-"""Find the line (and column) of a manifest path (`spec.service.kv_cache`) in YAML or JSON text.
+"""The line (and column) of a manifest path (`spec.service.kv_cache`) in YAML or JSON text.
 
-Only node marks are read (`yaml.compose_all` with the safe loader): nothing is constructed,
-so the lookup cannot execute or expand anything. A path that does not exist in the text
-(a rule about a missing field) resolves to its nearest existing ancestor, down to the
-document itself; `None` means the text gives no line at all (not YAML, no such document).
+Only node marks are read (nothing is constructed, so nothing executes or expands). A path
+not in the text (a rule about a missing field) resolves to its nearest existing ancestor.
 """
 
 from __future__ import annotations
@@ -19,11 +17,7 @@ _INDEX = re.compile(r"\[(\d+)\]")
 
 
 def locate(text: str | None, dotted_path: str, document_index: int = 0) -> int | None:
-    """The 1-based line of `dotted_path` in document `document_index` of `text`.
-
-    Accepts `spec.evidence.build`, a leading `$.`, and list indices as `items.0` or
-    `items[0]`. Falls back to the nearest existing ancestor's line.
-    """
+    """Accepts a leading `$.` and list indices as `items.0` or `items[0]`."""
     found = locate_mark(text, dotted_path, document_index)
     return None if found is None else found[0]
 
@@ -31,7 +25,6 @@ def locate(text: str | None, dotted_path: str, document_index: int = 0) -> int |
 def locate_mark(
     text: str | None, dotted_path: str, document_index: int = 0
 ) -> tuple[int, int] | None:
-    """The 1-based line and column where `dotted_path` (as for `locate`) is written."""
     if text is None or document_index < 0:
         return None
     root = _document(text, document_index)
@@ -101,11 +94,7 @@ def _walk(root: Node, segments: list[str]) -> tuple[int, int]:
 
 
 def _entry(node: MappingNode, segments: list[str], start: int) -> tuple[Node, Node, int] | None:
-    """The mapping entry matching the longest run of segments from `start`.
-
-    The longest run first, so a key that itself contains dots (a label such as
-    `app.kubernetes.io/name`) is still found.
-    """
+    """The longest run of segments first: a key may hold dots (`app.kubernetes.io/name`)."""
     for end in range(len(segments), start, -1):
         wanted = ".".join(segments[start:end])
         for key, value in node.value:

@@ -1,13 +1,5 @@
-"""The support matrix: versioned policy data (docs/manifests.md).
-
-Required: `version`, `evidence_max_age_days` and `engines`; per engine `models`, `platforms`
-and `host.os`. Optional, and omitted from the canonical form when absent or empty:
-`effective_from`, `default_engine` (the policies then use `deepinfer`), `alternatives`,
-`accelerators` (the hardware catalogue, CONTRACT 10.3), per platform `tier` (official), per
-engine `host.compiler`, `host.python`, `provides`, `arch_dependencies` and
-`reference_topology`, and per alternative `models`, `host` and `provides` (CONTRACT 10.6). A
-range is `min <= v < below`; either bound may be left out.
-"""
+"""The support matrix: versioned policy data (docs/manifests.md; CONTRACT 10.3, 10.6). Without
+`default_engine` the policies use `deepinfer`."""
 
 from __future__ import annotations
 

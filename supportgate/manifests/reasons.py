@@ -1,11 +1,5 @@
-"""Why a verdict changed: the violations one decision has and the other has not.
-
-A verdict follows from the severities of its violations (a deny rejects, a warn makes it
-experimental), so a change of verdict always comes with a (rule, severity) pair gained or
-lost. The reason lists those violations with their messages: the ones gained from the later
-decision, the ones lost from the earlier. The console's alerts and the impact analysis
-(POST /v1/matrix/impact) both explain a change this way.
-"""
+"""Why a verdict changed, for alerts and the impact analysis: a verdict follows from its
+violations' severities, so a change always comes with a (rule, severity) gained or lost."""
 
 from __future__ import annotations
 
@@ -41,7 +35,6 @@ def verdict_reason(
 def _unmatched(
     violations: tuple[Violation, ...], others: tuple[Violation, ...]
 ) -> tuple[Violation, ...]:
-    """The `violations` whose (rule, severity) none of `others` has."""
     pairs = {(v.rule, v.severity) for v in others}
     found = (v for v in violations if (v.rule, v.severity) not in pairs)
     return tuple(sorted(found, key=Violation.sort_key))

@@ -3,12 +3,9 @@ r"""JSON Schemas generated from the Structs, checked in under schemas/.
     python -m supportgate.manifests.schema --write   regenerate schemas/*.schema.json
     python -m supportgate.manifests.schema --check   exit 1 when a checked-in schema has drifted
 
-Run from the repository's root: the directory is `schemas`, relative to the working
-directory, unless `--dir` names another. A schema accepts exactly the documents the decoder
-accepts (tests/manifests/test_schema_agreement.py): each Struct's `json_schema_rules` are merged
-into its definition, and every string and map key without a pattern gets STORABLE_TEXT_RE.
-What JSON Schema cannot say (an empty version range, `default_engine` among `engines`, an
-unpaired surrogate) the decoder alone enforces; the descriptions say so.
+Run from the repository's root (or name `--dir`). A schema accepts exactly the documents the
+decoder accepts (tests/manifests/test_schema_agreement.py), save what JSON Schema cannot say
+(an empty version range, an unpaired surrogate): the descriptions say so.
 """
 
 from __future__ import annotations
@@ -56,7 +53,6 @@ def _merge_struct_rules(defs: dict[str, Any]) -> None:
 
 
 def _storable_text(node: Any) -> Any:
-    """`node` with STORABLE_TEXT_RE on every string and map key that has no pattern yet."""
     if isinstance(node, list):
         return [_storable_text(item) for item in node]
     if not isinstance(node, dict):
@@ -71,7 +67,6 @@ def _storable_text(node: Any) -> Any:
 
 
 def schema(target: Any) -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of `target`, with `$defs`."""
     generated = msgspec.json.schema(target)
     _merge_struct_rules(generated.get("$defs", {}))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **_storable_text(generated)}
@@ -86,7 +81,6 @@ def expected() -> dict[str, str]:
 
 
 def drifted(directory: Path) -> list[str]:
-    """The schema files in `directory` that are missing or differ from the Structs."""
     return [
         name
         for name, text in expected().items()

@@ -16,7 +16,6 @@ def prepare(matrix: Matrix) -> LoadedMatrix:
 
 
 def load_matrix_file(path: Path) -> Matrix:
-    """A matrix document from a YAML or JSON file; errors name the file and the field."""
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -1,5 +1,4 @@
-"""HTTP: the support matrix, one service call each (POST /v1/matrix/impact is
-supportgate.impact's)."""
+"""HTTP: the support matrix (POST /v1/matrix/impact is supportgate.impact's)."""
 
 from __future__ import annotations
 

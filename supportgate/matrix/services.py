@@ -1,15 +1,11 @@
-"""Matrix versions: publishing, listing, and which one is current.
+"""Matrix versions: publishing, listing, and which one is current (the one whose
+`effective_from`, else publication, came last and has arrived).
 
-Only the current version is applied: among the published versions whose `effective_from`
-has arrived (no `effective_from`: effective when published), the one that took effect last
-(ties: the one published last). A version with a future `effective_from` becomes current at
-that time. The versions are few and small, so they are held in memory; a reload (after a
-publish, and every RELOAD_SECONDS: another replica may have published) reads the list of
-versions and their digests, and the document of a version this process does not hold yet.
-Versions are never edited in place, so each is read and prepared once per process (the one
-that publishes it reads it not at all). Publishing is a write of the ledger
-(supportgate/ledger/); its MatrixPublished event, after the commit, starts the sweep of a
-version that is current (supportgate/runtime.py registers that).
+The versions are few and small, so they are held in memory; a reload (after a publish, and
+every RELOAD_SECONDS: another replica may have published) reads the digests, and the
+documents of versions not held yet. Versions are never edited in place, so each is read and
+prepared once per process. Publishing is a write of the ledger; its MatrixPublished event
+starts the sweep (supportgate/runtime.py registers that).
 """
 
 from __future__ import annotations
@@ -81,8 +77,7 @@ class MatrixService:
     def publish(
         self, matrix: Matrix, *, published_by: str | None, provenance: Provenance | None = None
     ) -> PublishedMatrix:
-        """Publish a new version (ConflictError naming `$.version` when it exists);
-        `provenance`: where it was read from, for a version read from a matrix source."""
+        """`provenance`: where a version read from a matrix source was read from."""
         loaded = prepare(matrix)
         publication = MatrixPublication(
             version=matrix.version,

@@ -20,8 +20,6 @@ __all__ = [
 def build_engine(
     bundle: PolicyBundle, settings: Settings, served_revision: str | None
 ) -> PolicyEngine:
-    """OPA evaluates the bundle the service serves (`served_revision`, None when it serves
-    none), so it needs the bundle's signing key and a token for OPA's API."""
     if not settings.opa_url:
         return EmbeddedEngine(bundle)
     if served_revision is None:

@@ -1,9 +1,5 @@
-"""The policy files as one unit: their text, their revision digest and the default matrix.
-
-The built-in modules (SUPPORTGATE_POLICY_DIR) and the organisation bundles'
-(SUPPORTGATE_POLICY_BUNDLES, org.py) are one bundle: one revision covers them all, and both
-engines load every module.
-"""
+"""The built-in modules and the organisation bundles' as one unit: one revision covers them all,
+and both engines load every module."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Serving the signed OPA bundle (opa_bundle.py) to the OPA that pulls it (docs/opa.md).
-
-Only OPA may fetch it, with the bundle token (SUPPORTGATE_BUNDLE_TOKEN); the route is
-outside the API keys' guard, since OPA holds no API key. A fetch naming the current ETag in
-If-None-Match is 304: OPA polls, and downloads only a new revision.
+"""Serving the signed OPA bundle to the OPA that pulls it (docs/opa.md), with the bundle token
+rather than an API key, which OPA has not; OPA polls, and the ETag spares it the unchanged.
 """
 
 from __future__ import annotations

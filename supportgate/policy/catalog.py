@@ -1,10 +1,7 @@
-"""The rule catalogue, read from the METADATA blocks of the policy modules.
-
-Each rule's METADATA is the one source of its id, severity and wording outside Rego.
-regorus cannot read annotations at run time, so they are read here: for an organisation's
-module from the Rego parse (rego_parse.py), for the built-in ones (trusted, and read at every
-`supportgate check`, where the parse would cost ~190 ms) from the text, which
-tests/policies/test_catalog.py holds against the parse.
+"""The rule catalogue, read from the METADATA blocks (regorus cannot read annotations): an
+organisation's from the Rego parse, the built-in ones (trusted, and read at every `check`,
+where the parse would cost ~190 ms) from the text, which tests/policies/test_catalog.py holds
+against the parse.
 """
 
 from __future__ import annotations

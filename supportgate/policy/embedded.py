@@ -1,8 +1,5 @@
-"""The in-process engine: regorus (PyPI `gordon-to-regorus`), compiled once per thread and matrix.
-
-A regorus Engine is "unsendable": PyO3 panics when one is used (or dropped) from any thread but
-the one that created it. So each thread compiles its own engine per (policy revision, matrix
-content) on first use (about 5 ms); no engine ever crosses a thread.
+"""The in-process engine: regorus (PyPI `gordon-to-regorus`), compiled once per thread and matrix
+(about 5 ms): an Engine is "unsendable", PyO3 panics when any other thread uses or drops it.
 """
 
 from __future__ import annotations

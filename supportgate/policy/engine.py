@@ -27,8 +27,7 @@ _result_decoder = msgspec.json.Decoder(PolicyResult)
 
 @dataclass(frozen=True, slots=True)
 class LoadedMatrix:
-    """A support matrix ready for an engine; `prepared` (data.supportgate.prepared) is made
-    here, once per matrix, the same for both engines."""
+    """`prepared` (data.supportgate.prepared) is made here, once per matrix, for both engines."""
 
     version: str
     document: Mapping[str, Any]
@@ -59,7 +58,6 @@ class LoadedMatrix:
 
 
 def matrix_key(document: Mapping[str, Any]) -> str:
-    """LoadedMatrix.key of a matrix document, without preparing it."""
     return _key(_matrix_encoder.encode(document))
 
 
@@ -79,18 +77,15 @@ class PolicyEngine(Protocol):
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult: ...
 
     def check_ready(self) -> None:
-        """Raise PolicyEngineError when the engine cannot evaluate right now."""
+        """Raises PolicyEngineError when the engine cannot evaluate right now."""
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
-        """Evaluate under these policies from now on (`served_revision`: the revision of the
-        OPA bundle the service now serves, None when it serves none)."""
+        """`served_revision`: of the OPA bundle the service now serves, if any."""
 
     def close(self) -> None: ...
 
 
 def to_result(answer: object) -> PolicyResult:
-    """The engine's answer, JSON or parsed, as a normalised PolicyResult; anything else
-    is an engine error."""
     if answer is None:
         raise PolicyEvaluationError("the policy left the decision undefined")
     try:
@@ -104,9 +99,8 @@ def to_result(answer: object) -> PolicyResult:
 def sparing_org(
     evaluate: Callable[[PolicyInput], PolicyResult], policy_input: PolicyInput
 ) -> PolicyResult:
-    """evaluate(policy_input), and when the evaluation fails, once more with the organisation
-    rules unread: an organisation rule that fails (Rego has no catch) must not cost the
-    built-in verdict. The decision then carries a warn of rule `org` saying so."""
+    """On failure, once more with the organisation rules unread: a failing organisation rule
+    (Rego has no catch) must not cost the built-in verdict; a warn of rule `org` says so."""
     try:
         return evaluate(policy_input)
     except PolicyEvaluationError as exc:

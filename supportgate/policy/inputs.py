@@ -37,8 +37,7 @@ class PolicyInput:
         )
 
     def without_organisation(self) -> PolicyInput:
-        """Asks the decision to leave every organisation rule unread (one failed on it:
-        docs/organisation-policies.md)."""
+        """One failed: the decision leaves them all unread (docs/organisation-policies.md)."""
         return PolicyInput.from_document({**self.document, "organisation_failed": True})
 
 

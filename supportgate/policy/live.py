@@ -1,9 +1,6 @@
-"""The policies in force, and their reload at each scheduler tick when the files change: a
-changed revision that fails its check is refused and told once, one that passes is taken, and
-reload() says so, so that the scheduler starts a sweep with cause `policy`
-(docs/organisation-policies.md). Under OPA a new bundle is published first and taken only once
-OPA holds it; one OPA has not taken OPA_ACTIVATION_BOUND after its publication is withdrawn
-(docs/opa.md, "A bundle OPA refuses").
+"""The policies in force, reloaded at each scheduler tick when the files change (a refusal
+told once; docs/organisation-policies.md). Under OPA a new bundle is taken only once OPA holds
+it, and withdrawn if OPA has not after OPA_ACTIVATION_BOUND (docs/opa.md).
 """
 
 from __future__ import annotations
@@ -35,8 +32,7 @@ OPA_ACTIVATION_BOUND = timedelta(seconds=60)
 
 @dataclass(frozen=True, slots=True)
 class _Published:
-    """Policies served to OPA and not yet taken: `served` is their OPA bundle revision;
-    `fallback` is what is served again if OPA never takes them."""
+    """Served to OPA, not yet taken; `fallback` is served again if OPA never takes them."""
 
     bundle: PolicyBundle
     served: str
@@ -74,7 +70,7 @@ class LivePolicies:
             self._published = _Published(bundle, served, clock.now(), bundle.builtin_only())
 
     def reload(self) -> bool:
-        """Whether new policies are now in force."""
+        """Whether new policies are now in force (the scheduler then sweeps, cause `policy`)."""
         with self._lock:
             if self._published is not None:
                 settled = self._settle(self._published)
@@ -91,7 +87,6 @@ class LivePolicies:
             return self._take(fresh, served)
 
     def _changed(self) -> PolicyBundle | None:
-        """The policy files, when they changed and pass the check; None otherwise."""
         try:
             fresh = PolicyBundle.read(self._settings.policy_dir, self._settings.policy_bundles)
         except (UsageError, OSError, UnicodeDecodeError) as exc:
@@ -112,8 +107,7 @@ class LivePolicies:
         return fresh
 
     def _settle(self, published: _Published) -> bool:
-        """Take the published policies once OPA holds them; after OPA_ACTIVATION_BOUND without,
-        serve the fallback again (taken at the first start) and refuse these."""
+        """After OPA_ACTIVATION_BOUND without OPA holding them, the fallback is served again."""
         try:
             held = self._engine.held_revision() if isinstance(self._engine, OpaEngine) else None
         except PolicyEngineError:  # OPA cannot have refused them: the bound starts once it answers

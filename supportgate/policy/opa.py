@@ -1,11 +1,8 @@
-"""The OPA engine: an Open Policy Agent server that holds the service's signed bundle. It never
-writes to OPA: each decision is one POST to the bundle's entry rule with the revision the
-service expects and the matrix to judge under (docs/opa.md); no answer is a 503, never a verdict.
-
-Calls share nothing but httpx's connection pool: no lock is held across a call, so a hung OPA
-costs each waiting request one deadline, not the sum of everyone's. The answer's body is read
-in chunks against the call's deadline, `timeout_s`: httpx's timeouts are per operation, not
-per call.
+"""The OPA engine: one POST per decision to the signed bundle's entry rule, with the revision
+expected and the matrix (docs/opa.md); no answer is a 503, never a verdict. No lock is held
+across a call, so a hung OPA costs each waiting request one deadline, not the sum of
+everyone's; the body is read in chunks against `timeout_s`, as httpx's timeouts are per
+operation, not per call.
 """
 
 from __future__ import annotations

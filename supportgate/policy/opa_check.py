@@ -1,10 +1,7 @@
-"""OPA's compiler on the policies, where an `opa` is on PATH: a bundle that regorus accepts but
-OPA refuses (OPA's type checker is stricter) never loads, and OPA's capabilities file leaves
-out the builtins a bundle may not call (CONTRACT 11.2), so OPA refuses them too.
-
-`opa run` takes no capabilities (open-policy-agent/opa#4153): the OPA server compiles the
-served bundle with every builtin. What keeps them out of it is that the service serves only
-policies that passed this check and org_check.py's, which reads the calls from the parse.
+"""OPA's compiler on the policies, where an `opa` is on PATH: OPA's type checker is stricter
+than regorus, and its capabilities file here leaves out the builtins a bundle may not call
+(CONTRACT 11.2). `opa run` takes no capabilities (open-policy-agent/opa#4153): only policies
+that passed this check and org_check.py's are served.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""`supportgate opa setup`: the key and tokens the service and OPA share (docs/opa.md).
-
-Writes what is missing, keeps what exists (a restart reuses them). OPA's authorization policy
-(opa/system/authz/authz.rego) gets the API token's SHA-256, not the token: every policy OPA
-holds can read `data`, organisation bundles included (CONTRACT 11.2).
+"""`supportgate opa setup`: the key and tokens the service and OPA share (docs/opa.md); what
+exists is kept. OPA's authorization policy gets the API token's SHA-256, not the token: every
+policy OPA holds can read `data`, organisation bundles included (CONTRACT 11.2).
 """
 
 from __future__ import annotations

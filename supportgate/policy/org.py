@@ -1,8 +1,5 @@
-"""Organisation policy bundles (SUPPORTGATE_POLICY_BUNDLES, docs/organisation-policies.md).
-
-A bundle is a directory or an OPA bundle file (`.tar.gz`) of Rego modules in packages
-`supportgate.org.<name>`; org_check.py checks it.
-"""
+"""Organisation policy bundles, directories or `.tar.gz` files of Rego modules
+(SUPPORTGATE_POLICY_BUNDLES, docs/organisation-policies.md); org_check.py checks them."""
 
 from __future__ import annotations
 

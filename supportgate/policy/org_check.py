@@ -70,7 +70,6 @@ class _Declared:
 
 
 def check_policies(policies: PolicyBundle) -> list[Problem]:
-    """Everything wrong with the policies' bundles (none: they may load)."""
     bundles = policies.bundles
     where = {module: bundle.file(module) for bundle in bundles for module, _ in bundle.modules}
     builtin = read_catalog(policies.builtin_modules)

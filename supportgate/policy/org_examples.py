@@ -1,10 +1,6 @@
-"""A bundle evaluated on the example manifests the project ships, before it may load (CONTRACT
-11.2): every finding its `deny` and `warn` emit is `{rule, message, path}` strings, and the
-decision evaluates. A bundle that fails here would fail (or mislead) every evaluation.
-
-The examples: each concern's (`<policy dir>/supportgate/<concern>/examples/*.yaml.example`,
-installed with the policies; a file is the manifest and the pools it names), and, in a
-checkout, `examples/manifests/` beside the policy directory (one fleet).
+"""A bundle evaluated on the shipped example manifests before it may load (CONTRACT 11.2): one
+that fails here would fail (or mislead) every evaluation. The examples: each concern's
+`examples/*.yaml.example` (installed with the policies) and, in a checkout, examples/manifests/.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""What the policies read from a matrix in the form they use, at `data.supportgate.prepared`
-(its shape: docs/policy-interface.md): it depends on the matrix alone, so Python derives it
-once per matrix instead of every decision deriving it again. `data.matrix` stays the matrix as
-posted, which is what organisation policies read (CONTRACT section 8).
+"""What the policies read from a matrix in the form they use (`data.supportgate.prepared`,
+docs/policy-interface.md), derived once per matrix rather than in every decision; organisation
+policies read `data.matrix`, the matrix as posted (CONTRACT section 8).
 """
 
 from __future__ import annotations
@@ -33,11 +32,9 @@ def identity(name: str) -> str:
 
 
 def version_key(version: str) -> list[list[Any]]:
-    """The version as [digit count, digits] pairs, leading zeros dropped, and trailing zero
-    parts too: "12.8" -> [[2, "12"], [1, "8"]], "13.0" -> [[2, "13"]]. Keys of versions
-    compare as the versions compare, and the key of a version the policies make
-    (lib/versions key, trailing zeros kept) compares with such a key as the versions do:
-    arrays compare part by part, and a shorter one first when it is the other's start."""
+    """[digit count, digits] pairs without leading zeros or trailing zero parts ("12.8" ->
+    [[2, "12"], [1, "8"]], "13.0" -> [[2, "13"]]): they compare as the versions do, with each
+    other and with lib/versions' keys (which keep trailing zeros)."""
     parts = [[len(digits), digits] for digits in (part.lstrip("0") for part in version.split("."))]
     while len(parts) > 1 and parts[-1] == [0, ""]:
         parts.pop()

@@ -1,9 +1,6 @@
-"""A Rego module as the parser reads it (regorus's AST), never as text patterns (CONTRACT 11.2).
-
-regorus is embedded, so this works where no `opa` is installed; its AST gives the package, each
-rule's head and line, and every builtin call with its line. Rego drops comments from the AST,
-so a rule's METADATA block is read from the source between the statement before the rule and
-the rule itself, positions the parser gives: only whitespace and comments can be there.
+"""A Rego module as the parser reads it (regorus's AST, so no `opa` is needed), never as text
+patterns (CONTRACT 11.2). The AST drops comments, so a rule's METADATA block is read from the
+source between the statement before the rule and the rule: only comments can be there.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""`supportgate policy test`: the Rego tests of the built-in policies and of organisation bundles
-(docs/organisation-policies.md). Each bundle's tests run beside the built-in policies (not their
-tests), one bundle at a time: the built-in tests describe decisions without any organisation's
-rules.
+"""`supportgate policy test` (docs/organisation-policies.md). Each bundle's tests run beside the
+built-in policies but not their tests, which describe decisions without organisation rules.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """Where the evaluation time enters a decision: the policies' time comparisons, in Python.
 
-The policies compare `input.evaluated_at` with input times in these places, and nowhere else
-(tests/policies/test_time_thresholds.py fails when they start comparing another):
-
-- the `at` of an evidence item that says passed (lib/evidence.rego), twice: `evidence.future`
-  (dated after `evaluated_at` plus 5 minutes) and `evidence.stale` (older than
-  `evidence_max_age_days` days);
-- waiver expiry (`_active_waivers` in policies/supportgate/decision/).
-
-Each comparison is a Threshold: the first moment from which it answers the other way. Two
-evaluation times on the same sides of every threshold of an input get the same decision: a
-sweep's memo keys on the first threshold ahead (supportgate.reevaluation.memo).
-
-Times are read exactly as the policies read them (RFC 3339, years 1678 to 2261, real dates,
-to the nanosecond). A compared value that is not such a time, or a maximum age that is not
-a whole number of days, is UnknownTime: the caller then evaluates every time instead of
-guessing how the policies treat it.
+The policies compare `input.evaluated_at` only with a passed evidence item's `at`
+(`evidence.future` and `evidence.stale`, lib/evidence) and a waiver's expiry (decision's
+`_active_waivers`); tests/policies/test_time_thresholds.py fails when they compare another.
+Two evaluation times on the same sides of every Threshold get the same decision: a sweep's
+memo keys on the first ahead (reevaluation/memo.py). A value not read exactly as the policies
+read it is UnknownTime: the caller then evaluates every time rather than guess.
 """
 
 from __future__ import annotations
@@ -60,8 +50,8 @@ class Threshold:
 
     @property
     def flips_at(self) -> datetime:
-        """Rounded down to the microsecond; datetime.max for a threshold beyond it (a matrix
-        may allow evidence 2**53 - 1 days old): the policies compare only times up to 2261."""
+        """datetime.max beyond it (a matrix may allow evidence 2**53 - 1 days old): the
+        policies compare only times up to 2261."""
         microseconds = self.flips_at_ns // 1000
         if microseconds >= _MAX_MICROSECONDS:
             return datetime.max.replace(tzinfo=UTC)

@@ -28,13 +28,7 @@ COMPOSITION_ROOTS = frozenset(
 STATE_CACHES = frozenset({"supportgate/http_input.py"})
 """Modules that keep something of their own in an application's state: http_input its query
 names per route, computed once (not a service)."""
-THREAD_HOPS = frozenset(
-    {
-        "supportgate/threads.py",
-        # the POST path's own hops, which the evaluation of a new manifest moves off the loop
-        "supportgate/evaluations/services.py",
-    }
-)
+THREAD_HOPS = frozenset({"supportgate/threads.py"})
 
 
 def _sources() -> Iterable[tuple[str, ast.Module]]:

@@ -26,5 +26,4 @@ class Principal:
     owners: tuple[str, ...] = ()
 
     def acts_for(self, owner: str | None) -> bool:
-        """May this key post a manifest whose `metadata.owner` is `owner`?"""
         return not self.owners or owner in self.owners

@@ -1,6 +1,5 @@
 """One delivery attempt's POST: to the address that was checked (targets.py), with the URL's
-host in `Host` and as the TLS server name, within one total deadline
-(supportgate/http_deadline.py).
+host in `Host` and as the TLS server name, within one total deadline (http_deadline.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer: raw
-request bodies (the schemas under schemas/, `$defs` inlined), security and the error responses
-every route may give (a handler's own `responses=` win), and request rules the types do not
-carry. Only what no schema can say is left to the descriptions (a waiver's future `expires_at`,
-a cursor the endpoint gave out).
+"""What the OpenAPI document says that Litestar cannot infer: raw request bodies (schemas/,
+`$defs` inlined), security, the error responses every route may give (a handler's own
+`responses=` win) and request rules the types do not carry. Descriptions say only what no
+schema can (a waiver's future `expires_at`, a cursor the endpoint gave out).
 """
 
 from __future__ import annotations

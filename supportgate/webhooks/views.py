@@ -1,4 +1,4 @@
-"""Request and response bodies of the webhook endpoints."""
+"""Request and response bodies of the webhook endpoints; docs/webhooks.md explains each field."""
 
 from __future__ import annotations
 
@@ -71,9 +71,6 @@ class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class Webhook(msgspec.Struct, frozen=True, kw_only=True):
-    """A subscription. `disabled` after a 410 Gone or repeated failures (`disabled_reason`);
-    a disabled subscription gets no new deliveries."""
-
     id: str
     url: str
     description: str | None
@@ -108,9 +105,6 @@ class DeliveryAttempt(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Delivery(msgspec.Struct, frozen=True, kw_only=True):
-    """One alert for one subscription. `id` is the `webhook-id` header of every attempt;
-    `next_attempt_at` is set while it is pending."""
-
     id: str
     alert_id: str
     status: DeliveryStatus

@@ -167,10 +167,10 @@ class KeyService:
 
     authenticate_in_thread = thread_twin(authenticate)
 
-    def principal_by_id(self, key_id: int, *, may_read: bool = True) -> Principal | None:
+    def principal_by_id(self, key_id: int) -> Principal | None:
         """For whoever holds on to a key past one request: a console session ends when this
         says None (revoked or expired). Reads like authenticate."""
-        return self._admitted(self._current(may_read=may_read).by_id.get(key_id))
+        return self._admitted(self._current(may_read=True).by_id.get(key_id))
 
     def flush_last_used(self, *, everything: bool = False) -> None:
         """`everything`: every use not written yet (the service's stop)."""

@@ -65,10 +65,9 @@ class SupportgateError(Exception):
 
 
 class InputError(SupportgateError):
-    """`field`: a JSON path into a body (`$.spec.python`), a parameter, header, option (`--at`)
-    or setting name; None only when no one field is at fault. Keyword-only without a default,
-    so that every raiser decides; the HTTP mapping, the console and the CLI read it, never the
-    message."""
+    """`field`: a JSON path into a body (`$.spec.python`), a parameter, header, option (`--at`) or
+    setting name; None only when no one field is at fault. Keyword-only without a default, so
+    that every raiser decides; the HTTP mapping, the console and the CLI read it, not the text."""
 
     def __init__(self, message: str, *, field: str | None) -> None:
         self.message = message

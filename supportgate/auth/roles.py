@@ -17,8 +17,7 @@ def role_allows(have: str, need: Role) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the API key's id, name and role (never the key itself), and the
-    owners it acts for (empty: every owner)."""
+    """Who is calling (never the key itself); `owners` empty: every owner."""
 
     key_id: int
     name: str

@@ -307,8 +307,7 @@ class ConsoleService:
 
     @in_thread
     def impact(self, proposal: str) -> ImpactPage:
-        """What the pasted matrix (YAML or JSON) would change; a bad one is shown on the
-        form, with the message naming the field, and the text kept."""
+        """A bad matrix is shown on the form, the message naming the field, the text kept."""
         try:
             report = self.impact_analysis.analyse_document(proposal.encode(), fmt="yaml")
         except InputError as exc:

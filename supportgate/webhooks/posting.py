@@ -34,8 +34,7 @@ def post(
     allow: AllowList,
     deadline: float,
 ) -> Answer:
-    """POST `body` to `url` via its checked address; the status and `Retry-After`. Raises
-    targets.TargetRefused, DeadlinePassed, or httpx's errors."""
+    """Via the checked address; raises TargetRefused, DeadlinePassed or httpx's errors."""
     target = httpx.URL(url)
     host = target.raw_host.decode("ascii")
     port = target.port or (443 if target.scheme == "https" else 80)

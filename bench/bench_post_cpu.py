@@ -131,7 +131,7 @@ async def _run(args: argparse.Namespace) -> None:
         app = create_app(runtime=runtime)
         app.register(echo)
         async with app.lifespan():
-            key = runtime.keys.create_key(name="bench", role="admin")
+            key = runtime.keys.create(name="bench", role="admin").key
             await _post_all(app, "/bench/echo", bodies, None, concurrency)  # warm-up
             warm = [body.replace(b"bench-pool-", b"warm-up-pool-") for body in bodies]
             await _post_all(app, "/v1/evaluations", warm, key, concurrency)

@@ -119,11 +119,14 @@ _.local_definitions
 _.import_ap
 _.back_matter
 
-# Webhook subscriptions' and deliveries' fields on the wire (GET /v1/webhooks, .../deliveries),
-# copied from their rows by msgspec.convert (supportgate/webhooks/services.py).
+# Fields on the wire copied from their rows by msgspec.convert: webhook subscriptions' and
+# deliveries' (GET /v1/webhooks, .../deliveries: supportgate/webhooks/services.py), the matrix
+# source's (GET /v1/matrix/source: supportgate/matrix_sources/services.py).
 _.disabled_at
 _.disabled_reason
 _.last_status_code
+_.last_published_version
+_.last_published_at
 
 # The console's Jinja templates read these view fields (supportgate/console/templates/).
 _.causes

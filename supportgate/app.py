@@ -37,6 +37,7 @@ from supportgate.reevaluation.controllers import routes as reevaluation_routes
 from supportgate.runtime import Runtime
 from supportgate.waivers.controllers import routes as waiver_routes
 from supportgate.webhooks.controllers import routes as webhook_routes
+from supportgate.webhooks.views import URL_PATTERN
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -46,14 +47,14 @@ def console_app(runtime: Runtime, key_guard: KeyGuard) -> Litestar:
         ConsoleService(
             policies=runtime.policies,
             tracking=runtime.tracking,
-            audit=runtime.audit,
+            audit_service=runtime.audit,
             matrices=runtime.matrices,
-            impact=runtime.impact,
-            alerts=runtime.alerts,
-            fleet=runtime.fleet,
+            impact_analysis=runtime.impact,
+            alert_service=runtime.alerts,
+            fleet_service=runtime.fleet,
             oscal=runtime.oscal,
-            webhooks=runtime.webhooks,
-            waivers=runtime.waivers,
+            webhook_service=runtime.webhooks,
+            waiver_service=runtime.waivers,
             clock=runtime.clock,
         ),
         ConsoleSessions(
@@ -118,10 +119,9 @@ def create_app(
         # (docs/performance.md, "Speed devices")
         guards=[key_guard],
         before_request=check_parameters,
-        # Litestar's loggers go to the root logger, which supportgate.logging configures (JSON
-        # on stdout); Litestar's default would replace its handler with text on stderr. Its
-        # exception log is off: it would log every 4xx with a traceback; `log_unexpected` logs
-        # the 500s.
+        # Litestar's loggers go to the root logger (supportgate.logging), where its default
+        # would replace the handler with text on stderr; its exception log would log every 4xx
+        # with a traceback (`log_unexpected` logs the 500s).
         logging_config=LoggingConfig(
             configure_root_logger=False,
             loggers={"litestar": {"level": "INFO", "propagate": True}},
@@ -133,7 +133,12 @@ def create_app(
         ),
     )
     document(app)
-    declare_request_rules(app, waivable_rules=built.waivers.deny_rules, key_owner_pattern=OWNER)
+    declare_request_rules(
+        app,
+        waivable_rules=built.waivers.deny_rules,
+        key_owner_pattern=OWNER,
+        webhook_url=URL_PATTERN,
+    )
     app.asgi_handler = AllowEveryMethod(app)(app.asgi_handler)
     # Outermost, as Litestar's own OpenTelemetry plugin wraps it: a route's middleware never
     # sees a request no route matches (404, 405), and every request gets its event.

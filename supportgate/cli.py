@@ -102,10 +102,9 @@ def _running(*, may_create: bool = False) -> Iterator[Runtime]:
 
 
 def _absent_database(url: str, *, may_create: bool) -> str | None:
-    """A SQLite file that does not exist yet (None when it does, or for PostgreSQL): connecting
-    would create it empty, and a command reading it would report on nothing as if all were well
-    (`audit verify`: "intact: 0 decisions"), so only a command that `may_create` the database
-    gets past a missing file. An in-memory one would be this command's own: refused always."""
+    """A SQLite file that does not exist yet (None when it does, or for PostgreSQL). Connecting
+    would create it empty, and a reading command would report on nothing as if all were well
+    (`audit verify`: "intact: 0 decisions"); an in-memory one would be this command's own."""
     from supportgate.db.engine import absent_sqlite_database
     from supportgate.db.migrate import UPGRADE_COMMAND
 
@@ -145,7 +144,7 @@ _KEY_OPTIONS = {  # the key API's body fields, as `keys create` spells them
 def _keys_create(args: argparse.Namespace) -> int:
     try:
         with _running(may_create=True) as runtime:  # a first key, made before the first `serve`
-            secret = runtime.keys.create_key(
+            created = runtime.keys.create(
                 name=args.name, role=args.role, owners=args.owner, expires_in=args.expires_in
             )
     except InputError as exc:  # named as the API's body names it: say the option instead
@@ -157,7 +156,7 @@ def _keys_create(args: argparse.Namespace) -> int:
         f"created API key {args.name!r} with role {args.role} {scope}{until}; "
         "it is shown only once:"
     )
-    print(secret)
+    print(created.key)
     return EXIT_OK
 
 
@@ -202,9 +201,8 @@ _VERIFIER_KEY = re.compile(r"[^+\s]+\+[0-9a-f]{8}\+\S+")
 
 
 def _read_verifier_key(value: str) -> NoteVerifier:
-    """A verifier key (`<name>+<hash>+<base64>`) or a file holding one. A key's name is the
-    log's origin, which may hold slashes, so the key's shape decides, not whether a file of
-    that name exists."""
+    """A verifier key or a file holding one: the key's shape decides, not whether such a file
+    exists, as a key's name (the log's origin) may hold slashes."""
     from supportgate.tlog import NoteVerifier
 
     text = value.strip()

@@ -1,9 +1,6 @@
-"""Time as a dependency: the services that compare times ask a Clock, never the system.
-
-`now()` is the wall-clock time, aware and in UTC (expiries, `effective_from`, retry schedules,
-cron minutes); `monotonic()` is seconds that only go forward (how old a cache is, how long to
-wait). The running service uses SystemClock; tests give a fake one they move by hand
-(tests/clock.py), so that expiry, staleness and schedules are tested without sleeping.
+"""Time as a dependency: the services that compare times ask a Clock, never the system. Tests
+give a fake one they move by hand (tests/clock.py), so that expiry, staleness and schedules
+are tested without sleeping.
 """
 
 from __future__ import annotations

@@ -29,10 +29,8 @@ CONSOLE_SESSION_TIMEOUT = 8 * 3600.0  # after its login, however busy: a working
 
 @dataclass(frozen=True, slots=True)
 class RateLimits:
-    """The edge's token buckets (supportgate/auth/limits.py, docs/rate-limits.md), per replica.
-
-    The defaults are far above what a CI fleet sends, and above the benchmarks' load on one
-    key: they stop floods and runaway loops, not ordinary use."""
+    """The edge's token buckets, per replica (docs/rate-limits.md). The defaults are far above
+    what a CI fleet or the benchmarks send: they stop floods and runaway loops, not ordinary use."""
 
     auth_failures_burst: int = 100
     auth_failures_per_second: float = 1.0

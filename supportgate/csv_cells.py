@@ -1,9 +1,5 @@
-"""Every CSV the service writes (the audit export, the fleet report).
-
-Cells are written so a spreadsheet reads them as text (OWASP, CSV injection): a cell that
-starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, and the csv
-module quotes any cell holding a comma, a quote or a line break (quotes doubled). Lines end
-with CRLF (RFC 4180).
+"""Every CSV the service writes: a cell that starts as a formula would gets a leading `'`, so
+a spreadsheet reads it as text (OWASP, CSV injection); lines end with CRLF (RFC 4180).
 """
 
 from __future__ import annotations

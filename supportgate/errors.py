@@ -36,8 +36,7 @@ SupportgateError
     ├── FieldError             manifests/common.py: a Struct's cross-field check (a ValueError
     │                          too, which msgspec turns into the decode error naming the field)
     ├── TargetRefused          webhooks/targets.py: a webhook host that is not allowed
-    ├── DeadlinePassed         webhooks/posting.py: a delivery attempt cut off at its deadline
-    └── _Stopped               evaluations/check.py: a problem that stops every evaluation
+    └── DeadlinePassed         webhooks/posting.py: a delivery attempt cut off at its deadline
 
 supportgate.tlog.TlogError     the transparency log's own tree (supportgate/tlog/errors.py): a
 │                              library's, so not SupportgateErrors; reported as ours are
@@ -66,12 +65,9 @@ class SupportgateError(Exception):
 
 
 class InputError(SupportgateError):
-    """`field` is a JSON path into a body (`$.spec.python`), a parameter or header name (`limit`,
-    `Idempotency-Key`), a command-line option (`--at`) or a setting (`SUPPORTGATE_OPA_URL`);
-    None only when no one field is at fault (a file that cannot be read, a server that refused
-    a key). It is keyword-only and has no default, so that every raiser decides; the HTTP
-    mapping, the console and the CLI read it rather than parse the message.
-    """
+    """`field`: a JSON path into a body (`$.spec.python`), a parameter, header, option (`--at`) or
+    setting name; None only when no one field is at fault. Keyword-only without a default, so
+    that every raiser decides; the HTTP mapping, the console and the CLI read it, not the text."""
 
     def __init__(self, message: str, *, field: str | None) -> None:
         self.message = message
@@ -84,8 +80,7 @@ class InputError(SupportgateError):
 
 @dataclass(frozen=True, slots=True)
 class FieldProblem:
-    """One problem of a document: the JSON path of its field, what is wrong, and (when the
-    text shows it) the 1-based line and column; `source` as ManifestError's."""
+    """`line` and `column` are 1-based, None where the text does not show them."""
 
     field: str
     message: str
@@ -126,11 +121,9 @@ class ManifestError(InputError):
         return self.problems[0].describe()
 
     def with_source(self, source: str) -> ManifestError:
-        """The same problems, from `source` (a file, a document of a stream)."""
         return self.with_problems(tuple(replace(p, source=source) for p in self.problems))
 
     def with_problems(self, problems: tuple[FieldProblem, ...]) -> ManifestError:
-        """This error with these problems (the first one its own)."""
         first = problems[0]
         return type(self)(first.message, path=first.field, source=first.source, problems=problems)
 

@@ -116,7 +116,6 @@ class Events:
         self._handlers: defaultdict[type[Any], list[Callable[[Any], None]]] = defaultdict(list)
 
     def on(self, event_type: type[E], handler: Callable[[E], None]) -> None:
-        """After the handlers registered before it."""
         self._handlers[event_type].append(handler)
 
     def publish(self, events: Iterable[Event]) -> None:

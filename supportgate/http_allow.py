@@ -1,10 +1,8 @@
 """`Allow` with every method of the path, on each OPTIONS answer and each 405 (RFC 9110).
 
-Litestar 2 answers OPTIONS itself (204, `Allow: ...`), but lists only the methods of the
-handlers it registered first for a path (litestar#4169, fixed in Litestar 3):
-`OPTIONS /v1/manifests/{kind}/{name}` said `GET, OPTIONS` without DELETE, and
-`OPTIONS /v1/matrix` left out POST. Its 405 carries no `Allow` at all (litestar#4277). This
-middleware writes the header from the app's routes, which do know every method.
+Litestar 2 lists only the methods of the handlers it registered first for a path
+(litestar#4169, fixed in Litestar 3: `OPTIONS /v1/matrix` left out POST), and its 405 carries
+no `Allow` at all (litestar#4277). This middleware writes the header from the app's routes.
 """
 
 from __future__ import annotations

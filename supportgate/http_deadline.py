@@ -1,12 +1,9 @@
-"""One deadline for a whole HTTP exchange with httpx.
-
-httpx's timeouts bound each connect, read and write, so a peer that trickles a byte every few
-seconds holds the caller for as long as it likes. httpcore's `trace` extension hands over the
-connection's socket; when the deadline passes, a timer shuts the socket down and the blocked
-read returns at once (with an httpx error; `Cutoff.passed` says why). Use a client without
-keep-alive, so that every exchange has a socket of its own to cut. Used by the webhook
-deliveries (supportgate/webhooks/posting.py) and the https matrix source
-(supportgate/matrix_sources/https.py).
+"""One deadline for a whole HTTP exchange with httpx (webhook deliveries, the https matrix
+source). httpx's timeouts bound each connect, read and write, so a peer that trickles a byte
+every few seconds holds the caller for as long as it likes. httpcore's `trace` extension hands
+over the connection's socket; when the deadline passes, a timer shuts it down and the blocked
+read returns at once (`Cutoff.passed` says why). Use a client without keep-alive, so that
+every exchange has a socket of its own to cut.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ from typing import Any
 
 
 class Cutoff:
-    """Shuts the attempt's socket down when `seconds` have passed."""
-
     def __init__(self, seconds: float) -> None:
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None

@@ -1,9 +1,5 @@
-"""The one place where supportgate's errors become HTTP responses.
-
-Bodies are JSON `{"status_code": ..., "detail": ..., "field": ...}`; `field` is the JSON path
-(or parameter name) of the input at fault, when there is one. A document that does not decode
-or validate also lists all its problems, the first being `field`'s: `errors: [{field,
-message, line, column}]` (line and column 1-based, null where the text does not show them).
+"""The one place where supportgate's errors become HTTP responses: `{status_code, detail,
+field}`, and every problem of a document that does not decode (`errors`, CONTRACT 10.8).
 Nothing a client sends may produce a 5xx: input errors are 4xx, and only the engine or the
 database being unable to serve gives 503.
 """
@@ -85,9 +81,7 @@ def handle_input_error(
 def handle_validation_error(
     request: Request[Any, Any, Any], exc: ValidationException
 ) -> Response[dict[str, Any]]:
-    """Litestar's own 400 for a parameter or a JSON body that does not fit the handler's
-    signature: its `extra` (a list of `{message, key, source}`) is kept, and `field` names
-    the first problem as ours do: a parameter by its name, a body field by its JSON path."""
+    """Litestar's own 400: its `extra` is kept, and `field` names the first problem as ours do."""
     del request
     problems = exc.extra if isinstance(exc.extra, list) else []
     first = problems[0] if problems and isinstance(problems[0], dict) else {}
@@ -100,9 +94,8 @@ def handle_validation_error(
 def handle_client_error(
     request: Request[Any, Any, Any], exc: ClientException
 ) -> Response[dict[str, Any]]:
-    """Litestar's other 4xx answers, as its own handler gives them (headers such as
-    Retry-After kept), with `field` on a 400: a malformed Host header is the one a client can
-    send to every route; any other concerns the request as a whole (`$`)."""
+    """Litestar's other 4xx answers, headers kept (Retry-After). A malformed Host header is
+    the one 400 a client can send to every route; any other concerns the whole request."""
     del request
     field = None
     if exc.status_code == HTTP_400_BAD_REQUEST:
@@ -152,9 +145,8 @@ def handle_unavailable(
 
 
 async def log_unexpected(exc: Exception, scope: Scope) -> None:
-    """Log, with its traceback, an error that becomes a 500 (an `after_exception` hook): the
-    errors a handler below answers say enough in the request event; an error of the trees that
-    none answers (one meant to be caught where raised) is unexpected here."""
+    """An `after_exception` hook: the traceback of an error no handler below answers (one
+    meant to be caught where raised); the answered ones say enough in the request event."""
     answered = isinstance(
         exc, tuple(kind for kind in EXCEPTION_HANDLERS if isinstance(kind, type))
     ) or (isinstance(exc, HTTPException) and exc.status_code < HTTP_500_INTERNAL_SERVER_ERROR)

@@ -1,17 +1,12 @@
-"""Checks every request's parameters pass before its handler runs (the `before_request` hook).
-
-- PostgreSQL refuses text holding a NUL character (the driver raises DataError, which would
-  be a 503): a path or query parameter with one (`?owner=%00`) is bad input, a 400 naming it.
-- A query parameter the endpoint does not take is a 400 naming it: `?verdcit=rejected` would
-  otherwise answer every decision, unfiltered, as if the filter had matched. So is one given
-  twice (`?verdict=rejected&verdict=supported`), which would otherwise keep one silently.
-
-- A JSON body that Litestar gives a handler as `data` (waivers, webhooks, keys, any
-  `JSONBody[Struct]`) is decoded here, once, under the manifests' rules
-  (supportgate.manifests.decode.decode_json): syntax, size, nesting, duplicate keys, NUL and
-  lone surrogates in any string, numbers too large to read, each refused naming its JSON path.
-  Litestar's own decoder would keep the last of two equal keys, and answer a 5,000-digit
-  integer or a malformed document with a 400 that names no field.
+"""Checks every request passes before its handler runs (the `before_request` hook), each a 400
+naming the field:
+- a NUL character in a path or query parameter (PostgreSQL refuses it: the driver's DataError
+  would be a 503);
+- a query parameter the endpoint does not take (`?verdcit=rejected` would otherwise answer
+  every decision unfiltered), or one given twice (one would be kept silently);
+- a JSON body given to a handler as `data`, decoded here, once, under the manifests' rules
+  (decode_json): Litestar's own decoder keeps the last of two equal keys and answers a
+  5,000-digit integer or a malformed document with a 400 naming no field.
 """
 
 from __future__ import annotations
@@ -31,8 +26,7 @@ _QUERY_NAMES_KEY = "supportgate_query_names"
 
 
 async def check_parameters(request: Request[Any, Any, Any]) -> None:
-    """The API's hook: every check (the parameters' only where there are any: most POSTs
-    have none)."""
+    """The API's hook; the parameter checks only where there are any (most POSTs have none)."""
     if request.scope.get("query_string") or request.scope.get("path_params"):
         await refuse_nul_characters(request)
         refuse_unknown_query_parameters(request)
@@ -48,10 +42,9 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
 
 
 async def check_json_body(request: Request[Any, Any, Any]) -> None:
-    """Decode the body of a handler taking `data` as its type under the manifests' rules, and
-    hand that decoding to the handler: Litestar's `data` is the request's JSON as cached in
-    the scope (`Request.json`), which its signature model passes through when it already is an
-    instance of the type, so the body is decoded once, here, not again by Litestar."""
+    """Litestar's `data` is the request's JSON as cached in the scope (`Request.json`), which
+    its signature model passes through when it already is an instance of the type: so the
+    body is decoded once, here, not again by Litestar."""
     data = request.route_handler.parsed_data_field
     if data is None:
         return
@@ -76,8 +69,7 @@ def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
 
 
 def _query_names(app: Litestar) -> dict[tuple[str, str | None], frozenset[str]]:
-    """The query parameters each operation declares, read once from the OpenAPI document
-    (none of them takes a list of values)."""
+    """Read once from the OpenAPI document (no query parameter takes a list of values)."""
     names: dict[tuple[str, str | None], frozenset[str]] | None = app.state.get(_QUERY_NAMES_KEY)
     if names is None:
         names = {

@@ -1,11 +1,8 @@
 """structlog, configured once: JSON lines to stdout in production, console on a terminal.
-
-Events are key/value, never f-strings: `log.info("decision_recorded", manifest=..., verdict=...)`.
 structlog's events go through the stdlib logger of their name, so they and the stdlib's
-records (uvicorn, APScheduler, alembic) are written by one handler, whose lock keeps two lines
-from interleaving. A line that cannot be written (the log's disk full, stdout closed) is lost,
-never the caller's work, and counted (/metrics: supportgate_log_lines_lost_total); the first
-line written after lost ones is followed by a `log_lines_lost` event with their number.
+records (uvicorn, APScheduler, alembic) are written by one handler, whose lock keeps lines
+whole. A line that cannot be written (disk full, stdout closed) is lost, never the caller's
+work, and counted (/metrics, and a `log_lines_lost` event after the next line written).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""What the OpenAPI document (GET /schema/openapi.json) says that Litestar cannot infer: raw
-request bodies (the schemas under schemas/, `$defs` inlined), security and the error responses
-every route may give (a handler's own `responses=` win), and request rules the types do not
-carry. Only what no schema can say is left to the descriptions (a waiver's future `expires_at`,
-a cursor the endpoint gave out).
+"""What the OpenAPI document says that Litestar cannot infer: raw request bodies (schemas/,
+`$defs` inlined), security, the error responses every route may give (a handler's own
+`responses=` win) and request rules the types do not carry. Descriptions say only what no
+schema can (a waiver's future `expires_at`, a cursor the endpoint gave out).
 """
 
 from __future__ import annotations
@@ -188,16 +187,12 @@ _SIZES: Final = {"minItems": 1, "maxItems": 100}  # supportgate.evaluations.dry_
 
 
 class ManifestBody(RawBody):
-    """The body is one manifest, JSON or YAML: a HardwareManifest or a DeploymentManifest."""
-
     def body(self) -> RequestBody:
         schema = {"oneOf": [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]}
         return _request_body(schema, "One manifest (docs/manifests.md), as JSON or YAML")
 
 
 class ManifestsBody(RawBody):
-    """The body is one manifest, a YAML stream of them, or `{"manifests": [...]}`."""
-
     def body(self) -> RequestBody:
         one = [inlined_schema(HardwareManifest), inlined_schema(DeploymentManifest)]
         several = {
@@ -265,8 +260,7 @@ def operations(openapi: OpenAPI) -> dict[tuple[str, str], Operation]:
 
 
 def _free_strings(schema: Any) -> list[Schema]:
-    """The string schemas in `schema` (a parameter's, maybe `oneOf` with null) without a
-    pattern, an enum or a format of their own."""
+    """A parameter's string schemas (maybe `oneOf` with null) without a pattern, enum or format."""
     if not isinstance(schema, Schema) or schema.pattern or schema.enum or schema.format:
         return []
     if schema.type == OpenAPIType.STRING:
@@ -294,9 +288,9 @@ def _body_components(openapi: OpenAPI) -> set[str]:
 
 
 def declare_request_rules(
-    app: Litestar, *, waivable_rules: frozenset[str], key_owner_pattern: str
+    app: Litestar, *, waivable_rules: frozenset[str], key_owner_pattern: str, webhook_url: str
 ) -> None:
-    """`key_owner_pattern`: what an owner of a key matches (supportgate.auth.views.OWNER)."""
+    """The patterns of a key's owner and a webhook's URL, given: their domains import this."""
     openapi = app.openapi_schema  # generated here, once; later reads return this object
     for operation in operations(openapi).values():
         for parameter in operation.parameters or []:
@@ -314,6 +308,10 @@ def declare_request_rules(
         raise TypeError("Litestar wrote no Schema for WaiverRequest.rule or .expires_at")
     rule.enum = sorted(waivable_rules)
     expires_at.pattern = RFC3339_RE  # msgspec's reading of a time; Meta takes no pattern there
+    url = (components["WebhookCreate"].properties or {})["url"]
+    if not isinstance(url, Schema):
+        raise TypeError("Litestar wrote no Schema for WebhookCreate.url")
+    url.pattern = webhook_url  # check_url holds the body to it, saying what is wrong in words
     owners = (components["KeyRequest"].properties or {})["owners"]
     if not (isinstance(owners, Schema) and isinstance(owners.items, Schema)):
         raise TypeError("Litestar wrote no Schema for KeyRequest.owners' items")

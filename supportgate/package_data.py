@@ -1,10 +1,7 @@
-"""Where the installed package keeps its data: the policies, the migrations, the console's
-templates and static files.
-
-The callers need real directories that outlive any `with` block (Alembic reads the migrations
-by path, OPA gets the policy files uploaded, Litestar serves the static files), so these are
-the package directories themselves: pip always unpacks a wheel, and a zipped install gets a
-clear error instead.
+"""Where the installed package keeps its data. The callers need real directories that outlive
+any `with` block (Alembic reads the migrations by path, OPA gets the policy files uploaded,
+Litestar serves the static files), so these are the package directories themselves: pip
+always unpacks a wheel, and a zipped install gets a clear error instead.
 """
 
 from __future__ import annotations

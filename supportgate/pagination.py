@@ -1,9 +1,7 @@
-"""Opaque keyset cursors: the last item's sort key, base64url JSON; a bad cursor is a 400.
-Also the checks of the other query values the listing endpoints share (a choice, a limit, a
-time), each a UsageError naming its parameter.
-
-A forged cursor is refused here too when the databases could not compare its values (an
-integer beyond 64 bits: SQLite raises OverflowError; text with NUL: PostgreSQL refuses it).
+"""Opaque keyset cursors (the last item's sort key, base64url JSON) and the checks of the query
+values the listings share, each a UsageError naming its parameter. A forged cursor is refused
+too where the databases could not compare its values (SQLite raises OverflowError beyond 64
+bits; PostgreSQL refuses text with NUL).
 """
 
 from __future__ import annotations
@@ -56,7 +54,6 @@ def decode_cursor(cursor: str, *types: type) -> list[Any]:
 
 
 def _storable(value: object) -> bool:
-    """A value the databases can compare: a 64-bit integer, text without NUL characters."""
     if isinstance(value, int):
         return _INT64_MIN <= value <= _INT64_MAX
     return not isinstance(value, str) or "\x00" not in value

@@ -1,15 +1,10 @@
 """`supportgate serve`'s HTTP server: uvicorn with limits on the connections it holds.
 
-uvicorn closes a keep-alive connection idle after a response (`timeout_keep_alive`) but sets
-no deadline for a request's head: a connection that sends nothing, or a header byte now and
-then (slowloris), is kept for ever, and enough of them exhaust the process's file
-descriptors, /health/live included. Its `limit_concurrency` answers 503 only once a request's
-head has arrived, which such a connection never sends. So its h11 protocol is subclassed
-(`_GuardedH11Protocol`) for config.py's ServerLimits: a deadline for each request's head
-(`header_timeout`), and a connection beyond `max_connections` closed as soon as it is accepted,
-so that its descriptor is given back at once (docs/configuration.md).
-
-The head's size is h11's limit (16 KiB); bodies are Litestar's (`request_max_body_size`).
+uvicorn sets no deadline for a request's head: a connection that sends nothing, or a header
+byte now and then (slowloris), is kept for ever, and enough of them exhaust the process's file
+descriptors; `limit_concurrency` answers 503 only once a head has arrived. So its h11 protocol
+is subclassed for config.py's ServerLimits: a deadline for each request's head, and a
+connection beyond `max_connections` closed as soon as it is accepted (docs/configuration.md).
 A server facing the internet still belongs behind a proxy that limits per client address.
 """
 

@@ -18,8 +18,6 @@ T = TypeVar("T")
 
 
 def in_thread(blocking: Callable[P, T]) -> Callable[P, Coroutine[Any, Any, T]]:
-    """`blocking`, awaited: it runs in a worker thread while the event loop serves others."""
-
     @functools.wraps(blocking)
     async def hop(*args: P.args, **kwargs: P.kwargs) -> T:
         return await anyio.to_thread.run_sync(functools.partial(blocking, *args, **kwargs))

@@ -64,7 +64,7 @@ def running_api(
     app = create_app(runtime=runtime)
     with TestClient(app) as client:
         keys = {
-            role: runtime.keys.create_key(name=role + key_suffix, role=role)
+            role: runtime.keys.create(name=role + key_suffix, role=role).key
             for role in ("ci", "procurement", "admin")
         }
         yield Api(client=client, runtime=runtime, keys=keys)

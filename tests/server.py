@@ -74,7 +74,7 @@ def make_keys(database_url: str, names: Mapping[str, str] | None = None) -> dict
     try:
         runtime.prepare_database(upgrade_schema=True)
         return {
-            role: runtime.keys.create_key(name=(names or {}).get(role, role), role=role)
+            role: runtime.keys.create(name=(names or {}).get(role, role), role=role).key
             for role in ROLES
         }
     finally:

@@ -1,16 +1,13 @@
-"""The one guard every route passes: `Authorization: Bearer <key>`, then the route's role.
-
-Routes declare `opt={"role": "procurement"}` (default `ci`), or `opt={"public": True}` (health,
-metrics); Litestar's own routes (/schema) declare nothing, so they need `ci`. 401 without a
-valid key, 403 for too small a role, 429 from auth/limits.py. `OPTIONS` needs no key: a CORS
-preflight never sends one, and the answer tells only which methods exist.
-
-The console (/ui) has a guard of its own, on its session cookie (docs/console.md); this one
-lets its mount through (`opt={"console": True}`), so the /v1 API never accepts the cookie.
+"""The one guard every route passes: `Authorization: Bearer <key>`, then the route's role
+(`opt={"role": ...}`, default `ci`, which Litestar's own /schema routes need; health and
+metrics are `public`). `OPTIONS` needs no key: a CORS preflight never sends one, and the answer
+tells only which methods exist. The console (/ui) has a guard of its own, on its session
+cookie; this one lets its mount through, so the /v1 API never accepts the cookie.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from anyio import sleep
@@ -32,13 +29,12 @@ PRINCIPAL_STATE_KEY = "supportgate_principal"
 DEFAULT_ROLE: Role = "ci"
 
 
+@dataclass(eq=False)  # a service: equal only to itself
 class KeyGuard:
-    """The API's guard, over the keys and the rate limits it is built with; the console's
-    login form asks it too (`authenticate`)."""
+    """The console's login form asks it too (`authenticate`)."""
 
-    def __init__(self, keys: KeyService, limits: RequestLimits) -> None:
-        self.keys = keys
-        self.limits = limits
+    keys: KeyService
+    limits: RequestLimits
 
     async def __call__(
         self, connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
@@ -56,10 +52,9 @@ class KeyGuard:
     async def authenticate(
         self, connection: ASGIConnection[Any, Any, Any, Any], secret: str
     ) -> Principal | None:
-        """From memory, or (when memory is over a second old) after a read in a thread.
-        429 (supportgate/auth/limits.py) before the lookup when the client's address has used
-        up its failed authentications and the key is none of those in memory, and after it
-        when the key has spent its burst."""
+        """From memory, or (when memory is over a second old) after a read in a thread. 429
+        before the lookup when the client's address has used up its failed authentications
+        and the key is none of those in memory, and after it when the key's burst is spent."""
         limits, keys = self.limits, self.keys
         client = connection.client.host if connection.client else ""
         refused = limits.before_lookup(client, secret, keys)

@@ -1,8 +1,6 @@
-"""API key secrets: generated with `secrets`, shown once, stored only as a sha256 hash.
-
-A key is `sg_` + 43 url-safe characters (32 random bytes). With that much entropy an unsalted
-sha256 is enough to make the stored hash useless to an attacker, and it keeps lookup a single
-indexed equality.
+"""API key secrets: `sg_` + 43 url-safe characters (32 random bytes), shown once, stored only
+as a sha256 hash. With that much entropy an unsalted hash is enough to make the stored one
+useless to an attacker, and it keeps lookup a single indexed equality.
 """
 
 from __future__ import annotations
@@ -23,5 +21,4 @@ def hash_key(secret: str) -> str:
 
 
 def display_prefix(secret: str) -> str:
-    """To tell keys apart in listings without revealing them."""
     return secret[:_SHOWN_PREFIX_LENGTH]

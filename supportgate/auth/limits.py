@@ -104,5 +104,4 @@ class RequestLimits:
 
 
 def _retry_after(wait: float) -> int:
-    """Whole seconds, rounded up, at least 1 (what `Retry-After` can say)."""
     return max(1, math.ceil(wait))

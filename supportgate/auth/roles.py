@@ -17,8 +17,7 @@ def role_allows(have: str, need: Role) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the API key's id, name and role (never the key itself), and the
-    owners it acts for (empty: every owner)."""
+    """Who is calling (never the key itself); `owners` empty: every owner."""
 
     key_id: int
     name: str
@@ -26,5 +25,4 @@ class Principal:
     owners: tuple[str, ...] = ()
 
     def acts_for(self, owner: str | None) -> bool:
-        """May this key post a manifest whose `metadata.owner` is `owner`?"""
         return not self.owners or owner in self.owners

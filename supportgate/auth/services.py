@@ -1,9 +1,7 @@
-"""API keys: creating, listing and revoking them, and resolving a presented key to a Principal.
-
-Requests are answered from a copy in memory of every unrevoked key, read again when over
-REFRESH_SECONDS old and a request asks, so a flood of invented keys never reaches the
-database; last use is written at most once every LAST_USED_STEP per key (and on stop). What
-that means for revocation and expiry: docs/configuration.md, "Keys and roles".
+"""API keys. Requests are answered from a copy in memory of every unrevoked key, read again
+when over REFRESH_SECONDS old and a request asks, so a flood of invented keys never reaches
+the database; last use is written at most once every LAST_USED_STEP per key (and on stop).
+What that means for revocation and expiry: docs/configuration.md, "Keys and roles".
 """
 
 from __future__ import annotations
@@ -88,17 +86,6 @@ class KeyService:
 
     # -- the lifecycle -------------------------------------------------------------------
 
-    def create_key(
-        self,
-        *,
-        name: str,
-        role: str,
-        owners: Sequence[str] = (),
-        expires_in: str | None = None,
-    ) -> str:
-        """The secret of a new key (`expires_in` None: until revoked); never stored."""
-        return self.create(name=name, role=role, owners=owners, expires_in=expires_in).key
-
     def create(
         self,
         *,
@@ -135,11 +122,10 @@ class KeyService:
     create_in_thread = thread_twin(create)
 
     def bootstrap_admin(self) -> str | None:
-        """A first admin key named `admin` when no key exists at all; None otherwise."""
         with transaction(self._sessions) as session:
             if repository.any_key(session):
                 return None
-        return self.create_key(name="admin", role="admin")
+        return self.create(name="admin", role="admin").key
 
     def list_keys(self) -> list[KeyView]:
         """Every key, revoked ones too, by name; last use as last written (see the doc)."""
@@ -168,8 +154,7 @@ class KeyService:
         return copy is not None and self._clock.monotonic() - copy.read_at < REFRESH_SECONDS
 
     def holds(self, secret: str) -> bool:
-        """Is `secret` one of the unrevoked keys as last read (however long ago), expired or
-        not? Memory only, never a read: what the rate limits ask before a lookup."""
+        """Memory only, never a read, however old (expired keys too): the rate limits' ask."""
         copy = self._copy
         return copy is not None and hash_key(secret) in copy.by_hash
 
@@ -182,10 +167,10 @@ class KeyService:
 
     authenticate_in_thread = thread_twin(authenticate)
 
-    def principal_by_id(self, key_id: int, *, may_read: bool = True) -> Principal | None:
+    def principal_by_id(self, key_id: int) -> Principal | None:
         """For whoever holds on to a key past one request: a console session ends when this
         says None (revoked or expired). Reads like authenticate."""
-        return self._admitted(self._current(may_read=may_read).by_id.get(key_id))
+        return self._admitted(self._current(may_read=True).by_id.get(key_id))
 
     def flush_last_used(self, *, everything: bool = False) -> None:
         """`everything`: every use not written yet (the service's stop)."""

@@ -43,8 +43,7 @@ class KeyPage(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class KeyRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
-    """POST /v1/keys: a key named `name` with `role`, for `owners` (none: every owner), valid
-    for `expires_in` (none: until revoked). The service checks each field and names it."""
+    """POST /v1/keys; the service checks each field too, and names it."""
 
     name: Annotated[
         str, msgspec.Meta(description="1-64 letters, digits, '.', '_' or '-'", pattern=NAME)

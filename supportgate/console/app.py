@@ -53,11 +53,9 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 
 
 async def refuse_crowded_forms(request: Request[Any, Any, Any]) -> None:
-    """A 413 for an urlencoded body of more than MAX_FORM_FIELDS fields, before anything
-    parses it: Litestar parses such a form whole with `parse_qsl`, however many fields it
-    has (150,000 posted to /ui/login held the event loop for half a second), and counting its
-    `&` is a scan of the bytes, in C. Multipart forms are held to the same count by Litestar's
-    `multipart_form_part_limit`."""
+    """Before anything parses the form: Litestar parses it whole with `parse_qsl`, however many
+    fields it has (150,000 posted to /ui/login held the event loop for half a second); counting
+    its `&` is a scan of the bytes, in C. Litestar holds multipart forms to the same count."""
     if request.content_type[0] != RequestEncodingType.URL_ENCODED:
         return
     fields = (await request.body()).count(b"&") + 1

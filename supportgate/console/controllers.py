@@ -73,8 +73,7 @@ def _list_page(
     fields: tuple[str, ...],
     read: Callable[..., Awaitable[ListPage[Any]]],
 ) -> HTTPRouteHandler:
-    """A list page at `path` (template `<path>.html.j2`): its filters from the query string,
-    one page of items from `read`."""
+    """Template `<path>.html.j2`; its filters from the query string."""
 
     async def list_page(
         request: Request[Any, Any, Any], console: ConsoleDep, cursor: FromQuery[str | None] = None

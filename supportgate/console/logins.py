@@ -80,8 +80,7 @@ class ConsoleSessions:
     begin_in_thread = thread_twin(begin)
 
     def principal(self, session_id: str) -> Principal | None:
-        """Who the session acts as, or None when there is no such session or it has ended
-        (its row then goes)."""
+        """None when there is no such session or it has ended (its row then goes)."""
         if not _ID.match(session_id):
             return None
         digest = _digest(session_id)
@@ -106,7 +105,6 @@ class ConsoleSessions:
     principal_in_thread = thread_twin(principal)
 
     def end(self, session_id: str | None) -> None:
-        """Logout: the session's row goes (nothing happens for an unknown id)."""
         if session_id and _ID.match(session_id):
             self._delete(_digest(session_id))
 

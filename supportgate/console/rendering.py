@@ -42,7 +42,6 @@ def utc_text(moment: datetime) -> str:
 
 
 def time_element(moment: datetime | None) -> Markup:
-    """The `<time>` element of `moment` (None: a dash)."""
     if moment is None:
         return Markup("—")
     text = utc_text(moment)

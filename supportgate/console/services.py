@@ -46,7 +46,6 @@ from .matrix_diff import MatrixChange, diff_matrices
 from .timeline import Chart, timeline
 
 TIMELINE_DECISIONS = MAX_LIMIT
-"""The timeline charts a manifest's latest decisions, up to this many."""
 HISTORY_PAGE = 20
 """Decisions listed with their violations per page of a manifest's history."""
 DIFF_CHOICES = 50
@@ -101,8 +100,6 @@ class Choices:
 
 @dataclass(frozen=True, slots=True)
 class ListPage(Generic[Item]):
-    """A list page: its filters as given, their choices, one page of items."""
-
     query: Query
     choices: Choices
     items: list[Item]
@@ -118,7 +115,6 @@ class ManifestPage:
     chart: Chart | None
     charted: int
     chart_is_partial: bool
-    """More decisions exist than the chart shows (the latest TIMELINE_DECISIONS)."""
     choices: list[Decision]
     """The decisions offered for a comparison: the latest DIFF_CHOICES, newest first."""
     decisions: list[Decision]
@@ -181,46 +177,32 @@ class Subscription:
     more: bool
 
 
+@dataclass(kw_only=True, eq=False)  # a service: equal only to itself
 class ConsoleService:
-    def __init__(
-        self,
-        *,
-        policies: LivePolicies,
-        tracking: TrackingService,
-        audit: AuditService,
-        matrices: MatrixService,
-        impact: ImpactAnalysis,
-        alerts: AlertService,
-        fleet: FleetService,
-        oscal: OscalReports,
-        webhooks: WebhookService,
-        waivers: WaiverService,
-        clock: Clock,
-    ) -> None:
-        self._policies = policies
-        self._tracking = tracking
-        self._audit = audit
-        self._matrices = matrices
-        self._impact = impact
-        self._alerts = alerts
-        self._fleet = fleet
-        self._oscal = oscal
-        self._webhooks = webhooks
-        self._waivers = waivers
-        self._clock = clock
+    policies: LivePolicies
+    tracking: TrackingService
+    audit_service: AuditService
+    matrices: MatrixService
+    impact_analysis: ImpactAnalysis
+    alert_service: AlertService
+    fleet_service: FleetService
+    oscal: OscalReports
+    webhook_service: WebhookService
+    waiver_service: WaiverService
+    clock: Clock
 
     @property
     def choices(self) -> Choices:
         """The filters' choices; the rules are those in force now (they change on reload)."""
-        return Choices(rules=tuple(sorted(self._policies.catalog)))
+        return Choices(rules=tuple(sorted(self.policies.catalog)))
 
     def rules(self) -> PolicyView:
-        policies = self._policies
+        policies = self.policies
         return policy_view(policies.bundle, policies.catalog, policies.last_error)
 
     @in_thread
     def manifests(self, query: Query, *, cursor: str | None) -> ListPage[TrackedManifest]:
-        page = self._tracking.page(
+        page = self.tracking.page(
             kind=query.get("kind"),
             verdict=query.get("verdict"),
             owner=query.get("owner"),
@@ -234,10 +216,10 @@ class ConsoleService:
     def manifest(
         self, kind: str, name: str, *, cursor: str | None, a: str | None, b: str | None
     ) -> ManifestPage:
-        tracked = self._tracking.one(kind, name)
+        tracked = self.tracking.one(kind, name)
         # The manifest's decisions through the audit search (kind and name are the filter):
         # its pages read the decision columns only, not the stored policy input.
-        audit = self._audit
+        audit = self.audit_service
         where = AuditFilter(kind=kind, name=name)
         recent = audit.page(where, cursor=None, limit=TIMELINE_DECISIONS)
         cursor = given(cursor)
@@ -247,7 +229,7 @@ class ConsoleService:
             b, a = recent.items[0].id, recent.items[1].id
         on_pool = None
         if kind == "HardwareManifest":
-            on_pool = self._tracking.page(
+            on_pool = self.tracking.page(
                 kind="DeploymentManifest",
                 verdict=None,
                 owner=None,
@@ -276,7 +258,7 @@ class ConsoleService:
             return None
         if a is None or b is None:
             raise UsageError("choose two decisions to compare", field=("a" if a is None else "b"))
-        found = self._tracking.decisions(kind, name, [a, b])
+        found = self.tracking.decisions(kind, name, [a, b])
         for param, wanted in (("a", a), ("b", b)):
             if wanted not in found:
                 raise UsageError(f"{kind} {name!r} has no decision {wanted!r}", field=param)
@@ -285,11 +267,11 @@ class ConsoleService:
     @in_thread
     def audit(self, query: Query, *, cursor: str | None) -> ListPage[Decision]:
         where = self._audit_filter(query)
-        page = self._audit.page(where, cursor=given(cursor), limit=DEFAULT_LIMIT)
+        page = self.audit_service.page(where, cursor=given(cursor), limit=DEFAULT_LIMIT)
         return ListPage(query, self.choices, page.items, page.next_cursor)
 
     async def audit_csv(self, query: Query) -> AsyncIterator[bytes]:
-        return await self._audit.csv(self._audit_filter(query))
+        return await self.audit_service.csv(self._audit_filter(query))
 
     @staticmethod
     def _audit_filter(query: Query) -> AuditFilter:
@@ -297,7 +279,7 @@ class ConsoleService:
 
     @in_thread
     def matrix(self, *, old: str | None, new: str | None) -> MatrixPage:
-        matrices = self._matrices
+        matrices = self.matrices
         versions = matrices.version_list().items
         try:
             current: Mapping[str, Any] | None = matrices.current_view().document
@@ -320,27 +302,24 @@ class ConsoleService:
 
     @in_thread
     def impact_form(self) -> ImpactPage:
-        current = self._matrices.current_view().document
+        current = self.matrices.current_view().document
         return ImpactPage(yaml.safe_dump(current, sort_keys=False), None, None)
 
     @in_thread
     def impact(self, proposal: str) -> ImpactPage:
-        """What the pasted matrix (YAML or JSON) would change; a bad one is shown on the
-        form, with the message naming the field, and the text kept."""
+        """A bad matrix is shown on the form, the message naming the field, the text kept."""
         try:
-            report = self._impact.analyse_document(proposal.encode(), fmt="yaml")
+            report = self.impact_analysis.analyse_document(proposal.encode(), fmt="yaml")
         except InputError as exc:
             return ImpactPage(proposal, None, str(exc), status_code=input_status(exc))
         return ImpactPage(proposal, report, None)
 
     @in_thread
     def alerts(self, query: Query, *, cursor: str | None) -> ListPage[AlertView]:
-        """Alerts newest first, each with why (`gained`, `lost`); `since` defaults to
-        ALERT_WINDOW ago."""
-        window_start = (self._clock.now() - ALERT_WINDOW).replace(microsecond=0)
+        window_start = (self.clock.now() - ALERT_WINDOW).replace(microsecond=0)
         start = query.get("since") or format_time(window_start)
         query = Query({**query.values, "since": start})
-        page = self._alerts.page(
+        page = self.alert_service.page(
             since=start,
             kind=query.get("kind"),
             owner=query.get("owner"),
@@ -350,7 +329,7 @@ class ConsoleService:
             limit=DEFAULT_LIMIT,
             newest_first=True,
         )
-        versions = tuple(v.version for v in self._matrices.version_list().items)
+        versions = tuple(v.version for v in self.matrices.version_list().items)
         choices = replace(self.choices, matrix_versions=versions)
         return ListPage(query, choices, page.items, page.next_cursor)
 
@@ -358,7 +337,7 @@ class ConsoleService:
     def fleet(self, *, earlier: str | None, later: str | None) -> FleetPage:
         """The fleet at the end of two days (`from`, `to`: YYYY-MM-DD, UTC; today: now), and
         the manifests whose verdict changed between them."""
-        now = self._clock.now()
+        now = self.clock.now()
         today = now.date()
         to_day = _day("to", given(later), now) or today
         from_day = _day("from", given(earlier), now) or to_day - FLEET_WINDOW
@@ -366,7 +345,7 @@ class ConsoleService:
             raise UsageError(f"must not be after to ({to_day}), got {from_day}", field="from")
         sides = []
         for day in (from_day, to_day):
-            fleet = self._fleet.at(_day_end(day, now))
+            fleet = self.fleet_service.at(_day_end(day, now))
             sides.append(FleetSide(day.isoformat(), fleet, fleet_report(fleet)))
         rows = [
             FleetRow(
@@ -375,27 +354,25 @@ class ConsoleService:
                 if change.before is None or change.after is None
                 else diff_decisions(change.before.decision, change.after.decision),
             )
-            for change in self._fleet.changes(sides[0].fleet, sides[1].fleet)
+            for change in self.fleet_service.changes(sides[0].fleet, sides[1].fleet)
         ]
         return FleetPage(sides[0], sides[1], rows)
 
     @in_thread
     def fleet_file(self, day: str | None, what: FleetFile) -> tuple[str, bytes]:
-        """The fleet at the end of `day` (YYYY-MM-DD, UTC; default today: now) as its report
-        (CSV), its manifests with their verdicts and reasons (CSV), or the OSCAL document
-        GET /v1/reports/oscal gives for that time; and the day."""
-        now = self._clock.now()
+        """The fleet at the end of `day` (YYYY-MM-DD, UTC; default today: now), and the day."""
+        now = self.clock.now()
         found = _day("day", given(day), now) or now.date()
         end = _day_end(found, now)
         if what == "oscal":
-            return found.isoformat(), self._oscal.document(end)
-        fleet = self._fleet.at(end)
+            return found.isoformat(), self.oscal.document(end)
+        fleet = self.fleet_service.at(end)
         body = manifests_csv(fleet) if what == "manifests" else report_csv(fleet_report(fleet))
         return found.isoformat(), body
 
     @in_thread
     def webhooks(self) -> list[Subscription]:
-        webhooks = self._webhooks
+        webhooks = self.webhook_service
         found = []
         for webhook in webhooks.subscriptions().items:
             page = webhooks.deliveries(
@@ -410,7 +387,7 @@ class ConsoleService:
         active = query.get("active")
         if active not in {None, "true", "false"}:
             raise UsageError(f"must be true or false, got {active!r}", field="active")
-        page = self._waivers.page(
+        page = self.waiver_service.page(
             kind=query.get("kind"),
             name=query.get("name"),
             rule=query.get("rule"),
@@ -418,7 +395,7 @@ class ConsoleService:
             cursor=given(cursor),
             limit=DEFAULT_LIMIT,
         )
-        return ListPage(query, self.choices, page.items, page.next_cursor, self._clock.now())
+        return ListPage(query, self.choices, page.items, page.next_cursor, self.clock.now())
 
 
 def _day(field_name: str, text: str | None, now: datetime) -> date | None:

@@ -44,7 +44,6 @@ def _cookie(
 
 
 def login_cookies(request: Request[Any, Any, Any], session_id: str, seconds: int) -> list[Cookie]:
-    """The session's cookie, and a new CSRF token for the session it starts."""
     return [
         _cookie(request, CONSOLE_COOKIE, session_id, seconds),
         _cookie(request, CSRF_COOKIE, new_csrf_token(request), CSRF_SECONDS),
@@ -74,8 +73,7 @@ def csrf_cookies(request: Request[Any, Any, Any]) -> list[Cookie]:
 
 
 async def check_csrf(request: Request[Any, Any, Any]) -> None:
-    """Refuse an unsafe request whose form does not carry the CSRF cookie's token (a
-    `before_request` hook, so no handler runs without it)."""
+    """A `before_request` hook, so that no handler runs without it."""
     if request.method not in UNSAFE_METHODS:
         return
     cookie = request.cookies.get(CSRF_COOKIE) or ""

@@ -71,7 +71,6 @@ class Chart:
 
 
 def timeline(decisions: Sequence[Decision]) -> Chart | None:
-    """The chart of these decisions (any order), or None when there are none."""
     if not decisions:
         return None
     ordered = sorted(decisions, key=lambda d: d.evaluated_at)

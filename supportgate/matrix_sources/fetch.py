@@ -14,8 +14,7 @@ MAX_BYTES = 1024 * 1024
 
 
 class SourceUnreachable(SupportgateError):
-    """The source could not be read (not found, refused, timed out, an unexpected answer);
-    the message says what happened, for people."""
+    pass
 
 
 class NoDocument(SupportgateError):

@@ -58,7 +58,6 @@ class GitReader:
         return Fetched(revision=revision, content=content, fmt=format_of(file))
 
     def _remote_head(self, ends: float) -> tuple[str, str]:
-        """The full name of the configured ref on the remote, and the commit it is at."""
         ref = self._source.ref
         candidates = [ref] if ref.startswith("refs/") else [f"refs/heads/{ref}", f"refs/tags/{ref}"]
         listed = self._git(["ls-remote", "--", self._url, *candidates], ends)
@@ -80,8 +79,6 @@ class GitReader:
         self._git(["init", "--bare", "--quiet", str(self._repository)], ends)
 
     def _git(self, args: list[str], ends: float) -> bytes:
-        """A failure or the deadline is SourceUnreachable, with git's message (the URL without
-        secrets)."""
         where = None if args[0] in {"init", "ls-remote"} else self._repository
         remaining = ends - time.monotonic()
         if remaining <= 0:

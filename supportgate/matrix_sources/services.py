@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal, cast
 from uuid import uuid4
 
+import msgspec
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
@@ -140,7 +141,7 @@ class MatrixSourceService:
             if kept is not None and kept.kind != "unreachable":
                 # The same content as last time: it fails as it did (and is not told again).
                 return self._failed(kept, version=row.version if row else None)
-            self._record(revision=None, version=None, failure=None, published=None)
+            self._record(revision=None, version=None)
             return "unchanged"
         return self._publish(source, read)
 
@@ -169,10 +170,7 @@ class MatrixSourceService:
                     matrix_version=matrix.version,
                 )
                 self._record(
-                    revision=read.revision,
-                    version=matrix.version,
-                    failure=None,
-                    published=matrix.version,
+                    revision=read.revision, version=matrix.version, published=matrix.version
                 )
                 return "published"
         existing = self._matrices.get(matrix.version)
@@ -187,7 +185,7 @@ class MatrixSourceService:
                 ),
                 version=matrix.version,
             )
-        self._record(revision=read.revision, version=matrix.version, failure=None, published=None)
+        self._record(revision=read.revision, version=matrix.version)
         return "unchanged"
 
     def _failed(self, failure: _Failure, *, version: str | None) -> SyncOutcome:
@@ -198,7 +196,7 @@ class MatrixSourceService:
             error=failure.message,
             revision=failure.revision,
         )
-        self._record(revision=failure.revision, version=version, failure=failure, published=None)
+        self._record(revision=failure.revision, version=version, failure=failure)
         return "failed"
 
     def _record(
@@ -206,8 +204,8 @@ class MatrixSourceService:
         *,
         revision: str | None,
         version: str | None,
-        failure: _Failure | None,
-        published: str | None,
+        failure: _Failure | None = None,
+        published: str | None = None,
     ) -> None:
         """`revision` None: nothing new was read."""
         assert self.source is not None  # noqa: S101 - only a configured source syncs
@@ -317,17 +315,5 @@ def _view(
     error = None
     if kept is not None and row.error_at is not None:
         error = SyncError(**asdict(kept), at=row.error_at)
-    return MatrixSourceView(
-        source=source,
-        kind=kind,
-        poll_seconds=poll_seconds,
-        last_sync_at=row.last_sync_at,
-        last_success_at=row.last_success_at,
-        revision=row.revision,
-        version=row.version,
-        last_published_version=row.last_published_version,
-        last_published_at=row.last_published_at,
-        last_error=error,
-        consecutive_failures=row.consecutive_failures,
-        failures_total=row.failures_total,
-    )
+    given = {"source": source, "kind": kind, "poll_seconds": poll_seconds, "last_error": error}
+    return msgspec.convert({**row.model_dump(), **given}, MatrixSourceView)

@@ -8,6 +8,7 @@ scrape, so the others are still served.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -31,24 +32,18 @@ _manifests = table_of(Manifest)
 log = get_logger(__name__)
 
 
+@dataclass(eq=False)  # the registry keys collectors by identity
 class _FromDatabase(Collector):
-    def __init__(
-        self,
-        sessions: sessionmaker[Session],
-        read: Callable[[Session], Iterable[GaugeMetricFamily]],
-        *,
-        unavailable: str,
-    ) -> None:
-        self._sessions = sessions
-        self._read = read
-        self._unavailable = unavailable
+    sessions: sessionmaker[Session]
+    read: Callable[[Session], Iterable[GaugeMetricFamily]]
+    unavailable: str
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
-            with transaction(self._sessions) as session:
-                families = list(self._read(session))
+            with transaction(self.sessions) as session:
+                families = list(self.read(session))
         except DBAPIError as exc:  # the other metrics still matter (most of all now)
-            log.warning(self._unavailable, error=type(exc.orig).__name__)
+            log.warning(self.unavailable, error=type(exc.orig).__name__)
             return
         yield from families
 
@@ -108,15 +103,15 @@ def _last_sweep(session: Session) -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily(name, help_text, value=value)
 
 
+@dataclass(eq=False)  # the registry keys collectors by identity
 class _MatrixSource(Collector):
-    def __init__(self, source: MatrixSourceService) -> None:
-        self._source = source
+    source: MatrixSourceService
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
-        if not self._source.configured:
+        if not self.source.configured:
             return
         try:
-            view = self._source.view()
+            view = self.source.view()
         except DBAPIError as exc:
             log.warning("matrix_source_unavailable", error=type(exc.orig).__name__)
             return

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from litestar import Controller, Response, Router, get
-from litestar.params import QueryParameter
+from litestar import Controller, MediaType, Response, Router, get
 
 from supportgate.dependencies import Part, served
+from supportgate.http_paging import AsOf
 from supportgate.openapi import body
 
 from .services import OscalReports
-
-MEDIA_TYPE = "application/json"
-AsOf = Annotated[
-    str | None,
-    QueryParameter(
-        format="date-time",
-        description="the time the report speaks of (RFC 3339 with a time zone), not after "
-        "now; absent: now",
-    ),
-]
 
 
 class OscalController(Controller):
@@ -42,7 +32,7 @@ class OscalController(Controller):
     async def oscal(self, oscal: Part[OscalReports], as_of: AsOf = None) -> Response[bytes]:
         at = oscal.as_of(as_of, field="as_of")
         document = await oscal.document_in_thread(at)
-        return Response(document, media_type=MEDIA_TYPE)
+        return Response(document, media_type=MediaType.JSON)
 
 
 def routes(oscal: OscalReports) -> Router:

@@ -1,10 +1,7 @@
-"""The fleet at a time (`FleetAt`, plain data) as an OSCAL Assessment Results document (OSCAL
-1.2), a pure function; the shape is in docs/reports.md#oscal.
-
-UUIDs are version 5, derived from what they name (a manifest, its decision, a rule), so the
-same fleet at the same time gives byte-equal documents, and the same manifest keeps its
-inventory-item UUID across dates. Built as plain data rather than with compliance-trestle's
-pydantic models at run time (docs/reports.md#oscal says why); the tests load every document
+"""The fleet at a time as an OSCAL 1.2 Assessment Results document (docs/reports.md#oscal).
+UUIDs are version 5, derived from what they name, so the same fleet at the same time gives
+byte-equal documents and a manifest keeps its inventory-item UUID across dates. Plain data,
+not compliance-trestle's models at run time (the doc says why); the tests load every document
 with trestle's models, which refuse any shape OSCAL does not allow.
 """
 
@@ -28,7 +25,6 @@ PROPS_NS = "https://github.com/supportgate/supportgate/blob/main/docs/reports.md
 _UUIDS = uuid.uuid5(uuid.NAMESPACE_URL, PROPS_NS)
 _NOT_TOKEN = re.compile(r"[^A-Za-z0-9_.\-]")
 _RANK: dict[Severity, int] = {"deny": 0, "waived": 1, "warn": 2}
-"""The worst first."""
 _REASONS: dict[Severity, str] = {"deny": "fail", "waived": "other", "warn": "other"}
 
 
@@ -39,8 +35,7 @@ ones (OSCAL refuses an empty list where it allows none)."""
 
 def assessment_results(fleet: FleetAt, *, policy_revision: str) -> bytes:
     """`policy_revision`: the one in force (the fleet's, or before any decision the engine's).
-    Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30 (`jq .` indents
-    it)."""
+    Compact: indented, a fleet of 10,000 manifests took 50 MB instead of 30."""
     return msgspec.json.encode(_document(fleet, policy_revision)) + b"\n"
 
 
@@ -266,14 +261,12 @@ def _prop(name: str, value: str) -> Part:
 
 
 def _part(**fields: object) -> Part:
-    """`fields` under OSCAL's names (`reviewed_controls` is `reviewed-controls`), those that
-    are None left out."""
+    """`reviewed_controls` is OSCAL's `reviewed-controls`; None is left out."""
     return {key.replace("_", "-"): value for key, value in fields.items() if value is not None}
 
 
 def _token(rule: str) -> str:
-    """A rule id as an OSCAL token (a letter or `_` first; letters, digits, `_.-`): the
-    built-in ids are tokens already; another character becomes `_`. The `rule` prop keeps
-    the id as it is."""
+    """A letter or `_` first; letters, digits, `_.-` (the built-in ids are tokens already).
+    The `rule` prop keeps the id as it is."""
     token = _NOT_TOKEN.sub("_", rule)
     return token if token[:1].isalpha() or token[:1] == "_" else f"_{token}"

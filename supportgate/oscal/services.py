@@ -3,6 +3,7 @@ which `GET /v1/manifests?as_of=T` and `GET /v1/reports/fleet` answer from), rend
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from supportgate.clock import SYSTEM_CLOCK, Clock
@@ -15,21 +16,15 @@ from supportgate.threads import thread_twin
 from .document import assessment_results
 
 
+@dataclass(kw_only=True, eq=False)  # a service: equal only to itself
 class OscalReports:
-    def __init__(
-        self,
-        *,
-        fleet: FleetService,
-        engine: PolicyEngine,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
-        self._fleet = fleet
-        self._engine = engine
-        self._clock = clock
+    fleet: FleetService
+    engine: PolicyEngine
+    clock: Clock = SYSTEM_CLOCK
 
     def as_of(self, text: str | None, *, field: str) -> datetime:
         """Now when absent. A time after now is refused: the fleet then is not known yet."""
-        now = self._clock.now()
+        now = self.clock.now()
         at = parse_time(field, text)
         if at is None:
             return now
@@ -38,10 +33,10 @@ class OscalReports:
         return at
 
     def document(self, as_of: datetime) -> bytes:
-        fleet = self._fleet.at(as_of)
+        fleet = self.fleet.at(as_of)
         # Before any decision was recorded no revision is known from the log: the running
         # engine's is the basis then.
-        revision = fleet.policy_revision or self._engine.policy_revision
+        revision = fleet.policy_revision or self.engine.policy_revision
         return assessment_results(fleet, policy_revision=revision)
 
     document_in_thread = thread_twin(document)

@@ -1,9 +1,6 @@
-"""Reports for `supportgate check`: the same decisions as text, JSON, SARIF, JUnit, GitHub
-workflow commands or Markdown.
-
-Every format is a pure function of the checked manifests, the problems that kept check from
-judging some input, and the gate (`fail_on`). Each stays a valid document of its format when
-there are problems: they are part of the report, not a reason to write none.
+"""Reports for `supportgate check`: each format a pure function of the checked manifests, the
+problems that kept check from judging some input, and the gate (`fail_on`). Each stays a valid
+document of its format when there are problems: they are part of the report.
 """
 
 from __future__ import annotations

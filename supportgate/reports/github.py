@@ -1,9 +1,6 @@
 """`--format github`: GitHub Actions workflow commands, one annotation per violation
-(docs/reports.md):
-
-    ::error file=deploy/a.yaml,line=12,title=port.pinning::DeploymentManifest/a spec.port: ...
-
-Escaping follows @actions/core: in data `%`, CR and LF; in property values also `:` and `,`.
+(docs/reports.md). Escaping follows @actions/core: in data `%`, CR and LF; in property values
+also `:` and `,`.
 """
 
 from __future__ import annotations

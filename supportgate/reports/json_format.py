@@ -1,7 +1,5 @@
-"""`--format json`: the gate, the problems and every decision, for machines (docs/reports.md).
-
-Keys keep their order and the decision its Struct field order: equal input gives byte-equal
-output.
+"""`--format json` (docs/reports.md). Keys keep their order and the decision its Struct field
+order: equal input gives byte-equal output.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""docs/rules.md, generated from the policy catalogue: one section per rule, under its anchor.
-
-    python -m supportgate.reports.rules_page --write     # rewrites docs/rules.md
-
-A test fails when docs/rules.md and the catalogue differ, so the page never drifts from
-the policies' METADATA, and every SARIF `helpUri` finds its section.
+"""docs/rules.md, generated from the policy catalogue (`python -m supportgate.reports.rules_page
+--write`). A test fails when the page and the catalogue differ, so it never drifts from the
+policies' METADATA and every SARIF `helpUri` finds its section.
 """
 
 from __future__ import annotations

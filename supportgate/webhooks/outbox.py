@@ -24,11 +24,8 @@ POLICY_RELOAD_FAILED = "policy.reload_failed"
 def enqueue_alert_deliveries(
     session: sqlmodel.Session, alerts: Sequence[Mapping[str, Any]], now: datetime
 ) -> int:
-    """One outbox row per (active subscription, alert), in `session`'s transaction; how many
-    were written (an (alert, subscription) pair already there is left alone).
-
-    Each alert is a GET /v1/alerts item; it becomes the `data` of a `verdict.changed` event.
-    """
+    """A pair (alert, subscription) already there is left alone. Each alert, a GET /v1/alerts
+    item, is the `data` of a `verdict.changed` event."""
     bodies = [(str(alert["id"]), _body(EVENT_TYPE, alert["at"], alert)) for alert in alerts]
     return _enqueue(session, bodies, now)
 
@@ -42,14 +39,11 @@ def enqueue_event_deliveries(
     data: Mapping[str, Any],
     now: datetime,
 ) -> int:
-    """One outbox row per active subscription for an event that is no alert: `event_id` takes
-    the place of the alert's id (the deliveries' `alert_id`), `at` (RFC 3339) is the event's
-    `timestamp`. Returns the number of rows written."""
+    """An event that is no alert: `event_id` takes the place of the deliveries' `alert_id`."""
     return _enqueue(session, [(event_id, _body(event_type, at, data))], now)
 
 
 def _enqueue(session: sqlmodel.Session, bodies: list[tuple[str, str]], now: datetime) -> int:
-    """(alert or event id, body) for every active subscription."""
     if not bodies:
         return 0
     subscription_ids = repository.active_subscription_ids(session)

@@ -1,6 +1,5 @@
 """One delivery attempt's POST: to the address that was checked (targets.py), with the URL's
-host in `Host` and as the TLS server name, within one total deadline
-(supportgate/http_deadline.py).
+host in `Host` and as the TLS server name, within one total deadline (http_deadline.py).
 """
 
 from __future__ import annotations
@@ -35,8 +34,7 @@ def post(
     allow: AllowList,
     deadline: float,
 ) -> Answer:
-    """POST `body` to `url` via its checked address; the status and `Retry-After`. Raises
-    targets.TargetRefused, DeadlinePassed, or httpx's errors."""
+    """Via the checked address; raises TargetRefused, DeadlinePassed or httpx's errors."""
     target = httpx.URL(url)
     host = target.raw_host.decode("ascii")
     port = target.port or (443 if target.scheme == "https" else 80)

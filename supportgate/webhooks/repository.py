@@ -64,7 +64,6 @@ def subscription(
 
 
 def delete_subscription(session: Session, subscription_id: str) -> bool:
-    """Delete a subscription with its outbox rows and their log; False when there is none."""
     locked = session.execute(
         select(_subscriptions.c.id).where(_subscriptions.c.id == subscription_id).with_for_update()
     ).first()
@@ -90,8 +89,6 @@ def pending_counts(session: Session) -> dict[str, int]:
 
 
 def insert_deliveries(session: Session, rows: list[dict[str, Any]]) -> int:
-    """Insert outbox rows, skipping (subscription, alert) pairs already there; how many were
-    written."""
     statement = (
         conflict_insert(session, _deliveries)
         .on_conflict_do_nothing(index_elements=["subscription_id", "alert_id"])
@@ -113,10 +110,9 @@ def any_due(session: Session, *, now: datetime) -> bool:
 def claim_due(
     session: Session, *, now: datetime, lease_until: datetime, limit: int
 ) -> list[Claimed]:
-    """Claim up to `limit` due deliveries of active subscriptions: each claim counts one more
-    attempt (its fencing token) and moves `next_attempt_at` to `lease_until`, so a claim
-    whose dispatcher died becomes due again then. Rows another transaction holds are skipped
-    (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite has one writer at a time)."""
+    """Each claim counts one more attempt (its fencing token) and moves `next_attempt_at` to
+    `lease_until`, so a claim whose dispatcher died becomes due again then. SQLite has one
+    writer at a time, so SKIP LOCKED matters on PostgreSQL only."""
     statement = (
         select(
             _deliveries.c.seq,

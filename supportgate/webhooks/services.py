@@ -64,8 +64,7 @@ class WebhookService:
         self.dispatcher = WebhookDispatcher(sessions, policy=policy, clock=clock, allow=allow)
 
     def policy_reload_failed(self, failed: PolicyReloadFailed) -> None:
-        """Tell the subscribers (the policies' reload is no write of the ledger: the deliveries
-        are written here, in their own transaction)."""
+        """The policies' reload is no write of the ledger: its deliveries are written here."""
         now = self._clock.now()
         data = msgspec.to_builtins(failed)
         data.pop("event")
@@ -83,8 +82,6 @@ class WebhookService:
 
     def create(self, request: WebhookCreate, *, created_by: str | None) -> WebhookCreated:
         url = check_url(request.url, self._allow)
-        if request.description is not None and "\x00" in request.description:
-            raise UsageError("NUL characters are not accepted", field="$.description")
         row = WebhookSubscription(
             id=str(uuid4()),
             url=url,
@@ -140,8 +137,6 @@ class WebhookService:
 
 
 def check_url(url: str, allow: AllowList) -> str:
-    """An absolute http or https URL with a host webhooks may be sent to (targets.py), without
-    credentials; a UsageError naming `url` otherwise."""
     if any(char in _UNSAFE for char in url):
         raise UsageError("must not contain spaces or control characters", field="$.url")
     try:

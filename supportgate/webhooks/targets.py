@@ -28,8 +28,6 @@ class AllowList:
 
     @classmethod
     def parse(cls, entries: Iterable[str]) -> AllowList:
-        """CIDRs (`127.0.0.0/8`, `10.1.2.3`, `::1/128`) and host names (`hooks.internal`);
-        a UsageError naming SUPPORTGATE_WEBHOOK_ALLOW for anything else."""
         networks: list[IPNetwork] = []
         hosts: set[str] = set()
         for entry in (raw.strip() for raw in entries):
@@ -95,9 +93,8 @@ def check_subscription_host(host: str, port: int, allow: AllowList) -> None:
 
 
 def delivery_address(host: str, port: int, allow: AllowList) -> IPAddress | None:
-    """The address to connect to for `host`, checked; None when the allow-list admits the
-    host by name (it is then connected to as usual). Raises TargetRefused when the host does
-    not resolve, or any address it resolves to is refused."""
+    """The checked address to connect to; None when the allow-list admits the host by name
+    (connected to as usual). Refused unless every address it resolves to may be sent to."""
     if allow.admits_host(host):
         return None
     literal = literal_address(host)

@@ -1,4 +1,4 @@
-"""Request and response bodies of the webhook endpoints."""
+"""Request and response bodies of the webhook endpoints; docs/webhooks.md explains each field."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ URL_PATTERN: Final = (
     rf"(?::(?:{_PORT}))?"  # a port from 1 to 65535
     r"(?:[/?#][!-~]*)?$" + END_GUARD  # path, query and fragment: printable ASCII, no space
 )
-"""The webhook URLs accepted (supportgate.webhooks.services.check_url checks it too)."""
+"""The webhook URLs accepted (supportgate.webhooks.services.check_url checks it)."""
 NOT_NUL: Final = r"^[^\u0000]*$"
 
 WebhookState = Literal["active", "disabled"]
@@ -45,8 +45,6 @@ DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
 
 
 class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """POST /v1/webhooks: the URL that receives every alert (http or https)."""
-
     url: Annotated[
         str,
         msgspec.Meta(
@@ -61,7 +59,6 @@ class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
                 "spellings 127.1, 0x7f000001, 2130706433) unless SUPPORTGATE_WEBHOOK_ALLOW "
                 "admits it: a 400 naming $.url (docs/webhooks.md)"
             ),
-            pattern=URL_PATTERN,
         ),
     ]
     description: (
@@ -74,9 +71,6 @@ class WebhookCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class Webhook(msgspec.Struct, frozen=True, kw_only=True):
-    """A subscription. `disabled` after a 410 Gone or repeated failures (`disabled_reason`);
-    a disabled subscription gets no new deliveries."""
-
     id: str
     url: str
     description: str | None
@@ -103,8 +97,6 @@ class WebhookList(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DeliveryAttempt(msgspec.Struct, frozen=True, kw_only=True):
-    """One attempt: its time, the status code answered or the error instead, how long."""
-
     attempt: int
     at: datetime
     status_code: int | None
@@ -113,9 +105,6 @@ class DeliveryAttempt(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Delivery(msgspec.Struct, frozen=True, kw_only=True):
-    """One alert for one subscription. `id` is the `webhook-id` header of every attempt;
-    `next_attempt_at` is set while it is pending."""
-
     id: str
     alert_id: str
     status: DeliveryStatus
@@ -128,7 +117,5 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DeliveryPage(msgspec.Struct, frozen=True, kw_only=True):
-    """A subscription's deliveries, newest first; `next_cursor` fetches the next page."""
-
     items: list[Delivery]
     next_cursor: str | None

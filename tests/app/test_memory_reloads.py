@@ -63,7 +63,7 @@ def _principal(keys: KeyService, secret: str) -> Any:
 def test_stale_keys_are_read_once_by_a_burst(migrated_db: Engine) -> None:
     clock = FakeClock()
     keys = KeyService(session_factory(migrated_db), clock=clock)
-    secret = keys.create_key(name="ci-bot", role="ci")
+    secret = keys.create(name="ci-bot", role="ci").key
     assert _principal(keys, secret).name == "ci-bot"
 
     reads = statements_on(migrated_db, "FROM api_keys")

@@ -56,7 +56,7 @@ def test_the_same_key_with_another_body_is_409(api: Api) -> None:
 
 
 def test_each_api_key_has_its_own_idempotency_keys(api: Api) -> None:
-    other_ci = api.runtime.keys.create_key(name="ci-other", role="ci")
+    other_ci = api.runtime.keys.create(name="ci-other", role="ci").key
     mine = post(api, hardware("pool-a"), **{"Idempotency-Key": KEY})
     theirs = api.client.post(
         "/v1/evaluations",

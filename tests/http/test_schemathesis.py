@@ -76,7 +76,7 @@ def api_schema(db_url: str) -> Iterator[tuple[Any, dict[str, str]]]:
     """The app on a fresh database as a schemathesis schema, and an admin key's headers."""
     runtime = Runtime.build(with_test_key(replace(Settings.from_env({}), database_url=db_url)))
     runtime.prepare_database(upgrade_schema=True)
-    admin = runtime.keys.create_key(name="schemathesis", role="admin")
+    admin = runtime.keys.create(name="schemathesis", role="admin").key
     app = create_app(runtime=runtime)
     loaded = schemathesis.openapi.from_dict(app.openapi_schema.to_schema())
     loaded.app = app

@@ -125,6 +125,23 @@ def test_a_bad_subscription_is_a_400_naming_the_field(
     assert get(shared_api, "/v1/webhooks").json()["items"] == []
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("ftp://hooks.example.com/a", "must be an http or https URL"),
+        ("http://exa mple.com/", "must not contain spaces"),
+        ("https://user:pass@hooks.example.com/a", "must not carry user:password@"),
+    ],
+)
+def test_a_bad_url_is_refused_in_words_not_as_the_pattern(
+    shared_api: Api, url: str, why: str
+) -> None:
+    response = subscribe(shared_api, {"url": url})
+    assert response.status_code == 400, response.text
+    assert why in response.json()["detail"]
+    assert "regex" not in response.json()["detail"]
+
+
 def test_an_alert_is_delivered_signed_and_logged(api: Api, receiver: Receiver) -> None:
     created = subscribe(api, {"url": receiver.url}).json()
     assert enqueue(api, 1) == 1

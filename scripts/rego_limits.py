@@ -19,6 +19,11 @@ rule-name-repeats-package, at their defaults):
   packages known are those of all the files checked together.
 - rule-name-repeats-package: no rule's name starts with the last components of its package
   joined by `_` (or in camel case), e.g. `decision` or `decision_x` in `a.decision`.
+One rule of our own, outside test files, for the embedded engine's sake:
+- variable-index-chain: no reference indexed by two non-string terms (`x[a][b]`, `x[a].y[b]`),
+  nor a call's result indexed (`f(a)[b]`): regorus builds an error for each evaluation of one
+  and drops it, taking a backtrace when RUST_BACKTRACE is set (7% of a decision; issue 21 in
+  docs/performance.md). Index one variable a step, or look the path up with object.get.
 Rules are found in OPA's AST (`opa parse --format json`), which gives each rule's text and
 its first line. `opa` is looked up on PATH, as scripts/rego_coverage.py does; ./scripts/test
 installs it and puts `$(go env GOPATH)/bin` on PATH first (scripts/lib.sh ensure_opa_on_path).
@@ -44,6 +49,7 @@ MAX_LINE_CHARS = 120
 UNBREAKABLE_WORD_CHARS = 100
 MAX_RULE_LINES = 30
 MAX_TEST_RULE_LINES = 60
+MAX_VARIABLE_INDEXES = 1
 
 
 class ParseError(Exception):
@@ -71,6 +77,8 @@ def breaches(
     package = _package(module)
     yield from _directory_mismatch(path, module, package)
     yield from _rule_imports(module, packages)
+    if not package[-1].endswith("_test"):
+        yield from _variable_index_chains(module)
     prefixes = _repeating_prefixes(package)
     for rule in module.get("rules", []):
         yield from _rule_breach(rule)
@@ -136,6 +144,23 @@ def _rule_imports(
                 f"prefer-package-imports: import {'.'.join(ref)} names a rule: import "
                 f"data.{'.'.join(owner)} and write {owner[-1]}.{'.'.join(ref[len(owner) + 1 :])}",
             )
+
+
+def _variable_index_chains(node: object) -> Iterator[tuple[int, str]]:
+    if isinstance(node, list):
+        for item in node:
+            yield from _variable_index_chains(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("type") == "ref":
+        head, *indexes = node["value"]
+        variables = [term for term in indexes if term["type"] != "string"]
+        if len(variables) > MAX_VARIABLE_INDEXES or (head["type"] == "call" and variables):
+            text = base64.b64decode(node["location"]["text"]).decode("utf-8")
+            yield node["location"]["row"], f"variable-index-chain: {text}"
+    for value in node.values():
+        yield from _variable_index_chains(value)
 
 
 def _repeating_prefixes(package: tuple[str, ...]) -> tuple[str, ...]:

@@ -136,7 +136,8 @@ def test_files_by_the_conventions_pass(opa_binary: str, tmp_path: Path) -> None:
     _write(
         tmp_path,
         "package corp.gate\n\nimport data.corp.lib.names\nimport data.matrix.engines\n\n"
-        "allow if names.identity(input.name) in engines\n",
+        "allow if names.identity(input.name) in engines\n\n"
+        "pooled if {\n\tpool := input.pools[input.pool]\n\tpool.archs[input.arch]\n}\n",
         "gate.rego",
         "corp.gate",
     )
@@ -182,8 +183,33 @@ def test_files_by_the_conventions_pass(opa_binary: str, tmp_path: Path) -> None:
             "package corp.gate\n\ncorpGate := true\n",
             "3: rule-name-repeats-package: rule corpGate repeats package corp.gate",
         ),
+        (
+            "corp.gate",
+            "package corp.gate\n\nallow if input.pools[input.pool][input.arch]\n",
+            "3: variable-index-chain: input.pools[input.pool][input.arch]",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\nallow if input.pools[input.pool].archs[input.arch]\n",
+            "3: variable-index-chain: input.pools[input.pool].archs[input.arch]",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\nallow if object.union({}, input.pools)[input.pool]\n",
+            "3: variable-index-chain: object.union({}, input.pools)[input.pool]",
+        ),
     ],
-    ids=["directory", "test-directory", "rule-import", "rule-name", "joined-name", "camel-name"],
+    ids=[
+        "directory",
+        "test-directory",
+        "rule-import",
+        "rule-name",
+        "joined-name",
+        "camel-name",
+        "two-variables",
+        "variables-apart",
+        "call-indexed",
+    ],
 )
 def test_each_convention_broken_is_reported_with_file_and_line(
     opa_binary: str,

@@ -197,7 +197,8 @@ recommendations contains sprintf(
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
 	# (listed by Python once per matrix: supportgate/policy/prepared.py).
 	accelerator := data.supportgate.lib.subject.hardware.accelerator
-	alternatives_text := data.supportgate.prepared.alternatives[accelerator.vendor][accelerator.arch]
+	by_arch := data.supportgate.prepared.alternatives[accelerator.vendor] # see lib.engines._platform_entries
+	alternatives_text := by_arch[accelerator.arch]
 }
 
 recommendations contains sprintf(

@@ -30,7 +30,8 @@ alternative := runtime if {
 	not _prepared.engine_names[_identity]
 	runtime := _prepared.alternative_runtimes[_identity]
 	accelerator := data.supportgate.lib.subject.hardware.accelerator
-	runtime.documents[accelerator.vendor][accelerator.arch]
+	documented := runtime.documents[accelerator.vendor] # one variable index a step: see _platform_entries
+	documented[accelerator.arch]
 }
 
 # engine: the matrix entry the manifest is judged against: the engine's, or the alternative's
@@ -99,7 +100,7 @@ standing := {
 	"officially_supported": true in [[platform_listed, unlisted] == [true, false], listed_alternative],
 } if {
 	engine_known := [1 | _prepared.engines[engine_name]] != []
-	entries := [e | a := data.supportgate.lib.subject.hardware.accelerator; some e in prepared.platforms[a.vendor][a.arch]]
+	entries := [e | some e in _platform_entries(data.supportgate.lib.subject.hardware.accelerator)]
 	tiers := [object.get(toolkit, "tier", "official") |
 		some toolkit in entries
 		data.supportgate.lib.subject.hardware.toolkit.name == toolkit.name
@@ -115,6 +116,11 @@ standing := {
 	unlisted := true in [platform_unlisted, toolkit_unlisted, preview, model_unlisted]
 	listed_alternative := [[1 | alternative] != [], model_listed] == [true, true]
 }
+
+# _platform_entries: the engine's matrix entries for the accelerator's (vendor, arch), looked up
+# by path: indexed by two variables, x[a][b], regorus builds an error it then drops, with a
+# backtrace when RUST_BACKTRACE is set (docs/performance.md, issue 21).
+_platform_entries(accelerator) := object.get(prepared.platforms, [accelerator.vendor, accelerator.arch], [])
 
 # unlisted_text: what is unlisted, for messages: "model X", "platform Y", "toolkit T on Y",
 # "preview platform Y", joined by "and". A rule of its own, worked out only when a message

@@ -1,10 +1,7 @@
-"""Alerts: made in the ledger's write, read by GET /v1/alerts.
-
-An alert's `gained` and `lost` (why its verdict changed: supportgate/manifests/reasons.py)
-are worked out from its decision and the manifest's decision just before it, alike when the
-alert is written (for its webhook body) and when it is read, so the alert stores no copy of
-them. The next step of the ledger's transaction puts the alerts in the webhook outbox
-(supportgate/webhooks/outbox.py): an alert exists if and only if its deliveries do.
+"""Alerts: made in the ledger's write, read by GET /v1/alerts. An alert stores no `gained` and
+`lost` (supportgate/manifests/reasons.py): they are worked out from its decision and the one
+before, alike when it is written (its webhook body) and read. The same transaction puts it in
+the webhook outbox: an alert exists if and only if its deliveries do.
 """
 
 from __future__ import annotations
@@ -41,12 +38,9 @@ def record_alerts(
     now: datetime,
     tracked_verdicts: Mapping[tuple[str, str], str | None],
 ) -> list[dict[str, Any]]:
-    """Write an alert per verdict change among `decisions` (in order; a manifest seen for the
-    first time has no verdict to change from); the alerts as GET /v1/alerts shows them. A step
-    of the ledger's transaction (supportgate/ledger/write.py, under the log's head lock): after
-    the decisions are inserted (an alert names its decision), before the tracked verdicts
-    move. `tracked_verdicts`: the tracked manifests' latest verdicts, as the writer read them;
-    the latest decision itself is read only where the verdict changes (its rules name why)."""
+    """An alert per verdict change among `decisions`, as GET /v1/alerts shows it. In the
+    ledger's write after the decisions are inserted (an alert names its decision), before the
+    tracked verdicts move; a latest decision is read only where the verdict changes."""
     first: dict[tuple[str, str], Decision] = {}
     for decision in decisions:
         first.setdefault((decision.manifest.kind, decision.manifest.name), decision)

@@ -1,7 +1,6 @@
-"""The signed checkpoints `supportgate audit verify` holds the log to: a witness file's
-(`--checkpoints FILE`), or the `ledger_checkpoints` rows. Without a verifier key only their
-bodies are read, and the report says their signatures were not checked: anyone who can write
-the database can write an unsigned checkpoint."""
+"""The checkpoints `audit verify` holds the log to: a witness file's, or the stored ones.
+Without a verifier key only their bodies are read, and the report says their signatures were
+not checked: anyone who can write the database can write an unsigned checkpoint."""
 
 from __future__ import annotations
 
@@ -55,8 +54,6 @@ class HeldCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class UnreadableCheckpoint:
-    """A note that is not a checkpoint of this log signed by the verifier key."""
-
     source: str
     why: str
 
@@ -96,11 +93,13 @@ def stored_notes(session: Session) -> list[Note]:
 def open_notes(
     notes: Sequence[Note], verifier: NoteVerifier | None
 ) -> tuple[list[HeldCheckpoint], list[UnreadableCheckpoint]]:
-    """The checkpoints the notes hold, smallest first, and the notes that hold none."""
     held, unreadable = [], []
     for note in notes:
         try:
-            checkpoint = _open(note.text, verifier)
+            if verifier is None:
+                checkpoint = unverified_checkpoint(note.text)
+            else:
+                checkpoint = open_checkpoint(note.text, verifier)
         except InvalidNote as exc:
             unreadable.append(UnreadableCheckpoint(note.source, str(exc)))
             continue
@@ -126,7 +125,3 @@ def fork(held: Sequence[HeldCheckpoint]) -> tuple[HeldCheckpoint, HeldCheckpoint
         if first.checkpoint.root_hash != found.checkpoint.root_hash:
             return first, found
     return None
-
-
-def _open(note: str, verifier: NoteVerifier | None) -> Checkpoint:
-    return unverified_checkpoint(note) if verifier is None else open_checkpoint(note, verifier)

@@ -79,8 +79,7 @@ def text(description: str) -> ResponseSpec:
 
 
 def csv_download(body: AsyncIterator[bytes]) -> Stream:
-    """The audit history as a CSV file named for when it was asked for (the API's and the
-    console's)."""
+    """The API's and the console's CSV download, named for when it was asked for."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return Stream(
         body,

@@ -1,7 +1,4 @@
-"""The audit history as CSV: one header row, then one row per decision, newest first.
-
-Cells are written so a spreadsheet reads them as text (supportgate/csv_cells.py).
-"""
+"""The audit history as CSV, cells written so a spreadsheet reads them as text (csv_cells.py)."""
 
 from __future__ import annotations
 
@@ -31,10 +28,8 @@ RULES_SEPARATOR = "; "
 
 
 def rules_cell(document: Mapping[str, Any]) -> str:
-    """`rule (severity): message` for each distinct violation, sorted, `; `-joined:
-    `port.production (deny): port trial ...; support.platform (warn): platform ...`. The
-    policies' messages hold no `;`, so a reader may split on the separator; a waived deny
-    reads `(waived)`. Empty: no violations."""
+    """`port.production (deny): port trial ...; support.platform (warn): ...`: the policies'
+    messages hold no `;`, so a reader may split on the separator."""
     entries = {f"{v['rule']} ({v['severity']}): {v['message']}" for v in _violations(document)}
     return RULES_SEPARATOR.join(sorted(entries))
 
@@ -59,7 +54,6 @@ _FORMATTED: dict[str, Callable[[Mapping[Any, Any]], str]] = {
     "rules": lambda row: rules_cell(row["document"]),
     "leaf_index": lambda row: str(row["leaf_index"]),
 }
-"""The cells that are not their column's value as it is."""
 
 
 def csv_rows(rows: Iterable[Mapping[Any, Any]]) -> bytes:

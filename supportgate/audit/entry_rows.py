@@ -1,7 +1,6 @@
-"""The rows derived from the log's entries, each checked against its entry: a row is what its
-entry says when the ledger's own encoders (supportgate/ledger/entries.py) make the entry's
-exact bytes of it; else the fields that differ are named. Columns no entry holds are checked
-against what they are made from (docs/audit-verify.md has the table)."""
+"""A row is what its entry says when the ledger's own encoders (ledger/entries.py) make the
+entry's exact bytes of it; else the fields that differ are named. Columns no entry holds are
+checked against what they are made from (docs/audit-verify.md has the table)."""
 
 from __future__ import annotations
 

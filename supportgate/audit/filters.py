@@ -15,11 +15,8 @@ FORMATS = ("json", "csv")
 
 @dataclass(frozen=True, slots=True)
 class AuditFilter:
-    """Decisions that match every given field; None matches anything.
-
-    `rule`: a violation with that rule id (any severity). `since` is inclusive and `until`
-    exclusive, both on `evaluated_at`.
-    """
+    """None matches anything; `rule`: a violation's rule id, any severity; `since` inclusive
+    and `until` exclusive, both on `evaluated_at`."""
 
     kind: str | None = None
     name: str | None = None
@@ -41,7 +38,6 @@ class AuditFilter:
         until: str | None = None,
         matrix_version: str | None = None,
     ) -> AuditFilter:
-        """The filter for the query parameters as given (text), or a UsageError naming one."""
         check_choice("kind", kind, KINDS)
         check_choice("verdict", verdict, VERDICTS)
         start = parse_time("since", since)

@@ -1,6 +1,5 @@
-"""What `supportgate audit verify` reads besides the entries: the stored tree nodes, and the
-rows that name a leaf of the log, in range queries on the leaf columns (each has a unique
-index)."""
+"""What `supportgate audit verify` reads besides the entries, in range queries on the leaf
+columns (each has a unique index)."""
 
 from __future__ import annotations
 
@@ -54,7 +53,6 @@ def nodes_completed(session: Session, first: int, last: int) -> dict[tuple[int, 
 
 
 def rows_at(session: Session, first: int, last: int) -> dict[str, dict[int, RowMapping]]:
-    """The rows naming leaves first..last, by entry type and then by leaf."""
     found = {}
     for leaf in LEAF_COLUMNS:
         rows = session.execute(select(leaf.column.table).where(leaf.column.between(first, last)))

@@ -1,6 +1,4 @@
-"""What the verifiable log shows anyone who checks it (CONTRACT section 6, docs/ledger.md):
-the latest signed checkpoint, the verifier key, entries, and inclusion and consistency proofs
-at any tree size up to the head's."""
+"""What the verifiable log shows anyone who checks it (CONTRACT section 6, docs/ledger.md)."""
 
 from __future__ import annotations
 
@@ -55,19 +53,15 @@ class ProofService:
             leaf_index=leaf_index,
             tree_size=tree_size,
             leaf_hash=_b64(leaf),
-            hashes=_all_b64(hashes),
+            hashes=[_b64(digest) for digest in hashes],
         )
 
     @in_thread
     def consistency(self, first: int, second: int) -> ConsistencyProof:
         with transaction(self._sessions) as session:
             hashes = tree(session).consistency_proof(first, second)
-        return ConsistencyProof(first=first, second=second, hashes=_all_b64(hashes))
+        return ConsistencyProof(first=first, second=second, hashes=[_b64(h) for h in hashes])
 
 
 def _b64(digest: bytes) -> str:
     return base64.b64encode(digest).decode()
-
-
-def _all_b64(hashes: list[bytes]) -> list[str]:
-    return [_b64(digest) for digest in hashes]

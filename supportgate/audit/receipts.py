@@ -1,6 +1,5 @@
-"""`supportgate audit receipt DECISION_ID`: a decision's entry with its inclusion proof in the
-latest signed checkpoint (supportgate/tlog/receipt.py). A decision newer than that checkpoint
-is signed first, so a receipt can be had right after the decision (docs/ledger.md).
+"""`supportgate audit receipt DECISION_ID` (supportgate/tlog/receipt.py). A decision newer than
+the latest checkpoint is signed first, so a receipt can be had right after the decision.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Replaying a recorded decision from what the audit stores about it.
-
-A decision row keeps the exact policy input (JSON text, evaluation time and resolved hardware
-included), the matrix version and the policy revision. With the same policies, re-evaluating
-that input under that matrix version must give the same verdict, violations, claims,
-checklist and recommendations: the audit alone is enough to show why a verdict was given.
+"""Replaying a recorded decision: its stored policy input (evaluation time and resolved
+hardware included), evaluated again under its matrix version by the same policies, must give
+the same document, so the audit alone shows why a verdict was given.
 """
 
 from __future__ import annotations
@@ -27,8 +24,7 @@ from . import repository
 
 
 class ReplayParts(Protocol):
-    """What a replay reads: the database, the engine and the published matrices (the running
-    service's Runtime has them)."""
+    """The running service's Runtime has them."""
 
     @property
     def sessions(self) -> sessionmaker[Session]: ...
@@ -94,8 +90,7 @@ REPLAY_CHUNK = 1000
 
 
 def decision_ids(runtime: ReplayParts, *, since: datetime | None) -> Iterator[str]:
-    """The id of every decision evaluated at or after `since` (all without), oldest first,
-    read REPLAY_CHUNK per short transaction."""
+    """Every decision evaluated at or after `since` (all without), oldest first."""
     after = 0
     while True:
         with transaction(runtime.sessions) as session:

@@ -1,17 +1,11 @@
-"""Reads of the audit history: filtered keyset pages (newest first) and stored decisions.
+"""Reads of the audit history: keyset pages on `seq` (newest first) and stored decisions.
 
-Pages are keyset pages on `seq` (`seq < cursor ORDER BY seq DESC LIMIT n`), never OFFSET: a
-decision appended while a client pages gets a higher seq, so it neither shifts nor repeats
-the items of later pages. Every filter has an index that ends in `seq` (tables.py); a `rule`
-is matched through `decision_rules (rule, decision_seq)`. A `name` without a `kind` is asked
-once per kind and merged, so each branch walks `(kind, name, seq)` instead of the table.
-
-Before the page query, `seq_range` narrows the seqs to walk with exact bounds read from the
-indexes: the newest and oldest seq of each equality filter (one index probe each), and of
-the time window when it is small enough to probe (WINDOW_PROBE). Without them PostgreSQL walks
-the primary key back from the newest decision assuming matches are spread evenly, which
-costs a full walk for filters that match only old decisions (an old matrix_version, an
-`until` in the past).
+Never OFFSET: a decision appended while a client pages gets a higher seq, so it neither shifts
+nor repeats later pages. Every filter has an index that ends in `seq` (tables.py). A `name`
+without a `kind` is asked once per kind and merged, so each branch walks `(kind, name, seq)`.
+`seq_range` first bounds the seqs to walk by index probes: unaided, PostgreSQL walks back from
+the newest decision assuming matches are spread evenly, a full walk for filters that match only
+old decisions (an old matrix_version, an `until` in the past).
 """
 
 from __future__ import annotations
@@ -58,7 +52,6 @@ _STORED_COLUMNS = [*_DECISION_COLUMNS, _decisions.c.policy_input, _decisions.c.r
 def decisions_page(
     session: Session, where: AuditFilter, *, before_seq: int | None, limit: int
 ) -> Sequence[RowMapping]:
-    """Up to `limit` matching decisions (DECISION_COLUMNS) older than `before_seq`, newest first."""
     seqs = seq_range(session, where, before_seq=before_seq)
     if seqs is None:
         return []
@@ -146,7 +139,6 @@ def _probe_limit(where: AuditFilter) -> int:
 
 
 def page_statement(where: AuditFilter, seqs: tuple[int, int], *, limit: int) -> Select[Any]:
-    """The page query for matches with seqs in `seqs` (inclusive), newest first."""
     if where.name is not None and where.kind is None:
         branches = [_page_select(where, kind, seqs, limit).subquery().select() for kind in KINDS]
         merged = union_all(*branches).subquery()
@@ -210,8 +202,6 @@ def stored_decision(session: Session, decision_id: str) -> RowMapping | None:
 def decision_ids_after(
     session: Session, *, after_seq: int, since: datetime | None, limit: int
 ) -> list[tuple[int, str]]:
-    """(seq, id) of up to `limit` decisions after `after_seq`, oldest first, evaluated at or
-    after `since` when given."""
     c = _decisions.c
     statement = select(c.seq, c.id).where(c.seq > after_seq)
     if since is not None:

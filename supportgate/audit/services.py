@@ -1,9 +1,6 @@
-"""GET /v1/audit: filtered decision pages, and the whole filtered history as streamed CSV.
-
-The CSV is read in keyset chunks of CSV_CHUNK rows, each in its own short transaction in a
-worker thread, and sent as it is read, so memory stays flat however long the history is. It
-holds the decisions at or below the newest seq of its first chunk: a decision appended while
-it streams gets a higher seq and is left out, so no row is missed or repeated.
+"""GET /v1/audit: filtered decision pages, and the whole filtered history as CSV streamed in
+keyset chunks, each read in its own short transaction, so memory stays flat. A decision
+appended while it streams gets a higher seq and is left out: no row is missed or repeated.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""The tracked state the log leads to (the fold of supportgate/ledger/tracking.py, replayed
-from the entries), and where the `manifests` and `tracked_spans` tables disagree with it (and
-the two columns the log cannot pin exactly: docs/audit-verify.md).
+"""The tracked state the log leads to (supportgate/ledger/tracking.py's fold, replayed), and
+where the tables disagree with it (the two columns the log cannot pin: docs/audit-verify.md).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from supportgate.policy.inputs import canonical_digest
 Row = Mapping[str, Any]
 
 INPUT_CHUNK = 500
-"""Stored policy inputs read per query."""
 
 _manifests = table_of(Manifest)
 _decisions = table_of(DecisionRow)
@@ -76,22 +74,18 @@ class TrackingFromLog:
         """The row each tracked manifest must have; UnusableInput when a latest decision's
         stored input is gone or edited."""
         keys = sorted(self.open)
-        expected = {}
+        expected: dict[Key, Row] = {}
         for start in range(0, len(keys), INPUT_CHUNK):
             chunk = keys[start : start + INPUT_CHUNK]
             inputs = _policy_inputs(session, [self.open[key].leaf_index for key in chunk])
             for key in chunk:
                 span, change = self.open[key], self.latest[key]
-                content = _content(change, inputs.get(span.leaf_index))
-                expected[key] = expected_row(span, change, content)
+                tracking = tracking_of(span.kind, _content(change, inputs.get(span.leaf_index)))
+                # as the writer makes it: created_at and last_evaluated_at are the lower
+                # bounds of what the log allows
+                at = change.evaluated_at or span.valid_from
+                expected[key] = current_row(span, change.verdict, tracking, at)
         return expected
-
-
-def expected_row(span: Span, change: Change, content: dict[str, Any]) -> Row:
-    """The `manifests` row the log leads to, as the writer makes it (tracking.current_row);
-    its created_at and last_evaluated_at are the lower bounds of what the log allows."""
-    at = change.evaluated_at or span.valid_from
-    return current_row(span, change.verdict, tracking_of(span.kind, content), at)
 
 
 def row_wrongs(want: Row, row: Row) -> list[str]:
@@ -148,7 +142,6 @@ class Difference:
 
 
 def differences(session: Session, expected: Mapping[Key, Row]) -> list[Difference]:
-    """Every tracked manifest whose row is not what the log says, in (kind, name) order."""
     found = []
     seen = set()
     for row in _rows(session):
@@ -180,7 +173,6 @@ def _rows(session: Session) -> Iterator[Mapping[Any, Any]]:
 
 
 def _policy_inputs(session: Session, leaves: list[int]) -> dict[int, str]:
-    """leaf_index -> policy_input of the decisions at `leaves`."""
     statement = select(_decisions.c.leaf_index, _decisions.c.policy_input).where(
         _decisions.c.leaf_index.in_(leaves)
     )
@@ -221,7 +213,6 @@ def tracking_of(kind: str, content: dict[str, Any]) -> Tracking:
 
 
 def span_wrongs(session: Session, spans: Sequence[Span]) -> list[tuple[Span, str]]:
-    """The spans of `spans` stored otherwise (or not at all), each with what is wrong."""
     wrong = []
     for start in range(0, len(spans), INPUT_CHUNK):
         chunk = spans[start : start + INPUT_CHUNK]

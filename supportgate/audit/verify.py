@@ -1,6 +1,5 @@
 """`supportgate audit verify`: rebuild the log's tree from the database, hold it to the signed
-checkpoints, check every row derived from it; name the first thing that is off. What is
-checked and why: docs/audit-verify.md.
+checkpoints and every row derived from it; name the first thing off (docs/audit-verify.md).
 """
 
 from __future__ import annotations
@@ -115,9 +114,8 @@ def verify_log(
     grace: timedelta = UNSIGNED_GRACE,
     chunk: int = CHUNK,
 ) -> LogReport:
-    """Verify the log against the checkpoints of `notes` (a witness file's; None: the stored
-    ones), opened with `verifier` (None: their signatures are not checked), at the clock's
-    time, leaves unsigned for at most `grace`."""
+    """`notes`: a witness file's (None: the stored ones); `verifier` None: their signatures
+    are not checked."""
     with transaction(sessions) as session:
         if notes is None:
             notes = stored_notes(session)
@@ -161,8 +159,6 @@ def verify_log(
 
 @dataclass(frozen=True, slots=True)
 class _ChunkRows:
-    """One chunk's entries and what names them, read in one transaction."""
-
     entries: Sequence[Row[Any]]
     nodes: Mapping[tuple[int, int], bytes]
     named: Mapping[str, Mapping[int, Any]]
@@ -315,7 +311,6 @@ class _Walk:
         )
 
     def _follow(self, leaf: int, entry_type: str, document: dict[str, Any]) -> list[str]:
-        """Count a sound entry and follow it into the tracking state."""
         try:
             self.tracking.add(leaf, document)
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -357,7 +352,6 @@ class _Walk:
         return []
 
     def finish(self, head: Head) -> LogProblem | None:
-        """After the walk: the head, then the checkpoints beyond the log."""
         if self.size != head.size:
             return LogProblem.at_leaf(
                 self.size,

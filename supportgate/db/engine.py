@@ -1,9 +1,7 @@
-"""Engines, sessions and transactions for SQLite and PostgreSQL (psycopg 3).
-
-SQLite runs in WAL mode with foreign keys on and a busy timeout. SQLAlchemy, not the
-sqlite3 module, emits BEGIN, so a transaction's reads and writes share one snapshot;
-`transaction(..., write=True)` starts with BEGIN IMMEDIATE, which makes concurrent writers
-(threads or processes) queue for the write lock instead of failing half way.
+"""Engines, sessions and transactions for SQLite and PostgreSQL (psycopg 3). On SQLite,
+SQLAlchemy, not the sqlite3 module, emits BEGIN, so a transaction's reads and writes share one
+snapshot, and BEGIN IMMEDIATE (`write=True`) makes concurrent writers queue for the write lock
+instead of failing half way.
 """
 
 from __future__ import annotations

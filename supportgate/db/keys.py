@@ -1,7 +1,5 @@
-"""WHERE clauses for a set of values: `one_of(column, values)` and, on any table keyed
-by (kind, name), `in_keys(table, keys)`. An IN list on both databases: one array
-parameter (`= ANY(:values)`) on PostgreSQL saved 9% of a sweep's CPU and 1-7% of a commit's,
-under the 15% a speed device must buy (docs/performance.md, Speed devices).
+"""WHERE clauses for a set of values: an IN list on both databases (one array parameter on
+PostgreSQL bought under the 15% a speed device must: docs/performance.md, Speed devices).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Locks that hold across the service's processes, one per purpose (its key).
-
-PostgreSQL: a session-level advisory lock, taken with pg_try_advisory_lock on a connection
-held (in autocommit, so no transaction stays open) for as long as the lock is held; the server
-releases it when that connection ends, so a replica killed while holding it frees it at once.
-SQLite: a lock in this process (SQLite serves one host; run replicas on PostgreSQL).
+"""Locks that hold across the service's processes, one per key. PostgreSQL: a session-level
+advisory lock on a connection held (in autocommit: no transaction stays open) as long as the
+lock, so a replica killed while holding it frees it at once. SQLite: a lock in this process
+(SQLite serves one host; run replicas on PostgreSQL).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Alembic, run from Python: upgrade, downgrade and the schema check made at startup.
-
-The migrations live in `migrations/` at the repository root (beside `policies/`) and install
-as the package data `supportgate.migrations`: found with importlib.resources, in a wheel and an
-editable checkout alike, without alembic.ini or a working directory.
+"""Alembic, run from Python. The migrations (`migrations/`) install as the package data
+`supportgate.migrations`, so a wheel and an editable checkout alike find them without
+alembic.ini or a working directory.
 """
 
 from __future__ import annotations
@@ -109,10 +107,9 @@ MIGRATION_LOCK = 0x5347_4D49_4752  # "SGMIGR": the advisory lock key of schema m
 @contextmanager
 def migration_connection(engine: Engine) -> Iterator[Connection]:
     """On SQLite, foreign keys are off meanwhile (batch mode copies and drops tables that
-    others reference; the pragma cannot change inside a transaction) and are checked
-    before commit. On PostgreSQL the transaction first takes an advisory lock, so replicas
-    (or uvicorn workers) that start together migrate one after the other: the later ones
-    find the schema current and do nothing. SQLite's write lock does the same there.
+    others reference; the pragma cannot change inside a transaction) and checked before
+    commit. On PostgreSQL an advisory lock makes replicas that start together migrate one
+    after the other (SQLite's write lock does so there): the later ones find nothing to do.
     """
     with engine.connect() as connection:
         sqlite = connection.dialect.name == "sqlite"

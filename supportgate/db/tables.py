@@ -1,8 +1,7 @@
 """The supportgate tables. Every index and constraint is named here and in migrations/.
 
-Times are aware UTC datetimes (`UTCDateTime`); documents are JSON (`jsonb` on PostgreSQL).
-A change here needs a new Alembic revision: tests/db/test_migrations.py fails
-while the migrations and these tables disagree.
+A change here needs a new Alembic revision: tests/db/test_migrations.py fails while the
+migrations and these tables disagree.
 """
 
 from __future__ import annotations
@@ -305,9 +304,8 @@ class IdempotencyKey(SQLModel, table=True):
 
 
 class ConsoleSession(SQLModel, table=True):
-    """A console login (written only by supportgate/console/logins.py): the sha256 of the
-    random id its cookie holds (never the id, never the key), the key it acts as, and the
-    times its idle and absolute timeouts are measured from."""
+    """A console login (written only by supportgate/console/logins.py), by the sha256 of the
+    random id its cookie holds (never the id, never the key)."""
 
     __tablename__ = "console_sessions"
     __table_args__ = (

@@ -19,10 +19,8 @@ BigKey: TypeEngine[int] = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """`timestamptz` on PostgreSQL, text on SQLite; aware UTC datetimes in both directions.
-
-    A naive datetime is refused rather than guessed at: it names no instant.
-    """
+    """`timestamptz` on PostgreSQL, text on SQLite; aware UTC datetimes both ways. A naive
+    datetime is refused rather than guessed at: it names no instant."""
 
     impl = DateTime(timezone=True)
     cache_ok = True

@@ -1,8 +1,5 @@
-"""What the ledger is asked to write, and what it answers: plain data (msgspec Structs).
-
-A `Batch` is everything one transaction of the writer applies (write.apply_batch); an
-`Applied` is what it did, events included (supportgate/events.py). Every part of a batch
-can change a verdict, so every one goes through the one writer.
+"""What the ledger is asked to write (`Batch`, one transaction) and what it did (`Applied`):
+plain data. Every part of a batch can change a verdict, so every one goes through the writer.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ Key = tuple[str, str]
 
 
 class _Data(msgspec.Struct, frozen=True, kw_only=True):
-    """Base of the batch Structs."""
+    pass
 
 
 class Tracking(_Data, frozen=True):
@@ -41,9 +38,8 @@ class Tracking(_Data, frozen=True):
 
 
 class IdempotentAnswer(_Data, frozen=True):
-    """The response to store for (API key, Idempotency-Key), with the decision: its status,
-    and as its body the decision with the leaf_index the write gives it
-    (decisions.decision_body, which the API answers with too)."""
+    """The response to store for (API key, Idempotency-Key); its body is the decision with the
+    leaf_index the write gives it (decisions.decision_body, as the API answers)."""
 
     api_key_id: int
     key: str

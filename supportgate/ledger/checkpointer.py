@@ -1,7 +1,6 @@
-"""Signing the log's checkpoints (CONTRACT section 6; when and why: docs/ledger.md): the
-Runtime's one Checkpointer signs the head whenever it is ahead of the latest stored checkpoint,
-stores it once per tree size (replicas share the database) and appends it to the witness file.
-A head that does not extend the latest checkpoint is never signed; the refusal is logged."""
+"""Signing the log's checkpoints (CONTRACT section 6; when and why: docs/ledger.md), once per
+tree size (replicas share the database), each appended to the witness file. A head that does
+not extend the latest checkpoint is never signed; the refusal is logged."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ def insert_decisions(
 ) -> None:
     if not writes:
         return
-    seq = _last_seq(session)
+    # under the head lock, no other writer appends meanwhile
+    seq = int(session.execute(select(func.max(_decisions.c.seq))).scalar_one() or 0)
     decision_rows: list[dict[str, Any]] = []
     rule_rows: list[dict[str, Any]] = []
     for write, leaf_index in zip(writes, leaves, strict=True):
@@ -74,11 +75,6 @@ def store_answers(
                 for answer, body in answers
             ],
         )
-
-
-def _last_seq(session: Session) -> int:
-    """The last decision's seq (under the head lock no other writer appends meanwhile)."""
-    return int(session.execute(select(func.max(_decisions.c.seq))).scalar_one() or 0)
 
 
 def _decision_row(write: DecisionWrite, seq: int, leaf_index: int, now: datetime) -> dict[str, Any]:

@@ -1,7 +1,5 @@
-"""The entries of the verifiable log: what each event that can change a verdict says, as
-canonical JSON (keys sorted, no whitespace, UTF-8), the exact bytes hashed into its leaf. The
-five types and their fields: docs/ledger.md, "Entries"; `supportgate audit verify` checks
-each row the service reads against its entry.
+"""The entries of the verifiable log as canonical JSON, the exact bytes hashed into a leaf.
+The five types and their fields: docs/ledger.md, "Entries".
 """
 
 from __future__ import annotations

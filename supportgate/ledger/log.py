@@ -105,8 +105,7 @@ def lock_head(session: Session) -> Head:
 
 
 def append_entries(session: Session, head: Head, entries: Sequence[Entry]) -> Head:
-    """Append `entries` after `head` (from `lock_head` in this transaction): their rows at
-    leaf indexes head.size, head.size + 1, ..., their tree nodes, and the new head."""
+    """`head` is from `lock_head` in this transaction."""
     if not entries:
         return head
     tree = grow_tree(session, head, entries)

@@ -44,6 +44,5 @@ def change_of(leaf_index: int, document: Mapping[str, Any]) -> dict[str, Any] | 
 
 
 def insert_versions(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """The versions' rows, as `change_of` makes them."""
     if rows:
         session.execute(insert(_versions), rows)

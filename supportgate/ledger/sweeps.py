@@ -1,7 +1,6 @@
-"""The sweeps' rows (`sweeps`, `sweep_memos`): the one module that writes them. A sweep's
-progress commits in the transaction of its batch's decisions (write.apply_batch), so that a
-sweep killed at any point resumes after the last batch written, never recording a decision
-twice; supportgate/reevaluation starts and ends sweeps in transactions of its own."""
+"""The one module that writes `sweeps` and `sweep_memos`. A sweep's progress commits with its
+batch's decisions, so a sweep killed at any point resumes after the last batch written, never
+recording a decision twice; its start and end are transactions of their own."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""What is tracked: one fold of the log (`step`, `fold`), and the one module that writes the
-tracked state (`manifests`, `tracked_spans`). The writer applies the fold forward (`apply`);
-`audit verify` and `audit rebuild-tracking` replay it (supportgate/audit/tracking_state.py).
-Both go through `fold`, so they cannot disagree about what an entry does (docs/ledger.md).
+"""What is tracked: one fold of the log, and the one module that writes `manifests` and
+`tracked_spans`. The writer applies the fold forward, `audit verify` and `audit
+rebuild-tracking` replay it: one `fold`, so they cannot disagree about an entry (docs/ledger.md).
 """
 
 from __future__ import annotations
@@ -129,8 +128,8 @@ def apply(
     open_spans: dict[Key, Span],
 ) -> None:
     """Apply `changes` (in log order) forward: the spans, then the `manifests` rows.
-    `tracked` maps a submission's leaf to the content it tracks; `open_spans` holds the open
-    span of every key changed that is tracked (read with `tracked_of`; updated in place)."""
+    `tracked`: a submission's leaf -> the content it tracks; `open_spans`: the open span of
+    every tracked key changed (tracked_of), updated in place."""
     if not changes:
         return
     advance(session, open_spans, changes)
@@ -140,8 +139,8 @@ def apply(
 
 
 def advance(session: Session, open_spans: dict[Key, Span], changes: Sequence[Change]) -> None:
-    """Fold `changes` into `open_spans` (the stored open spans of their keys, at least) and
-    write the spans they end or open."""
+    """Fold `changes` into `open_spans` and write the spans they end or open (migration 0011
+    replays the log through it too)."""
     was_open = {span.leaf_index for span in open_spans.values()}
     touched = fold(open_spans, changes)
     write_spans(session, [span for span in touched if span.leaf_index in was_open], ended=True)
@@ -155,10 +154,9 @@ def write_current(
     tracked: Mapping[Key, Tracking],
     evaluated: Mapping[Key, datetime | None] | None = None,
 ) -> None:
-    """The `manifests` rows of `spans`' keys: deleted where the key is no longer tracked
-    (None); the whole row where new content is `tracked`; else only the latest decision
-    moves. `evaluated` sets a last_evaluated_at other than the
-    latest decision's evaluated_at (rebuild keeps a later one)."""
+    """The `manifests` rows of `spans`' keys: deleted where the span is None; the whole row
+    where new content is `tracked`; else only the latest decision moves. `evaluated` sets
+    another last_evaluated_at than the latest decision's (rebuild keeps a later one)."""
     gone = [key for key, span in spans.items() if span is None]
     if gone:
         session.execute(delete(_manifests).where(in_keys(_manifests, gone)))
@@ -175,7 +173,8 @@ def write_current(
             )
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
-    _upsert(session, rows)
+    if rows:
+        session.execute(_UPSERT[session.get_bind().dialect.name], rows)
     if moves:
         session.connection().execute(_MOVE, moves)
 
@@ -231,12 +230,6 @@ _KEPT = ("kind", "name", "created_at")
 """Kept by a replaced row: a manifest's tracking began before (TrackedSpan.tracked_since)."""
 
 
-def _upsert(session: Session, rows: list[dict[str, Any]]) -> None:
-    """INSERT ... ON CONFLICT (kind, name) DO UPDATE, run once with every row."""
-    if rows:
-        session.execute(_UPSERT[session.get_bind().dialect.name], rows)
-
-
 def _upsert_statement(insert: Any) -> Any:
     return insert.on_conflict_do_update(
         index_elements=["kind", "name"],
@@ -252,7 +245,6 @@ _UPSERT = {
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
-    """One UPDATE of last_evaluated_at for manifests a sweep judged unchanged."""
     if keys:
         stamped = update(_manifests).where(in_keys(_manifests, keys))
         session.execute(stamped.values(last_evaluated_at=at))
@@ -268,7 +260,6 @@ class Tracked:
     rows: dict[Key, Any]
 
     def heads(self) -> dict[Key, TrackedHead]:
-        """Where each tracked manifest (each key with a row) stands."""
         return {
             key: TrackedHead(
                 content_digest=row.content_digest, latest_decision_id=row.latest_decision_id

@@ -17,20 +17,7 @@ _waivers = table_of(Waiver)
 Change = tuple[str, dict[str, Any]]
 """A waiver's id and the columns one entry sets."""
 
-COLUMNS = (
-    "id",
-    "rule",
-    "kind",
-    "name",
-    "justification",
-    "expires_at",
-    "created_by",
-    "created_at",
-    "leaf_index",
-    "deleted_at",
-    "deleted_by",
-    "deleted_leaf_index",
-)
+COLUMNS = tuple(column.name for column in _waivers.c if column.name != "seq")
 """What the log says of a waiver (`seq`, the listing order, it does not)."""
 
 

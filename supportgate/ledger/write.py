@@ -1,15 +1,7 @@
-"""The one write of the ledger: `apply_batch` applies a Batch in the caller's transaction.
-
-Every write that can change a verdict goes through here, in the writer's thread (writer.py),
-on SQLite and PostgreSQL alike, under the log's head lock (the next writer, in any thread,
-process or replica, waits). Admitted first: a sweep's decision whose manifest moved since the
-sweep read it is dropped; so is a submission whose key may not take the tracked manifest from
-its owner; a version published already, a waiver deleted already (or never created) and a
-manifest not tracked are conflicts, left out. Then every part's entries go into the log in one
-append, and the rows derived from them (decisions, alerts before the tracked verdicts move,
-their webhook deliveries, the tracked state, Idempotency-Key answers, matrix versions,
-waivers, a sweep's progress) follow. What happened returns as plain data (Applied), events
-included; the caller publishes them once the transaction has committed.
+"""The one write of the ledger, under the log's head lock (the next writer, in any thread,
+process or replica, waits). The parts the state does not allow are left out (Applied says
+which); the rest go into the log in one append, and the rows derived from them follow. Events
+return as data, for the caller to publish once the transaction has committed.
 """
 
 from __future__ import annotations
@@ -138,8 +130,6 @@ def apply_batch(session: Session, batch: Batch, now: datetime) -> Applied:
 
 @dataclass(frozen=True, slots=True)
 class _Admitted:
-    """The parts of a batch to write (step 2), and the conflicts left out."""
-
     decision_indexes: list[int]
     decisions: list[DecisionWrite]
     matrices: list[MatrixPublication]
@@ -212,10 +202,8 @@ def _admit(session: Session, batch: Batch) -> _Admitted:
 def _owners_allow(
     writes: Sequence[DecisionWrite], indexes: list[int], held: dict[Key, str | None]
 ) -> list[int]:
-    """The submissions among `indexes` whose key may replace the tracked manifest's owner
-    (Tracking.may_replace; `held`: the owners tracked, updated in place), in batch order: one
-    admitted becomes the owner the next submission of the same manifest in this batch is held
-    against."""
+    """`held` (the tracked owners) is updated in place: a submission admitted is the owner the
+    next submission of the same manifest in this batch is held against."""
     admitted: list[int] = []
     for index in indexes:
         write = writes[index]

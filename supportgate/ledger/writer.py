@@ -1,16 +1,11 @@
-"""The ledger's one writer: a thread of the service that applies every Batch (write.apply_batch).
+"""The ledger's one writer: a thread that applies every Batch (write.apply_batch).
 
-The first submit starts the thread when the service has not (a CLI run). The thread takes
-every batch queued (up to MAX_BATCH) and applies the batches that hold only decisions (the
-API's submissions) together, as ONE transaction: one head lock, one commit, however many
-requests wait. Any other batch (a sweep's, a matrix version, a waiver, an
-untracking) is applied alone, in its turn. A future resolves only after the commit, so a 201
-always means the decision is durable; a failure fails every batch of the group (the API
-answers 503 naming the cause: a driver's error as it is, anything else as LedgerWriteFailed).
-If a group hits a uniqueness conflict (an Idempotency-Key that another process stored first),
-it is rolled back and its batches are applied one transaction each, so only the conflicting
-one fails, with IdempotencyConflict. After each commit, before the futures resolve, the
-events of what was written are published (supportgate.events.Events).
+Queued batches of decisions only (the API's submissions) are committed together as ONE
+transaction: one head lock, one commit, however many requests wait; any other batch alone, in
+its turn. A future resolves only after the commit and its events are published, so a 201
+means the decision is durable. A group that hits a uniqueness conflict (an Idempotency-Key
+another process stored first) is applied again one batch at a time, so only that one fails.
+Failures and readiness: docs/ledger.md, "When the write fails".
 """
 
 from __future__ import annotations
@@ -48,9 +43,8 @@ class IdempotencyConflict(SupportgateError):
 
 
 class LedgerWriteFailed(DatabaseError):
-    """The ledger could not record a write for a reason other than a driver's error (a full
-    disk under the service's log, a bug), or its writer is not running; the message says
-    which (HTTP 503)."""
+    """A write failed for another reason than a driver's error (a full disk, a bug), or the
+    writer is not running (HTTP 503)."""
 
 
 def _cause(exc: BaseException) -> str:
@@ -151,11 +145,9 @@ class LedgerWriter:
         return self._thread is not None and self._thread.is_alive()
 
     def check_ready(self) -> None:
-        """Raise LedgerWriteFailed when this writer cannot record: it is not running, or a
-        write failed in the last FAILURE_HOLD_S and none succeeded since, or one failed
-        earlier and the database still refuses a write that changes nothing (log.touch_head).
-        The hold because a small write may pass where a decision's does not (a disk nearly
-        full); the probe so that ready comes back without a request risking a failure."""
+        """After a failed write, not ready for FAILURE_HOLD_S (a small write may pass where a
+        decision's does not: a disk nearly full), then until log.touch_head is taken (so ready
+        comes back without a request risking a failure)."""
         if not self.running:
             raise _not_running()
         failure = self._failure
@@ -205,7 +197,6 @@ class LedgerWriter:
             self._apply(taken)
 
     def _apply(self, taken: list[_Pending]) -> None:
-        """The decisions-only batches in a row as one group, any other batch alone."""
         group: list[_Pending] = []
         for pending in taken:
             if _decisions_only(pending.batch):

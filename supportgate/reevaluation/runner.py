@@ -1,14 +1,12 @@
-"""One sweep, batch by batch: `read`, `plan` (evaluate what the memo does not know
-unchanged), `commit` (one ledger Batch, with the sweep's cursor); services.py runs the three
-in turn. What is recorded, and why a sweep killed at any point resumes without recording
-anything twice: docs/reevaluation.md.
+"""One sweep's batch: evaluate what the memo does not know unchanged, and write one ledger
+Batch with the sweep's cursor. What is recorded, and why a sweep killed at any point resumes
+without recording anything twice: docs/reevaluation.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import sessionmaker
@@ -27,29 +25,6 @@ from .source import Key, TrackedBatch, TrackedRow, WaiversFor, subjects
 
 
 @dataclass(frozen=True, slots=True)
-class BatchRead:
-    """Read apart from evaluation, so that the next batch can be read while this one is
-    evaluated."""
-
-    batch: TrackedBatch
-    waivers: Mapping[Key, Sequence[Mapping[str, Any]]]
-    keys: dict[Key, str]  # memo keys before this sweep decides anything
-    held: dict[Key, datetime | None]  # memo held when read: by stable_until, content not read
-    previous: dict[str, tuple[Any, ...]]
-
-
-@dataclass(frozen=True, slots=True)
-class BatchPlan:
-    batch: TrackedBatch
-    decisions: list[DecisionWrite]
-    unchanged: list[Key]
-    memos: dict[Key, SweepMemo]
-    now: datetime
-    failed: int
-    skipped: int  # known unchanged from the memo
-
-
-@dataclass(frozen=True, slots=True)
 class BatchSweeper:
     sweep_id: str
     cause: Cause
@@ -60,34 +35,27 @@ class BatchSweeper:
     clock: Clock
     use_memos: bool = True  # False: the plain path the memo is measured and tested against
 
-    def read(self, batch: TrackedBatch) -> BatchRead:
+    def sweep(self, batch: TrackedBatch) -> int:
+        """Write the batch's decisions and progress; the count the memo knew unchanged (its
+        content is not even read)."""
         now = self.clock.now()
         waivers = self.waivers_for(batch.keys)
         with transaction(self.sessions) as session:
-            memos = repository.memos(session, batch.keys)
+            stored = repository.memos(session, batch.keys)
         keys = {
             row.key: self._key(batch, row, waivers.get(row.key, ()), row.latest_decision_id)
             for row in batch.rows
         }
         held = {
-            key: until
-            for key, (memo_key, until) in memos.items()
-            if self.use_memos and memo_key == keys.get(key) and _holds(until, now)
+            key
+            for key, (memo_key, until) in stored.items()
+            if self.use_memos and memo_key == keys.get(key) and until is not None and now < until
         }
-        previous = self._load(batch, [row for row in batch.rows if row.key not in held])
-        return BatchRead(batch, waivers, keys, held, previous)
-
-    def plan(self, read: BatchRead) -> BatchPlan:
-        now = self.clock.now()
-        batch, waivers, keys = read.batch, read.waivers, dict(read.keys)
-        held = {key for key, until in read.held.items() if _holds(until, now)}
-        expired = [row for row in batch.rows if row.key in read.held and row.key not in held]
-        # memos that ran out since the batch was read: those rows are read now
-        previous = {**read.previous, **self._load(batch, expired)}
+        to_evaluate = [row for row in batch.rows if row.key not in held]
+        previous = self._load(batch, to_evaluate)
         decisions: list[DecisionWrite] = []
         unchanged = [row.key for row in batch.rows if row.key in held]
         memos: dict[Key, SweepMemo] = {}
-        to_evaluate = [row for row in batch.rows if row.key not in held]
         evaluable = [row for row in to_evaluate if row.manifest is not None]
         evaluations = self.evaluator.evaluate_batch(
             subjects(batch, self.cause, waivers, rows=evaluable),
@@ -120,15 +88,18 @@ class BatchSweeper:
                     row.content or {}, evaluated_at=now, max_age_days=max_age, waivers=row_waivers
                 ),
             )
-        return BatchPlan(
-            batch=batch,
-            decisions=decisions,
+        failed = len(to_evaluate) - len(evaluable)
+        progress = SweepProgress(
+            sweep_id=self.sweep_id,
+            cursor=batch.last_key,
+            evaluated=len(batch.rows) - failed,
+            failed=failed,
             unchanged=unchanged,
-            memos=memos,
-            now=now,
-            failed=len(to_evaluate) - len(evaluable),
-            skipped=len(batch.rows) - len(to_evaluate),
+            touched_at=now,
+            memos=list(memos.values()),
         )
+        self.ledger.write(Batch(decisions=decisions, sweep=progress))
+        return len(held)
 
     def _load(self, batch: TrackedBatch, rows: list[TrackedRow]) -> dict[str, tuple[Any, ...]]:
         if not rows:
@@ -142,20 +113,6 @@ class BatchSweeper:
                 matrix_version=self.evaluator.matrix.version,
                 policy_revision=self.evaluator.engine.policy_revision,
             )
-
-    def commit(self, planned: BatchPlan) -> int:
-        """The batch's write; the count the memo knew unchanged."""
-        progress = SweepProgress(
-            sweep_id=self.sweep_id,
-            cursor=planned.batch.last_key,
-            evaluated=len(planned.batch.rows) - planned.failed,
-            failed=planned.failed,
-            unchanged=planned.unchanged,
-            touched_at=planned.now,
-            memos=list(planned.memos.values()),
-        )
-        self.ledger.write(Batch(decisions=planned.decisions, sweep=progress))
-        return planned.skipped
 
     def _key(
         self,
@@ -175,10 +132,6 @@ class BatchSweeper:
         )
 
 
-def _holds(until: datetime | None, now: datetime) -> bool:
-    return until is not None and now < until
-
-
 def _differs(decision: Decision, previous: tuple[Any, ...] | None) -> bool:
     if previous is None:
         return True
@@ -189,17 +142,11 @@ def _differs(decision: Decision, previous: tuple[Any, ...] | None) -> bool:
         decision.policy_revision,
     ):
         return True
-    return _violation_keys(decision) != _stored_violation_keys(violations)
-
-
-def _violation_keys(decision: Decision) -> list[tuple[str, str, str, str | None]]:
-    return sorted((v.rule, v.severity, v.path, v.waiver_id) for v in decision.violations)
-
-
-def _stored_violation_keys(violations: Any) -> list[tuple[str, str, str, str | None]] | None:
+    found = sorted((v.rule, v.severity, v.path, v.waiver_id) for v in decision.violations)
     try:
-        return sorted(
+        stored = sorted(
             (v["rule"], v["severity"], v["path"], v.get("waiver_id")) for v in violations or ()
         )
-    except (AttributeError, KeyError, TypeError):
-        return None
+    except (AttributeError, KeyError, TypeError):  # a stored document not as this one writes
+        return True
+    return found != stored

@@ -1,6 +1,5 @@
-"""The timed triggers (the cron, a matrix version's `effective_from`, waiver expiry, policy
-reload, the matrix source's poll), on APScheduler 3, the only module that imports it. Time
-missed while down is made up at the first tick; each part of a tick is a job that fails alone
+"""The timed triggers, on APScheduler 3 (the only module that imports it). Time missed while
+down is made up at the first tick; each part of a tick is a job that fails alone
 (docs/reevaluation.md).
 """
 

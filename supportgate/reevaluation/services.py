@@ -1,6 +1,6 @@
-"""Re-evaluation sweeps: asking for one, running them, and what the API shows of them. A
-sweep is a `sweeps` row, unique per `trigger`; sweeps run one at a time per database, resume
-from their cursor, and judge under the matrix pinned when they start (docs/reevaluation.md).
+"""Re-evaluation sweeps: a `sweeps` row each, unique per `trigger`, run one at a time per
+database, resumed from their cursor, judged under the matrix pinned when they start
+(docs/reevaluation.md).
 """
 
 from __future__ import annotations
@@ -361,14 +361,13 @@ class ReevaluationService:
     def _sweep(
         self, sweeper: BatchSweeper, *, only: list[Key] | None, after: Key | None
     ) -> int | None:
-        """Batch by batch: read, evaluate, commit. The count the memo knew unchanged; None when
-        stopped part way."""
+        """The count the memo knew unchanged; None when stopped part way."""
         skipped = 0
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
         )
         for batch in batches:
-            skipped += sweeper.commit(sweeper.plan(sweeper.read(batch)))
+            skipped += sweeper.sweep(batch)
             if self._stopping.is_set():
                 return None
         return skipped

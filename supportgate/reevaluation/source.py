@@ -1,15 +1,12 @@
-"""Tracked manifests as evaluation subjects, streamed from the database in keyset batches
-over (kind, name).
-
-A batch holds the tracked HardwareManifests its deployments reference, so
-`manifest.hardware-ref` fires exactly when the referenced pool is not tracked. Only one batch
-is held at a time: memory stays flat.
+"""Tracked manifests as evaluation subjects, in keyset batches over (kind, name), one held at
+a time. A batch holds the tracked pools its deployments reference, so `manifest.hardware-ref`
+fires exactly when the referenced pool is not tracked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -47,7 +44,6 @@ _TYPES: dict[str, type[Manifest]] = {
     "HardwareManifest": HardwareManifest,
     "DeploymentManifest": DeploymentManifest,
 }
-_UNDECODED: Any = object()
 
 
 @dataclass(slots=True, eq=False)
@@ -59,24 +55,12 @@ class TrackedRow:
     latest_decision_id: str | None
     latest_verdict: str | None
     content: dict[str, Any] | None = None  # None until read (`load_content`)
-    _manifest: Any = field(default=_UNDECODED, repr=False)
+    manifest: Manifest | None = None
+    """The content decoded once read; None too if it no longer decodes (an older schema's)."""
 
     @property
     def key(self) -> Key:
         return (self.kind, self.name)
-
-    @property
-    def manifest(self) -> Manifest | None:
-        """None if it no longer decodes (tracked by an older supportgate whose schema
-        differed)."""
-        if self._manifest is _UNDECODED:
-            if self.content is None:
-                raise ValueError(f"the content of {self.kind}/{self.name} was not read")
-            try:
-                self._manifest = msgspec.convert(self.content, _TYPES[self.kind])
-            except (msgspec.ValidationError, KeyError):
-                self._manifest = None
-        return self._manifest  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +93,7 @@ class TrackedBatch:
             found = {(kind, name): content for kind, name, content in session.execute(statement)}
         for row in wanted:
             row.content = found.get(row.key)  # untracked meanwhile: stays None, not evaluated
-            if row.content is None:
-                row._manifest = None
+            row.manifest = _decoded(row.kind, row.content)
 
     def hardware(self, name: str) -> HardwareManifest | None:
         pool = self.pools.get(name)
@@ -139,13 +122,15 @@ def iter_tracked_batches(
                 return
             where, cursor = in_keys(_manifests, chunk), chunk[-1]
         with transaction(sessions) as session:
-            batch = _batch(session, _rows(session, where, batch_size, with_content))
-        if batch is not None:
-            yield batch
+            rows = _rows(session, where, batch_size, with_content)
+            refs = {row.hardware_ref for row in rows if row.hardware_ref is not None}
+            pools = _pools(session, refs)
+        if rows:
+            yield TrackedBatch(rows=rows, pools=pools)
         if wanted is None:
-            if batch is None or len(batch.rows) < batch_size:
+            if len(rows) < batch_size:
                 return
-            cursor = batch.last_key
+            cursor = rows[-1].key
 
 
 def subjects(
@@ -203,14 +188,18 @@ def _rows(session: Session, where: Any, limit: int, with_content: bool) -> list[
     if where is not None:
         statement = statement.where(where)
     statement = statement.order_by(_manifests.c.kind, _manifests.c.name).limit(limit)
-    return [TrackedRow(*row) for row in session.execute(statement)]
+    rows = [TrackedRow(*row) for row in session.execute(statement)]
+    if with_content:
+        for row in rows:
+            row.manifest = _decoded(row.kind, row.content)
+    return rows
 
 
-def _batch(session: Session, rows: list[TrackedRow]) -> TrackedBatch | None:
-    if not rows:
+def _decoded(kind: str, content: dict[str, Any] | None) -> Any:
+    try:
+        return msgspec.convert(content, _TYPES[kind])
+    except (msgspec.ValidationError, KeyError):
         return None
-    refs = {row.hardware_ref for row in rows if row.hardware_ref is not None}
-    return TrackedBatch(rows=rows, pools=_pools(session, refs))
 
 
 def _pools(session: Session, names: set[str]) -> dict[str, Pool]:
@@ -221,11 +210,7 @@ def _pools(session: Session, names: set[str]) -> dict[str, Pool]:
     statement = select(_manifests.c.name, _manifests.c.content_digest, _manifests.c.content).where(
         _manifests.c.kind == "HardwareManifest", one_of(_manifests.c.name, names)
     )
-    pools = {}
-    for name, digest, content in session.execute(statement):
-        try:
-            manifest: HardwareManifest | None = msgspec.convert(content, HardwareManifest)
-        except msgspec.ValidationError:
-            manifest = None
-        pools[name] = Pool(content_digest=digest, manifest=manifest)
-    return pools
+    return {
+        name: Pool(content_digest=digest, manifest=_decoded("HardwareManifest", content))
+        for name, digest, content in session.execute(statement)
+    }

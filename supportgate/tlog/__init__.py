@@ -1,11 +1,10 @@
-"""A transparency log, on its own: it imports nothing else of supportgate (a test,
-tests/app/test_import_graph.py, holds it to that), so it reads, and could ship, as a library.
-It does not know where entries and nodes are kept (supportgate.ledger keeps them in the
-database), when to sign, nor with which key file.
+"""A transparency log on its own: it imports nothing else of supportgate
+(tests/app/test_import_graph.py), so it reads, and could ship, as a library; where entries and
+nodes are kept, when to sign and with which key are supportgate.ledger's.
 
-`__all__` is the public surface. The errors are imported with the package, the rest on first
-use, so that importing an error (supportgate/errors.py does) does not load `cryptography`,
-which `supportgate check` never needs (about 35 ms of its start-up).
+`__all__` is the public surface. The errors load with the package, the rest on first use, so
+importing an error (supportgate/errors.py does) does not load `cryptography`, which
+`supportgate check` never needs (about 35 ms of its start-up).
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ class Checkpoint:
 
 
 def sign_checkpoint(checkpoint: Checkpoint, signer: NoteSigner) -> str:
-    """The signed note of `checkpoint`. The key's name must be the origin (the spec's
-    SHOULD, which this log makes a rule so that a verifier key says which log it is for)."""
+    """The key's name must be the origin (the spec's SHOULD, made a rule here so that a
+    verifier key says which log it is for)."""
     if checkpoint.origin != signer.name:
         raise InvalidNote(
             f"the signer key is named {signer.name!r}, the log's origin is {checkpoint.origin!r}",

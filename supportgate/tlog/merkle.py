@@ -1,7 +1,6 @@
-"""RFC 9162 section 2.1 Merkle trees over a node store: roots, inclusion and consistency
-proofs, and the verification of both. A proof reads O(log n) nodes, all in one
-`NodeStore.get` (why: docs/ledger.md, "The tree and its node store"); tests/tlog/rfc9162.py
-has the RFC's own recursive definitions, the oracle the tests compare this with.
+"""RFC 9162 section 2.1 Merkle trees over a node store. A proof reads its O(log n) nodes in
+one `NodeStore.get` (why: docs/ledger.md, "The tree and its node store"); the tests' oracle is
+the RFC's own recursive definitions (tests/tlog/rfc9162.py).
 """
 
 from __future__ import annotations
@@ -31,11 +30,9 @@ Pieces = list[NodeId]
 
 
 def range_pieces(begin: int, end: int) -> Pieces:
-    """The complete subtrees of leaves [begin, end), as MTH(D[begin:end]) splits them.
-
-    Only for ranges a tree of `end` leaves has as a subtree: `begin` is then a multiple of a
-    power of two at least `end - begin`, so each piece starts at a multiple of its length.
-    """
+    """The complete subtrees of leaves [begin, end), as MTH(D[begin:end]) splits them. Only
+    for ranges a tree of `end` leaves has as a subtree: `begin` is then a multiple of a power
+    of two at least `end - begin`, so each piece starts at a multiple of its length."""
     pieces = []
     while begin < end:
         level = (end - begin).bit_length() - 1
@@ -98,8 +95,7 @@ class MerkleTree:
         return self._size
 
     def append(self, entries: Iterable[bytes]) -> range:
-        """Add leaves for `entries`; store every subtree they complete in one `put`.
-        Returns their leaf indexes."""
+        """Their leaf indexes; every subtree they complete is stored in one `put`."""
         first = self._size
         new_nodes: list[tuple[NodeId, bytes]] = []
         for entry in entries:
@@ -166,8 +162,7 @@ class MerkleTree:
 def verify_inclusion(
     leaf: bytes, leaf_index: int, tree_size: int, proof: Sequence[bytes], root: bytes
 ) -> None:
-    """RFC 9162 section 2.1.3.2: that `leaf` (a leaf hash) is leaf `leaf_index` of the tree
-    of `tree_size` leaves with root `root`. Raises InvalidProof naming what fails."""
+    """RFC 9162 section 2.1.3.2 (`leaf` is a leaf hash); InvalidProof naming what fails."""
     _check_hashes(proof, root=root, leaf_hash=leaf)
     if not 0 <= leaf_index < tree_size:
         raise InvalidProof(
@@ -183,10 +178,9 @@ def verify_inclusion(
 def verify_consistency(
     first: int, second: int, proof: Sequence[bytes], first_root: bytes, second_root: bytes
 ) -> None:
-    """RFC 9162 section 2.1.4.2: that the tree of `second` leaves with root `second_root`
-    extends the tree of `first` leaves with root `first_root`. The RFC's algorithm is for
-    0 < first < second; as transparency-dev's merkle/proof does, an equal size needs an empty
-    proof and equal roots, and every tree extends the empty one with an empty proof."""
+    """RFC 9162 section 2.1.4.2, whose algorithm is for 0 < first < second; as
+    transparency-dev's merkle/proof does, an equal size needs an empty proof and equal roots,
+    and every tree extends the empty one with an empty proof."""
     _check_hashes(proof, first_root=first_root, second_root=second_root)
     if not 0 <= first <= second:
         raise InvalidProof(f"{first} is not a tree size from 0 to {second}", field="first")

@@ -1,7 +1,6 @@
-"""Where the Merkle tree keeps its nodes: the hash of every complete subtree, by (level, index).
-A node is stored once all of its leaves have arrived and never changes after; partial subtrees
-are never stored. The protocol takes and returns batches, so that a SQL store reads everything
-one proof needs in one query."""
+"""Where the Merkle tree keeps the hash of every complete subtree, by (level, index), once
+all its leaves have arrived. Batches in and out, so that a SQL store reads everything one
+proof needs in one query."""
 
 from __future__ import annotations
 

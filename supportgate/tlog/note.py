@@ -46,7 +46,6 @@ def decode_base64(text: str, *, field: str, error: type[TlogInputError]) -> byte
 
 
 def check_name(name: str, *, field: str, error: type[TlogInputError]) -> None:
-    """A key name is non-empty, with no Unicode space, no plus sign, no control character."""
     if not name:
         raise error("a key name is not empty", field=field)
     bad = _NOT_IN_NAMES.search(name)

@@ -1,8 +1,6 @@
-"""Waivers: creating, listing, deleting, and the active ones for the policy input.
-
-Every evaluation asks for its manifest's waivers, so the active ones are held in memory,
-reloaded after this process creates or deletes one and every RELOAD_SECONDS (another replica
-may have); sweeps read the database. When a waiver applies: docs/waivers.md.
+"""Waivers. Every evaluation asks for its manifest's waivers, so the active ones are held in
+memory, reloaded after this process creates or deletes one and every RELOAD_SECONDS (another
+replica may have); sweeps read the database. When a waiver applies: docs/waivers.md.
 """
 
 from __future__ import annotations
@@ -158,7 +156,6 @@ class WaiverService:
         return self._clock.monotonic() - self._loaded_at <= RELOAD_SECONDS
 
     def active_for(self, kind: str, name: str, at: datetime) -> list[PolicyWaiver]:
-        """The waivers of manifest (kind, name) in force at `at`, in policy-input form."""
         if not self.cache_is_fresh():
             self._refresh()
         with self._lock:

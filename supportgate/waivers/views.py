@@ -19,13 +19,9 @@ NOT_BLANK_PATTERN = rf"^[^\u0000]*[^\u0000{_SPACE}][^\u0000]*$"
 
 
 class WaiverRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
-    """POST /v1/waivers: waive `rule` for manifest (kind, name) until `expires_at`.
-
-    The types say what the service checks (supportgate.waivers.services), but `rule` (a deny
-    rule of the loaded policies) and `expires_at` (RFC 3339, as msgspec reads it), which
-    supportgate.openapi.declare_request_rules adds to the document, and that `expires_at` must
-    be in the future, which no schema can say.
-    """
+    """POST /v1/waivers. The types say what the service checks, but that `rule` is a deny
+    rule of the loaded policies (supportgate.openapi.declare_request_rules documents it) and
+    that `expires_at` is in the future, which no schema can say."""
 
     rule: Annotated[str, msgspec.Meta(description="a deny rule id (`port.production`)")]
     kind: ManifestKind
@@ -52,8 +48,6 @@ class WaiverRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
 
 
 class WaiverView(msgspec.Struct, frozen=True, kw_only=True):
-    """A waiver as stored; `deleted_at`/`deleted_by` are set once it was deleted."""
-
     id: str
     rule: str
     kind: ManifestKind

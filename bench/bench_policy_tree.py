@@ -21,6 +21,7 @@ restructuring of the concerns can remove: docs/policy-interface.md "What a decis
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import statistics
@@ -173,6 +174,9 @@ def main() -> None:
     )
     parser.add_argument("--baseline", default=BASELINE_REV, help="the commit of the baseline tree")
     args = parser.parse_args()
+    # regorus takes a backtrace for each error it builds and drops when this is set, which
+    # moves the trees' costs apart (docs/performance.md, session 29): say which was measured.
+    print(f"RUST_BACKTRACE={os.environ.get('RUST_BACKTRACE', '(unset)')}\n")
     with tempfile.TemporaryDirectory() as scratch:
         trees = {
             "baseline tree": baseline_tree(args.baseline, Path(scratch)),

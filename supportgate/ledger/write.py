@@ -1,7 +1,10 @@
 """The one write of the ledger, under the log's head lock (the next writer, in any thread,
 process or replica, waits). The parts the state does not allow are left out (Applied says
-which); the rest go into the log in one append, and the rows derived from them follow. Events
-return as data, for the caller to publish once the transaction has committed.
+which): a sweep's decision whose manifest moved since the sweep read it, a submission whose key
+may not take the tracked manifest from its owner, a version published already, a waiver
+deleted already (or never created), a manifest not tracked. The rest go into the log in one
+append, and the rows derived from them follow. Events return as data, for the caller to
+publish once the transaction has committed.
 """
 
 from __future__ import annotations

@@ -156,6 +156,8 @@ def _alternatives(alternatives: Iterable[Mapping[str, Any]]) -> dict[str, dict[s
 
 
 def _bounds(version_range: Mapping[str, Any]) -> dict[str, list[list[Any]]]:
+    """Both sides, an open one as lib/versions' open_min or open_below (in_range reads both)."""
     return {
-        side: version_key(version_range[side]) for side in ("min", "below") if side in version_range
+        "min": version_key(version_range["min"]) if "min" in version_range else [],
+        "below": version_key(version_range["below"]) if "below" in version_range else [["open"]],
     }

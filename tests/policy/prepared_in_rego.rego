@@ -64,7 +64,11 @@ _kept(parts) := max({kept | some index, part in parts; part[0] != 0; kept := ind
 	[1 | some part in parts; part[0] != 0] != []
 } else := 1
 
-_bounds(range) := {side: _version_key(range[side]) | some side in ["min", "below"]; range[side]}
+_bounds(range) := {"min": _bound(range, "min", []), "below": _bound(range, "below", [["open"]])}
+
+_bound(range, side, _) := _version_key(range[side])
+
+_bound(range, side, open) := open if not range[side]
 
 _toolkit(platform) := object.union(
 	{

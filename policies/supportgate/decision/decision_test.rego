@@ -357,7 +357,7 @@ test_verdict_supported_on_alternative_listing_the_model if {
 }
 
 test_verdict_experimental_on_preview_platform_without_port_rules if {
-	preview := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "range": ">= 12.8", "tier": "preview"}]
+	preview := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "below": [["open"]], "range": ">= 12.8", "tier": "preview"}]
 	spec := fx.with_spec({"stage": "evaluation", "port": {}, "topology": _small})
 	result := decision.result with input as fx.deployment_input(spec, fx.h100)
 		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview
@@ -369,7 +369,7 @@ test_verdict_experimental_on_preview_platform_without_port_rules if {
 }
 
 test_preview_platform_keeps_port_production if {
-	preview := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "range": ">= 12.8", "tier": "preview"}]
+	preview := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "below": [["open"]], "range": ">= 12.8", "tier": "preview"}]
 	spec := object.union(json.remove(fx.deployment, ["evidence"]), {"topology": _small})
 	result := decision.result with input as fx.deployment_input(spec, fx.h100)
 		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview

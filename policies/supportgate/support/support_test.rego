@@ -1,7 +1,6 @@
 package supportgate.support_test
 
 import data.supportgate.fixtures_test as fx
-import data.supportgate.lib.versions
 import data.supportgate.support
 
 # --- support.engine -------------------------------------------------------------------
@@ -107,7 +106,8 @@ test_support_toolkit_quiet_when_any_listed_entry_accepts if {
 		[{"vendor": "nvidia", "arch": "sm100", "toolkit": {"name": "cuda", "min": "12.8"}}],
 	)}}})
 	sm100 := data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm100
-	toolkits := array.concat(sm100, [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8"}])
+	cuda := {"name": "cuda", "min": [[2, "12"], [1, "8"]], "below": [["open"]], "range": ">= 12.8"}
+	toolkits := array.concat(sm100, [cuda])
 	hardware := object.union(fx.b200, {"toolkit": {"version": "12.8"}})
 	not "support.toolkit" in fx.rules(support.warn) with input as fx.hardware_input(hardware)
 		with data.matrix as matrix
@@ -169,7 +169,10 @@ test_support_alternative_quiet_on_engines_and_elsewhere if {
 # --- support.platform at tier preview ---------------------------------------------------------
 
 test_support_platform_fires_on_preview_platform if {
-	preview := [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8", "tier": "preview"}]
+	preview := [{
+		"name": "cuda", "min": [[2, "12"], [1, "8"]], "below": [["open"]],
+		"range": ">= 12.8", "tier": "preview",
+	}]
 	warned := support.warn with input as fx.hardware_input(fx.h100)
 		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as preview
 	fx.paths(warned, "support.platform") == {"spec.accelerator"}
@@ -178,7 +181,10 @@ test_support_platform_fires_on_preview_platform if {
 }
 
 test_support_platform_quiet_on_official_tier if {
-	official := [{"name": "cuda", "min": versions.key("12.8"), "range": ">= 12.8", "tier": "official"}]
+	official := [{
+		"name": "cuda", "min": [[2, "12"], [1, "8"]], "below": [["open"]],
+		"range": ">= 12.8", "tier": "official",
+	}]
 	not "support.platform" in fx.rules(support.warn) with input as fx.hardware_input(fx.h100)
 		with data.supportgate.prepared.engines.deepinfer.platforms.nvidia.sm90 as official
 }

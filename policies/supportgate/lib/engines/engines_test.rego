@@ -112,4 +112,7 @@ test_alternative_not_on_an_undocumented_platform if {
 	not engines.alternative with input as fx.deployment_input(vllm, fx.b200)
 }
 
-preview_toolkits := [{"name": "cuda", "min": [[2, "12"], [1, "8"]], "range": ">= 12.8", "tier": "preview"}]
+preview_toolkits := [{
+	"name": "cuda", "min": [[2, "12"], [1, "8"]], "below": [["open"]],
+	"range": ">= 12.8", "tier": "preview",
+}]

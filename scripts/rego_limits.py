@@ -24,6 +24,9 @@ One rule of our own, outside test files, for the embedded engine's sake:
   nor a call's result indexed (`f(a)[b]`): regorus builds an error for each evaluation of one
   and drops it, taking a backtrace when RUST_BACKTRACE is set (7% of a decision; issue 21 in
   docs/performance.md). Index one variable a step, or look the path up with object.get.
+- data-variable-index: no `data.` reference indexed by a non-string term (`data.x.y[a]`):
+  regorus looks such a reference up among the rules of every module, each time. Read the
+  value into a local first, or look it up with object.get.
 Rules are found in OPA's AST (`opa parse --format json`), which gives each rule's text and
 its first line. `opa` is looked up on PATH, as scripts/rego_coverage.py does; ./scripts/test
 installs it and puts `$(go env GOPATH)/bin` on PATH first (scripts/lib.sh ensure_opa_on_path).
@@ -78,7 +81,7 @@ def breaches(
     yield from _directory_mismatch(path, module, package)
     yield from _rule_imports(module, packages)
     if not package[-1].endswith("_test"):
-        yield from _variable_index_chains(module)
+        yield from _costly_references(module)
     prefixes = _repeating_prefixes(package)
     for rule in module.get("rules", []):
         yield from _rule_breach(rule)
@@ -146,10 +149,10 @@ def _rule_imports(
             )
 
 
-def _variable_index_chains(node: object) -> Iterator[tuple[int, str]]:
+def _costly_references(node: object) -> Iterator[tuple[int, str]]:
     if isinstance(node, list):
         for item in node:
-            yield from _variable_index_chains(item)
+            yield from _costly_references(item)
         return
     if not isinstance(node, dict):
         return
@@ -159,8 +162,11 @@ def _variable_index_chains(node: object) -> Iterator[tuple[int, str]]:
         if len(variables) > MAX_VARIABLE_INDEXES or (head["type"] == "call" and variables):
             text = base64.b64decode(node["location"]["text"]).decode("utf-8")
             yield node["location"]["row"], f"variable-index-chain: {text}"
+        elif (head["type"], head["value"]) == ("var", "data") and variables:
+            text = base64.b64decode(node["location"]["text"]).decode("utf-8")
+            yield node["location"]["row"], f"data-variable-index: {text}"
     for value in node.values():
-        yield from _variable_index_chains(value)
+        yield from _costly_references(value)
 
 
 def _repeating_prefixes(package: tuple[str, ...]) -> tuple[str, ...]:

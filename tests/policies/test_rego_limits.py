@@ -137,7 +137,8 @@ def test_files_by_the_conventions_pass(opa_binary: str, tmp_path: Path) -> None:
         tmp_path,
         "package corp.gate\n\nimport data.corp.lib.names\nimport data.matrix.engines\n\n"
         "allow if names.identity(input.name) in engines\n\n"
-        "pooled if {\n\tpool := input.pools[input.pool]\n\tpool.archs[input.arch]\n}\n",
+        "pooled if {\n\tpool := input.pools[input.pool]\n\tpool.archs[input.arch]\n}\n\n"
+        "listed if {\n\tpools := data.corp.pools\n\tpools[input.pool]\n}\n",
         "gate.rego",
         "corp.gate",
     )
@@ -198,6 +199,16 @@ def test_files_by_the_conventions_pass(opa_binary: str, tmp_path: Path) -> None:
             "package corp.gate\n\nallow if object.union({}, input.pools)[input.pool]\n",
             "3: variable-index-chain: object.union({}, input.pools)[input.pool]",
         ),
+        (
+            "corp.gate",
+            "package corp.gate\n\nallow if data.corp.pools[input.pool]\n",
+            "3: data-variable-index: data.corp.pools[input.pool]",
+        ),
+        (
+            "corp.gate",
+            "package corp.gate\n\nallow if data.corp.pools[0]\n",
+            "3: data-variable-index: data.corp.pools[0]",
+        ),
     ],
     ids=[
         "directory",
@@ -209,6 +220,8 @@ def test_files_by_the_conventions_pass(opa_binary: str, tmp_path: Path) -> None:
         "two-variables",
         "variables-apart",
         "call-indexed",
+        "data-indexed",
+        "data-numbered",
     ],
 )
 def test_each_convention_broken_is_reported_with_file_and_line(

@@ -195,10 +195,11 @@ recommendations contains sprintf(
 	data.supportgate.lib.engines.standing.platform_unlisted
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
-	# (listed by Python once per matrix: supportgate/policy/prepared.py).
+	# (listed by Python once per matrix: supportgate/policy/prepared.py), looked up by path
+	# (a `data.` reference indexed by a variable costs regorus a search of every module).
 	accelerator := data.supportgate.lib.subject.hardware.accelerator
-	by_arch := data.supportgate.prepared.alternatives[accelerator.vendor] # see lib.engines._platform_entries
-	alternatives_text := by_arch[accelerator.arch]
+	alternatives_text := object.get(data.supportgate.prepared.alternatives, [accelerator.vendor, accelerator.arch], null)
+	alternatives_text != null
 }
 
 recommendations contains sprintf(
@@ -234,7 +235,8 @@ recommendations contains sprintf(
 	],
 ) if {
 	data.supportgate.lib.engines.standing.toolkit_unlisted
-	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
+	toolkits := data.supportgate.lib.engines.standing.platform_toolkits
+	required := toolkits[0]
 }
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference

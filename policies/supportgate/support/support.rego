@@ -128,7 +128,8 @@ warn contains {"rule": "support.model", "path": "spec.model.name", "message": me
 # _toolkit_finding: findings describe the platform's first entry: the wrong name, or else
 # (right name) the version out of range.
 _toolkit_finding := {"path": data.supportgate.lib.subject.hardware_path("toolkit.name"), "message": message} if {
-	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
+	toolkits := data.supportgate.lib.engines.standing.platform_toolkits
+	required := toolkits[0]
 	not data.supportgate.lib.subject.hardware.toolkit.name == required.name
 	text := sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
 		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
@@ -140,7 +141,8 @@ _toolkit_finding := {"path": data.supportgate.lib.subject.hardware_path("toolkit
 	])
 	message := data.supportgate.lib.subject.hardware_message(text)
 } else := {"path": data.supportgate.lib.subject.hardware_path("toolkit.version"), "message": message} if {
-	required := data.supportgate.lib.engines.standing.platform_toolkits[0]
+	toolkits := data.supportgate.lib.engines.standing.platform_toolkits
+	required := toolkits[0]
 	text := sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
 		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
 		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "version"]),
@@ -173,7 +175,12 @@ _undocumented_alternative_text := sprintf(" (%v is an alternative runtime it doc
 	runtime.name,
 	runtime.texts.platforms,
 ]) if {
-	runtime := data.supportgate.prepared.alternative_runtimes[data.supportgate.lib.names.identity(input.manifest.spec.engine.name)]
+	runtime := object.get(
+		data.supportgate.prepared.alternative_runtimes,
+		data.supportgate.lib.names.identity(input.manifest.spec.engine.name),
+		null,
+	)
+	runtime != null
 } else := ""
 
 _alternative_models_text := sprintf(", not for model %v (it lists %v)", [

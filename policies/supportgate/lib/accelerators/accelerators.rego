@@ -10,10 +10,12 @@ package supportgate.lib.accelerators
 # well ("NVIDIA H100 80GB HBM3", "nvidia.h100" alike). A glob costs the engines tens of
 # microseconds, so an entry's glob is tried only when the model contains the literal text all
 # of its patterns require ("h100" for "*h100" and "*h100[- ]*"). The families are read once
-# a decision, so straight from data: a rule holding them cost more than the lookup it spares.
+# a decision, so straight from data (a rule holding them cost more than the lookup it
+# spares), by path: a `data.` reference indexed by a variable costs regorus a search of
+# every module.
 catalogued(accelerator) := [entry |
 	model := lower(accelerator.model)
-	some entry in data.supportgate.prepared.accelerators[accelerator.vendor]
+	some entry in object.get(data.supportgate.prepared.accelerators, accelerator.vendor, [])
 	contains(model, entry.literal)
 	glob.match(entry.glob, null, model)
 ]

@@ -32,32 +32,35 @@ hardware := input.manifest.spec if {
 # - arch_catalogued: the declared arch is among them as written; when not, and the model is
 #   catalogued, hardware.accelerator-arch judges it (the decision reads hardware.deny only
 #   then).
+#
+# The manifest's own three facts are written out in both branches, for resolved and for
+# unresolved hardware: a rule of their own, or a union, cost more than the lines they spare.
 facts := {
 	"deployment": input.manifest.kind == "DeploymentManifest",
-	"online": object.get(spec, "mode", null) == "online",
-	"hardware_known": accelerators != [],
-	"hardware_ref": object.get(spec, ["hardware", "ref"], null),
-	"accelerator_text": concat("", texts),
-	"consumer_card": consumer_cards != [],
+	"online": object.get(input.manifest.spec, "mode", null) == "online",
+	"hardware_ref": object.get(input.manifest.spec, ["hardware", "ref"], null),
+	"hardware_known": true,
+	"accelerator_text": sprintf("%v %v", [accelerator.vendor, accelerator.arch]),
+	"consumer_card": true in [
+		accelerator.arch in {"sm89", "sm120"},
+		contains(upper(accelerator.model), "RTX"),
+		true in [entry.consumer | some entry in families],
+	],
 	"catalogued_archs": archs,
-	"arch_catalogued": [1 | some accelerator in accelerators; accelerator.arch in archs] != [],
+	"arch_catalogued": accelerator.arch in archs,
 } if {
-	spec := input.manifest.spec
-	accelerators := [accelerator | accelerator := hardware.accelerator]
-	texts := [sprintf("%v %v", [accelerator.vendor, accelerator.arch]) | some accelerator in accelerators]
-	families := [entry |
-		some accelerator in accelerators
-		some entry in data.supportgate.lib.accelerators.catalogued(accelerator)
-	]
+	accelerator := hardware.accelerator
+	families := data.supportgate.lib.accelerators.catalogued(accelerator)
 	archs := {entry.arch | some entry in families}
-	consumer_cards := [1 |
-		some accelerator in accelerators
-		true in [
-			accelerator.arch in {"sm89", "sm120"},
-			contains(upper(accelerator.model), "RTX"),
-			true in [entry.consumer | some entry in families],
-		]
-	]
+} else := {
+	"deployment": input.manifest.kind == "DeploymentManifest",
+	"online": object.get(input.manifest.spec, "mode", null) == "online",
+	"hardware_ref": object.get(input.manifest.spec, ["hardware", "ref"], null),
+	"hardware_known": false,
+	"accelerator_text": "",
+	"consumer_card": false,
+	"catalogued_archs": set(),
+	"arch_catalogued": false,
 }
 
 # hardware_path is the dotted manifest path of a hardware field: below spec for a

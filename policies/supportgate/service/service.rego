@@ -113,10 +113,10 @@ deny contains {"rule": "service.api_compatibility", "path": "spec.service.api_co
 #     engine does not ship it.
 deny contains {"rule": "service.not-provided", "path": path, "message": message} if {
 	some name, component in _components
-	path := sprintf("spec.service.%v.source", [name])
 	component.source == "builtin"
 	provided := _provided
 	not name in provided
+	path := sprintf("spec.service.%v.source", [name]) # after the tests: it costs a builtin call
 	message := sprintf("%v claims source builtin, but %v does not provide it (it provides: %v)", [
 		name,
 		data.supportgate.lib.engines.engine_name,
@@ -138,11 +138,11 @@ deny contains {"rule": "service.not-provided", "path": path, "message": message}
 #     provider of the other components.
 deny contains {"rule": "service.recipe-scope", "path": path, "message": message} if {
 	some name, component in _components
-	path := sprintf("spec.service.%v.provider", [name])
 	name != "api_compatibility"
 	is_string(component.provider)
-	contains(lower(component.provider), "recipe") # what identity leaves of it, before its regex
+	contains(lower(component.provider), "recipe") # what identity leaves of it, before identity
 	data.supportgate.lib.names.identity(component.provider) == "deepseek-recipe"
+	path := sprintf("spec.service.%v.provider", [name])
 	message := sprintf(
 		concat(" ", [
 			"%v (deepseek-recipe) is named as provider of %v; it only translates API formats",

@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.keys import in_keys
+from supportgate.db.keys import in_keys, one_of
 from supportgate.manifests.decision import Decision
 
 from .batches import Key, TrackedHead, Tracking
@@ -160,7 +160,7 @@ def write_current(
     gone = [key for key, span in spans.items() if span is None]
     if gone:
         session.execute(delete(_manifests).where(in_keys(_manifests, gone)))
-    rows, moves = [], []
+    rows, moves = [], {}
     for key, span in spans.items():
         if span is None:
             continue
@@ -168,25 +168,31 @@ def write_current(
         at = (evaluated or {}).get(key, change.evaluated_at)
         tracking = tracked.get(key)
         if tracking is None:
-            moves.append(
-                {"k": key[0], "n": key[1], "id": span.decision_id, "v": change.verdict, "at": at}
-            )
+            moves.setdefault((change.verdict, at), []).append(key)
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     if rows:
         session.execute(_UPSERT[session.get_bind().dialect.name], rows)
-    if moves:
-        session.connection().execute(_MOVE, moves)
+    # One UPDATE for the rows that move to the same verdict at the same time (a sweep's batch:
+    # a statement for each verdict), not one a row: the decision is the open span's, which
+    # `advance` stored (docs/performance.md, Sweeps, session 30).
+    for (verdict, at), keys in moves.items():
+        moved = update(_manifests).where(in_keys(_manifests, keys))
+        session.execute(
+            moved.values(
+                latest_decision_id=_OPEN_DECISION, latest_verdict=verdict, last_evaluated_at=at
+            )
+        )
 
 
-_MOVE = (
-    update(_manifests)
-    .where(_manifests.c.kind == bindparam("k"), _manifests.c.name == bindparam("n"))
-    .values(
-        latest_decision_id=bindparam("id"),
-        latest_verdict=bindparam("v"),
-        last_evaluated_at=bindparam("at"),
+_OPEN_DECISION = (
+    select(_spans.c.decision_id)
+    .where(
+        _spans.c.kind == _manifests.c.kind,
+        _spans.c.name == _manifests.c.name,
+        _spans.c.valid_to.is_(None),
     )
+    .scalar_subquery()
 )
 
 
@@ -198,13 +204,16 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
         rows = [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans]
         append_rows(session, _spans, rows)
         return
-    ends = [{"leaf": span.leaf_index, "to": span.valid_to} for span in spans]
-    session.connection().execute(_END, ends)
+    # One UPDATE for the spans that end at the same time (all of a sweep's batch, recorded
+    # together): an UPDATE a span cost the sweep ~1 s in 20,000 (docs/performance.md).
+    ends: dict[datetime | None, list[int]] = {}
+    for span in spans:
+        ends.setdefault(span.valid_to, []).append(span.leaf_index)
+    for valid_to, leaves in ends.items():
+        ended_now = update(_spans).where(one_of(_spans.c.leaf_index, leaves))
+        session.execute(ended_now.values(valid_to=valid_to))
 
 
-_END = (
-    update(_spans).where(_spans.c.leaf_index == bindparam("leaf")).values(valid_to=bindparam("to"))
-)
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
 
 

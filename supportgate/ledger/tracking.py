@@ -160,7 +160,7 @@ def write_current(
     gone = [key for key, span in spans.items() if span is None]
     if gone:
         session.execute(delete(_manifests).where(in_keys(_manifests, gone)))
-    rows, moves = [], {}
+    rows, moves = [], dict[tuple[str, datetime | None], list[Key]]()
     for key, span in spans.items():
         if span is None:
             continue

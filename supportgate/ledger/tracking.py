@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
+from supportgate.db.engine import conflict_insert
 from supportgate.db.keys import in_keys, one_of
 from supportgate.manifests.decision import Decision
 
@@ -172,7 +172,11 @@ def write_current(
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     if rows:
-        session.execute(_UPSERT[session.get_bind().dialect.name], rows)
+        upsert = conflict_insert(session, _manifests)
+        replaced = {column: upsert.excluded[column] for column in _REPLACED}
+        session.execute(
+            upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced), rows
+        )
     # One UPDATE for the rows that move to the same verdict at the same time (a sweep's batch:
     # a statement for each verdict), not one a row: the decision is the open span's, which
     # `advance` stored (docs/performance.md, Sweeps, session 30).
@@ -239,18 +243,7 @@ _KEPT = ("kind", "name", "created_at")
 """Kept by a replaced row: a manifest's tracking began before (TrackedSpan.tracked_since)."""
 
 
-def _upsert_statement(insert: Any) -> Any:
-    return insert.on_conflict_do_update(
-        index_elements=["kind", "name"],
-        set_={column: insert.excluded[column] for column in _REPLACED},
-    )
-
-
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
-_UPSERT = {
-    "postgresql": _upsert_statement(postgresql.insert(_manifests)),
-    "sqlite": _upsert_statement(sqlite.insert(_manifests)),
-}
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:

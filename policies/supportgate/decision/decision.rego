@@ -29,9 +29,9 @@ result := {
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - host.deny, port.deny, service, topology, evidence.warn, manifest.deny and hardware.deny
-#   are read only when the package's `applies` holds, so a concern that meets nothing costs
-#   its rules nothing. `applies` is only a shortcut: each of those sets is empty whenever it
+# - host.deny, port.deny, service, topology, evidence.warn, manifest.deny, hardware.deny and
+#   support.warn are read only when the package's `applies` holds, so a concern that meets
+#   nothing costs its rules nothing. `applies` is only a shortcut: each of those sets is empty whenever it
 #   fails, which tests/policies/test_concern_guards.py checks on every example and on
 #   generated manifests and matrices, so a new rule that fires without it fails there.
 # - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
@@ -47,7 +47,7 @@ denies := union({
 })
 
 warns := union({
-	data.supportgate.support.warn,
+	{found | data.supportgate.support.applies; some found in data.supportgate.support.warn},
 	data.supportgate.port.warn,
 	data.supportgate.claims.warn,
 	{found | data.supportgate.evidence.applies; some found in data.supportgate.evidence.warn},

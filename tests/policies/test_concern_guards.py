@@ -1,4 +1,5 @@
-"""The decision reads some concerns' deny or warn sets only behind the concern's `applies`
+"""The decision reads some concerns' deny or warn sets only behind the concern's `applies`, and
+its recommendations for unlisted manifests only behind standing.unlisted
 (policies/supportgate/decision/decision.rego), which spares regorus their rules. That guard must
 be a shortcut only: each guarded set is empty whenever `applies` fails. Checked on every example
 the project ships and on generated manifests and matrices, so a rule added to a guarded set
@@ -37,6 +38,14 @@ GUARDED = re.compile(
 )
 
 
+# The decision reads its recommendations for unlisted manifests only behind standing.unlisted.
+UNLISTED_RECOMMENDATIONS = (
+    '"decision._unlisted_recommendations": '
+    "[[1 | data.supportgate.lib.engines.standing.unlisted] != [], "
+    "data.supportgate.decision._unlisted_recommendations]"
+)
+
+
 def guarded_sets(bundle: PolicyBundle) -> list[tuple[str, str]]:
     decision = (bundle.directory / "supportgate" / "decision" / "decision.rego").read_text()
     return GUARDED.findall(decision)
@@ -57,9 +66,12 @@ def unguarded(
 ) -> list[str]:
     """`concern.set: rule ids` for each guarded set with findings while `applies` fails."""
     probes = ",\n".join(
-        f'"{concern}.{kind}": [[1 | data.supportgate.{concern}.applies] != [], '
-        f"{{f.rule | some f in data.supportgate.{concern}.{kind}}}]"
-        for concern, kind in sets
+        [
+            f'"{concern}.{kind}": [[1 | data.supportgate.{concern}.applies] != [], '
+            f"{{f.rule | some f in data.supportgate.{concern}.{kind}}}]"
+            for concern, kind in sets
+        ]
+        + [UNLISTED_RECOMMENDATIONS]
     )
     engine.add_policy("guard_probe.rego", f"package guard_probe\n\nfound := {{{probes}}}\n")
     engine.set_input_json(policy_input.canonical.decode())
@@ -120,6 +132,20 @@ def test_a_rule_that_fires_without_its_guard_is_caught(
     sets = guarded_sets(policy_bundle)
     caught = [unguarded(engine, sets, i) for i in _inputs_of_examples(policy_bundle, examples_dir)]
     assert ["port.deny: port.careless"] in caught
+
+
+def test_an_unlisted_recommendation_made_without_its_guard_is_caught(
+    policy_bundle: PolicyBundle, examples_dir: Path
+) -> None:
+    careless = (
+        "package supportgate.decision\n\n"
+        '_unlisted_recommendations contains "careless" if {\n'
+        '\tinput.manifest.kind == "HardwareManifest"\n}\n'
+    )
+    engine = regorus_engine(policy_bundle, default_matrix(policy_bundle), careless)
+    sets = guarded_sets(policy_bundle)
+    caught = [unguarded(engine, sets, i) for i in _inputs_of_examples(policy_bundle, examples_dir)]
+    assert ["decision._unlisted_recommendations: careless"] in caught
 
 
 @cache

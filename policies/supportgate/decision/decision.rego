@@ -29,9 +29,9 @@ result := {
 # per rule even when the rule's first condition fails, so the decision asks a concern only
 # for sets that can have members:
 #
-# - host.deny, port.deny, service, topology, evidence.warn, manifest.deny and hardware.deny
-#   are read only when the package's `applies` holds, so a concern that meets nothing costs
-#   its rules nothing. `applies` is only a shortcut: each of those sets is empty whenever it
+# - host.deny, port.deny, service, topology, evidence.warn, manifest.deny, hardware.deny and
+#   support.warn are read only when the package's `applies` holds, so a concern that meets
+#   nothing costs its rules nothing. `applies` is only a shortcut: each of those sets is empty whenever it
 #   fails, which tests/policies/test_concern_guards.py checks on every example and on
 #   generated manifests and matrices, so a new rule that fires without it fails there.
 # - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
@@ -47,7 +47,7 @@ denies := union({
 })
 
 warns := union({
-	data.supportgate.support.warn,
+	{found | data.supportgate.support.applies; some found in data.supportgate.support.warn},
 	data.supportgate.port.warn,
 	data.supportgate.claims.warn,
 	{found | data.supportgate.evidence.applies; some found in data.supportgate.evidence.warn},
@@ -185,7 +185,14 @@ _service_completeness := "not-applicable" if {
 
 # --- recommendations -------------------------------------------------------------------------
 
-recommendations contains sprintf(
+# The recommendations for a manifest the matrix provably does not list (standing.unlisted),
+# read only then: a rule costs regorus its entry even when its first condition fails.
+recommendations contains line if {
+	data.supportgate.lib.engines.standing.unlisted
+	some line in _unlisted_recommendations
+}
+
+_unlisted_recommendations contains sprintf(
 	concat(" ", [
 		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
 		"topology, not on %v's published numbers for other hardware",
@@ -202,7 +209,7 @@ recommendations contains sprintf(
 	alternatives_text != null
 }
 
-recommendations contains sprintf(
+_unlisted_recommendations contains sprintf(
 	concat(" ", [
 		"%v on unlisted %v is an experimental port: keep the production model server",
 		"running unchanged, work on an isolated branch with pinned engine, toolkit,",
@@ -220,7 +227,7 @@ recommendations contains sprintf(
 	data.supportgate.lib.engines.standing.port_discipline
 }
 
-recommendations contains sprintf(
+_unlisted_recommendations contains sprintf(
 	concat(" ", [
 		"%v %v on %v is not a combination %v lists: %v %v there would make it officially",
 		"supported; until then it is judged as an experimental port",
@@ -241,7 +248,7 @@ recommendations contains sprintf(
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
 # topology says nothing about the capacity there.
-recommendations contains sprintf(
+_unlisted_recommendations contains sprintf(
 	concat(" ", [
 		"%v is a measurement on %v's listed platforms (%v), not a capacity estimate for %v:",
 		"plan the topology from your own measurements on it",

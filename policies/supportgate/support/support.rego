@@ -62,6 +62,10 @@ warn contains {"rule": "support.alternative", "path": "spec.engine.name", "messa
 	)
 }
 
+# applies: the manifest is provably unlisted, or runs an alternative runtime: every warn rule
+# here requires one of them, and the decision reads support.warn only then.
+applies if true in [data.supportgate.lib.engines.standing.unlisted, data.supportgate.lib.engines.standing.alternative]
+
 # METADATA
 # title: Toolkit of a listed platform
 # description: >-

@@ -32,6 +32,9 @@ from .batches import Applied, Batch
 from .log import touch_head
 from .write import apply_batch
 
+Written = Future[Applied]
+"""A batch submitted to the writer: its outcome once committed."""
+
 MAX_BATCH = 256
 FAILURE_HOLD_S = 30.0
 """After a failed write, how long readiness says so unless a write succeeds (check_ready)."""
@@ -106,7 +109,7 @@ def _alone(sessions: sessionmaker[Session], batch: Batch, now: datetime) -> Outc
 @dataclass(slots=True)
 class _Pending:
     batch: Batch
-    future: Future[Applied]
+    future: Written
 
 
 class LedgerWriter:
@@ -164,8 +167,8 @@ class LedgerWriter:
         if self._failure is failure:
             self._failure = None
 
-    def submit(self, batch: Batch) -> Future[Applied]:
-        future: Future[Applied] = Future()
+    def submit(self, batch: Batch) -> Written:
+        future: Written = Future()
         if self._thread is None and not self._stopped:
             self.start()
         if self._stopped or threading.current_thread() is self._thread:

@@ -6,7 +6,6 @@ without recording anything twice: docs/reevaluation.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,15 +15,8 @@ from sqlmodel import Session
 from supportgate.clock import Clock
 from supportgate.db import transaction
 from supportgate.evaluations.evaluator import Evaluator
-from supportgate.ledger.batches import (
-    Applied,
-    Batch,
-    DecisionWrite,
-    SweepMemo,
-    SweepProgress,
-    TrackedHead,
-)
-from supportgate.ledger.writer import LedgerWriter
+from supportgate.ledger.batches import Batch, DecisionWrite, SweepMemo, SweepProgress, TrackedHead
+from supportgate.ledger.writer import LedgerWriter, Written
 from supportgate.manifests.decision import Cause, Decision
 
 from . import repository
@@ -43,9 +35,7 @@ class BatchSweeper:
     clock: Clock
     use_memos: bool = True  # False: the plain path the memo is measured and tested against
 
-    def sweep(
-        self, batch: TrackedBatch, after: Future[Applied] | None = None
-    ) -> tuple[Future[Applied], int]:
+    def sweep(self, batch: TrackedBatch, after: Written | None = None) -> tuple[Written, int]:
         """Submit the batch's decisions and progress once `after` (the write of the batch
         before, which this one was evaluated beside) has committed; the count the memo knew
         unchanged (its content is not even read)."""

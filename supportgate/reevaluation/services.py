@@ -9,7 +9,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from typing import Any
 from uuid import uuid4
 
@@ -26,8 +25,7 @@ from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
 from supportgate.ledger import sweeps as sweep_rows
-from supportgate.ledger.batches import Applied
-from supportgate.ledger.writer import LedgerWriter
+from supportgate.ledger.writer import LedgerWriter, Written
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
@@ -369,7 +367,7 @@ class ReevaluationService:
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
         )
-        written: Future[Applied] | None = None
+        written: Written | None = None
         try:
             for batch in batches:
                 written, held = sweeper.sweep(batch, after=written)

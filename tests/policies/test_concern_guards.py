@@ -120,32 +120,31 @@ def test_no_example_has_findings_its_guard_hides(
     } == {repr(i.document["manifest"]["metadata"]): [] for i in inputs}
 
 
+@pytest.mark.parametrize(
+    ("careless", "breach"),
+    [
+        (
+            "package supportgate.port\n\n"
+            'deny contains {"rule": "port.careless", "path": "spec", "message": "m"} if {\n'
+            '\tinput.manifest.kind == "HardwareManifest"\n}\n',
+            "port.deny: port.careless",
+        ),
+        (
+            "package supportgate.decision\n\n"
+            '_unlisted_recommendations contains "careless" if {\n'
+            '\tinput.manifest.kind == "HardwareManifest"\n}\n',
+            "decision._unlisted_recommendations: careless",
+        ),
+    ],
+    ids=["concern-rule", "unlisted-recommendation"],
+)
 def test_a_rule_that_fires_without_its_guard_is_caught(
-    policy_bundle: PolicyBundle, examples_dir: Path
+    policy_bundle: PolicyBundle, examples_dir: Path, careless: str, breach: str
 ) -> None:
-    careless = (
-        "package supportgate.port\n\n"
-        'deny contains {"rule": "port.careless", "path": "spec", "message": "m"} if {\n'
-        '\tinput.manifest.kind == "HardwareManifest"\n}\n'
-    )
     engine = regorus_engine(policy_bundle, default_matrix(policy_bundle), careless)
     sets = guarded_sets(policy_bundle)
     caught = [unguarded(engine, sets, i) for i in _inputs_of_examples(policy_bundle, examples_dir)]
-    assert ["port.deny: port.careless"] in caught
-
-
-def test_an_unlisted_recommendation_made_without_its_guard_is_caught(
-    policy_bundle: PolicyBundle, examples_dir: Path
-) -> None:
-    careless = (
-        "package supportgate.decision\n\n"
-        '_unlisted_recommendations contains "careless" if {\n'
-        '\tinput.manifest.kind == "HardwareManifest"\n}\n'
-    )
-    engine = regorus_engine(policy_bundle, default_matrix(policy_bundle), careless)
-    sets = guarded_sets(policy_bundle)
-    caught = [unguarded(engine, sets, i) for i in _inputs_of_examples(policy_bundle, examples_dir)]
-    assert ["decision._unlisted_recommendations: careless"] in caught
+    assert [breach] in caught
 
 
 @cache

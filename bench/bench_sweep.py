@@ -15,13 +15,10 @@ Needs PostgreSQL (started like the tests start it; a scratch database is made an
    its children (sampled every 20 ms) over its start. Two such sweeps, the matrix flipping
    sm90 on and off again (each a new version, each recording every decision), each against a
    baseline under its own matrix: the second matrix's decisions carry twice the violations and
-   cost 14-25% more to evaluate (docs/performance.md, session 30); a third sweep flips sm90
-   official again. The second runs without the device ReevaluationService.overlap_writes (each
-   batch commits before the next evaluates: its plain path); the better ratio of the others
-   is named.
+   cost 14-25% more to evaluate (docs/performance.md, session 30); the better ratio is named.
 3. A scheduled sweep over the same, unchanged fleet (cause `schedule`), with the sweep memo
    and without it (ReevaluationService.use_memos: every manifest evaluated), against the
-   baseline and the matrix sweep under the matrix in force, the third.
+   baseline and the matrix sweep under the matrix in force, the second.
 Targets: changing sweep per manifest <= 1.5x the engine batch cost; memory growth < 200 MB;
 no-change sweep >= 3x faster than the changing one.
 With --baseline REV, all of it runs first under the policy tree of commit REV
@@ -162,8 +159,7 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
             initial, first = _timed(lambda: sweeps.run_sweep("matrix", trigger="bench:initial"))
             engine_seconds: list[float] = []  # each matrix's, in publication order
             matrix_runs: list[tuple[SweepView, Run]] = []
-            for number in (1, 2, 3):
-                sweeps.overlap_writes = number != 2
+            for number in (1, 2):
                 matrix = sm90_matrix(f"2026.12.{number}", official=number % 2 == 1)
                 published = runtime.matrices.publish(matrix, published_by="bench")
                 engine_seconds.append(_engine_cost(runtime, policy_dir, published.loaded, batch))
@@ -185,7 +181,7 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
     ratios = [
         run.seconds / engine for (_, run), engine in zip(matrix_runs, engine_seconds, strict=True)
     ]
-    best = min((0, 2), key=ratios.__getitem__)  # the second: writes not overlapped
+    best = ratios.index(min(ratios))
     changing = matrix_runs[best][0]
     same = matrix_runs[-1][1]  # the changing sweep under the no-change sweeps' matrix
     (quiet, still), (_, unmemo) = quiet_runs[True], quiet_runs[False]
@@ -197,13 +193,7 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
             for number, seconds in enumerate(engine_seconds, 1)
         ),
         *(
-            (
-                f"matrix sweep {number} ({view.counts.changed:,} decisions)"
-                + (", writes not overlapped" if number == 2 else ""),
-                run,
-                n,
-                ratio,
-            )
+            (f"matrix sweep {number} ({view.counts.changed:,} decisions)", run, n, ratio)
             for number, ((view, run), ratio) in enumerate(zip(matrix_runs, ratios, strict=True), 1)
         ),
         (
@@ -226,15 +216,12 @@ def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, flo
         )
     print(
         f"\nbest matrix sweep: {ratios[best]:.2f}x its engine baseline (sweep {best + 1}); "
-        f"writes not overlapped {ratios[1]:.2f}x; "
-        f"no-change sweep {same.seconds / still.seconds:.1f}x faster than matrix sweep 3 (the "
+        f"no-change sweep {same.seconds / still.seconds:.1f}x faster than matrix sweep 2 (the "
         f"same matrix) with the memo, {same.seconds / unmemo.seconds:.1f}x without; "
         f"{changing.counts.changed:,} of {n:,} decisions changed under the new matrix "
         f"({alerts:,} alerts over all sweeps; failed: {changing.counts.failed})"
     )
-    fastest = min(
-        matrix_runs[0][1].seconds, matrix_runs[2][1].seconds
-    )  # --baseline compares trees by it
+    fastest = min(run.seconds for _, run in matrix_runs)  # --baseline compares trees by it
     return n / fastest, n / still.seconds
 
 

@@ -32,9 +32,6 @@ from .batches import Applied, Batch
 from .log import touch_head
 from .write import apply_batch
 
-Written = Future[Applied]
-"""A batch submitted to the writer: its outcome once committed."""
-
 MAX_BATCH = 256
 FAILURE_HOLD_S = 30.0
 """After a failed write, how long readiness says so unless a write succeeds (check_ready)."""
@@ -109,7 +106,7 @@ def _alone(sessions: sessionmaker[Session], batch: Batch, now: datetime) -> Outc
 @dataclass(slots=True)
 class _Pending:
     batch: Batch
-    future: Written
+    future: Future[Applied]
 
 
 class LedgerWriter:
@@ -167,8 +164,8 @@ class LedgerWriter:
         if self._failure is failure:
             self._failure = None
 
-    def submit(self, batch: Batch) -> Written:
-        future: Written = Future()
+    def submit(self, batch: Batch) -> Future[Applied]:
+        future: Future[Applied] = Future()
         if self._thread is None and not self._stopped:
             self.start()
         if self._stopped or threading.current_thread() is self._thread:

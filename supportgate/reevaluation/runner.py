@@ -16,7 +16,7 @@ from supportgate.clock import Clock
 from supportgate.db import transaction
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.ledger.batches import Batch, DecisionWrite, SweepMemo, SweepProgress, TrackedHead
-from supportgate.ledger.writer import LedgerWriter, Written
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import Cause, Decision
 
 from . import repository
@@ -35,10 +35,9 @@ class BatchSweeper:
     clock: Clock
     use_memos: bool = True  # False: the plain path the memo is measured and tested against
 
-    def sweep(self, batch: TrackedBatch, after: Written | None = None) -> tuple[Written, int]:
-        """Submit the batch's decisions and progress once `after` (the write of the batch
-        before, which this one was evaluated beside) has committed; the count the memo knew
-        unchanged (its content is not even read)."""
+    def sweep(self, batch: TrackedBatch) -> int:
+        """Write the batch's decisions and progress; the count the memo knew unchanged (its
+        content is not even read)."""
         now = self.clock.now()
         waivers = self.waivers_for(batch.keys)
         with transaction(self.sessions) as session:
@@ -99,9 +98,8 @@ class BatchSweeper:
             touched_at=now,
             memos=list(memos.values()),
         )
-        if after is not None:
-            after.result()  # progress commits in cursor order; a failed write ends the sweep
-        return self.ledger.submit(Batch(decisions=decisions, sweep=progress)), len(held)
+        self.ledger.write(Batch(decisions=decisions, sweep=progress))
+        return len(held)
 
     def _load(self, batch: TrackedBatch, rows: list[TrackedRow]) -> dict[str, tuple[Any, ...]]:
         if not rows:

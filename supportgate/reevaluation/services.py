@@ -25,7 +25,7 @@ from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
 from supportgate.ledger import sweeps as sweep_rows
-from supportgate.ledger.writer import LedgerWriter, Written
+from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
 from supportgate.matrix.services import MatrixService
@@ -85,7 +85,6 @@ class ReevaluationService:
         self._events = events
         self.batch_size = SWEEP_BATCH_SIZE  # bench/bench_sweep.py --batch sets another
         self.use_memos = True  # the sweep memo, a speed device; off: its plain path (tests, bench)
-        self.overlap_writes = True  # a batch evaluates while the one before commits (a device)
         self._wake = threading.Event()
         self._drain_due = True  # look for unfinished sweeps (at start, on request, each poll)
         self._stopping = threading.Event()
@@ -367,18 +366,10 @@ class ReevaluationService:
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
         )
-        written: Written | None = None
-        try:
-            for batch in batches:
-                written, held = sweeper.sweep(batch, after=written)
-                skipped += held
-                if not self.overlap_writes:
-                    written.result()
-                if self._stopping.is_set():
-                    return None
-        finally:
-            if written is not None:
-                written.result()
+        for batch in batches:
+            skipped += sweeper.sweep(batch)
+            if self._stopping.is_set():
+                return None
         return skipped
 
     def _begin(self, sweep_id: str) -> Sweep | None:

@@ -56,12 +56,9 @@ def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
     under the head lock nobody else writes them."""
     if not memos:
         return
+    rows = [
+        {"kind": m.kind, "name": m.name, "key": m.key, "stable_until": m.stable_until}
+        for m in memos
+    ]
     session.execute(delete(_memos).where(in_keys(_memos, [(m.kind, m.name) for m in memos])))
-    append_rows(
-        session,
-        _memos,
-        [
-            {"kind": m.kind, "name": m.name, "key": m.key, "stable_until": m.stable_until}
-            for m in memos
-        ],
-    )
+    append_rows(session, _memos, rows)

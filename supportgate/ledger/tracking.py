@@ -177,9 +177,8 @@ def write_current(
         session.execute(
             upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced), rows
         )
-    # One UPDATE for the rows that move to the same verdict at the same time (a sweep's batch:
-    # a statement for each verdict), not one a row: the decision is the open span's, which
-    # `advance` stored (docs/performance.md, Sweeps, session 30).
+    # An UPDATE per verdict and time (a sweep's batch: one per verdict), not one a row; the
+    # decision is the open span's, which `advance` has just stored (docs/performance.md).
     for (verdict, at), keys in moves.items():
         moved = update(_manifests).where(in_keys(_manifests, keys))
         session.execute(

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlmodel import Session
 
 from supportgate.db import Sweep, table_of
 from supportgate.db import SweepMemo as SweepMemoRow
+from supportgate.db.bulk import append_rows
 from supportgate.db.engine import conflict_insert
+from supportgate.db.keys import in_keys
 
 from .batches import SweepMemo, SweepProgress
 
@@ -50,17 +52,13 @@ def advance(session: Session, progress: SweepProgress, *, changed: int) -> None:
 
 
 def save_memos(session: Session, memos: Sequence[SweepMemo]) -> None:
+    """Replaced by a DELETE and one bulk insert (COPY on PostgreSQL), not an upsert a row:
+    under the head lock nobody else writes them."""
     if not memos:
         return
     rows = [
         {"kind": m.kind, "name": m.name, "key": m.key, "stable_until": m.stable_until}
         for m in memos
     ]
-    statement = conflict_insert(session, _memos)
-    session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["kind", "name"],
-            set_={"key": statement.excluded.key, "stable_until": statement.excluded.stable_until},
-        ),
-        rows,
-    )
+    session.execute(delete(_memos).where(in_keys(_memos, [(m.kind, m.name) for m in memos])))
+    append_rows(session, _memos, rows)

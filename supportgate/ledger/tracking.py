@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import delete, select, update
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.keys import in_keys
+from supportgate.db.engine import conflict_insert
+from supportgate.db.keys import in_keys, one_of
 from supportgate.manifests.decision import Decision
 
 from .batches import Key, TrackedHead, Tracking
@@ -160,7 +160,7 @@ def write_current(
     gone = [key for key, span in spans.items() if span is None]
     if gone:
         session.execute(delete(_manifests).where(in_keys(_manifests, gone)))
-    rows, moves = [], []
+    rows, moves = [], dict[tuple[str, datetime | None], list[Key]]()
     for key, span in spans.items():
         if span is None:
             continue
@@ -168,25 +168,34 @@ def write_current(
         at = (evaluated or {}).get(key, change.evaluated_at)
         tracking = tracked.get(key)
         if tracking is None:
-            moves.append(
-                {"k": key[0], "n": key[1], "id": span.decision_id, "v": change.verdict, "at": at}
-            )
+            moves.setdefault((change.verdict, at), []).append(key)
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     if rows:
-        session.execute(_UPSERT[session.get_bind().dialect.name], rows)
-    if moves:
-        session.connection().execute(_MOVE, moves)
+        upsert = conflict_insert(session, _manifests)
+        replaced = {column: upsert.excluded[column] for column in _REPLACED}
+        session.execute(
+            upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced), rows
+        )
+    # An UPDATE per verdict and time (a sweep's batch: one per verdict), not one a row; the
+    # decision is the open span's, which `advance` has just stored (docs/performance.md).
+    for (verdict, at), keys in moves.items():
+        moved = update(_manifests).where(in_keys(_manifests, keys))
+        session.execute(
+            moved.values(
+                latest_decision_id=_OPEN_DECISION, latest_verdict=verdict, last_evaluated_at=at
+            )
+        )
 
 
-_MOVE = (
-    update(_manifests)
-    .where(_manifests.c.kind == bindparam("k"), _manifests.c.name == bindparam("n"))
-    .values(
-        latest_decision_id=bindparam("id"),
-        latest_verdict=bindparam("v"),
-        last_evaluated_at=bindparam("at"),
+_OPEN_DECISION = (
+    select(_spans.c.decision_id)
+    .where(
+        _spans.c.kind == _manifests.c.kind,
+        _spans.c.name == _manifests.c.name,
+        _spans.c.valid_to.is_(None),
     )
+    .scalar_subquery()
 )
 
 
@@ -198,13 +207,16 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
         rows = [{column: getattr(span, column) for column in SPAN_COLUMNS} for span in spans]
         append_rows(session, _spans, rows)
         return
-    ends = [{"leaf": span.leaf_index, "to": span.valid_to} for span in spans]
-    session.connection().execute(_END, ends)
+    # One UPDATE for the spans that end at the same time (all of a sweep's batch, recorded
+    # together): an UPDATE a span cost the sweep ~1 s in 20,000 (docs/performance.md).
+    ends: dict[datetime | None, list[int]] = {}
+    for span in spans:
+        ends.setdefault(span.valid_to, []).append(span.leaf_index)
+    for valid_to, leaves in ends.items():
+        ended_now = update(_spans).where(one_of(_spans.c.leaf_index, leaves))
+        session.execute(ended_now.values(valid_to=valid_to))
 
 
-_END = (
-    update(_spans).where(_spans.c.leaf_index == bindparam("leaf")).values(valid_to=bindparam("to"))
-)
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
 
 
@@ -230,18 +242,7 @@ _KEPT = ("kind", "name", "created_at")
 """Kept by a replaced row: a manifest's tracking began before (TrackedSpan.tracked_since)."""
 
 
-def _upsert_statement(insert: Any) -> Any:
-    return insert.on_conflict_do_update(
-        index_elements=["kind", "name"],
-        set_={column: insert.excluded[column] for column in _REPLACED},
-    )
-
-
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
-_UPSERT = {
-    "postgresql": _upsert_statement(postgresql.insert(_manifests)),
-    "sqlite": _upsert_statement(sqlite.insert(_manifests)),
-}
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:

@@ -10,11 +10,10 @@ read it is UnknownTime: the caller then evaluates every time rather than guess.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from supportgate.errors import SupportgateError
@@ -29,7 +28,7 @@ CLOCK_SKEW_NS = 5 * 60 * 1_000_000_000  # lib/evidence/evidence.rego clock_skew_
 # range: nanoseconds since 1970 fit in int64); the policies now read validated times with
 # time.parse_rfc3339_ns, which gives the same for every time Python writes.
 _RFC3339 = re.compile(
-    r"^(?P<date>(?P<year>[0-9]{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12][0-9]|3[01]))"
+    r"^(?P<year>[0-9]{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12][0-9]|3[01])"
     r"T(?P<hour>[01][0-9]|2[0-3]):(?P<minute>[0-5][0-9]):(?P<second>[0-5][0-9])"
     r"(?:\.(?P<fraction>[0-9]{1,9}))?"
     r"(?P<zone>Z|(?P<sign>[+-])(?P<zone_hour>[01][0-9]|2[0-3]):(?P<zone_minute>[0-5][0-9]))$"
@@ -117,10 +116,10 @@ def timestamp_ns(value: Any) -> int:
     if match is None or int(match["year"]) not in _YEARS:
         raise UnknownTime(repr(value))
     try:
-        day = datetime.strptime(match["date"], "%Y-%m-%d")
+        day = date(int(match["year"]), int(match["month"]), int(match["day"]))
     except ValueError as exc:  # 31 April, 29 February of a common year
         raise UnknownTime(repr(value)) from exc
-    seconds = calendar.timegm(day.timetuple())
+    seconds = (day.toordinal() - _EPOCH.toordinal()) * 86400
     seconds += int(match["hour"]) * 3600 + int(match["minute"]) * 60 + int(match["second"])
     if match["sign"]:
         offset = int(match["zone_hour"]) * 3600 + int(match["zone_minute"]) * 60

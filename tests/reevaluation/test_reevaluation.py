@@ -13,9 +13,14 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from supportgate.audit.verify import verify_log
 from supportgate.config import DEFAULT_POLICY_DIR
+from supportgate.ledger import writer
+from supportgate.ledger.batches import Batch
+from supportgate.ledger.write import apply_batch
+from supportgate.reevaluation.services import SweepPaused
 from supportgate.reevaluation.views import SweepView
 from supportgate.runtime import Runtime
 
@@ -367,3 +372,35 @@ def test_an_organisation_rule_that_reads_the_time_is_judged_by_every_sweep(
         assert service.run_sweep("schedule", trigger="test:after").counts.changed == 1
         decision = latest(api, "HardwareManifest", "pool-a")
         assert "org.freeze.after" in {v["rule"] for v in decision["violations"]}
+
+
+def test_a_failed_batch_write_pauses_the_sweep_where_it_failed(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep's cursor commits with its batch: after a failed write it resumes at that
+    batch, and the batches before it are not written again."""
+    fleet(api)
+    service = api.runtime.reevaluation
+    assert service.wait_idle()  # the pools' own sweeps
+    service.use_memos, service.batch_size = False, 1
+    written: list[str] = []
+
+    def second_fails(session: Any, batch: Batch, now: datetime) -> Any:
+        if batch.sweep is not None:
+            written.append(batch.sweep.cursor[1])
+            if len(written) == 2:
+                raise OperationalError("UPDATE sweeps", {}, Exception("disk full"))
+        return apply_batch(session, batch, now)
+
+    monkeypatch.setattr(writer, "apply_batch", second_fails)
+    with pytest.raises(SweepPaused):
+        service.run_sweep("schedule", trigger="test:fails")
+    with api.runtime.db.connect() as connection:
+        stopped = connection.execute(
+            text("SELECT evaluated, cursor_name FROM sweeps WHERE trigger = 'test:fails'")
+        ).one()
+    assert tuple(stopped) == (1, written[0])
+
+    assert service.run_sweep("schedule", trigger="test:fails").counts.evaluated == 4
+    assert written[1] == written[2]  # the failed batch again, then the rest once each
+    assert len(written) == 5

@@ -31,9 +31,9 @@ result := {
 #
 # - host.deny, port.deny, service, topology, evidence.warn, manifest.deny, hardware.deny and
 #   support.warn are read only when the package's `applies` holds, so a concern that meets
-#   nothing costs its rules nothing. `applies` is only a shortcut: each of those sets is empty whenever it
-#   fails, which tests/policies/test_concern_guards.py checks on every example and on
-#   generated manifests and matrices, so a new rule that fires without it fails there.
+#   nothing costs its rules nothing. `applies` is only a shortcut: each of those sets is empty
+#   whenever it fails, which tests/policies/test_concern_guards.py checks on every example and
+#   on generated manifests and matrices, so a new rule that fires without it fails there.
 # - host.warn, claims.deny, evidence.deny and manifest.warn are empty by design and not read.
 denies := union({
 	{found | data.supportgate.host.applies; some found in data.supportgate.host.deny},
@@ -242,8 +242,7 @@ _unlisted_recommendations contains sprintf(
 	],
 ) if {
 	data.supportgate.lib.engines.standing.toolkit_unlisted
-	toolkits := data.supportgate.lib.engines.standing.platform_toolkits
-	required := toolkits[0]
+	required := data.supportgate.lib.engines.required_toolkit
 }
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference

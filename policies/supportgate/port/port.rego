@@ -204,7 +204,7 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 # _pool_stack: the pool's toolkit, driver and compiler, each with the forms a matching pin may
 # take and its text for messages (a part the pool does not state is not compared).
 _pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
-	hardware := data.supportgate.lib.subject.hardware # indexed below by a variable: see decision.rego
+	hardware := data.supportgate.lib.subject.hardware # indexed below by a variable (rego_limits.py)
 	some what in ["toolkit", "compiler"]
 	name := hardware[what].name
 	version := hardware[what].version

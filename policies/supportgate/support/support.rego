@@ -132,8 +132,7 @@ warn contains {"rule": "support.model", "path": "spec.model.name", "message": me
 # _toolkit_finding: findings describe the platform's first entry: the wrong name, or else
 # (right name) the version out of range.
 _toolkit_finding := {"path": data.supportgate.lib.subject.hardware_path("toolkit.name"), "message": message} if {
-	toolkits := data.supportgate.lib.engines.standing.platform_toolkits
-	required := toolkits[0]
+	required := data.supportgate.lib.engines.required_toolkit
 	not data.supportgate.lib.subject.hardware.toolkit.name == required.name
 	text := sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
 		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
@@ -145,8 +144,7 @@ _toolkit_finding := {"path": data.supportgate.lib.subject.hardware_path("toolkit
 	])
 	message := data.supportgate.lib.subject.hardware_message(text)
 } else := {"path": data.supportgate.lib.subject.hardware_path("toolkit.version"), "message": message} if {
-	toolkits := data.supportgate.lib.engines.standing.platform_toolkits
-	required := toolkits[0]
+	required := data.supportgate.lib.engines.required_toolkit
 	text := sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
 		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
 		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "version"]),

@@ -117,6 +117,11 @@ standing := {
 	listed_alternative := [[1 | alternative] != [], model_listed] == [true, true]
 }
 
+# required_toolkit: the toolkit the first of the engine's matrix entries for the hardware's
+# (vendor, arch) requires, which the toolkit findings and recommendation quote. Undefined
+# when the matrix lists none.
+required_toolkit := toolkits[0] if toolkits := standing.platform_toolkits
+
 # _platform_entries: the engine's matrix entries for the accelerator's (vendor, arch), looked up
 # by path: indexed by two variables, x[a][b], regorus builds an error it then drops, with a
 # backtrace when RUST_BACKTRACE is set (docs/performance.md, issue 21).

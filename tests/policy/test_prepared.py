@@ -28,6 +28,21 @@ def test_version_keys_compare_as_versions() -> None:
     assert version_key("12.8") < version_key("13") < version_key("13.0.1")
 
 
+def test_open_sides_are_the_bounds_in_range_reads_as_open(policy_bundle: PolicyBundle) -> None:
+    """Python writes an open side as lib/versions' open_min and open_below, which in_range
+    compares with every key as open."""
+    engine = regorus.Engine()
+    for name, text in policy_bundle.modules:
+        engine.add_policy(name, text)
+    versions = {
+        side: json.loads(engine.eval_rule_as_json(f"data.supportgate.lib.versions.open_{side}"))
+        for side in ("min", "below")
+    }
+    assert prepared_document({"engines": {"e": {"host": {"python": {}}}}})["engines"]["e"][
+        "python"
+    ] == {"min": versions["min"], "below": versions["below"]}
+
+
 def test_range_texts() -> None:
     assert range_text({"min": "3.12", "below": "3.13"}) == ">= 3.12, < 3.13"
     assert range_text({"min": "13"}) == ">= 13"

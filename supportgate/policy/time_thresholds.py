@@ -35,6 +35,7 @@ _RFC3339 = re.compile(
 )
 _YEARS = range(1678, 2262)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_DAY = _EPOCH.toordinal()
 _MAX_MICROSECONDS = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
 
 
@@ -119,7 +120,7 @@ def timestamp_ns(value: Any) -> int:
         day = date(int(match["year"]), int(match["month"]), int(match["day"]))
     except ValueError as exc:  # 31 April, 29 February of a common year
         raise UnknownTime(repr(value)) from exc
-    seconds = (day.toordinal() - _EPOCH.toordinal()) * 86400
+    seconds = (day.toordinal() - _EPOCH_DAY) * 86400
     seconds += int(match["hour"]) * 3600 + int(match["minute"]) * 60 + int(match["second"])
     if match["sign"]:
         offset = int(match["zone_hour"]) * 3600 + int(match["zone_minute"]) * 60

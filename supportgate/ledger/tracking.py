@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
 from supportgate.db.engine import conflict_insert
-from supportgate.db.keys import in_keys, one_of
+from supportgate.db.keys import in_keys
 from supportgate.manifests.decision import Decision
 
 from .batches import Key, TrackedHead, Tracking
@@ -172,11 +172,7 @@ def write_current(
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     if rows:
-        upsert = conflict_insert(session, _manifests)
-        replaced = {column: upsert.excluded[column] for column in _REPLACED}
-        session.execute(
-            upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced), rows
-        )
+        session.execute(_upsert(session), rows)
     # An UPDATE per verdict and time (a sweep's batch: one per verdict), not one a row; the
     # decision is the open span's, which `advance` has just stored (docs/performance.md).
     for (verdict, at), keys in moves.items():
@@ -213,8 +209,14 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
     for span in spans:
         ends.setdefault(span.valid_to, []).append(span.leaf_index)
     for valid_to, leaves in ends.items():
-        ended_now = update(_spans).where(one_of(_spans.c.leaf_index, leaves))
-        session.execute(ended_now.values(valid_to=valid_to))
+        session.execute(_END_SPANS, {"leaves": leaves, "valid_to": valid_to})
+
+
+_END_SPANS = (
+    update(_spans)
+    .where(_spans.c.leaf_index.in_(bindparam("leaves", expanding=True)))
+    .values(valid_to=bindparam("valid_to"))
+)
 
 
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
@@ -243,6 +245,20 @@ _KEPT = ("kind", "name", "created_at")
 
 
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
+_UPSERTS: dict[str, Any] = {}
+
+
+def _upsert(session: Session) -> Any:
+    """The `manifests` upsert, built once per dialect: building its `excluded` columns cost
+    7% of a one-decision group's CPU, more than running it (docs/performance.md)."""
+    dialect = session.get_bind().dialect.name
+    if dialect not in _UPSERTS:
+        upsert = conflict_insert(session, _manifests)
+        replaced = {column: upsert.excluded[column] for column in _REPLACED}
+        _UPSERTS[dialect] = upsert.on_conflict_do_update(
+            index_elements=["kind", "name"], set_=replaced
+        )
+    return _UPSERTS[dialect]
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
@@ -272,24 +288,27 @@ class Tracked:
 _ROW_COLUMNS = ("owner", "content_digest", "latest_decision_id", "latest_verdict")
 
 
+_OPEN_SPANS = (
+    select(
+        *(_spans.c[column] for column in SPAN_COLUMNS),
+        *(_manifests.c[column] for column in _ROW_COLUMNS),
+        _manifests.c.kind.label("row_kind"),
+    )
+    .select_from(_spans)
+    .outerjoin(
+        _manifests, (_manifests.c.kind == _spans.c.kind) & (_manifests.c.name == _spans.c.name)
+    )
+    .where(_spans.c.valid_to.is_(None))
+)
+
+
 def tracked_of(session: Session, keys: Sequence[Key]) -> Tracked:
     """What the writer admits a batch by and folds it from: one read for the keys with an
     open span (a manifest tracked), a second only for the others' rows."""
     found = Tracked(spans={}, rows={})
     if not keys:
         return found
-    m, s = _manifests, _spans
-    statement = (
-        select(
-            *(s.c[column] for column in SPAN_COLUMNS),
-            *(m.c[column] for column in _ROW_COLUMNS),
-            m.c.kind.label("row_kind"),
-        )
-        .select_from(s)
-        .outerjoin(m, (m.c.kind == s.c.kind) & (m.c.name == s.c.name))
-        .where(s.c.valid_to.is_(None), in_keys(s, keys))
-    )
-    for row in session.execute(statement):
+    for row in session.execute(_OPEN_SPANS.where(in_keys(_spans, keys))):
         span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
         found.spans[span.key] = span
         if row.row_kind is not None:

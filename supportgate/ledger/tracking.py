@@ -298,7 +298,12 @@ _OPEN_SPANS = (
     .outerjoin(
         _manifests, (_manifests.c.kind == _spans.c.kind) & (_manifests.c.name == _spans.c.name)
     )
-    .where(_spans.c.valid_to.is_(None))
+    .where(
+        _spans.c.valid_to.is_(None),
+        # the keys' kinds and names (tracked_of keeps the keys): built once, not per batch
+        _spans.c.kind.in_(bindparam("kinds", expanding=True)),
+        _spans.c.name.in_(bindparam("names", expanding=True)),
+    )
 )
 
 
@@ -308,8 +313,12 @@ def tracked_of(session: Session, keys: Sequence[Key]) -> Tracked:
     found = Tracked(spans={}, rows={})
     if not keys:
         return found
-    for row in session.execute(_OPEN_SPANS.where(in_keys(_spans, keys))):
-        span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
+    wanted = set(keys)
+    kinds, names = sorted({kind for kind, _ in wanted}), sorted({name for _, name in wanted})
+    for row in session.execute(_OPEN_SPANS, {"kinds": kinds, "names": names}):
+        span = Span(*row[: len(SPAN_COLUMNS)])
+        if span.key not in wanted:  # another kind's manifest of a wanted name
+            continue
         found.spans[span.key] = span
         if row.row_kind is not None:
             found.rows[span.key] = row

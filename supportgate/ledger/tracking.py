@@ -11,12 +11,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.engine import conflict_insert
-from supportgate.db.keys import in_keys
+from supportgate.db.keys import in_keys, one_of
 from supportgate.manifests.decision import Decision
 
 from .batches import Key, TrackedHead, Tracking
@@ -172,7 +172,7 @@ def write_current(
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     if rows:
-        session.execute(_upsert(session), rows)
+        session.execute(_UPSERTS[session.get_bind().dialect.name], rows)
     # An UPDATE per verdict and time (a sweep's batch: one per verdict), not one a row; the
     # decision is the open span's, which `advance` has just stored (docs/performance.md).
     for (verdict, at), keys in moves.items():
@@ -209,14 +209,8 @@ def write_spans(session: Session, spans: Sequence[Span], *, ended: bool = False)
     for span in spans:
         ends.setdefault(span.valid_to, []).append(span.leaf_index)
     for valid_to, leaves in ends.items():
-        session.execute(_END_SPANS, {"leaves": leaves, "valid_to": valid_to})
-
-
-_END_SPANS = (
-    update(_spans)
-    .where(_spans.c.leaf_index.in_(bindparam("leaves", expanding=True)))
-    .values(valid_to=bindparam("valid_to"))
-)
+        ended_now = update(_spans).where(one_of(_spans.c.leaf_index, leaves))
+        session.execute(ended_now.values(valid_to=valid_to))
 
 
 SPAN_COLUMNS = tuple(Span.__dataclass_fields__)
@@ -245,20 +239,16 @@ _KEPT = ("kind", "name", "created_at")
 
 
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
-_UPSERTS: dict[str, Any] = {}
 
 
-def _upsert(session: Session) -> Any:
-    """The `manifests` upsert, built once per dialect: building its `excluded` columns cost
-    7% of a one-decision group's CPU, more than running it (docs/performance.md)."""
-    dialect = session.get_bind().dialect.name
-    if dialect not in _UPSERTS:
-        upsert = conflict_insert(session, _manifests)
-        replaced = {column: upsert.excluded[column] for column in _REPLACED}
-        _UPSERTS[dialect] = upsert.on_conflict_do_update(
-            index_elements=["kind", "name"], set_=replaced
-        )
-    return _UPSERTS[dialect]
+def _upsert(insert: Any) -> Any:
+    upsert = insert(_manifests)
+    replaced = {column: upsert.excluded[column] for column in _REPLACED}
+    return upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced)
+
+
+# Built once per dialect: building its `excluded` columns cost more CPU than running it.
+_UPSERTS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
 
 
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:

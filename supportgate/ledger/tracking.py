@@ -313,15 +313,12 @@ def tracked_of(session: Session, keys: Sequence[Key]) -> Tracked:
         if row.row_kind is not None:
             found.rows[span.key] = row
     if missing := [key for key in keys if key not in found.spans]:
-        found.rows.update(_rows(session, missing))
+        m = _manifests
+        statement = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
+        for row in session.execute(statement.where(in_keys(m, missing))):
+            found.rows[(row.kind, row.name)] = row
     return found
 
 
-def _rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
-    m = _manifests
-    statement = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
-    return {(row.kind, row.name): row for row in session.execute(statement.where(in_keys(m, keys)))}
-
-
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    return (kind, name) in _rows(session, [(kind, name)])
+    return (kind, name) in tracked_of(session, [(kind, name)]).rows

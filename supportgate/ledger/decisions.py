@@ -22,6 +22,7 @@ from .rows import COPIED
 _decisions = table_of(DecisionRow)
 _rules = table_of(DecisionRule)
 _idempotency = table_of(IdempotencyKey)
+_LAST_SEQ = select(func.max(_decisions.c.seq))
 
 
 def insert_decisions(
@@ -30,7 +31,7 @@ def insert_decisions(
     if not writes:
         return
     # under the head lock, no other writer appends meanwhile
-    seq = int(session.execute(select(func.max(_decisions.c.seq))).scalar_one() or 0)
+    seq = int(session.execute(_LAST_SEQ).scalar_one() or 0)
     decision_rows: list[dict[str, Any]] = []
     rule_rows: list[dict[str, Any]] = []
     for write, leaf_index in zip(writes, leaves, strict=True):

@@ -10,12 +10,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.engine import conflict_insert
 from supportgate.db.keys import in_keys, one_of
 from supportgate.manifests.decision import Decision
 
@@ -172,11 +172,7 @@ def write_current(
         else:
             rows.append(current_row(span, change.verdict, tracking, at))
     if rows:
-        upsert = conflict_insert(session, _manifests)
-        replaced = {column: upsert.excluded[column] for column in _REPLACED}
-        session.execute(
-            upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced), rows
-        )
+        session.execute(_UPSERTS[session.get_bind().dialect.name], rows)
     # An UPDATE per verdict and time (a sweep's batch: one per verdict), not one a row; the
     # decision is the open span's, which `advance` has just stored (docs/performance.md).
     for (verdict, at), keys in moves.items():
@@ -245,6 +241,16 @@ _KEPT = ("kind", "name", "created_at")
 _REPLACED = [column.name for column in _manifests.c if column.name not in _KEPT]
 
 
+def _upsert(insert: Any) -> Any:
+    upsert = insert(_manifests)
+    replaced = {column: upsert.excluded[column] for column in _REPLACED}
+    return upsert.on_conflict_do_update(index_elements=["kind", "name"], set_=replaced)
+
+
+# Built once per dialect: building its `excluded` columns cost more CPU than running it.
+_UPSERTS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
+
+
 def stamp_evaluated(session: Session, keys: Sequence[Key], at: datetime) -> None:
     if keys:
         stamped = update(_manifests).where(in_keys(_manifests, keys))
@@ -272,38 +278,47 @@ class Tracked:
 _ROW_COLUMNS = ("owner", "content_digest", "latest_decision_id", "latest_verdict")
 
 
+_OPEN_SPANS = (
+    select(
+        *(_spans.c[column] for column in SPAN_COLUMNS),
+        *(_manifests.c[column] for column in _ROW_COLUMNS),
+        _manifests.c.kind.label("row_kind"),
+    )
+    .select_from(_spans)
+    .outerjoin(
+        _manifests, (_manifests.c.kind == _spans.c.kind) & (_manifests.c.name == _spans.c.name)
+    )
+    .where(
+        _spans.c.valid_to.is_(None),
+        # the keys' kinds and names (tracked_of keeps the keys): built once, not per batch
+        _spans.c.kind.in_(bindparam("kinds", expanding=True)),
+        _spans.c.name.in_(bindparam("names", expanding=True)),
+    )
+)
+
+
 def tracked_of(session: Session, keys: Sequence[Key]) -> Tracked:
     """What the writer admits a batch by and folds it from: one read for the keys with an
     open span (a manifest tracked), a second only for the others' rows."""
     found = Tracked(spans={}, rows={})
     if not keys:
         return found
-    m, s = _manifests, _spans
-    statement = (
-        select(
-            *(s.c[column] for column in SPAN_COLUMNS),
-            *(m.c[column] for column in _ROW_COLUMNS),
-            m.c.kind.label("row_kind"),
-        )
-        .select_from(s)
-        .outerjoin(m, (m.c.kind == s.c.kind) & (m.c.name == s.c.name))
-        .where(s.c.valid_to.is_(None), in_keys(s, keys))
-    )
-    for row in session.execute(statement):
-        span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
+    wanted = set(keys)
+    kinds, names = sorted({kind for kind, _ in wanted}), sorted({name for _, name in wanted})
+    for row in session.execute(_OPEN_SPANS, {"kinds": kinds, "names": names}):
+        span = Span(*row[: len(SPAN_COLUMNS)])
+        if span.key not in wanted:  # another kind's manifest of a wanted name
+            continue
         found.spans[span.key] = span
         if row.row_kind is not None:
             found.rows[span.key] = row
     if missing := [key for key in keys if key not in found.spans]:
-        found.rows.update(_rows(session, missing))
+        m = _manifests
+        statement = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
+        for row in session.execute(statement.where(in_keys(m, missing))):
+            found.rows[(row.kind, row.name)] = row
     return found
 
 
-def _rows(session: Session, keys: Sequence[Key]) -> dict[Key, Any]:
-    m = _manifests
-    statement = select(m.c.kind, m.c.name, *(m.c[column] for column in _ROW_COLUMNS))
-    return {(row.kind, row.name): row for row in session.execute(statement.where(in_keys(m, keys)))}
-
-
 def is_tracked(session: Session, kind: str, name: str) -> bool:
-    return (kind, name) in _rows(session, [(kind, name)])
+    return (kind, name) in tracked_of(session, [(kind, name)]).rows

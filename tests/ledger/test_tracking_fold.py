@@ -220,3 +220,15 @@ def test_migration_0011_replays_the_log_into_the_spans(migrated_db_url: str) -> 
 def _spans(session: Session) -> list[Any]:
     rows = session.execute(text("SELECT * FROM tracked_spans ORDER BY leaf_index"))
     return [tuple(row) for row in rows]
+
+
+def test_tracked_of_reads_only_the_keys_asked_for(migrated_db: Engine) -> None:
+    """It reads the keys' kinds and names together: a tracked key of a kind and a name asked
+    for separately, (HardwareManifest, b) and (DeploymentManifest, a) here, is not among them."""
+    submit = [Op(key, "supported", "team-a") for key in range(len(KEYS))]
+    with Session(migrated_db) as session, session.begin():
+        _apply(session, [(0, "submit", submit)])
+        asked = [("HardwareManifest", "a"), ("DeploymentManifest", "b")]
+        found = tracking.tracked_of(session, asked)
+        assert sorted(found.spans) == sorted(found.rows) == sorted(asked)
+        session.rollback()

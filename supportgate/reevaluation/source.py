@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import and_, case, or_, select
+from sqlalchemy import and_, case, select, tuple_
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
@@ -186,10 +186,9 @@ def keys_referencing(
 
 
 def _after(key: Key | None) -> Any:
-    if key is None:
-        return None
-    kind, name = key
-    return or_(_manifests.c.kind > kind, and_(_manifests.c.kind == kind, _manifests.c.name > name))
+    # A row value, which both databases answer by a range of the (kind, name) key; the `OR`
+    # form had PostgreSQL filter every row before the cursor, batch after batch.
+    return None if key is None else tuple_(_manifests.c.kind, _manifests.c.name) > key
 
 
 def _rows(

@@ -290,7 +290,7 @@ def tracked_of(session: Session, keys: Sequence[Key]) -> Tracked:
         .where(s.c.valid_to.is_(None), in_keys(s, keys))
     )
     for row in session.execute(statement):
-        span = Span(*row[: len(SPAN_COLUMNS)])  # selected in SPAN_COLUMNS' order
+        span = Span(**{column: row._mapping[column] for column in SPAN_COLUMNS})
         found.spans[span.key] = span
         if row.row_kind is not None:
             found.rows[span.key] = row

@@ -1,21 +1,13 @@
-"""Reads of the sweeps and sweep_memos rows (supportgate/ledger/sweeps.py writes them)."""
+"""Reads of the sweeps rows (supportgate/ledger/sweeps.py writes them and sweep_memos)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from supportgate.db import Decision, Manifest, Sweep, SweepMemo, table_of
-from supportgate.db.keys import in_keys, one_of
-
-from .source import Key
+from supportgate.db import Decision, Manifest, Sweep, table_of
 
 _sweeps = table_of(Sweep)
-_memos = table_of(SweepMemo)
 _manifests = table_of(Manifest)
 _decisions = table_of(Decision)
 
@@ -79,41 +71,3 @@ def judged_elsewhere(
         .limit(1)
     ).first()
     return other_matrix is not None, other_policy is not None
-
-
-def memos(session: Session, keys: Sequence[Key]) -> dict[Key, tuple[str, datetime | None]]:
-    if not keys:
-        return {}
-    statement = select(_memos.c.kind, _memos.c.name, _memos.c.key, _memos.c.stable_until).where(
-        in_keys(_memos, keys)
-    )
-    return {(kind, name): (key, until) for kind, name, key, until in session.execute(statement)}
-
-
-def previous_decisions(
-    session: Session, ids: Sequence[str], *, matrix_version: str, policy_revision: str
-) -> dict[str, tuple[str, str, str, Any]]:
-    """The violations only of those judged under this matrix version and policy revision (the
-    others differ anyway), else None."""
-    if not ids:
-        return {}
-    statement = select(
-        _decisions.c.id,
-        _decisions.c.verdict,
-        _decisions.c.matrix_version,
-        _decisions.c.policy_revision,
-    ).where(one_of(_decisions.c.id, ids))
-    found = {row[0]: (row[1], row[2], row[3], None) for row in session.execute(statement)}
-    same = [
-        key
-        for key, (_, version, revision, _) in found.items()
-        if (version, revision) == (matrix_version, policy_revision)
-    ]
-    if same:
-        violations = select(_decisions.c.id, _decisions.c.document["violations"]).where(
-            one_of(_decisions.c.id, same)
-        )
-        for decision_id, listed in session.execute(violations):
-            verdict, version, revision, _ = found[decision_id]
-            found[decision_id] = (verdict, version, revision, listed)
-    return found

@@ -13,13 +13,11 @@ from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from supportgate.clock import Clock
-from supportgate.db import transaction
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.ledger.batches import Batch, DecisionWrite, SweepMemo, SweepProgress, TrackedHead
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import Cause, Decision
 
-from . import repository
 from .memo import memo_key, stable_until
 from .source import Key, TrackedBatch, TrackedRow, WaiversFor, subjects
 
@@ -40,19 +38,21 @@ class BatchSweeper:
         content is not even read)."""
         now = self.clock.now()
         waivers = self.waivers_for(batch.keys)
-        with transaction(self.sessions) as session:
-            stored = repository.memos(session, batch.keys)
         keys = {
             row.key: self._key(batch, row, waivers.get(row.key, ()), row.latest_decision_id)
             for row in batch.rows
         }
         held = {
-            key
-            for key, (memo_key, until) in stored.items()
-            if self.use_memos and memo_key == keys.get(key) and until is not None and now < until
+            row.key
+            for row in batch.rows
+            if self.use_memos
+            and row.memo is not None
+            and row.memo[0] == keys[row.key]
+            and row.memo[1] is not None
+            and now < row.memo[1]
         }
         to_evaluate = [row for row in batch.rows if row.key not in held]
-        previous = self._load(batch, to_evaluate)
+        batch.load_content(self.sessions, to_evaluate)
         decisions: list[DecisionWrite] = []
         unchanged = [row.key for row in batch.rows if row.key in held]
         memos: dict[Key, SweepMemo] = {}
@@ -66,7 +66,7 @@ class BatchSweeper:
         for row, evaluation in zip(evaluable, evaluations, strict=True):
             row_waivers = waivers.get(row.key, ())
             latest = row.latest_decision_id
-            if _differs(evaluation.decision, previous.get(latest or "")):
+            if _differs(evaluation.decision, row.previous):
                 decisions.append(
                     DecisionWrite(
                         decision=evaluation.decision,
@@ -100,19 +100,6 @@ class BatchSweeper:
         )
         self.ledger.write(Batch(decisions=decisions, sweep=progress))
         return len(held)
-
-    def _load(self, batch: TrackedBatch, rows: list[TrackedRow]) -> dict[str, tuple[Any, ...]]:
-        if not rows:
-            return {}
-        batch.load_content(self.sessions, rows)
-        latest = [row.latest_decision_id for row in rows if row.manifest is not None]
-        with transaction(self.sessions) as session:
-            return repository.previous_decisions(
-                session,
-                [decision_id for decision_id in latest if decision_id],
-                matrix_version=self.evaluator.matrix.version,
-                policy_revision=self.evaluator.engine.policy_revision,
-            )
 
     def _key(
         self,

@@ -363,8 +363,9 @@ class ReevaluationService:
     ) -> int | None:
         """The count the memo knew unchanged; None when stopped part way."""
         skipped = 0
+        judged = (sweeper.evaluator.matrix.version, sweeper.evaluator.engine.policy_revision)
         batches = iter_tracked_batches(
-            self._sessions, batch_size=self.batch_size, only=only, after=after, with_content=False
+            self._sessions, batch_size=self.batch_size, only=only, after=after, judged=judged
         )
         for batch in batches:
             skipped += sweeper.sweep(batch)

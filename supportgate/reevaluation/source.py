@@ -11,11 +11,13 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, case, select, tuple_
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.db import Decision as DecisionRow
 from supportgate.db import Manifest as ManifestRow
+from supportgate.db import SweepMemo as SweepMemoRow
 from supportgate.db import table_of, transaction
 from supportgate.db.keys import in_keys, one_of
 from supportgate.evaluations.evaluator import Subject
@@ -32,6 +34,8 @@ WaiversFor = Callable[[Sequence[Key]], Mapping[Key, Sequence[Mapping[str, Any]]]
 policy input's `waivers` items (docs/policy-interface.md)."""
 
 _manifests = table_of(ManifestRow)
+_memos = table_of(SweepMemoRow)
+_decisions = table_of(DecisionRow)
 _COLUMNS = (
     _manifests.c.kind,
     _manifests.c.name,
@@ -54,6 +58,11 @@ class TrackedRow:
     hardware_ref: str | None
     latest_decision_id: str | None
     latest_verdict: str | None
+    memo: tuple[str, datetime | None] | None = None
+    """Read with `judged` (iter_tracked_batches): the sweep memo's key and stable_until."""
+    previous: tuple[str, str, str, Any] | None = None
+    """Read with `judged`: the latest decision's verdict, matrix version, policy revision and
+    its violations (None unless judged under those)."""
     content: dict[str, Any] | None = None  # None until read (`load_content`)
     manifest: Manifest | None = None
     """The content decoded once read; None too if it no longer decodes (an older schema's)."""
@@ -106,10 +115,11 @@ def iter_tracked_batches(
     batch_size: int = SWEEP_BATCH_SIZE,
     only: Sequence[Key] | None = None,
     after: Key | None = None,
-    with_content: bool = True,
+    judged: tuple[str, str] | None = None,
 ) -> Iterator[TrackedBatch]:
     """Each batch is read in its own transaction, so a long sweep holds no snapshot or lock
-    between batches."""
+    between batches. With `judged` (a sweep's matrix version and policy revision), each row
+    comes with its memo and latest decision in the same read, and without its content."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     wanted = None if only is None else sorted(set(only))
@@ -122,7 +132,7 @@ def iter_tracked_batches(
                 return
             where, cursor = in_keys(_manifests, chunk), chunk[-1]
         with transaction(sessions) as session:
-            rows = _rows(session, where, batch_size, with_content)
+            rows = _rows(session, where, batch_size, judged)
             refs = {row.hardware_ref for row in rows if row.hardware_ref is not None}
             pools = _pools(session, refs)
         if rows:
@@ -176,22 +186,45 @@ def keys_referencing(
 
 
 def _after(key: Key | None) -> Any:
-    if key is None:
-        return None
-    kind, name = key
-    return or_(_manifests.c.kind > kind, and_(_manifests.c.kind == kind, _manifests.c.name > name))
+    # A row value, which both databases answer by a range of the (kind, name) key; the `OR`
+    # form had PostgreSQL filter every row before the cursor, batch after batch.
+    return None if key is None else tuple_(_manifests.c.kind, _manifests.c.name) > key
 
 
-def _rows(session: Session, where: Any, limit: int, with_content: bool) -> list[TrackedRow]:
-    columns = (*_COLUMNS, _manifests.c.content) if with_content else _COLUMNS
-    statement = select(*columns)
+def _rows(
+    session: Session, where: Any, limit: int, judged: tuple[str, str] | None
+) -> list[TrackedRow]:
+    m, d = _manifests, _decisions
+    if judged is None:
+        statement = select(*_COLUMNS, m.c.content)
+    else:
+        same = and_(d.c.matrix_version == judged[0], d.c.policy_revision == judged[1])
+        statement = select(
+            *_COLUMNS,
+            _memos.c.key,
+            _memos.c.stable_until,
+            d.c.verdict,
+            d.c.matrix_version,
+            d.c.policy_revision,
+            case((same, d.c.document["violations"]), else_=None),
+        ).select_from(
+            m.outerjoin(
+                _memos, and_(_memos.c.kind == m.c.kind, _memos.c.name == m.c.name)
+            ).outerjoin(d, d.c.id == m.c.latest_decision_id)
+        )
     if where is not None:
         statement = statement.where(where)
-    statement = statement.order_by(_manifests.c.kind, _manifests.c.name).limit(limit)
-    rows = [TrackedRow(*row) for row in session.execute(statement)]
-    if with_content:
-        for row in rows:
+    statement = statement.order_by(m.c.kind, m.c.name).limit(limit)
+    rows = []
+    for found in session.execute(statement):
+        row = TrackedRow(*found[:6])
+        if judged is None:
+            row.content = found[6]
             row.manifest = _decoded(row.kind, row.content)
+        else:
+            row.memo = None if found[6] is None else (found[6], found[7])
+            row.previous = None if found[8] is None else tuple(found[8:])
+        rows.append(row)
     return rows
 
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from supportgate.db import Manifest, TrackedSpan, table_of
 from supportgate.db.bulk import append_rows
-from supportgate.db.keys import in_keys, one_of
+from supportgate.db.keys import in_keys, listed, one_of
 from supportgate.manifests.decision import Decision
 
 from .batches import Key, TrackedHead, Tracking
@@ -291,8 +291,8 @@ _OPEN_SPANS = (
     .where(
         _spans.c.valid_to.is_(None),
         # the keys' kinds and names (tracked_of keeps the keys): built once, not per batch
-        _spans.c.kind.in_(bindparam("kinds", expanding=True)),
-        _spans.c.name.in_(bindparam("names", expanding=True)),
+        _spans.c.kind.in_(listed("kinds")),
+        _spans.c.name.in_(listed("names")),
     )
 )
 

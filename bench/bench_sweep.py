@@ -120,6 +120,12 @@ def main() -> None:
         const=BASELINE_REV,
         help="run it all under the policy tree of this commit too, and compare",
     )
+    parser.add_argument(
+        "--evaluation-process",
+        choices=("on", "off"),
+        default="on",
+        help="the service's evaluations in a child process (its default) or in its own",
+    )
     args = parser.parse_args()
     trees = [("policy tree", DEFAULT_POLICY_DIR)]
     scratch = tempfile.TemporaryDirectory()
@@ -127,7 +133,9 @@ def main() -> None:
         trees.insert(0, ("baseline tree", baseline_tree(args.baseline, Path(scratch.name))))
     speeds = []
     for name, policy_dir in trees:
-        speeds.append(_sweeps(args.manifests, args.batch, policy_dir, name))
+        speeds.append(
+            _sweeps(args.manifests, args.batch, policy_dir, name, args.evaluation_process == "on")
+        )
         print()
     if args.baseline:
         (old_matrix, old_quiet), (new_matrix, new_quiet) = speeds
@@ -141,12 +149,19 @@ def main() -> None:
             print(f"| {sweep} | {old:,.0f} | {new:,.0f} | {old / new:.2f}x |")
 
 
-def _sweeps(n: int, batch: int, policy_dir: Path, tree: str) -> tuple[float, float]:
+def _sweeps(
+    n: int, batch: int, policy_dir: Path, tree: str, evaluation_process: bool
+) -> tuple[float, float]:
     """The sweeps on a scratch database; prints their table, returns the matrix and the
     no-change sweeps' manifests per second. The sweep memo, a speed device, is measured on and
     off in the same run on no-change sweeps."""
     with temporary_database(postgres_admin_url()) as url:
-        settings = replace(Settings.from_env({}), database_url=url, policy_dir=policy_dir)
+        settings = replace(
+            Settings.from_env({}),
+            database_url=url,
+            policy_dir=policy_dir,
+            evaluation_process=evaluation_process,
+        )
         runtime = Runtime.build(settings)
         runtime.prepare_database(upgrade_schema=True)
         runtime.ledger.start()  # as `serve` does

@@ -89,6 +89,7 @@ class Settings:
     matrix_fetch_timeout: float = DEFAULT_MATRIX_FETCH_TIMEOUT
     matrix_cache_dir: Path | None = None
     matrix_ca_file: Path | None = None
+    evaluation_process: bool = True  # the embedded engine's evaluations in a child process
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -154,6 +155,7 @@ class Settings:
             ),
             matrix_cache_dir=_path(env.get("SUPPORTGATE_MATRIX_CACHE_DIR")),
             matrix_ca_file=_path(env.get("SUPPORTGATE_MATRIX_CA_FILE")),
+            evaluation_process=_switch(env, "SUPPORTGATE_EVALUATION_PROCESS"),
         )
 
 
@@ -164,14 +166,18 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-RATE_SWITCH = ("on", "off")
+SWITCH = ("on", "off")
 MAX_REFUSAL_DELAY = 10.0
 
 
+def _switch(env: Mapping[str, str], name: str) -> bool:
+    switch = env.get(name) or "on"
+    check_choice(name, switch, SWITCH)
+    return switch == "on"
+
+
 def _rate_limits(env: Mapping[str, str]) -> RateLimits | None:
-    switch = env.get("SUPPORTGATE_RATE_LIMITS") or "on"
-    check_choice("SUPPORTGATE_RATE_LIMITS", switch, RATE_SWITCH)
-    if switch == "off":
+    if not _switch(env, "SUPPORTGATE_RATE_LIMITS"):
         return None
     default = RateLimits()
     return RateLimits(

@@ -63,11 +63,14 @@ class Evaluator:
         evaluated_at: datetime,
         hardware: HardwareLookup = no_tracked_hardware,
     ) -> list[Evaluation]:
-        # One engine call per subject: OPA in one request per batch bought nothing
-        # (docs/performance.md), and the in-process engine is compiled once per thread anyway.
-        return [
-            self.evaluate(subject, evaluated_at=evaluated_at, hardware=hardware)
+        inputs = [
+            self.policy_input(subject, evaluated_at=evaluated_at, hardware=hardware)
             for subject in subjects
+        ]
+        results = self.engine.evaluate_many(self.matrix, inputs)
+        return [
+            self._evaluation(subject, policy_input, result, evaluated_at)
+            for subject, policy_input, result in zip(subjects, inputs, results, strict=True)
         ]
 
     def policy_input(

@@ -21,6 +21,10 @@ def build_engine(
     bundle: PolicyBundle, settings: Settings, served_revision: str | None
 ) -> PolicyEngine:
     if not settings.opa_url:
+        if settings.evaluation_process:
+            from .engine_process import ProcessEngine  # noqa: PLC0415 - `check` does without
+
+            return ProcessEngine(bundle)
         return EmbeddedEngine(bundle)
     if served_revision is None:
         raise UsageError(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import regorus
@@ -38,6 +39,11 @@ class EmbeddedEngine:
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
         return _evaluate_one(self._engine(matrix), policy_input)
 
+    def evaluate_many(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]:
+        return [self.evaluate(matrix, item) for item in inputs]
+
     def check_ready(self) -> None:
         self._compile(None)
 
@@ -61,28 +67,31 @@ class EmbeddedEngine:
         return engine
 
     def _compile(self, matrix: LoadedMatrix | None) -> Any:
-        engine = regorus.Engine()
-        try:
-            for name, text in self._bundle.modules:
-                engine.add_policy(name, text)
-            if matrix is not None:
-                engine.add_data_json(matrix.data_json())
-        except RuntimeError as exc:
-            raise PolicyEngineUnavailable(
-                f"the policies do not compile: {regorus_message(exc)}"
-            ) from exc
-        return engine
+        return compile_engine(self._bundle.modules, matrix.data_json() if matrix else None)
+
+
+def compile_engine(modules: Iterable[tuple[str, str]], data_json: str | None) -> Any:
+    engine = regorus.Engine()
+    try:
+        for name, text in modules:
+            engine.add_policy(name, text)
+        if data_json is not None:
+            engine.add_data_json(data_json)
+    except RuntimeError as exc:
+        raise PolicyEngineUnavailable(
+            f"the policies do not compile: {regorus_message(exc)}"
+        ) from exc
+    return engine
+
+
+def evaluate_raw(engine: Any, canonical_input: bytes) -> str:
+    """The decision document as regorus's JSON text."""
+    try:
+        engine.set_input_json(canonical_input.decode())
+        return str(engine.eval_rule_as_json(RESULT_RULE))
+    except RuntimeError as exc:
+        raise PolicyEvaluationError(f"policy evaluation failed: {regorus_message(exc)}") from exc
 
 
 def _evaluate_one(engine: Any, policy_input: PolicyInput) -> PolicyResult:
-    def evaluate(item: PolicyInput) -> PolicyResult:
-        try:
-            engine.set_input_json(item.canonical.decode())
-            raw = engine.eval_rule_as_json(RESULT_RULE)
-        except RuntimeError as exc:
-            raise PolicyEvaluationError(
-                f"policy evaluation failed: {regorus_message(exc)}"
-            ) from exc
-        return to_result(raw)
-
-    return sparing_org(evaluate, policy_input)
+    return sparing_org(lambda item: to_result(evaluate_raw(engine, item.canonical)), policy_input)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -75,6 +75,12 @@ class PolicyEngine(Protocol):
     def policy_revision(self) -> str: ...
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult: ...
+
+    def evaluate_many(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]:
+        """A sweep's batch: the evaluation process takes it in one exchange; the others one
+        by one (OPA in one request per batch bought nothing: docs/performance.md)."""
 
     def check_ready(self) -> None:
         """Raises PolicyEngineError when the engine cannot evaluate right now."""

@@ -8,6 +8,7 @@ operation, not per call.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -68,6 +69,11 @@ class OpaEngine:
             return to_result(self._gate(matrix, item.canonical))
 
         return sparing_org(evaluate, policy_input)
+
+    def evaluate_many(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]:
+        return [self.evaluate(matrix, item) for item in inputs]
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
         """OPA answers 503 until its next poll downloads the new revision."""

@@ -1,4 +1,4 @@
-"""One sweep's batch: evaluate what the memo does not know unchanged, and write one ledger
+"""One sweep's batch: evaluate what the memo does not know unchanged, and make one ledger
 Batch with the sweep's cursor. What is recorded, and why a sweep killed at any point resumes
 without recording anything twice: docs/reevaluation.md.
 """
@@ -15,7 +15,6 @@ from sqlmodel import Session
 from supportgate.clock import Clock
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.ledger.batches import Batch, DecisionWrite, SweepMemo, SweepProgress, TrackedHead
-from supportgate.ledger.writer import LedgerWriter
 from supportgate.manifests.decision import Cause, Decision
 
 from .memo import memo_key, stable_until
@@ -28,14 +27,13 @@ class BatchSweeper:
     cause: Cause
     evaluator: Evaluator
     sessions: sessionmaker[Session]
-    ledger: LedgerWriter
     waivers_for: WaiversFor
     clock: Clock
     use_memos: bool = True  # False: the plain path the memo is measured and tested against
 
-    def sweep(self, batch: TrackedBatch) -> int:
-        """Write the batch's decisions and progress; the count the memo knew unchanged (its
-        content is not even read)."""
+    def judge(self, batch: TrackedBatch) -> tuple[Batch, int]:
+        """The batch's decisions and progress, to write; the count the memo knew unchanged
+        (its content is not even read)."""
         now = self.clock.now()
         waivers = self.waivers_for(batch.keys)
         keys = {
@@ -98,8 +96,7 @@ class BatchSweeper:
             touched_at=now,
             memos=list(memos.values()),
         )
-        self.ledger.write(Batch(decisions=decisions, sweep=progress))
-        return len(held)
+        return Batch(decisions=decisions, sweep=progress), len(held)
 
     def _key(
         self,

@@ -9,6 +9,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 from uuid import uuid4
 
@@ -25,6 +26,7 @@ from supportgate.errors import DatabaseError, PolicyEngineError
 from supportgate.evaluations.evaluator import Evaluator
 from supportgate.events import Events, HardwareRecorded, MatrixPublished, SweepEnded, WaiverChanged
 from supportgate.ledger import sweeps as sweep_rows
+from supportgate.ledger.batches import Applied
 from supportgate.ledger.writer import LedgerWriter
 from supportgate.logging import get_logger
 from supportgate.manifests.decision import Cause
@@ -319,7 +321,6 @@ class ReevaluationService:
             cause=sweep.cause,  # type: ignore[arg-type]  # a checked column
             evaluator=Evaluator(self._engine, matrix.loaded),
             sessions=self._sessions,
-            ledger=self._ledger,
             waivers_for=self._waivers_for,
             clock=self._clock,
             use_memos=use_memos,
@@ -367,10 +368,21 @@ class ReevaluationService:
         batches = iter_tracked_batches(
             self._sessions, batch_size=self.batch_size, only=only, after=after, judged=judged
         )
+        # One write outstanding while the next batch is judged: the evaluation process
+        # (engine_process.py) evaluates while this process's writer commits (docs/performance.md).
+        # A write that fails stops the sweep before the next is submitted: its cursor stays.
+        writing: Future[Applied] | None = None
         for batch in batches:
-            skipped += sweeper.sweep(batch)
+            write, held = sweeper.judge(batch)
+            if writing is not None:
+                writing.result()
+            writing = self._ledger.submit(write)
+            skipped += held
             if self._stopping.is_set():
+                writing.result()
                 return None
+        if writing is not None:
+            writing.result()
         return skipped
 
     def _begin(self, sweep_id: str) -> Sweep | None:

@@ -18,6 +18,7 @@ from supportgate.manifests import decode_manifest
 from supportgate.manifests.decision import PolicyResult
 from supportgate.policy import EmbeddedEngine, PolicyBundle, PolicyEngine
 from supportgate.policy.engine import LoadedMatrix
+from supportgate.policy.engine_process import ProcessEngine
 from supportgate.policy.inputs import PolicyInput
 from supportgate.policy.opa_bundle import BundleSigner, build_bundle
 
@@ -83,13 +84,15 @@ def fragile(opa_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             lambda: requests.get(f"{opa.url}/health?bundles", timeout=5).status_code == 200,
             "OPA to activate the bundle",
         )
-        on_opa = opa_engine(opa.url, policies)
+        on_opa, in_child = opa_engine(opa.url, policies), ProcessEngine(policies)
         yield {
             "builtin": (EmbeddedEngine(builtin), builtin),
             "embedded": (EmbeddedEngine(policies), policies),
             "opa": (on_opa, policies),
+            "process": (in_child, policies),
         }
         on_opa.close()
+        in_child.close()
 
 
 def policy_input(fragile: Fragile, which: str, name: str) -> tuple[LoadedMatrix, PolicyInput]:
@@ -103,6 +106,11 @@ def policy_input(fragile: Fragile, which: str, name: str) -> tuple[LoadedMatrix,
         Subject(manifest), evaluated_at=EXAMPLE_TIME, hardware=no_tracked_hardware
     )
     return evaluator.matrix, built
+
+
+def _many(built: tuple[LoadedMatrix, PolicyInput]) -> tuple[LoadedMatrix, list[PolicyInput]]:
+    matrix, one = built
+    return matrix, [one]
 
 
 def decide(fragile: Fragile, which: str, name: str) -> PolicyResult:
@@ -124,6 +132,9 @@ def test_a_misbehaving_org_rule_leaves_the_built_in_verdict_and_a_warn(
     builtin = decide(fragile, "builtin", name)
     embedded = decide(fragile, "embedded", name)
     assert decide(fragile, "opa", name) == embedded
+    assert decide(fragile, "process", name) == embedded
+    process, _ = fragile["process"]
+    assert process.evaluate_many(*_many(policy_input(fragile, "process", name))) == [embedded]
     assert embedded.verdict == builtin.verdict
     [warn] = [violation for violation in embedded.violations if violation.rule == rule]
     assert warn.severity == "warn"

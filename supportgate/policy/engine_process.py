@@ -1,0 +1,227 @@
+"""The in-process engine's evaluations in a child process, for the service: regorus holds the
+interpreter lock for a whole evaluation (about 0.8 ms), so in the service's own process every
+request, the ledger writer and the event loop wait for it; in a child they run beside it on
+the other core (docs/performance.md, Speed devices). `EmbeddedEngine` is its plain path and
+its oracle (tests/policy/test_engine_process.py).
+
+One child, one request at a time, over its stdin and stdout: a frame is a 4-byte length and a
+msgpack array. The child compiles an engine per (policy revision, matrix key) when asked for
+one it lacks, as each thread of the service would; a child that ends is started again once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any, cast
+
+import msgspec
+
+from supportgate.errors import PolicyEngineUnavailable, PolicyEvaluationError
+from supportgate.manifests.decision import PolicyResult
+
+from .bundle import PolicyBundle
+from .embedded import MAX_CACHED_ENGINES, EmbeddedEngine, compile_engine, evaluate_raw
+from .engine import LoadedMatrix, sparing_org, to_result
+from .inputs import PolicyInput
+
+_LENGTH = struct.Struct(">I")
+STOP_TIMEOUT_S = 5.0
+_OK, _NEED, _FAILED, _UNAVAILABLE = "ok", "need", "failed", "unavailable"
+
+
+class ProcessEngine:
+    name = "embedded"
+
+    def __init__(self, bundle: PolicyBundle) -> None:
+        self._bundle = bundle
+        self._lock = threading.Lock()  # one request at a time on the child's pipes
+        self._child: _Child | None = None
+
+    @property
+    def policy_revision(self) -> str:
+        return self._bundle.revision
+
+    def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
+        bundle = self._bundle
+        return sparing_org(
+            lambda item: to_result(_answered(self._ask(bundle, matrix, item.canonical))),
+            policy_input,
+        )
+
+    def evaluate_many(
+        self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
+    ) -> list[PolicyResult]:
+        """In one exchange; an input that fails is evaluated again alone (`sparing_org`)."""
+        answers = _answered(self._ask(self._bundle, matrix, [item.canonical for item in inputs]))
+        return [
+            to_result(text) if status == _OK else self.evaluate(matrix, item)
+            for item, (status, text) in zip(inputs, answers, strict=True)
+        ]
+
+    def check_ready(self) -> None:
+        EmbeddedEngine(self._bundle).check_ready()
+
+    def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
+        """The child's engines are keyed by revision: the old ones age out of its cache."""
+        self._bundle = bundle
+
+    def close(self) -> None:
+        with self._lock:
+            child, self._child = self._child, None
+        if child is not None:
+            child.stop()
+
+    def _ask(
+        self, bundle: PolicyBundle, matrix: LoadedMatrix, canonical: bytes | list[bytes]
+    ) -> tuple[str, Any]:
+        """The status and answer: for a list of inputs, a list of (status, text) pairs."""
+        with self._lock:
+            try:
+                status, text = self._converse(bundle, matrix, canonical)
+            except _ENDED:
+                self._forget_child()
+                try:  # once more, with a new child
+                    status, text = self._converse(bundle, matrix, canonical)
+                except _ENDED as exc:
+                    self._forget_child()
+                    raise PolicyEngineUnavailable(
+                        f"the evaluation process ended twice: {exc}"
+                    ) from exc
+        if status == _UNAVAILABLE:
+            raise PolicyEngineUnavailable(text)
+        return status, text
+
+    def _converse(
+        self, bundle: PolicyBundle, matrix: LoadedMatrix, canonical: bytes | list[bytes]
+    ) -> tuple[str, Any]:
+        if self._child is None:
+            self._child = _Child.start()
+        question = ["eval", bundle.revision, matrix.key, canonical]
+        status, text = self._child.exchange(question)
+        if status != _NEED:
+            return status, text
+        load = ["load", bundle.revision, bundle.modules, matrix.key, matrix.data_json()]
+        status, text = self._child.exchange(load)
+        return self._child.exchange(question) if status == _OK else (status, text)
+
+    def _forget_child(self) -> None:
+        if self._child is not None:
+            self._child.stop()
+        self._child = None
+
+
+_ENDED = (OSError, EOFError, ValueError)  # a pipe closed, an answer cut short
+
+
+@dataclass(frozen=True, slots=True)
+class _Child:
+    process: subprocess.Popen[bytes]
+    requests: IO[bytes]
+    answers: IO[bytes]
+
+    @classmethod
+    def start(cls) -> _Child:
+        process = subprocess.Popen(
+            [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        return cls(process, cast("IO[bytes]", process.stdin), cast("IO[bytes]", process.stdout))
+
+    def exchange(self, message: list[Any]) -> tuple[str, Any]:
+        _write(self.requests, message)
+        status, text = _read(self.answers)
+        return status, text
+
+    def stop(self) -> None:
+        try:
+            self.requests.close()  # the child ends at the end of its input
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        self.answers.close()
+
+
+def _answered(answer: tuple[str, Any]) -> Any:
+    status, text = answer
+    if status == _FAILED:
+        raise PolicyEvaluationError(text)
+    return text
+
+
+def _write(stream: IO[bytes], message: list[Any]) -> None:
+    payload = msgspec.msgpack.encode(message)
+    stream.write(_LENGTH.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def _read(stream: IO[bytes]) -> Any:
+    header = stream.read(_LENGTH.size)
+    if len(header) < _LENGTH.size:
+        raise EOFError("the evaluation process closed its output")
+    (size,) = _LENGTH.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        raise EOFError("the evaluation process closed its output")
+    return msgspec.msgpack.decode(payload)
+
+
+def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
+    """The child's loop, until its input ends."""
+    engines: OrderedDict[tuple[str, str], Any] = OrderedDict()
+    while True:
+        try:
+            message = _read(requests)
+        except EOFError:
+            return
+        try:
+            answer = _answer(engines, message)
+        except PolicyEvaluationError as exc:
+            answer = [_FAILED, str(exc)]
+        except PolicyEngineUnavailable as exc:
+            answer = [_UNAVAILABLE, str(exc)]
+        except BaseException as exc:  # a Rust panic arrives as a BaseException
+            answer = [_FAILED, f"policy evaluation failed: {exc}"]
+        _write(answers, answer)
+
+
+def _one(engine: Any, canonical: bytes) -> list[str]:
+    try:
+        return [_OK, evaluate_raw(engine, canonical)]
+    except PolicyEvaluationError as exc:
+        return [_FAILED, str(exc)]
+    except BaseException as exc:  # a Rust panic: this input alone fails
+        return [_FAILED, f"policy evaluation failed: {exc}"]
+
+
+def _answer(engines: OrderedDict[tuple[str, str], Any], message: list[Any]) -> list[Any]:
+    match message:
+        case ["eval", revision, matrix_key, canonical]:
+            engine = engines.get((revision, matrix_key))
+            if engine is None:
+                return [_NEED, ""]
+            if isinstance(canonical, list):
+                return [_OK, [_one(engine, item) for item in canonical]]
+            return [_OK, evaluate_raw(engine, canonical)]
+        case ["load", revision, modules, matrix_key, data_json]:
+            if len(engines) >= MAX_CACHED_ENGINES:
+                engines.popitem(last=False)
+            engines[(revision, matrix_key)] = compile_engine(map(tuple, modules), data_json)
+            return [_OK, ""]
+    return [_FAILED, f"the evaluation process does not know {message[:1]}"]
+
+
+if __name__ == "__main__":
+    # The service's Ctrl-C reaches its whole process group: the child ends with its input.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The answers get the pipe to themselves: anything printed goes to the service's stderr.
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    _serve(sys.stdin.buffer, answers)

@@ -19,7 +19,6 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import IO, Any, cast
 
 import msgspec
@@ -42,25 +41,28 @@ class ProcessEngine:
 
     def __init__(self, bundle: PolicyBundle) -> None:
         self._bundle = bundle
-        self._lock = threading.Lock()  # one request at a time on the child's pipes
-        self._child: _Child | None = None
+        self._lock = threading.Lock()  # one exchange at a time on the child's pipes
+        self._child: subprocess.Popen[bytes] | None = None
 
     @property
     def policy_revision(self) -> str:
         return self._bundle.revision
 
     def evaluate(self, matrix: LoadedMatrix, policy_input: PolicyInput) -> PolicyResult:
+        def once(item: PolicyInput) -> PolicyResult:
+            [(status, text)] = self._ask(bundle, matrix, [item.canonical])
+            if status != _OK:
+                raise PolicyEvaluationError(text)
+            return to_result(text)
+
         bundle = self._bundle
-        return sparing_org(
-            lambda item: to_result(_answered(self._ask(bundle, matrix, item.canonical))),
-            policy_input,
-        )
+        return sparing_org(once, policy_input)
 
     def evaluate_many(
         self, matrix: LoadedMatrix, inputs: Sequence[PolicyInput]
     ) -> list[PolicyResult]:
-        """In one exchange; an input that fails is evaluated again alone (`sparing_org`)."""
-        answers = _answered(self._ask(self._bundle, matrix, [item.canonical for item in inputs]))
+        """In one exchange; an input that failed is evaluated again alone (`sparing_org`)."""
+        answers = self._ask(self._bundle, matrix, [item.canonical for item in inputs])
         return [
             to_result(text) if status == _OK else self.evaluate(matrix, item)
             for item, (status, text) in zip(inputs, answers, strict=True)
@@ -75,85 +77,60 @@ class ProcessEngine:
 
     def close(self) -> None:
         with self._lock:
-            child, self._child = self._child, None
-        if child is not None:
-            child.stop()
+            self._forget_child()
 
-    def _ask(
-        self, bundle: PolicyBundle, matrix: LoadedMatrix, canonical: bytes | list[bytes]
-    ) -> tuple[str, Any]:
-        """The status and answer: for a list of inputs, a list of (status, text) pairs."""
+    def _ask(self, bundle: PolicyBundle, matrix: LoadedMatrix, inputs: list[bytes]) -> Any:
+        """(status, text) for each input; a child that ends is replaced once."""
         with self._lock:
             try:
-                status, text = self._converse(bundle, matrix, canonical)
+                status, answer = self._converse(bundle, matrix, inputs)
             except _ENDED:
                 self._forget_child()
-                try:  # once more, with a new child
-                    status, text = self._converse(bundle, matrix, canonical)
+                try:
+                    status, answer = self._converse(bundle, matrix, inputs)
                 except _ENDED as exc:
                     self._forget_child()
-                    raise PolicyEngineUnavailable(
-                        f"the evaluation process ended twice: {exc}"
-                    ) from exc
+                    raise PolicyEngineUnavailable(f"the evaluation process ended: {exc}") from exc
         if status == _UNAVAILABLE:
-            raise PolicyEngineUnavailable(text)
-        return status, text
+            raise PolicyEngineUnavailable(answer)
+        if status != _OK:
+            raise PolicyEvaluationError(answer)
+        return answer
 
-    def _converse(
-        self, bundle: PolicyBundle, matrix: LoadedMatrix, canonical: bytes | list[bytes]
-    ) -> tuple[str, Any]:
+    def _converse(self, bundle: PolicyBundle, matrix: LoadedMatrix, inputs: list[bytes]) -> Any:
         if self._child is None:
-            self._child = _Child.start()
-        question = ["eval", bundle.revision, matrix.key, canonical]
-        status, text = self._child.exchange(question)
-        if status != _NEED:
-            return status, text
-        load = ["load", bundle.revision, bundle.modules, matrix.key, matrix.data_json()]
-        status, text = self._child.exchange(load)
-        return self._child.exchange(question) if status == _OK else (status, text)
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+        pipes = cast("IO[bytes]", self._child.stdin), cast("IO[bytes]", self._child.stdout)
+        question = ["eval", bundle.revision, matrix.key, inputs]
+        status, answer = _exchange(*pipes, question)
+        if status == _NEED:
+            load = ["load", bundle.revision, bundle.modules, matrix.key, matrix.data_json()]
+            status, answer = _exchange(*pipes, load)
+            if status == _OK:
+                status, answer = _exchange(*pipes, question)
+        return status, answer
 
     def _forget_child(self) -> None:
-        if self._child is not None:
-            self._child.stop()
-        self._child = None
+        child, self._child = self._child, None
+        if child is None:
+            return
+        try:
+            cast("IO[bytes]", child.stdin).close()  # the child ends at the end of its input
+            child.wait(timeout=STOP_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            child.kill()
+            child.wait()
+        cast("IO[bytes]", child.stdout).close()
 
 
 _ENDED = (OSError, EOFError, ValueError)  # a pipe closed, an answer cut short
 
 
-@dataclass(frozen=True, slots=True)
-class _Child:
-    process: subprocess.Popen[bytes]
-    requests: IO[bytes]
-    answers: IO[bytes]
-
-    @classmethod
-    def start(cls) -> _Child:
-        process = subprocess.Popen(
-            [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        return cls(process, cast("IO[bytes]", process.stdin), cast("IO[bytes]", process.stdout))
-
-    def exchange(self, message: list[Any]) -> tuple[str, Any]:
-        _write(self.requests, message)
-        status, text = _read(self.answers)
-        return status, text
-
-    def stop(self) -> None:
-        try:
-            self.requests.close()  # the child ends at the end of its input
-            self.process.wait(timeout=STOP_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
-        self.answers.close()
-
-
-def _answered(answer: tuple[str, Any]) -> Any:
-    status, text = answer
-    if status == _FAILED:
-        raise PolicyEvaluationError(text)
-    return text
+def _exchange(requests: IO[bytes], answers: IO[bytes], message: list[Any]) -> Any:
+    _write(requests, message)
+    return _read(answers)
 
 
 def _write(stream: IO[bytes], message: list[Any]) -> None:
@@ -164,11 +141,8 @@ def _write(stream: IO[bytes], message: list[Any]) -> None:
 
 def _read(stream: IO[bytes]) -> Any:
     header = stream.read(_LENGTH.size)
-    if len(header) < _LENGTH.size:
-        raise EOFError("the evaluation process closed its output")
-    (size,) = _LENGTH.unpack(header)
-    payload = stream.read(size)
-    if len(payload) < size:
+    payload = stream.read(_LENGTH.unpack(header)[0]) if len(header) == _LENGTH.size else b""
+    if not payload:
         raise EOFError("the evaluation process closed its output")
     return msgspec.msgpack.decode(payload)
 
@@ -183,13 +157,24 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             return
         try:
             answer = _answer(engines, message)
-        except PolicyEvaluationError as exc:
-            answer = [_FAILED, str(exc)]
         except PolicyEngineUnavailable as exc:
             answer = [_UNAVAILABLE, str(exc)]
-        except BaseException as exc:  # a Rust panic arrives as a BaseException
-            answer = [_FAILED, f"policy evaluation failed: {exc}"]
         _write(answers, answer)
+
+
+def _answer(engines: OrderedDict[tuple[str, str], Any], message: list[Any]) -> list[Any]:
+    match message:
+        case ["eval", revision, matrix_key, inputs]:
+            engine = engines.get((revision, matrix_key))
+            if engine is None:
+                return [_NEED, ""]
+            return [_OK, [_one(engine, canonical) for canonical in inputs]]
+        case ["load", revision, modules, matrix_key, data_json]:
+            if len(engines) >= MAX_CACHED_ENGINES:
+                engines.popitem(last=False)
+            engines[(revision, matrix_key)] = compile_engine(map(tuple, modules), data_json)
+            return [_OK, ""]
+    return [_FAILED, f"the evaluation process does not know {message[:1]}"]
 
 
 def _one(engine: Any, canonical: bytes) -> list[str]:
@@ -197,25 +182,8 @@ def _one(engine: Any, canonical: bytes) -> list[str]:
         return [_OK, evaluate_raw(engine, canonical)]
     except PolicyEvaluationError as exc:
         return [_FAILED, str(exc)]
-    except BaseException as exc:  # a Rust panic: this input alone fails
+    except BaseException as exc:  # a Rust panic arrives as a BaseException: this input fails
         return [_FAILED, f"policy evaluation failed: {exc}"]
-
-
-def _answer(engines: OrderedDict[tuple[str, str], Any], message: list[Any]) -> list[Any]:
-    match message:
-        case ["eval", revision, matrix_key, canonical]:
-            engine = engines.get((revision, matrix_key))
-            if engine is None:
-                return [_NEED, ""]
-            if isinstance(canonical, list):
-                return [_OK, [_one(engine, item) for item in canonical]]
-            return [_OK, evaluate_raw(engine, canonical)]
-        case ["load", revision, modules, matrix_key, data_json]:
-            if len(engines) >= MAX_CACHED_ENGINES:
-                engines.popitem(last=False)
-            engines[(revision, matrix_key)] = compile_engine(map(tuple, modules), data_json)
-            return [_OK, ""]
-    return [_FAILED, f"the evaluation process does not know {message[:1]}"]
 
 
 if __name__ == "__main__":

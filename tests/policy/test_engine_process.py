@@ -65,12 +65,12 @@ def test_a_child_that_ends_is_started_again(
     [first, *_] = _inputs(policy_bundle, examples_dir)
     answer = process.evaluate(matrix, first)
     assert process._child is not None
-    child = process._child.process
+    child = process._child
     child.kill()
     child.wait()
     assert process.evaluate(matrix, first) == answer
     assert process._child is not None
-    assert process._child.process.pid != child.pid
+    assert process._child.pid != child.pid
 
 
 def test_new_policies_are_compiled_in_the_child_and_broken_ones_refused(
@@ -96,7 +96,7 @@ def test_close_ends_the_child(policy_bundle: PolicyBundle, examples_dir: Path) -
     [first, *_] = _inputs(policy_bundle, examples_dir)
     engine.evaluate(default_matrix(policy_bundle), first)
     assert engine._child is not None
-    child = engine._child.process
+    child = engine._child
     engine.close()
     assert child.returncode == 0  # it ended at the end of its input, not killed
     assert engine._child is None

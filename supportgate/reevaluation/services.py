@@ -105,10 +105,8 @@ class ReevaluationService:
         self.wake()
         return sweep_id
 
-    def run_sweep(
-        self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
-    ) -> SweepView:
-        sweep_id = self._request(cause, trigger=trigger, only=only)
+    def run_sweep(self, cause: Cause, *, trigger: str) -> SweepView:
+        sweep_id = self._request(cause, trigger=trigger, only=None)
         while True:
             outcome = self.drain()
             view = self.view(sweep_id)

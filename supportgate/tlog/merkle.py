@@ -74,9 +74,6 @@ def _fold(hashes: Sequence[bytes]) -> bytes:
     return digest
 
 
-# -- the tree -------------------------------------------------------------------------------
-
-
 class MerkleTree:
     """An append-only tree whose nodes live in a NodeStore. It keeps its frontier in memory,
     so an append reads nothing and the current root costs no read; opening a tree reads the
@@ -154,9 +151,6 @@ class MerkleTree:
             raise OutOfRange(
                 f"{leaf_index} is not a leaf of a tree of {size} leaves", field="leaf_index"
             )
-
-
-# -- verification ---------------------------------------------------------------------------
 
 
 def verify_inclusion(

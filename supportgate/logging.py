@@ -1,9 +1,8 @@
 """structlog, configured once: JSON lines to stdout in production, console on a terminal.
 structlog's events go through the stdlib logger of their name, so they and the stdlib's
 records (uvicorn, APScheduler, alembic) are written by one handler, whose lock keeps lines
-whole. A line that cannot be written (disk full, stdout closed) is lost, never the caller's
-work, and counted (/metrics, and a `log_lines_lost` event after the next line written).
-"""
+whole. A line that cannot be written is lost and counted, never the caller's work (docs/ledger.md,
+"The log never stops a write")."""
 
 from __future__ import annotations
 

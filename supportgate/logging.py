@@ -77,7 +77,7 @@ class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
             get_logger(__name__).warning("log_lines_lost", lost=lost)
 
 
-def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
+def configure_logging(*, json: bool | None = None) -> None:
     """`json=None` picks JSON unless stdout is a terminal."""
     as_json = (not sys.stdout.isatty()) if json is None else json
     shared: list[Any] = [
@@ -96,7 +96,7 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
             structlog.processors.format_exc_info,
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
         logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
     )
@@ -109,10 +109,10 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
     )
     root = logging.getLogger()
     root.handlers = [handler]
-    root.setLevel(level)
+    root.setLevel(logging.INFO)
     # APScheduler logs two INFO lines at every run of every job (the sweep tick runs every
     # 10 s); supportgate logs what its jobs do. Its warnings and errors still come through.
-    logging.getLogger("apscheduler").setLevel(max(level, logging.WARNING))
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
 def get_logger(name: str) -> Any:

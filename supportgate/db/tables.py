@@ -43,9 +43,8 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
 
 
 class Decision(SQLModel, table=True):
-    """One evaluation, appended and never changed; `seq` orders the audit history. The
-    decision is the `decision` entry at `leaf_index` of the log (supportgate/ledger/), which
-    covers every column but `seq` and `policy_input` (covered by its `input_digest`)."""
+    """One evaluation, appended and never changed; `seq` orders the audit history. Its `decision`
+    entry at `leaf_index` covers every column but `seq` and `policy_input` (docs/ledger.md)."""
 
     __tablename__ = "decisions"
     __table_args__ = (
@@ -405,10 +404,8 @@ SWEEP_STATUSES = ("queued", "running", "finished", "failed")
 
 
 class Sweep(SQLModel, table=True):
-    """One re-evaluation of the tracked manifests. `trigger` names what asked for it (a matrix
-    version, a cron tick, a request) and is unique, so the same trigger never sweeps twice;
-    `cursor_*` is the last (kind, name) whose batch is committed, moved in that batch's
-    transaction, so a sweep that dies resumes after it."""
+    """One re-evaluation of the tracked manifests. `trigger` (what asked for it) is unique, so the
+    same trigger never sweeps twice; a sweep that dies resumes after `cursor_*` (its last batch)."""
 
     __tablename__ = "sweeps"
     __table_args__ = (

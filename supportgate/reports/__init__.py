@@ -1,7 +1,5 @@
 """Reports for `supportgate check`: each format a pure function of the checked manifests, the
-problems that kept check from judging some input, and the gate (`fail_on`). Each stays a valid
-document of its format when there are problems: they are part of the report.
-"""
+problems that kept check from judging some input (part of the report), and the gate (`fail_on`)."""
 
 from __future__ import annotations
 

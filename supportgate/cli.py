@@ -1,7 +1,4 @@
-"""The `supportgate` command line: thin calls into the domains.
-
-Exit codes: 0 the gate passed, 1 a manifest failed the gate, 2 usage, input or engine errors.
-"""
+"""The `supportgate` command line: thin calls into the domains."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """How handlers get the services they name (`tracking: Part[TrackingService]`): each domain's
-`routes(...)` provides the instances it is given (`served`), and supportgate.app gives them,
-so that the wiring is read in one place and no domain, guard or middleware sees the Runtime.
-"""
+`routes(...)` provides (`served`) what supportgate.app gives it (docs/development.md)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ The ledger's writer thread (supportgate/ledger/writer.py) publishes a batch's ev
 its commit and before the submitter hears back, so a caller that gets its answer also finds
 the reactions done (a sweep queued, a cache reloaded). Handlers are registered in one place,
 supportgate.runtime.react; they run in the publishing thread and must not wait for a write of
-the ledger. SweepEnded comes from the re-evaluation service after its last batch's commit,
-JobFailed from reevaluation/schedule.py, PolicyReloadFailed from policy/live.py.
+the ledger.
 """
 
 from __future__ import annotations

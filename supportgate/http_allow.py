@@ -1,9 +1,5 @@
-"""`Allow` with every method of the path, on each OPTIONS answer and each 405 (RFC 9110).
-
-Litestar 2 lists only the methods of the handlers it registered first for a path
-(litestar#4169, fixed in Litestar 3: `OPTIONS /v1/matrix` left out POST), and its 405 carries
-no `Allow` at all (litestar#4277). This middleware writes the header from the app's routes.
-"""
+"""`Allow` with every method of the path, on each OPTIONS answer and each 405 (RFC 9110), written
+from the app's routes: Litestar 2's lists too few (litestar#4169), its 405 none (litestar#4277)."""
 
 from __future__ import annotations
 

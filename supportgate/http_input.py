@@ -1,13 +1,8 @@
 """Checks every request passes before its handler runs (the `before_request` hook), each a 400
-naming the field:
-- a NUL character in a path or query parameter (PostgreSQL refuses it: the driver's DataError
-  would be a 503);
-- a query parameter the endpoint does not take (`?verdcit=rejected` would otherwise answer
-  every decision unfiltered), or one given twice (one would be kept silently);
-- a JSON body given to a handler as `data`, decoded here, once, under the manifests' rules
-  (decode_json): Litestar's own decoder keeps the last of two equal keys and answers a
-  5,000-digit integer or a malformed document with a 400 naming no field.
-"""
+naming the field (docs/schemas-and-api.md): no NUL in a parameter (PostgreSQL's refusal would be
+a 503), no query parameter the endpoint does not take or given twice, and a JSON body decoded
+here, once, under the manifests' rules: Litestar's own decoder keeps the last of two equal keys
+and answers a 5,000-digit integer or a malformed document with a 400 naming no field."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """structlog, configured once: JSON lines to stdout in production, console on a terminal.
 structlog's events go through the stdlib logger of their name, so they and the stdlib's
 records (uvicorn, APScheduler, alembic) are written by one handler, whose lock keeps lines
-whole. A line that cannot be written (disk full, stdout closed) is lost, never the caller's
-work, and counted (/metrics, and a `log_lines_lost` event after the next line written).
-"""
+whole. A line that cannot be written is lost and counted, never the caller's work (docs/ledger.md,
+"The log never stops a write")."""
 
 from __future__ import annotations
 
@@ -78,7 +77,7 @@ class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
             get_logger(__name__).warning("log_lines_lost", lost=lost)
 
 
-def configure_logging(*, json: bool | None = None, level: int = logging.INFO) -> None:
+def configure_logging(*, json: bool | None = None) -> None:
     """`json=None` picks JSON unless stdout is a terminal."""
     as_json = (not sys.stdout.isatty()) if json is None else json
     shared: list[Any] = [
@@ -97,7 +96,7 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
             structlog.processors.format_exc_info,
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
         logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
     )
@@ -110,10 +109,10 @@ def configure_logging(*, json: bool | None = None, level: int = logging.INFO) ->
     )
     root = logging.getLogger()
     root.handlers = [handler]
-    root.setLevel(level)
+    root.setLevel(logging.INFO)
     # APScheduler logs two INFO lines at every run of every job (the sweep tick runs every
     # 10 s); supportgate logs what its jobs do. Its warnings and errors still come through.
-    logging.getLogger("apscheduler").setLevel(max(level, logging.WARNING))
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
 def get_logger(name: str) -> Any:

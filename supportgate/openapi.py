@@ -125,15 +125,11 @@ def components() -> Components:
 
 
 @dataclass(eq=False)  # keeps Schema's __hash__
-class _RawSchema(Schema):
+class RawSchema(Schema):
     document: dict[str, Any] | None = None
 
     def to_schema(self) -> dict[str, Any]:
         return dict(self.document or {})
-
-
-def raw_schema(document: dict[str, Any]) -> Schema:
-    return _RawSchema(document=document)
 
 
 def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
@@ -163,7 +159,7 @@ def inlined_schema(target: Any) -> dict[str, Any]:
 def _request_body(schema: dict[str, Any], description: str) -> RequestBody:
     return RequestBody(
         content={
-            media_type: OpenAPIMediaType(schema=_RawSchema(document=schema))
+            media_type: OpenAPIMediaType(schema=RawSchema(document=schema))
             for media_type in BODY_MEDIA_TYPES
         },
         description=description,

@@ -232,8 +232,7 @@ class Runtime:
 
 
 def react(runtime: Runtime) -> None:
-    """Every reaction to the ledger's events, in one place (supportgate/events.py): each runs
-    after the write's commit, before its writer hears back, in the order registered here."""
+    """Every reaction to the events (supportgate/events.py), in the order they run."""
     on = runtime.events.on
     on(DecisionsRecorded, runtime.metrics.count_decisions)
     on(DeliveriesEnqueued, lambda _enqueued: runtime.webhooks.dispatcher.wake())

@@ -1,12 +1,8 @@
-"""`supportgate serve`'s HTTP server: uvicorn with limits on the connections it holds.
-
-uvicorn sets no deadline for a request's head: a connection that sends nothing, or a header
-byte now and then (slowloris), is kept for ever, and enough of them exhaust the process's file
-descriptors; `limit_concurrency` answers 503 only once a head has arrived. So its h11 protocol
-is subclassed for config.py's ServerLimits: a deadline for each request's head, and a
-connection beyond `max_connections` closed as soon as it is accepted (docs/configuration.md).
-A server facing the internet still belongs behind a proxy that limits per client address.
-"""
+"""`supportgate serve`'s HTTP server: uvicorn with limits on the connections it holds. uvicorn
+sets no deadline for a request's head (slowloris: enough silent connections exhaust the file
+descriptors) and its `limit_concurrency` answers only once a head has arrived, so its h11
+protocol is subclassed for config.py's ServerLimits (docs/configuration.md). A server facing
+the internet still belongs behind a proxy that limits per client address."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The one way a blocking call leaves the event loop, written beside the call: `@in_thread` on
 a method only async code calls; `page_in_thread = thread_twin(page)` under one that others also
-call as it is. So no handler, guard or service writes a thread hop of its own
-(tests/app/test_wiring.py).
-"""
+call as it is (docs/development.md; tests/app/test_wiring.py)."""
 
 from __future__ import annotations
 

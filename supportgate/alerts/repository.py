@@ -58,8 +58,7 @@ def insert_alerts(session: Session, rows: list[dict[str, Any]]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class AlertFilter:
-    """What GET /v1/alerts narrows to (None: any). `owner` is the manifest's current owner, as
-    the tracked manifests hold it: the alerts of a manifest no longer tracked have none."""
+    """What GET /v1/alerts narrows to (None: any; docs/reevaluation.md, Alerts)."""
 
     since: datetime | None = None
     kind: str | None = None

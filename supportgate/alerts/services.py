@@ -1,8 +1,5 @@
-"""Alerts: made in the ledger's write, read by GET /v1/alerts. An alert stores no `gained` and
-`lost` (supportgate/manifests/reasons.py): they are worked out from its decision and the one
-before, alike when it is written (its webhook body) and read. The same transaction puts it in
-the webhook outbox: an alert exists if and only if its deliveries do.
-"""
+"""Alerts: made in the ledger's write, read by GET /v1/alerts. `gained` and `lost` are not stored
+but worked out from the decisions, written or read alike (docs/reevaluation.md, Alerts)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`supportgate audit rebuild-tracking`: restore the tables the log covers from it, through the
-writer's own functions, under the log's head lock (docs/audit-verify.md). UnusableInput when
-the content to track is unknown: an entry not well-formed, a stored input gone or edited.
-"""
+"""`supportgate audit rebuild-tracking` (docs/audit-verify.md). UnusableInput when the content
+to track is unknown: an entry not well-formed, a stored input gone or edited."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """The one guard every route passes: `Authorization: Bearer <key>`, then the route's role
 (`opt={"role": ...}`, default `ci`, which Litestar's own /schema routes need; health and
-metrics are `public`). `OPTIONS` needs no key: a CORS preflight never sends one, and the answer
-tells only which methods exist. The console (/ui) has a guard of its own, on its session
-cookie; this one lets its mount through, so the /v1 API never accepts the cookie.
-"""
+metrics are `public`; `OPTIONS` none: docs/schemas-and-api.md). The console (/ui) has a guard of
+its own, on its session cookie; this one lets its mount through, so the /v1 API never accepts the
+cookie."""
 
 from __future__ import annotations
 

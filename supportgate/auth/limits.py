@@ -1,8 +1,6 @@
 """Rate limits on who knocks: failed authentications per client address, bursts per key, in
 two token buckets of this process's memory (per replica). What each refuses, and why our own
-bucket rather than the `limits` library (its refill could not follow the Runtime's clock):
-docs/rate-limits.md.
-"""
+bucket rather than the `limits` library: docs/rate-limits.md."""
 
 from __future__ import annotations
 

@@ -84,8 +84,6 @@ class KeyService:
         self._lock = threading.Lock()  # guards _copy and _uses
         self._reading = threading.Lock()  # one refresh at a time
 
-    # -- the lifecycle -------------------------------------------------------------------
-
     def create(
         self,
         *,
@@ -146,8 +144,6 @@ class KeyService:
         return view
 
     revoke_in_thread = thread_twin(revoke)
-
-    # -- who is calling ------------------------------------------------------------------
 
     def fresh(self) -> bool:
         copy = self._copy

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
@@ -41,11 +41,8 @@ class Probe(Protocol):
 
 
 class SystemProbe:
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._environ = dict(os.environ if environ is None else environ)
-
     def run(self, argv: Sequence[str]) -> Output | None:
-        env = {**self._environ, "LC_ALL": "C", "LANG": "C"}
+        env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
         try:
             done = subprocess.run(
                 list(argv),
@@ -70,4 +67,4 @@ class SystemProbe:
             return None
 
     def env(self, name: str) -> str | None:
-        return self._environ.get(name) or None
+        return os.environ.get(name) or None

@@ -106,9 +106,6 @@ def _validated(options: CollectOptions, spec: dict[str, Any]) -> HardwareManifes
     return manifest
 
 
-# --- accelerator ---------------------------------------------------------------------------
-
-
 def _accelerator(options: CollectOptions, probe: Probe, missing: list[Missing]) -> _Accelerator:
     given = options.vendor != "auto" and options.model and options.arch and options.per_node
     found = _Accelerator() if given else _probe_accelerator(options, probe)
@@ -220,9 +217,6 @@ def _probe_ascend(probe: Probe) -> _Accelerator | None:
 def _failure(command: str, output: Output) -> str:
     first = output.text().splitlines()[0] if output.text() else "no output"
     return f"`{command}` failed (exit {output.returncode}): {first}"
-
-
-# --- toolkit, os, compiler, python -----------------------------------------------------------
 
 
 def _toolkit(

@@ -1,7 +1,5 @@
 """The console: its own Litestar application, mounted by the API at /ui, so that what a
-browser needs (the session cookie, CSRF, HTML error pages) stays out of the API and its
-OpenAPI document (docs/console.md).
-"""
+browser needs stays out of the API and its OpenAPI document (docs/console.md)."""
 
 from __future__ import annotations
 

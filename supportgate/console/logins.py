@@ -1,12 +1,8 @@
 """Console sessions, kept server-side: the one writer of the console_sessions table (what it
-keeps, and how a session ends: docs/console.md). `last_seen_at` is written at most once per
-`touch_interval`, not on every request: the idle timeout may then end a session that much
-early, never late.
-"""
+keeps, how a session ends, why `last_seen_at` is written only now and then: docs/console.md)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 from datetime import datetime, timedelta
@@ -15,6 +11,7 @@ from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from supportgate.auth.keys import hash_key
 from supportgate.auth.roles import Principal
 from supportgate.auth.services import KeyService
 from supportgate.clock import Clock
@@ -24,10 +21,6 @@ from supportgate.threads import thread_twin
 _ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
 _TABLE = table_of(ConsoleSession)
 MAX_TOUCH_INTERVAL = timedelta(minutes=1)
-
-
-def _digest(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode()).hexdigest()
 
 
 class ConsoleSessions:
@@ -69,7 +62,7 @@ class ConsoleSessions:
             )
             session.execute(
                 insert(_TABLE).values(
-                    id_hash=_digest(session_id),
+                    id_hash=hash_key(session_id),
                     api_key_id=principal.key_id,
                     created_at=now,
                     last_seen_at=now,
@@ -83,7 +76,7 @@ class ConsoleSessions:
         """None when there is no such session or it has ended (its row then goes)."""
         if not _ID.match(session_id):
             return None
-        digest = _digest(session_id)
+        digest = hash_key(session_id)
         with transaction(self._sessions) as session:
             found = session.execute(
                 select(_TABLE.c.api_key_id, _TABLE.c.created_at, _TABLE.c.last_seen_at).where(
@@ -106,7 +99,7 @@ class ConsoleSessions:
 
     def end(self, session_id: str | None) -> None:
         if session_id and _ID.match(session_id):
-            self._delete(_digest(session_id))
+            self._delete(hash_key(session_id))
 
     end_in_thread = thread_twin(end)
 

@@ -1,9 +1,5 @@
-"""What each console page needs: the role, and the API routes whose data it shows.
-
-A page shows nobody what the API would not: its role is the highest role of the API routes
-it declares in `shows` (tests/console/test_console_roles.py reads those routes' own roles and
-holds every page to them). The menu offers a page only to those its role admits.
-"""
+"""What each console page needs: the role, and the API routes whose data it shows (`shows`); its
+role is the highest of theirs: it shows nobody what the API would not (docs/console.md, Access)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """The console's two cookies: its server-side session's id (never the API key), and its CSRF
-token (double submit: a cross-site page can neither read the cookie nor set the form field).
-Both are HttpOnly, SameSite=Strict, path /ui (docs/console.md).
-"""
+token (double submit); what each holds and why: docs/console.md, Access."""
 
 from __future__ import annotations
 

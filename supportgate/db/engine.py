@@ -100,10 +100,8 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 @contextmanager
 def transaction(factory: sessionmaker[Session], *, write: bool = False) -> Iterator[Session]:
-    """`write=True` says the block writes after reading (the audit head, an upsert): on SQLite
-    the transaction then takes the write lock at BEGIN, waiting up to the busy timeout for
-    other writers. PostgreSQL ignores it; lock rows there with SELECT ... FOR UPDATE.
-    """
+    """`write=True`: the block writes after reading (the audit head, an upsert), so SQLite takes
+    the write lock at BEGIN; PostgreSQL ignores it (lock rows there with SELECT ... FOR UPDATE)."""
     with factory() as session, session.begin():
         if write:
             session.connection(execution_options={_WRITE_OPTION: True})

@@ -1,8 +1,5 @@
-"""The supportgate tables. Every index and constraint is named here and in migrations/.
-
-A change here needs a new Alembic revision: tests/db/test_migrations.py fails while the
-migrations and these tables disagree.
-"""
+"""The supportgate tables. Every index and constraint is named here and in migrations/: a change
+here needs a new Alembic revision (tests/db/test_migrations.py fails while they disagree)."""
 
 from __future__ import annotations
 
@@ -46,9 +43,8 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
 
 
 class Decision(SQLModel, table=True):
-    """One evaluation, appended and never changed; `seq` orders the audit history. The
-    decision is the `decision` entry at `leaf_index` of the log (supportgate/ledger/), which
-    covers every column but `seq` and `policy_input` (covered by its `input_digest`)."""
+    """One evaluation, appended and never changed; `seq` orders the audit history. Its `decision`
+    entry at `leaf_index` covers every column but `seq` and `policy_input` (docs/ledger.md)."""
 
     __tablename__ = "decisions"
     __table_args__ = (
@@ -127,10 +123,8 @@ class Manifest(SQLModel, table=True):
 
 
 class TrackedSpan(SQLModel, table=True):
-    """A time a manifest was tracked with one latest decision: the log's fold
-    (supportgate/ledger/tracking.py) opens a span at each decision entry and ends the open one
-    at the next decision or `untracked` entry of the same manifest. The open spans are the
-    `manifests` rows; the fleet at T is the spans with valid_from <= T < valid_to."""
+    """A time a manifest was tracked with one latest decision (the log's fold, ledger/tracking.py:
+    docs/reports.md); the fleet at T is the spans with valid_from <= T < valid_to."""
 
     __tablename__ = "tracked_spans"
     __table_args__ = (
@@ -171,9 +165,8 @@ class LedgerEntry(SQLModel, table=True):
 
 
 class LedgerNode(SQLModel, table=True):
-    """The hash of a complete subtree of the log's tree: node (level, idx) covers leaves
-    [idx * 2**level, (idx + 1) * 2**level); level 0 holds the leaf hashes. Written once, when
-    its last leaf is appended (docs/ledger.md)."""
+    """The hash of a complete subtree of the log's tree, written once its last leaf is appended
+    (docs/ledger.md, "The tree and its node store")."""
 
     __tablename__ = "ledger_nodes"
 
@@ -411,10 +404,8 @@ SWEEP_STATUSES = ("queued", "running", "finished", "failed")
 
 
 class Sweep(SQLModel, table=True):
-    """One re-evaluation of the tracked manifests. `trigger` names what asked for it (a matrix
-    version, a cron tick, a request) and is unique, so the same trigger never sweeps twice;
-    `cursor_*` is the last (kind, name) whose batch is committed, moved in that batch's
-    transaction, so a sweep that dies resumes after it."""
+    """One re-evaluation of the tracked manifests. `trigger` (what asked for it) is unique, so the
+    same trigger never sweeps twice; a sweep that dies resumes after `cursor_*` (its last batch)."""
 
     __tablename__ = "sweeps"
     __table_args__ = (
@@ -445,9 +436,8 @@ class Sweep(SQLModel, table=True):
 
 
 class SweepMemo(SQLModel, table=True):
-    """What a sweep last found for a tracked manifest: the digest of everything its decision
-    depends on but time (`key`), and until when time cannot change it (`stable_until`). A
-    later sweep that computes the same key before that time knows the decision unchanged."""
+    """What a sweep last found for a tracked manifest (docs/reevaluation.md, "The memo"): the
+    digest of all its decision depends on but time, and until when time cannot change it."""
 
     __tablename__ = "sweep_memos"
 
@@ -481,9 +471,6 @@ class Alert(SQLModel, table=True):
     matrix_version: str
     at: datetime = Field(sa_type=UTCDateTime)
     decision_id: str
-
-
-# --- waivers (docs/waivers.md; migration 0004) ----------------------------------------------
 
 
 class Waiver(SQLModel, table=True):

@@ -1,9 +1,6 @@
 """`supportgate check`: evaluate manifest files, resolving hardware refs among them, and report.
-
-The report always comes out (docs/reports.md): a problem is part of it, goes to stderr too
-and makes the exit code 2, and the files that are fine are still judged beside it unless it
-stops every evaluation (a bad `--at`, `--matrix`, server or engine).
-"""
+The report always comes out (docs/reports.md): the files that are fine are still judged beside a
+problem unless it stops every evaluation (a bad `--at`, `--matrix`, server or engine)."""
 
 from __future__ import annotations
 

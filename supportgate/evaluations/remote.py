@@ -31,8 +31,6 @@ from supportgate.reports import CheckedManifest
 from .sourced import SourcedManifest
 from .views import DryRunAnswer
 
-__all__ = ["Server", "check_remote"]
-
 TOKEN_ENV = "SUPPORTGATE_TOKEN"  # noqa: S105 - the variable's name, not a secret
 SCOPE_ENV = "SUPPORTGATE_IDEMPOTENCY_SCOPE"
 TIMEOUT_SECONDS = 30.0

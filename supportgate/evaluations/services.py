@@ -1,8 +1,6 @@
-"""POST /v1/evaluations: decode, resolve hardware, evaluate, record durably, track.
-
-Whether the content may replace a tracked manifest another owner holds is decided by the
-ledger's writer under its head lock (ledger/write.py), so two concurrent posts cannot both
-pass a check made before either is written; what it does not admit is a 403.
+"""POST /v1/evaluations: decode, resolve hardware, evaluate, record durably, track. Whether the
+content may replace a tracked manifest another owner holds is decided by the ledger's writer
+under its head lock (ledger/write.py; docs/configuration.md, Owners): a 403 when it may not.
 
 Idempotency-Key: the first response is stored in the same transaction as its decision. "The
 same" request is judged on the canonical manifest, the one thing a decision depends on

@@ -1,10 +1,5 @@
-"""POST /v1/matrix/impact: which tracked manifests would change verdict under a proposed matrix.
-
-Each is evaluated twice at the same instant, under the current and the proposed matrix, so
-only the matrix differs (stored decisions may be older than the policies or the waivers).
-In-process even under OPA: an OPA server holds one matrix at a time, and concurrent
-submissions would be judged under the proposed one (the engines agree: test_parity.py).
-"""
+"""POST /v1/matrix/impact: which tracked manifests would change verdict under a proposed matrix,
+each evaluated twice at the same instant, in-process even under OPA (docs/waivers.md says why)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,2 @@
-"""The ledger: the one owner of supportgate's verifiable log and of the state it leads to.
-Every write that can change a verdict is a plain-data Batch applied by write.apply_batch in
-one transaction, by one writer thread. Its modules: docs/ledger.md.
-"""
+"""The ledger: the one owner of supportgate's verifiable log and of the state it leads to, written
+in plain-data Batches by one writer thread (docs/ledger.md maps its modules)."""

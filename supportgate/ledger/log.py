@@ -83,10 +83,8 @@ def read_head(session: Session) -> Head:
 
 
 def touch_head(session: Session) -> None:
-    """Rewrite the head row as it is: a write that changes nothing, to learn whether the
-    database takes writes (the ledger writer's readiness, after a failed write). On SQLite
-    the WAL is checkpointed into the database and emptied first: a write that small would
-    otherwise fit in the room the WAL kept, on a disk too full for a decision's."""
+    """A write that changes nothing, to learn whether the database takes writes (the writer's
+    readiness; on SQLite after emptying the WAL: docs/ledger.md, "When the write fails")."""
     if session.get_bind().dialect.name == "sqlite":
         session.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
     session.execute(update(_head).values(size=_head.c.size))

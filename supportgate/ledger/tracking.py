@@ -1,6 +1,5 @@
-"""What is tracked: one fold of the log, and the one module that writes `manifests` and
-`tracked_spans`. The writer applies the fold forward, `audit verify` and `audit
-rebuild-tracking` replay it: one `fold`, so they cannot disagree about an entry (docs/ledger.md).
+"""What is tracked: one `fold` of the log, applied forward by the writer and replayed by `audit
+verify` and `rebuild-tracking`; the one writer of `manifests` and `tracked_spans` (docs/ledger.md).
 """
 
 from __future__ import annotations

@@ -145,9 +145,8 @@ class LedgerWriter:
         return self._thread is not None and self._thread.is_alive()
 
     def check_ready(self) -> None:
-        """After a failed write, not ready for FAILURE_HOLD_S (a small write may pass where a
-        decision's does not: a disk nearly full), then until log.touch_head is taken (so ready
-        comes back without a request risking a failure)."""
+        """Not ready for FAILURE_HOLD_S after a failed write, then until log.touch_head is taken
+        (docs/ledger.md, "When the write fails")."""
         if not self.running:
             raise _not_running()
         failure = self._failure

@@ -8,8 +8,6 @@ from supportgate.errors import UsageError
 from supportgate.manifests import Matrix, decode_matrix, format_of, to_builtins
 from supportgate.policy.engine import LoadedMatrix
 
-__all__ = ["load_matrix_file", "prepare"]
-
 
 def prepare(matrix: Matrix) -> LoadedMatrix:
     return LoadedMatrix.from_document(to_builtins(matrix))

@@ -4,8 +4,7 @@
 The versions are few and small, so they are held in memory; a reload (after a publish, and
 every RELOAD_SECONDS: another replica may have published) reads the digests, and the
 documents of versions not held yet. Versions are never edited in place, so each is read and
-prepared once per process. Publishing is a write of the ledger; its MatrixPublished event
-starts the sweep (supportgate/runtime.py registers that).
+prepared once per process. Publishing is a write of the ledger (its event starts the sweep).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""SUPPORTGATE_MATRIX_SOURCE: where the support matrix is kept, as the operator writes it.
-
-    git+<url or path>#<ref>:<file>   a git repository (any URL git fetches: a local path,
-                                     file://, https://, ssh://, host:path), a branch or tag,
-                                     and the matrix file's path in it
-    https://host/path/matrix.yaml    a document served over https (`.json`: JSON; else YAML)
-
+"""SUPPORTGATE_MATRIX_SOURCE: where the support matrix is kept, as the operator writes it
+(`git+<url or path>#<ref>:<file>` or an https URL: docs/matrix-sources.md, Configuration).
 A bad value is a UsageError naming the variable, so the service refuses to start with it.
 `shown(...)` is the form kept in the database and shown by the API: without the user name,
 password or token a URL may carry.

@@ -1,7 +1,5 @@
-"""/health/live, /health/ready and /metrics, open to everyone. Ready means the database, the
-ledger's writer and the policy engine (a canary evaluation, its result kept CANARY_SECONDS)
-can serve (docs/ledger.md); `checks` names the one that cannot, with a 503.
-"""
+"""/health/live, /health/ready and /metrics, open to everyone; what ready means, check by check
+(the canary's result kept CANARY_SECONDS): docs/ledger.md, Readiness."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""The canonical request event (`request`) and the latency histogram, from one ASGI middleware.
-
-The request's id (X-Request-ID, or a new one, echoed back) is bound to the log context for the
-whole request, so that every event logged on its behalf carries `request_id`. The histogram's
-labels come from bounded sets only, or anyone could grow the metrics without end: an invented
-method is `other`, a path no route matched `unmatched`.
-"""
+"""The canonical request event (`request`) and the latency histogram, from one ASGI middleware;
+the request's id (X-Request-ID, or a new one, echoed back) is bound to the log context. The
+histogram's labels come from bounded sets only, or anyone could grow the metrics without end:
+an invented method is `other`, a path no route matched `unmatched`."""
 
 from __future__ import annotations
 

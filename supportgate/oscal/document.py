@@ -1,9 +1,5 @@
-"""The fleet at a time as an OSCAL 1.2 Assessment Results document (docs/reports.md#oscal).
-UUIDs are version 5, derived from what they name, so the same fleet at the same time gives
-byte-equal documents and a manifest keeps its inventory-item UUID across dates. Plain data,
-not compliance-trestle's models at run time (the doc says why); the tests load every document
-with trestle's models, which refuse any shape OSCAL does not allow.
-"""
+"""The fleet at a time as an OSCAL 1.2 Assessment Results document: plain data, not trestle's
+models, with version 5 UUIDs of what they name (docs/reports.md#oscal says what maps to what)."""
 
 from __future__ import annotations
 

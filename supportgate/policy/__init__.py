@@ -5,16 +5,9 @@ from __future__ import annotations
 from supportgate.config import Settings
 from supportgate.errors import UsageError
 
-from .bundle import PolicyBundle
-from .embedded import EmbeddedEngine
-from .engine import PolicyEngine
-
-__all__ = [
-    "EmbeddedEngine",
-    "PolicyBundle",
-    "PolicyEngine",
-    "build_engine",
-]
+from .bundle import PolicyBundle as PolicyBundle
+from .embedded import EmbeddedEngine as EmbeddedEngine
+from .engine import PolicyEngine as PolicyEngine
 
 
 def build_engine(

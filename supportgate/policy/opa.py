@@ -1,9 +1,6 @@
 """The OPA engine: one POST per decision to the signed bundle's entry rule, with the revision
-expected and the matrix (docs/opa.md); no answer is a 503, never a verdict. No lock is held
-across a call, so a hung OPA costs each waiting request one deadline, not the sum of
-everyone's; the body is read in chunks against `timeout_s`, as httpx's timeouts are per
-operation, not per call.
-"""
+expected and the matrix; no answer is a 503, never a verdict. Each call has one deadline, and no
+lock is held across it (docs/opa.md, "Calls to OPA")."""
 
 from __future__ import annotations
 

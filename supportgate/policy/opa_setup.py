@@ -1,7 +1,5 @@
-"""`supportgate opa setup`: the key and tokens the service and OPA share (docs/opa.md); what
-exists is kept. OPA's authorization policy gets the API token's SHA-256, not the token: every
-policy OPA holds can read `data`, organisation bundles included (CONTRACT 11.2).
-"""
+"""`supportgate opa setup`: the key and tokens the service and OPA share, what exists kept; why
+OPA's authorization policy gets the API token's SHA-256: docs/opa.md (CONTRACT 11.2)."""
 
 from __future__ import annotations
 

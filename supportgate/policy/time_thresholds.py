@@ -1,10 +1,7 @@
-"""Where the evaluation time enters a decision: the policies' time comparisons, in Python.
-
-The policies compare `input.evaluated_at` only with a passed evidence item's `at`
-(`evidence.future` and `evidence.stale`, lib/evidence) and a waiver's expiry (decision's
-`_active_waivers`); tests/policies/test_time_thresholds.py fails when they compare another.
-Two evaluation times on the same sides of every Threshold get the same decision: a sweep's
-memo keys on the first ahead (reevaluation/memo.py). A value not read exactly as the policies
+"""Where the evaluation time enters a decision: the policies' time comparisons, in Python. Two
+evaluation times on the same sides of every Threshold get the same decision, so a sweep's memo
+keys on the first ahead (docs/reevaluation.md, The memo); tests/policies/test_time_thresholds.py
+fails when the policies compare the time anywhere else. A value not read exactly as the policies
 read it is UnknownTime: the caller then evaluates every time rather than guess.
 """
 

@@ -10,7 +10,7 @@ from litestar.params import FromPath
 
 from supportgate.dependencies import Part, served
 from supportgate.errors import NotFound
-from supportgate.openapi import RawBody, body, inlined_schema, raw_schema
+from supportgate.openapi import RawBody, RawSchema, body, inlined_schema
 
 from .services import ReevaluationService
 from .views import SweepRequest, SweepView, decode_request
@@ -23,7 +23,7 @@ class SweepRequestBody(RawBody):
         return RequestBody(
             content={
                 "application/json": OpenAPIMediaType(
-                    schema=raw_schema(inlined_schema(SweepRequest))
+                    schema=RawSchema(document=inlined_schema(SweepRequest))
                 )
             },
             description="Optional: limit the sweep to these tracked manifests",

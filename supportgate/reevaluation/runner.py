@@ -1,7 +1,5 @@
 """One sweep's batch: evaluate what the memo does not know unchanged, and make one ledger
-Batch with the sweep's cursor. What is recorded, and why a sweep killed at any point resumes
-without recording anything twice: docs/reevaluation.md.
-"""
+Batch with the sweep's cursor (what is recorded, and why: docs/reevaluation.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The timed triggers, on APScheduler 3 (the only module that imports it). Time missed while
-down is made up at the first tick; each part of a tick is a job that fails alone
-(docs/reevaluation.md).
-"""
+"""The timed triggers, on APScheduler 3 (the only module that imports it); time missed while
+down, and the jobs of a tick that fail alone: docs/reevaluation.md."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ class MatrixSourcePoll(Protocol):
 
 
 class SweepScheduler:
-    """What is due is decided by tick() against the clock; APScheduler only wakes it. So a test
-    moves a fake clock and calls tick() rather than wait for a minute or an expiry to pass."""
+    """tick() decides what is due against the clock (a test's fake one); APScheduler wakes it."""
 
     def __init__(
         self,

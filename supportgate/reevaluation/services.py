@@ -1,7 +1,5 @@
-"""Re-evaluation sweeps: a `sweeps` row each, unique per `trigger`, run one at a time per
-database, resumed from their cursor, judged under the matrix pinned when they start
-(docs/reevaluation.md).
-"""
+"""Re-evaluation sweeps: one at a time per database, each resumed from its cursor and judged
+under the matrix pinned when it starts (docs/reevaluation.md)."""
 
 from __future__ import annotations
 
@@ -96,8 +94,6 @@ class ReevaluationService:
         self._thread: threading.Thread | None = None
         self._seen_matrix: str | None = None
 
-    # Asking for sweeps.
-
     def start_sweep(
         self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
     ) -> str:
@@ -105,10 +101,8 @@ class ReevaluationService:
         self.wake()
         return sweep_id
 
-    def run_sweep(
-        self, cause: Cause, *, trigger: str, only: Sequence[tuple[str, str]] | None = None
-    ) -> SweepView:
-        sweep_id = self._request(cause, trigger=trigger, only=only)
+    def run_sweep(self, cause: Cause, *, trigger: str) -> SweepView:
+        sweep_id = self._request(cause, trigger=trigger, only=None)
         while True:
             outcome = self.drain()
             view = self.view(sweep_id)
@@ -151,8 +145,7 @@ class ReevaluationService:
             self.start_sweep("matrix", trigger=matrix_trigger(published.version))
 
     def check_matrix(self) -> None:
-        """At startup, also sweep when tracked manifests were judged under another policy
-        revision."""
+        """At startup, also sweep where tracked manifests were judged under other policies."""
         current = self._matrices.current()
         if current.version == self._seen_matrix:
             return
@@ -206,8 +199,6 @@ class ReevaluationService:
             return None if row is None else _view(row)
 
     view_in_thread = thread_twin(view)
-
-    # Running them.
 
     def start(self) -> None:
         if self._thread is None:

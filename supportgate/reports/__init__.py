@@ -1,7 +1,5 @@
 """Reports for `supportgate check`: each format a pure function of the checked manifests, the
-problems that kept check from judging some input, and the gate (`fail_on`). Each stays a valid
-document of its format when there are problems: they are part of the report.
-"""
+problems that kept check from judging some input (part of the report), and the gate (`fail_on`)."""
 
 from __future__ import annotations
 
@@ -10,32 +8,17 @@ from collections.abc import Callable
 from supportgate.reports.github import render_github
 from supportgate.reports.json_format import render_json
 from supportgate.reports.markdown import render_markdown
-from supportgate.reports.model import (
-    EXIT_CODES,
-    FAIL_ON,
-    CheckedManifest,
-    FailOn,
-    Problem,
-    Report,
-    gate_failed,
-    summary_line,
-)
-from supportgate.reports.sarif import SarifOptions, render_sarif
+from supportgate.reports.model import EXIT_CODES as EXIT_CODES
+from supportgate.reports.model import FAIL_ON as FAIL_ON
+from supportgate.reports.model import CheckedManifest as CheckedManifest
+from supportgate.reports.model import FailOn as FailOn
+from supportgate.reports.model import Problem as Problem
+from supportgate.reports.model import Report as Report
+from supportgate.reports.model import gate_failed as gate_failed
+from supportgate.reports.model import summary_line as summary_line
+from supportgate.reports.sarif import SarifOptions as SarifOptions
+from supportgate.reports.sarif import render_sarif
 from supportgate.reports.text import render_text
-
-__all__ = [
-    "EXIT_CODES",
-    "FAIL_ON",
-    "FORMATS",
-    "CheckedManifest",
-    "FailOn",
-    "Problem",
-    "Report",
-    "SarifOptions",
-    "gate_failed",
-    "render",
-    "summary_line",
-]
 
 
 def _render_junit(report: Report) -> str:

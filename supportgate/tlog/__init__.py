@@ -1,11 +1,7 @@
-"""A transparency log on its own: it imports nothing else of supportgate
-(tests/app/test_import_graph.py), so it reads, and could ship, as a library; where entries and
-nodes are kept, when to sign and with which key are supportgate.ledger's.
-
-`__all__` is the public surface. The errors load with the package, the rest on first use, so
-importing an error (supportgate/errors.py does) does not load `cryptography`, which
-`supportgate check` never needs (about 35 ms of its start-up).
-"""
+"""A transparency log on its own, importing nothing else of supportgate (docs/ledger.md).
+The errors load with the package, the rest of `__all__` on first use, so importing an error
+(supportgate/errors.py does) does not load `cryptography`, which `supportgate check` never
+needs (about 35 ms of its start-up)."""
 
 from __future__ import annotations
 

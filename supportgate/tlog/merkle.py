@@ -74,9 +74,6 @@ def _fold(hashes: Sequence[bytes]) -> bytes:
     return digest
 
 
-# -- the tree -------------------------------------------------------------------------------
-
-
 class MerkleTree:
     """An append-only tree whose nodes live in a NodeStore. It keeps its frontier in memory,
     so an append reads nothing and the current root costs no read; opening a tree reads the
@@ -130,8 +127,7 @@ class MerkleTree:
         return self._hashes(_path_above(NodeId(0, leaf_index), size))
 
     def consistency_proof(self, first: int, second: int | None = None) -> list[bytes]:
-        """PROOF(first, D[second]) of RFC 9162 section 2.1.4.1 (empty when first is 0 or
-        equals second)."""
+        """PROOF(first, D[second]) of RFC 9162 section 2.1.4.1 (consistency_plan says which)."""
         size = self._checked_size(second, field="second")
         if not 0 <= first <= size:
             raise OutOfRange(f"{first} is not a tree size from 0 to {size}", field="first")
@@ -154,9 +150,6 @@ class MerkleTree:
             raise OutOfRange(
                 f"{leaf_index} is not a leaf of a tree of {size} leaves", field="leaf_index"
             )
-
-
-# -- verification ---------------------------------------------------------------------------
 
 
 def verify_inclusion(

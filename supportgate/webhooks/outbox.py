@@ -1,7 +1,5 @@
 """The outbox: deliveries written in the transaction of what they tell, so a delivery exists if
-and only if its alert (or other event) does; the dispatcher sends them later, at least once.
-The event types: docs/webhooks.md.
-"""
+and only if its alert (or other event) does (docs/webhooks.md, Delivery)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""When to try again, when to give up, when to disable: the delivery policy (docs/webhooks.md,
-Delivery). A claim outlasts an attempt's deadline, so a delivery whose dispatcher died
-mid-attempt is due again when its claim runs out.
-"""
+"""When to try again, when to give up, when to disable: the delivery policy, and a claim that
+outlasts an attempt's deadline (docs/webhooks.md: Delivery, Claims and crashes)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Where a webhook may be sent: public addresses only, unless SUPPORTGATE_WEBHOOK_ALLOW admits
-more. Checked at subscription and at every attempt, which connects to the address it checked,
-so DNS rebinding gains nothing (docs/webhooks.md).
-"""
+more; checked at subscription and at every attempt, against DNS rebinding (docs/webhooks.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any
 from uuid import uuid4
 
@@ -363,18 +363,23 @@ class ReevaluationService:
         # (engine_process.py) evaluates while this process's writer commits (docs/performance.md).
         # A write that fails stops the sweep before the next is submitted: its cursor stays.
         writing: Future[Applied] | None = None
-        for batch in batches:
-            write, held = sweeper.judge(batch)
+        stopped = False
+        try:
+            for batch in batches:
+                write, held = sweeper.judge(batch)
+                if writing is not None:
+                    writing.result()
+                writing = self._ledger.submit(write)
+                skipped += held
+                if self._stopping.is_set():
+                    stopped = True
+                    break
+        finally:  # a batch that failed to be judged: the write before it still ends first
             if writing is not None:
-                writing.result()
-            writing = self._ledger.submit(write)
-            skipped += held
-            if self._stopping.is_set():
-                writing.result()
-                return None
+                wait([writing])
         if writing is not None:
             writing.result()
-        return skipped
+        return None if stopped else skipped
 
     def _begin(self, sweep_id: str) -> Sweep | None:
         with transaction(self._sessions, write=True) as session:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -38,7 +37,7 @@ import httpx
 import msgspec
 import yaml
 
-from bench.common import EXAMPLES
+from bench.common import EXAMPLES, cpu_seconds
 from bench.server import running_server
 from tests.services import postgres_admin_url, temporary_database
 
@@ -46,16 +45,6 @@ MANIFESTS = 1000
 TARGET_RATE = 100  # POST/s at which p99 must stay within 50 ms
 FIRST_ROUND_CLIENTS = 16
 WARMUP_SECONDS = 3  # --warmup's default
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    """user + system CPU of one process so far (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _processes(server_pid: int, database: str) -> dict[str, list[int]]:
@@ -85,9 +74,9 @@ def _cpu_of(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """`run`'s numbers, and the CPU seconds each part spent meanwhile."""
     parts = _processes(server_pid, database)
-    before = {name: sum(map(_cpu_seconds, pids)) for name, pids in parts.items()}
+    before = {name: sum(map(cpu_seconds, pids)) for name, pids in parts.items()}
     numbers = run()
-    after = {name: sum(map(_cpu_seconds, pids)) for name, pids in parts.items()}
+    after = {name: sum(map(cpu_seconds, pids)) for name, pids in parts.items()}
     return numbers, {name: after[name] - before[name] for name in parts}
 
 

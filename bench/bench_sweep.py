@@ -43,6 +43,7 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
+from bench.common import cpu_seconds
 from bench.sweep_data import insert_fleet, sm90_matrix
 from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
@@ -69,14 +70,7 @@ def _children() -> list[str]:
 
 def _cpu() -> float:
     """CPU seconds of this process and of its children (the evaluation process) so far."""
-    total = time.process_time()
-    for pid in _children():
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+    return time.process_time() + sum(map(cpu_seconds, _children()))
 
 
 def _rss() -> int:

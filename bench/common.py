@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -73,3 +74,15 @@ def example_manifests() -> tuple[list[Manifest], list[Manifest]]:
         manifest = example_manifest(path.name)
         (hardware if manifest.kind == "HardwareManifest" else deployments).append(manifest)
     return hardware, deployments
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | str) -> float:
+    """user + system CPU of one process so far, from /proc (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS

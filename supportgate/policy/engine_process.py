@@ -4,19 +4,20 @@ request, the ledger writer and the event loop wait for it; in a child they run b
 the other core (docs/performance.md, Speed devices). `EmbeddedEngine` is its plain path and
 its oracle (tests/policy/test_engine_process.py).
 
-One child, one request at a time, over its stdin and stdout: a frame is a 4-byte length and a
-msgpack array. The child compiles an engine per (policy revision, matrix key) when asked for
-one it lacks, as each thread of the service would; a child that ends is started again once.
+CHILDREN children, each one request at a time over its stdin and stdout: a frame is a 4-byte
+length and a msgpack array. A child compiles an engine per (policy revision, matrix key) when
+asked for one it lacks, as each thread of the service would; a child that ends is started again
+once.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import struct
 import subprocess
 import sys
-import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import IO, Any, cast
@@ -34,6 +35,44 @@ from .inputs import PolicyInput
 _LENGTH = struct.Struct(">I")
 STOP_TIMEOUT_S = 5.0
 _OK, _NEED, _FAILED, _UNAVAILABLE = "ok", "need", "failed", "unavailable"
+# Two, not one: the thread that asked a child needs the interpreter lock to read the answer, and
+# under load it waits for it with the child idle; meanwhile the other child evaluates. With one,
+# POSTs were 20-23% of echo's throughput, with two 28-29% (docs/performance.md, session 33).
+CHILDREN = 2
+
+
+class _Child:
+    """One evaluation process (started when first asked), used by one thread at a time."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def converse(self, bundle: PolicyBundle, matrix: LoadedMatrix, inputs: list[bytes]) -> Any:
+        if self.process is None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+        pipes = cast("IO[bytes]", self.process.stdin), cast("IO[bytes]", self.process.stdout)
+        question = ["eval", bundle.revision, matrix.key, inputs]
+        status, answer = _exchange(*pipes, question)
+        if status == _NEED:
+            load = ["load", bundle.revision, bundle.modules, matrix.key, matrix.data_json()]
+            status, answer = _exchange(*pipes, load)
+            if status == _OK:
+                status, answer = _exchange(*pipes, question)
+        return status, answer
+
+    def forget(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            cast("IO[bytes]", process.stdin).close()  # the child ends at the end of its input
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+        cast("IO[bytes]", process.stdout).close()
 
 
 class ProcessEngine:
@@ -41,8 +80,10 @@ class ProcessEngine:
 
     def __init__(self, bundle: PolicyBundle) -> None:
         self._bundle = bundle
-        self._lock = threading.Lock()  # one exchange at a time on the child's pipes
-        self._child: subprocess.Popen[bytes] | None = None
+        self._children = [_Child() for _ in range(CHILDREN)]
+        self._idle: queue.SimpleQueue[_Child] = queue.SimpleQueue()
+        for child in self._children:
+            self._idle.put(child)
 
     @property
     def policy_revision(self) -> str:
@@ -72,57 +113,36 @@ class ProcessEngine:
         EmbeddedEngine(self._bundle).check_ready()
 
     def use(self, bundle: PolicyBundle, served_revision: str | None) -> None:
-        """The child's engines are keyed by revision: the old ones age out of its cache."""
+        """The children's engines are keyed by revision: the old ones age out of their caches."""
         self._bundle = bundle
 
     def close(self) -> None:
-        with self._lock:
-            self._forget_child()
+        """Each child ends once no thread uses it."""
+        idle = [self._idle.get() for _ in self._children]
+        for child in idle:
+            child.forget()
+            self._idle.put(child)
 
     def _ask(self, bundle: PolicyBundle, matrix: LoadedMatrix, inputs: list[bytes]) -> Any:
-        """(status, text) for each input; a child that ends is replaced once."""
-        with self._lock:
+        """(status, text) for each input, from whichever child is idle first; a child that
+        ends is replaced once."""
+        child = self._idle.get()
+        try:
+            status, answer = child.converse(bundle, matrix, inputs)
+        except _ENDED:
+            child.forget()
             try:
-                status, answer = self._converse(bundle, matrix, inputs)
-            except _ENDED:
-                self._forget_child()
-                try:
-                    status, answer = self._converse(bundle, matrix, inputs)
-                except _ENDED as exc:
-                    self._forget_child()
-                    raise PolicyEngineUnavailable(f"the evaluation process ended: {exc}") from exc
+                status, answer = child.converse(bundle, matrix, inputs)
+            except _ENDED as exc:
+                child.forget()
+                raise PolicyEngineUnavailable(f"the evaluation process ended: {exc}") from exc
+        finally:
+            self._idle.put(child)
         if status == _UNAVAILABLE:
             raise PolicyEngineUnavailable(answer)
         if status != _OK:
             raise PolicyEvaluationError(answer)
         return answer
-
-    def _converse(self, bundle: PolicyBundle, matrix: LoadedMatrix, inputs: list[bytes]) -> Any:
-        if self._child is None:
-            self._child = subprocess.Popen(
-                [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-            )
-        pipes = cast("IO[bytes]", self._child.stdin), cast("IO[bytes]", self._child.stdout)
-        question = ["eval", bundle.revision, matrix.key, inputs]
-        status, answer = _exchange(*pipes, question)
-        if status == _NEED:
-            load = ["load", bundle.revision, bundle.modules, matrix.key, matrix.data_json()]
-            status, answer = _exchange(*pipes, load)
-            if status == _OK:
-                status, answer = _exchange(*pipes, question)
-        return status, answer
-
-    def _forget_child(self) -> None:
-        child, self._child = self._child, None
-        if child is None:
-            return
-        try:
-            cast("IO[bytes]", child.stdin).close()  # the child ends at the end of its input
-            child.wait(timeout=STOP_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired):
-            child.kill()
-            child.wait()
-        cast("IO[bytes]", child.stdout).close()
 
 
 _ENDED = (OSError, EOFError, ValueError)  # a pipe closed, an answer cut short

@@ -4,6 +4,7 @@ plain path, the in-process engine: the same answers, and the faults it must surv
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,7 +16,7 @@ from supportgate.errors import PolicyEngineUnavailable, UsageError
 from supportgate.evaluations.evaluator import Evaluator, Subject
 from supportgate.manifests import decode_manifest
 from supportgate.policy import EmbeddedEngine, PolicyBundle, build_engine
-from supportgate.policy.engine_process import ProcessEngine
+from supportgate.policy.engine_process import CHILDREN, ProcessEngine
 from supportgate.policy.inputs import PolicyInput
 
 from ..engines import EXAMPLE_TIME, default_matrix, example_pools
@@ -50,7 +51,7 @@ def test_the_process_answers_as_the_in_process_engine_on_every_example(
     expected = [plain.evaluate(matrix, item) for item in inputs]
     assert len({result.verdict for result in expected}) == 3  # the examples cover each verdict
     assert [process.evaluate(matrix, item) for item in inputs] == expected
-    with ThreadPoolExecutor(max_workers=8) as pool:  # requests in flight share the one child
+    with ThreadPoolExecutor(max_workers=8) as pool:  # requests in flight share the children
         many = list(
             pool.map(lambda i: process.evaluate(matrix, inputs[i % len(inputs)]), range(200))
         )
@@ -58,19 +59,24 @@ def test_the_process_answers_as_the_in_process_engine_on_every_example(
     assert process.evaluate_many(matrix, inputs) == expected  # a sweep's batch, one exchange
 
 
+def _running(engine: ProcessEngine) -> list[subprocess.Popen[bytes]]:
+    return [child.process for child in engine._children if child.process is not None]
+
+
 def test_a_child_that_ends_is_started_again(
     process: ProcessEngine, policy_bundle: PolicyBundle, examples_dir: Path
 ) -> None:
     matrix = default_matrix(policy_bundle)
     [first, *_] = _inputs(policy_bundle, examples_dir)
-    answer = process.evaluate(matrix, first)
-    assert process._child is not None
-    child = process._child
-    child.kill()
-    child.wait()
-    assert process.evaluate(matrix, first) == answer
-    assert process._child is not None
-    assert process._child.pid != child.pid
+    answers = [process.evaluate(matrix, first) for _ in range(CHILDREN)]
+    ended = _running(process)
+    assert len(ended) == CHILDREN  # each child has answered once
+    for child in ended:
+        child.kill()
+        child.wait()
+    assert [process.evaluate(matrix, first) for _ in range(CHILDREN)] == answers
+    assert len(_running(process)) == CHILDREN
+    assert {child.pid for child in _running(process)}.isdisjoint(c.pid for c in ended)
 
 
 def test_new_policies_are_compiled_in_the_child_and_broken_ones_refused(
@@ -91,15 +97,16 @@ def test_new_policies_are_compiled_in_the_child_and_broken_ones_refused(
     assert process.evaluate(matrix, first) == answer
 
 
-def test_close_ends_the_child(policy_bundle: PolicyBundle, examples_dir: Path) -> None:
+def test_close_ends_the_children(policy_bundle: PolicyBundle, examples_dir: Path) -> None:
     engine = ProcessEngine(policy_bundle)
     [first, *_] = _inputs(policy_bundle, examples_dir)
-    engine.evaluate(default_matrix(policy_bundle), first)
-    assert engine._child is not None
-    child = engine._child
+    for _ in range(CHILDREN):
+        engine.evaluate(default_matrix(policy_bundle), first)
+    children = _running(engine)
+    assert len(children) == CHILDREN
     engine.close()
-    assert child.returncode == 0  # it ended at the end of its input, not killed
-    assert engine._child is None
+    assert [child.returncode for child in children] == [0] * CHILDREN  # ended at end of input
+    assert _running(engine) == []
 
 
 def test_the_setting_chooses_the_engine(policy_bundle: PolicyBundle) -> None:

@@ -95,7 +95,10 @@ def test_a_manifest_page_charts_its_timeline_and_diffs_two_decisions(sqlite_api:
     api = sqlite_api
     first = created(api, hardware("pool-a"))
     publish_with_sm90(api)
-    second = created(api, hardware("pool-a"))
+    # The publication's sweep records pool-a's second decision (a POST before the sweep reached
+    # pool-a would record it instead, and the sweep then none: the test waits for the sweep).
+    assert api.runtime.reevaluation.wait_idle()
+    second, _ = api_get(api, "/v1/manifests/HardwareManifest/pool-a/history")["items"]
     assert (first["verdict"], second["verdict"]) == ("experimental", "supported")
     login(api)
 

@@ -26,7 +26,7 @@ def prepared_document(matrix: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def identity(name: str) -> str:
-    """As lib/names/names.rego identity: lower case, each run of "-", "_" and spaces one "-", none
+    """As lib/lib.rego (names) identity: lower case, each run of "-", "_" and spaces one "-", none
     at either end."""
     return re.sub(r"[-_ ]+", "-", name.lower()).strip("-")
 
@@ -34,7 +34,7 @@ def identity(name: str) -> str:
 def version_key(version: str) -> list[list[Any]]:
     """[digit count, digits] pairs without leading zeros or trailing zero parts ("12.8" ->
     [[2, "12"], [1, "8"]], "13.0" -> [[2, "13"]]): they compare as the versions do, with each
-    other and with lib/versions' keys (which keep trailing zeros)."""
+    other and with the library's version keys (lib/lib.rego; they keep trailing zeros)."""
     parts = [[len(digits), digits] for digits in (part.lstrip("0") for part in version.split("."))]
     while len(parts) > 1 and parts[-1] == [0, ""]:
         parts.pop()
@@ -42,7 +42,7 @@ def version_key(version: str) -> list[list[Any]]:
 
 
 def list_text(values: Iterable[Any]) -> str:
-    """As lib/report/report.rego list_text renders a list of matrix values."""
+    """As lib/lib.rego (report) list_text renders a list of matrix values."""
     return ", ".join(str(value) for value in values)
 
 
@@ -156,7 +156,7 @@ def _alternatives(alternatives: Iterable[Mapping[str, Any]]) -> dict[str, dict[s
 
 
 def _bounds(version_range: Mapping[str, Any]) -> dict[str, list[list[Any]]]:
-    """Both sides, an open one as lib/versions' open_min or open_below (in_range reads both)."""
+    """Both sides, an open one as the library's open_min or open_below (in_range reads both)."""
     return {
         "min": version_key(version_range["min"]) if "min" in version_range else [],
         "below": version_key(version_range["below"]) if "below" in version_range else [["open"]],

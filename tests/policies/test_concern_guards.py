@@ -41,7 +41,7 @@ GUARDED = re.compile(
 # The decision reads its recommendations for unlisted manifests only behind standing.unlisted.
 UNLISTED_RECOMMENDATIONS = (
     '"decision._unlisted_recommendations": '
-    "[[1 | data.supportgate.lib.engines.standing.unlisted] != [], "
+    "[[1 | data.supportgate.lib.standing.unlisted] != [], "
     "data.supportgate.decision._unlisted_recommendations]"
 )
 

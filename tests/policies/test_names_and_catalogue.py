@@ -82,10 +82,10 @@ CONSUMER = {"*rtx*4090*", "*rtx*5090*"}
 _CATALOGUE_QUERY = """[[accelerator.vendor, accelerator.model, families] |
     some accelerator in input.accelerators
     families := [[entry.patterns[0], entry.arch, entry.consumer] |
-        some entry in data.supportgate.lib.accelerators.catalogued(accelerator)]]"""
+        some entry in data.supportgate.lib.catalogued(accelerator)]]"""
 _DISTANCE_QUERY = """[pair |
     some pair in input.pairs
-    data.supportgate.lib.names.within_two_edits(pair[0], pair[1])]"""
+    data.supportgate.lib.within_two_edits(pair[0], pair[1])]"""
 
 
 def _both(bundle: PolicyBundle, opa_binary: str, query: str, policy_input: Any) -> Any:
@@ -179,5 +179,5 @@ def test_python_prepares_names_in_the_identity_the_policies_compare(
     policy_bundle: PolicyBundle, opa_binary: str
 ) -> None:
     names = ["DeepSeek Recipe", "deepseek_recipe", " -Deep--Infer_ ", "DeepSeek-V4.1-Flash", "vLLM"]
-    query = "[data.supportgate.lib.names.identity(name) | some name in input.names]"
+    query = "[data.supportgate.lib.identity(name) | some name in input.names]"
     assert _both(policy_bundle, opa_binary, query, {"names": names}) == [identity(n) for n in names]

@@ -29,13 +29,13 @@ def test_version_keys_compare_as_versions() -> None:
 
 
 def test_open_sides_are_the_bounds_in_range_reads_as_open(policy_bundle: PolicyBundle) -> None:
-    """Python writes an open side as lib/versions' open_min and open_below, which in_range
+    """Python writes an open side as the library's open_min and open_below, which in_range
     compares with every key as open."""
     engine = regorus.Engine()
     for name, text in policy_bundle.modules:
         engine.add_policy(name, text)
     versions = {
-        side: json.loads(engine.eval_rule_as_json(f"data.supportgate.lib.versions.open_{side}"))
+        side: json.loads(engine.eval_rule_as_json(f"data.supportgate.lib.open_{side}"))
         for side in ("min", "below")
     }
     assert prepared_document({"engines": {"e": {"host": {"python": {}}}}})["engines"]["e"][

@@ -60,10 +60,10 @@ warn contains {"rule": "claims.performance", "path": "spec.evidence.performance"
 
 # _scope: why the deployment needs the claims proven, for messages; undefined when it does
 # not (a deployment on a listed platform before production, or a HardwareManifest).
-_scope := sprintf("on unlisted platform %v", [data.supportgate.lib.subject.facts.accelerator_text]) if {
-	data.supportgate.lib.subject.facts.deployment
-	data.supportgate.lib.engines.standing.platform_unlisted
+_scope := sprintf("on unlisted platform %v", [data.supportgate.lib.facts.accelerator_text]) if {
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.standing.platform_unlisted
 } else := "at stage production" if {
-	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.facts.deployment
 	input.manifest.spec.stage == "production"
 }

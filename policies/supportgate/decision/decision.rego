@@ -15,7 +15,7 @@ result := {
 	"violations": [entry | some entry in violations],
 	"claims": claims,
 	"checklist": {
-		"official_support": data.supportgate.lib.engines.standing.officially_supported,
+		"official_support": data.supportgate.lib.standing.officially_supported,
 		"kernels_and_correctness": claims.correct,
 		"distributed_performance": claims.performant,
 		"service_completeness": _service_completeness,
@@ -134,7 +134,7 @@ violations contains object.union(found, {"severity": "waived", "waiver_id": waiv
 # waivers name the same rule, the smallest id is reported (deterministic on both engines).
 _active_waivers contains waiver if {
 	some waiver in input.waivers
-	time.parse_rfc3339_ns(waiver.expires_at) > data.supportgate.lib.times.evaluated_at_ns
+	time.parse_rfc3339_ns(waiver.expires_at) > data.supportgate.lib.evaluated_at_ns
 }
 
 # _waiver_ids: the waiver id reported for each waived rule.
@@ -151,7 +151,7 @@ verdict := "rejected" if {
 	some entry in violations
 	entry.severity == "deny"
 } else := "supported" if {
-	data.supportgate.lib.engines.standing.officially_supported
+	data.supportgate.lib.standing.officially_supported
 } else := "experimental"
 
 # allowed and checklist as rules of their own, for queries; result spells them out.
@@ -163,7 +163,7 @@ checklist := result.checklist
 
 # HardwareManifests carry no evidence: their claims are all unproven.
 claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"} if {
-	not data.supportgate.lib.subject.facts.deployment
+	not data.supportgate.lib.facts.deployment
 } else := {"builds": word[builds], "correct": word[correct], "performant": word[performant]} if {
 	word := {true: "proven", false: "unproven"}
 	proven := data.supportgate.lib.evidence.proof
@@ -174,12 +174,12 @@ claims := {"builds": "unproven", "correct": "unproven", "performant": "unproven"
 
 # Offline deployments and HardwareManifests have no service to complete.
 _service_completeness := "not-applicable" if {
-	not data.supportgate.lib.subject.facts.online
+	not data.supportgate.lib.facts.online
 } else := "incomplete" if {
-	some source in data.supportgate.lib.services.sources
+	some source in data.supportgate.lib.sources
 	source == "missing"
 } else := "external" if {
-	some source in data.supportgate.lib.services.sources
+	some source in data.supportgate.lib.sources
 	source == "external"
 } else := "complete"
 
@@ -188,7 +188,7 @@ _service_completeness := "not-applicable" if {
 # The recommendations for a manifest the matrix provably does not list (standing.unlisted),
 # read only then: a rule costs regorus its entry even when its first condition fails.
 recommendations contains line if {
-	data.supportgate.lib.engines.standing.unlisted
+	data.supportgate.lib.standing.unlisted
 	some line in _unlisted_recommendations
 }
 
@@ -197,14 +197,14 @@ _unlisted_recommendations contains sprintf(
 		"%v document %v: judge them on your own checkpoint, quantisation, API needs and",
 		"topology, not on %v's published numbers for other hardware",
 	]),
-	[alternatives_text, data.supportgate.lib.subject.facts.accelerator_text, data.supportgate.lib.engines.engine_name],
+	[alternatives_text, data.supportgate.lib.facts.accelerator_text, data.supportgate.lib.engine_name],
 ) if {
-	data.supportgate.lib.engines.standing.platform_unlisted
+	data.supportgate.lib.standing.platform_unlisted
 
 	# The alternatives that document the accelerator's (vendor, arch), in matrix order
 	# (listed by Python once per matrix: supportgate/policy/prepared.py), looked up by path
 	# (a `data.` reference indexed by a variable costs regorus a search of every module).
-	accelerator := data.supportgate.lib.subject.hardware.accelerator
+	accelerator := data.supportgate.lib.hardware.accelerator
 	alternatives_text := object.get(data.supportgate.prepared.alternatives, [accelerator.vendor, accelerator.arch], null)
 	alternatives_text != null
 }
@@ -219,12 +219,12 @@ _unlisted_recommendations contains sprintf(
 		"if the port improves your workload",
 	]),
 	[
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.unlisted_text,
-		data.supportgate.lib.engines.prepared.texts.arch_dependencies,
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.unlisted_text,
+		data.supportgate.lib.prepared.texts.arch_dependencies,
 	],
 ) if {
-	data.supportgate.lib.engines.standing.port_discipline
+	data.supportgate.lib.standing.port_discipline
 }
 
 _unlisted_recommendations contains sprintf(
@@ -233,16 +233,16 @@ _unlisted_recommendations contains sprintf(
 		"supported; until then it is judged as an experimental port",
 	]),
 	[
-		data.supportgate.lib.subject.hardware.toolkit.name,
-		data.supportgate.lib.subject.hardware.toolkit.version,
-		data.supportgate.lib.subject.facts.accelerator_text,
-		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.hardware.toolkit.name,
+		data.supportgate.lib.hardware.toolkit.version,
+		data.supportgate.lib.facts.accelerator_text,
+		data.supportgate.lib.engine_name,
 		required.name,
 		required.range,
 	],
 ) if {
-	data.supportgate.lib.engines.standing.toolkit_unlisted
-	required := data.supportgate.lib.engines.required_toolkit
+	data.supportgate.lib.standing.toolkit_unlisted
+	required := data.supportgate.lib.required_toolkit
 }
 
 # On an unlisted platform topology.scale-up-domain is quiet (CONTRACT 10.4): the reference
@@ -253,13 +253,13 @@ _unlisted_recommendations contains sprintf(
 		"plan the topology from your own measurements on it",
 	]),
 	[
-		data.supportgate.lib.engines.prepared.texts.reference_topology, data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.prepared.texts.platforms, data.supportgate.lib.subject.facts.accelerator_text,
+		data.supportgate.lib.prepared.texts.reference_topology, data.supportgate.lib.engine_name,
+		data.supportgate.lib.prepared.texts.platforms, data.supportgate.lib.facts.accelerator_text,
 	],
 ) if {
-	data.supportgate.lib.subject.facts.deployment
-	data.supportgate.lib.engines.standing.platform_unlisted
-	data.supportgate.lib.engines.engine.reference_topology
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.standing.platform_unlisted
+	data.supportgate.lib.engine.reference_topology
 }
 
 recommendations contains sprintf(
@@ -269,21 +269,21 @@ recommendations contains sprintf(
 		"pool is no cheap replacement for %v",
 	]),
 	[
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
+		data.supportgate.lib.text(data.supportgate.lib.hardware.accelerator, ["model"]),
 		_reference_topology_text,
 	],
 ) if {
-	data.supportgate.lib.subject.facts.consumer_card
+	data.supportgate.lib.facts.consumer_card
 }
 
 recommendations contains sprintf(
 	"budget the engineering for the external service components (%v) in the migration cost",
-	[data.supportgate.lib.report.list_text(names)],
+	[data.supportgate.lib.list_text(names)],
 ) if {
 	# Without a service section every component counts as missing.
 	input.manifest.spec.service
 	names := sort([name |
-		some name, source in data.supportgate.lib.services.sources
+		some name, source in data.supportgate.lib.sources
 		source == "external"
 	])
 	count(names) > 0
@@ -291,24 +291,24 @@ recommendations contains sprintf(
 
 recommendations contains sprintf(
 	"provide %v (source missing) from the platform or an external component before serving online",
-	[data.supportgate.lib.report.list_text(names)],
+	[data.supportgate.lib.list_text(names)],
 ) if {
-	data.supportgate.lib.subject.facts.online
-	sources := data.supportgate.lib.services.sources
+	data.supportgate.lib.facts.online
+	sources := data.supportgate.lib.sources
 	names := [name |
-		some name in data.supportgate.lib.services.components
+		some name in data.supportgate.lib.components
 		sources[name] == "missing"
 	]
 	count(names) > 0
 }
 
 recommendations contains sprintf("engine %v is not in the support matrix; the matrix lists %v", [
-	data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"]),
-	data.supportgate.lib.engines.known_engines_text,
+	data.supportgate.lib.text(input.manifest.spec, ["engine", "name"]),
+	data.supportgate.lib.known_engines_text,
 ]) if {
-	data.supportgate.lib.subject.facts.deployment
-	not data.supportgate.lib.engines.standing.engine_known
-	not data.supportgate.lib.engines.standing.alternative
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.standing.engine_known
+	not data.supportgate.lib.standing.alternative
 }
 
 recommendations contains sprintf(
@@ -316,11 +316,11 @@ recommendations contains sprintf(
 		"track HardwareManifest %v before evaluating deployments that reference it, or",
 		"inline the hardware spec",
 	]),
-	[data.supportgate.lib.subject.facts.hardware_ref],
+	[data.supportgate.lib.facts.hardware_ref],
 ) if {
-	data.supportgate.lib.subject.facts.deployment
-	not data.supportgate.lib.subject.facts.hardware_known
-	data.supportgate.lib.subject.facts.hardware_ref != null
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.facts.hardware_known
+	data.supportgate.lib.facts.hardware_ref != null
 }
 
 recommendations contains concat(" ", [
@@ -333,6 +333,6 @@ recommendations contains concat(" ", [
 
 # The consumer-card recommendation names the reference topology also when the matrix does not
 # list the engine.
-_reference_topology_text := data.supportgate.lib.engines.prepared.texts.reference_topology if {
-	data.supportgate.lib.engines.prepared
+_reference_topology_text := data.supportgate.lib.prepared.texts.reference_topology if {
+	data.supportgate.lib.prepared
 } else := "the engine's reference topology"

@@ -20,27 +20,27 @@ package supportgate.hardware
 #     accelerator.model if it names the wrong card.
 deny contains {
 	"rule": "hardware.accelerator-arch",
-	"path": data.supportgate.lib.subject.hardware_path("accelerator.arch"),
+	"path": data.supportgate.lib.hardware_path("accelerator.arch"),
 	"message": message,
 } if {
-	archs := data.supportgate.lib.subject.facts.catalogued_archs
+	archs := data.supportgate.lib.facts.catalogued_archs
 	count(archs) > 0
-	not _base_arch(data.supportgate.lib.subject.hardware.accelerator.arch) in archs
+	not _base_arch(data.supportgate.lib.hardware.accelerator.arch) in archs
 	text := sprintf("accelerator %v (%v) is declared arch %v, but the catalogue gives it %v", [
-		data.supportgate.lib.subject.hardware.accelerator.model,
-		data.supportgate.lib.subject.hardware.accelerator.vendor,
-		data.supportgate.lib.subject.hardware.accelerator.arch,
-		data.supportgate.lib.report.list_text(sort(archs)),
+		data.supportgate.lib.hardware.accelerator.model,
+		data.supportgate.lib.hardware.accelerator.vendor,
+		data.supportgate.lib.hardware.accelerator.arch,
+		data.supportgate.lib.list_text(sort(archs)),
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
+	message := data.supportgate.lib.hardware_message(text)
 }
 
 # applies: the model is catalogued and its arch, as written, is not among the catalogue's.
 # The deny rule requires it (a base arch in the catalogue is one as written, or sm90a's sm90),
 # and the decision reads hardware.deny only when it holds.
 applies if {
-	data.supportgate.lib.subject.facts.catalogued_archs != set()
-	not data.supportgate.lib.subject.facts.arch_catalogued
+	data.supportgate.lib.facts.catalogued_archs != set()
+	not data.supportgate.lib.facts.arch_catalogued
 }
 
 # _base_arch: NVIDIA's arch-specific and family-specific compile targets (sm90a, sm100f) name

@@ -20,16 +20,16 @@ warn := set()
 #     engine), or set os.name to what the hardware really runs if it is wrong.
 deny contains {
 	"rule": "host.os",
-	"path": data.supportgate.lib.subject.hardware_path("os.name"),
+	"path": data.supportgate.lib.hardware_path("os.name"),
 	"message": message,
 } if {
 	_met.os == false
 	text := sprintf("os %v is not among the operating systems %v supports (%v)", [
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["os", "name"]),
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.prepared.texts.os,
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["os", "name"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.prepared.texts.os,
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
+	message := data.supportgate.lib.hardware_message(text)
 }
 
 # METADATA
@@ -58,38 +58,38 @@ deny contains {"rule": "host.compiler", "path": finding.path, "message": finding
 #     it in python, quoted ("3.12.7").
 deny contains {
 	"rule": "host.python",
-	"path": data.supportgate.lib.subject.hardware_path("python"),
+	"path": data.supportgate.lib.hardware_path("python"),
 	"message": message,
 } if {
 	_met.python == false
 	text := sprintf("python %v is outside the range %v supports (%v)", [
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["python"]),
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.prepared.texts.python_range,
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["python"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.prepared.texts.python_range,
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
+	message := data.supportgate.lib.hardware_message(text)
 }
 
 # _compiler_finding: the wrong name, or else, the name being right, the version out of range.
-_compiler_finding := {"path": data.supportgate.lib.subject.hardware_path("compiler.name"), "message": message} if {
+_compiler_finding := {"path": data.supportgate.lib.hardware_path("compiler.name"), "message": message} if {
 	_met.compiler_name == false
 	text := sprintf("compiler %v is not %v, which %v requires (%v %v)", [
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "name"]),
-		data.supportgate.lib.engines.engine.host.compiler.name,
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.engine.host.compiler.name,
-		data.supportgate.lib.engines.prepared.texts.compiler_range,
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
+		data.supportgate.lib.engine.host.compiler.name,
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.engine.host.compiler.name,
+		data.supportgate.lib.prepared.texts.compiler_range,
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
-} else := {"path": data.supportgate.lib.subject.hardware_path("compiler.version"), "message": message} if {
+	message := data.supportgate.lib.hardware_message(text)
+} else := {"path": data.supportgate.lib.hardware_path("compiler.version"), "message": message} if {
 	_met.compiler_version == false
 	text := sprintf("compiler %v %v is outside the range %v supports (%v)", [
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "name"]),
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["compiler", "version"]),
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.prepared.texts.compiler_range,
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "name"]),
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["compiler", "version"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.prepared.texts.compiler_range,
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
+	message := data.supportgate.lib.hardware_message(text)
 }
 
 # applies: some requirement is not met (every deny rule requires it: a requirement judged
@@ -106,7 +106,7 @@ _met := {
 	"os": [1 | hardware.os.name in host.os] != [],
 	"python": true in [
 		[1 | not host.python] != [],
-		[1 | data.supportgate.lib.versions.in_range(hardware.python, data.supportgate.lib.engines.prepared.python)] != [],
+		[1 | data.supportgate.lib.in_range(hardware.python, data.supportgate.lib.prepared.python)] != [],
 	],
 	"compiler_name": true in [
 		[1 | not host.compiler] != [],
@@ -115,10 +115,10 @@ _met := {
 	"compiler_version": true in [
 		[1 | not host.compiler] != [],
 		[1 |
-			data.supportgate.lib.versions.in_range(hardware.compiler.version, data.supportgate.lib.engines.prepared.compiler)
+			data.supportgate.lib.in_range(hardware.compiler.version, data.supportgate.lib.prepared.compiler)
 		] != [],
 	],
 } if {
-	host := data.supportgate.lib.engines.engine.host
-	hardware := data.supportgate.lib.subject.hardware
+	host := data.supportgate.lib.engine.host
+	hardware := data.supportgate.lib.hardware
 }

@@ -27,19 +27,19 @@ deny contains {"rule": "manifest.hardware-ref", "path": finding.path, "message":
 # applies: a deployment whose hardware is unresolved. The rule here requires it, and the
 # decision reads manifest.deny only when it holds.
 applies if {
-	data.supportgate.lib.subject.facts.deployment
-	not data.supportgate.lib.subject.facts.hardware_known
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.facts.hardware_known
 }
 
 _hardware_findings contains {"path": "spec.hardware.ref", "message": message} if {
 	applies
-	data.supportgate.lib.subject.facts.hardware_ref != null
-	ref := data.supportgate.lib.subject.facts.hardware_ref
+	data.supportgate.lib.facts.hardware_ref != null
+	ref := data.supportgate.lib.facts.hardware_ref
 	message := sprintf("hardware.ref %v names no tracked HardwareManifest", [ref])
 }
 
 _hardware_findings contains {"path": "spec.hardware", "message": message} if {
 	applies
-	data.supportgate.lib.subject.facts.hardware_ref == null
+	data.supportgate.lib.facts.hardware_ref == null
 	message := "spec.hardware has neither a ref nor an inline spec"
 }

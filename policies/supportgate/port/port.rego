@@ -36,7 +36,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 	]
 	count(reasons) > 0
 	message := sprintf("stage production on unlisted %v needs every evidence item to be proof; not proof: %v", [
-		data.supportgate.lib.engines.unlisted_text,
+		data.supportgate.lib.unlisted_text,
 		concat(", ", reasons),
 	])
 }
@@ -55,7 +55,7 @@ deny contains {"rule": "port.production", "path": "spec.stage", "message": messa
 #     port.production_stack_unchanged: true.
 deny contains {"rule": "port.production-stack", "path": "spec.port.production_stack_unchanged", "message": message} if {
 	applies
-	data.supportgate.lib.engines.standing.port_discipline
+	data.supportgate.lib.standing.port_discipline
 	input.manifest.spec.stage in {"evaluation", "experimental"}
 	not input.manifest.spec.port.production_stack_unchanged == true
 	message := sprintf(
@@ -64,8 +64,8 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 			"port.production_stack_unchanged is %v, not true",
 		]),
 		[
-			data.supportgate.lib.engines.unlisted_text,
-			data.supportgate.lib.report.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
+			data.supportgate.lib.unlisted_text,
+			data.supportgate.lib.text(input.manifest.spec, ["port", "production_stack_unchanged"]),
 		],
 	)
 }
@@ -81,11 +81,11 @@ deny contains {"rule": "port.production-stack", "path": "spec.port.production_st
 #     port.isolated_branch: true.
 deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "message": message} if {
 	applies
-	data.supportgate.lib.engines.standing.port_discipline
+	data.supportgate.lib.standing.port_discipline
 	not input.manifest.spec.port.isolated_branch == true
 	message := sprintf("%v is unlisted, so the port belongs on an isolated branch; port.isolated_branch is %v, not true", [
-		data.supportgate.lib.engines.unlisted_text,
-		data.supportgate.lib.report.text(input.manifest.spec, ["port", "isolated_branch"]),
+		data.supportgate.lib.unlisted_text,
+		data.supportgate.lib.text(input.manifest.spec, ["port", "isolated_branch"]),
 	])
 }
 
@@ -102,11 +102,11 @@ deny contains {"rule": "port.isolation", "path": "spec.port.isolated_branch", "m
 #     compiler and model (a digest such as sha256:...).
 deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [pin]), "message": message} if {
 	applies
-	data.supportgate.lib.engines.standing.port_discipline
+	data.supportgate.lib.standing.port_discipline
 	some pin in data.supportgate.lib.evidence.pins
 	not pin in _pinned
 	message := sprintf("%v is unlisted, so the %v version must be pinned; port.pinned.%v is missing", [
-		data.supportgate.lib.engines.unlisted_text,
+		data.supportgate.lib.unlisted_text,
 		pin,
 		pin,
 	])
@@ -126,8 +126,8 @@ deny contains {"rule": "port.pinning", "path": sprintf("spec.port.pinned.%v", [p
 #     port.arch_dependencies as ported or unported; unknown is not an answer.
 deny contains {"rule": "port.arch-dependencies", "path": path, "message": message} if {
 	applies
-	data.supportgate.lib.engines.standing.port_discipline
-	some dependency in data.supportgate.lib.engines.engine.arch_dependencies
+	data.supportgate.lib.standing.port_discipline
+	some dependency in data.supportgate.lib.engine.arch_dependencies
 	not dependency in _inventoried
 	path := sprintf("spec.port.arch_dependencies.%v", [dependency])
 	message := sprintf(
@@ -136,9 +136,9 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 			"before compiling; its port status is %v",
 		]),
 		[
-			data.supportgate.lib.engines.unlisted_text,
+			data.supportgate.lib.unlisted_text,
 			dependency,
-			data.supportgate.lib.report.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
+			data.supportgate.lib.text(input.manifest.spec, ["port", "arch_dependencies", dependency]),
 		],
 	)
 }
@@ -156,18 +156,18 @@ deny contains {"rule": "port.arch-dependencies", "path": path, "message": messag
 #     card for development and trials.
 warn contains {
 	"rule": "port.consumer-card",
-	"path": data.supportgate.lib.subject.hardware_path("accelerator"),
+	"path": data.supportgate.lib.hardware_path("accelerator"),
 	"message": message,
 } if {
-	data.supportgate.lib.subject.facts.consumer_card
-	message := data.supportgate.lib.subject.hardware_message(sprintf(
+	data.supportgate.lib.facts.consumer_card
+	message := data.supportgate.lib.hardware_message(sprintf(
 		concat(" ", [
 			"%v (%v) is a consumer card: no consumer card is listed, and a single card or a",
 			"small pool does not replace the reference topology",
 		]),
 		[
-			data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
-			data.supportgate.lib.subject.facts.accelerator_text,
+			data.supportgate.lib.text(data.supportgate.lib.hardware.accelerator, ["model"]),
+			data.supportgate.lib.facts.accelerator_text,
 		],
 	))
 }
@@ -193,9 +193,9 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 	pin := pinned[what]
 	is_string(pin)
 	not pin in pool.forms # as written: the usual case, without the regexes below
-	forms := {_version_form(data.supportgate.lib.names.identity(form)) | some form in pool.forms}
-	not _version_form(data.supportgate.lib.names.identity(pin)) in forms
-	message := data.supportgate.lib.subject.hardware_message(sprintf(
+	forms := {_version_form(data.supportgate.lib.identity(form)) | some form in pool.forms}
+	not _version_form(data.supportgate.lib.identity(pin)) in forms
+	message := data.supportgate.lib.hardware_message(sprintf(
 		"port.pinned.%v is %v, but the pool has %v %v: the port was tested with another version than it runs on",
 		[what, pin, what, pool.text],
 	))
@@ -204,7 +204,7 @@ warn contains {"rule": "port.pin-drift", "path": sprintf("spec.port.pinned.%v", 
 # _pool_stack: the pool's toolkit, driver and compiler, each with the forms a matching pin may
 # take and its text for messages (a part the pool does not state is not compared).
 _pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name, version])} if {
-	hardware := data.supportgate.lib.subject.hardware # indexed below by a variable (rego_limits.py)
+	hardware := data.supportgate.lib.hardware # indexed below by a variable (rego_limits.py)
 	some what in ["toolkit", "compiler"]
 	name := hardware[what].name
 	version := hardware[what].version
@@ -212,7 +212,7 @@ _pool_stack[what] := {"forms": [version, named], "text": sprintf("%v %v", [name,
 }
 
 _pool_stack["driver"] := {"forms": [driver], "text": driver} if {
-	driver := data.supportgate.lib.subject.hardware.driver
+	driver := data.supportgate.lib.hardware.driver
 }
 
 # _version_form drops trailing ".0" parts: version 13.0 is version 13.
@@ -222,8 +222,8 @@ _version_form(text) := regex.replace(text, `(\.0+)+$`, "")
 # here starts with it (and port.pin-drift), and the decision reads port.deny only when it
 # holds.
 applies if {
-	data.supportgate.lib.subject.facts.deployment
-	data.supportgate.lib.engines.standing.unlisted
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.standing.unlisted
 }
 
 # The pins and the inventoried dependencies the port record states, each set computed once

@@ -1,7 +1,7 @@
 package supportgate.port_test
 
 import data.supportgate.fixtures_test as fx
-import data.supportgate.lib.engines
+import data.supportgate.lib
 import data.supportgate.port
 
 _only_build := {"build": fx.passed}
@@ -63,9 +63,9 @@ test_port_production_fires_on_passed_items_that_are_no_proof if {
 
 test_port_production_applies_without_the_port_discipline if {
 	inp := _h100_trial({})
-	standing := engines.standing with input as inp
+	standing := lib.standing with input as inp
 	"port.production" in fx.rules(port.deny) with input as inp
-		with engines.standing as object.union(standing, {"port_discipline": false})
+		with lib.standing as object.union(standing, {"port_discipline": false})
 }
 
 test_port_production_quiet_below_production_stage if {
@@ -163,9 +163,9 @@ test_port_discipline_rules_quiet_without_the_port_discipline if {
 	inp := fx.deployment_input(spec, fx.h100)
 	discipline := {"port.production-stack", "port.isolation", "port.pinning", "port.arch-dependencies"}
 	fx.rules(port.deny) == discipline with input as inp
-	standing := engines.standing with input as inp
+	standing := lib.standing with input as inp
 	count(port.deny) == 0 with input as inp
-		with engines.standing as object.union(standing, {"port_discipline": false})
+		with lib.standing as object.union(standing, {"port_discipline": false})
 }
 
 # --- port.pin-drift --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache", "mes
 }
 
 deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache.persistent", "message": message} if {
-	data.supportgate.lib.subject.facts.online
+	data.supportgate.lib.facts.online
 	kv_cache := _components.kv_cache
 	kv_cache.source != "missing"
 	not kv_cache.persistent == true
@@ -33,7 +33,7 @@ deny contains {"rule": "service.kv_cache", "path": "spec.service.kv_cache.persis
 			"online serving needs a persistent KV cache; service.kv_cache (%v) is not",
 			"persistent: true (persistent is %v)",
 		]),
-		[kv_cache.source, data.supportgate.lib.report.text(kv_cache, ["persistent"])],
+		[kv_cache.source, data.supportgate.lib.text(kv_cache, ["persistent"])],
 	)
 }
 
@@ -119,7 +119,7 @@ deny contains {"rule": "service.not-provided", "path": path, "message": message}
 	path := sprintf("spec.service.%v.source", [name]) # after the tests: it costs a builtin call
 	message := sprintf("%v claims source builtin, but %v does not provide it (it provides: %v)", [
 		name,
-		data.supportgate.lib.engines.engine_name,
+		data.supportgate.lib.engine_name,
 		_provided_text,
 	])
 }
@@ -141,7 +141,7 @@ deny contains {"rule": "service.recipe-scope", "path": path, "message": message}
 	name != "api_compatibility"
 	is_string(component.provider)
 	contains(lower(component.provider), "recipe") # what identity leaves of it, before identity
-	data.supportgate.lib.names.identity(component.provider) == "deepseek-recipe"
+	data.supportgate.lib.identity(component.provider) == "deepseek-recipe"
 	path := sprintf("spec.service.%v.provider", [name])
 	message := sprintf(
 		concat(" ", [
@@ -168,7 +168,7 @@ warn contains {"rule": "service.external", "path": sprintf("spec.service.%v", [n
 	component.source == "external"
 	message := sprintf("%v comes from external provider %v; its engineering effort belongs in the migration budget", [
 		name,
-		data.supportgate.lib.report.text(component, ["provider"]),
+		data.supportgate.lib.text(component, ["provider"]),
 	])
 }
 
@@ -178,32 +178,32 @@ warn contains {"rule": "service.external", "path": sprintf("spec.service.%v", [n
 # alternative runtime is judged on its service only where the matrix states what it provides
 # (CONTRACT 10.6): _components and _missing_online are empty for one that does not.
 applies if {
-	data.supportgate.lib.subject.facts.online
+	data.supportgate.lib.facts.online
 	not _unstated_alternative
 }
 
 applies if count(_components) > 0
 
-_unstated_alternative if data.supportgate.lib.engines.alternative.judges_service == false
+_unstated_alternative if data.supportgate.lib.alternative.judges_service == false
 
 # _components: the declared service components (undefined without a service section, or for
 # an alternative runtime the matrix states no `provides` of).
 _components := input.manifest.spec.service if {
-	data.supportgate.lib.subject.facts.deployment
+	data.supportgate.lib.facts.deployment
 	not _unstated_alternative
 }
 
 # _missing_online: the message for each component an online deployment lacks.
 _missing_online[name] := sprintf("online serving needs %v, and its source is missing", [name]) if {
-	data.supportgate.lib.subject.facts.online
+	data.supportgate.lib.facts.online
 	not _unstated_alternative
-	some name, source in data.supportgate.lib.services.sources
+	some name, source in data.supportgate.lib.sources
 	source == "missing"
 }
 
 # Undefined when the engine is not in the matrix (service.not-provided is quiet then).
-_provided := object.get(data.supportgate.lib.engines.engine, "provides", [])
+_provided := object.get(data.supportgate.lib.engine, "provides", [])
 
-_provided_text := data.supportgate.lib.report.list_text(_provided) if {
+_provided_text := data.supportgate.lib.list_text(_provided) if {
 	count(_provided) > 0
 } else := "nothing"

@@ -23,15 +23,15 @@ package supportgate.support
 #     platform), correct the engine name if it is misspelt, or ask the matrix owners to add
 #     this engine in a new matrix version.
 deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": message} if {
-	data.supportgate.lib.subject.facts.deployment
-	not data.supportgate.lib.engines.standing.engine_known
-	not data.supportgate.lib.engines.standing.alternative
-	name := data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"])
+	data.supportgate.lib.facts.deployment
+	not data.supportgate.lib.standing.engine_known
+	not data.supportgate.lib.standing.alternative
+	name := data.supportgate.lib.text(input.manifest.spec, ["engine", "name"])
 	message := sprintf("engine %v is not in the support matrix%v (known engines: %v)%v", [
 		name,
 		_undocumented_alternative_text,
-		data.supportgate.lib.engines.known_engines_text,
-		data.supportgate.lib.names.suggestion(name, _engine_spellings),
+		data.supportgate.lib.known_engines_text,
+		data.supportgate.lib.suggestion(name, _engine_spellings),
 	])
 }
 
@@ -47,7 +47,7 @@ deny contains {"rule": "support.engine", "path": "spec.engine.name", "message": 
 #     Judge the runtime on your own workload: test your checkpoint, quantisation, API needs
 #     and topology on it rather than relying on the engine's published figures.
 warn contains {"rule": "support.alternative", "path": "spec.engine.name", "message": message} if {
-	data.supportgate.lib.engines.standing.alternative
+	data.supportgate.lib.standing.alternative
 	message := sprintf(
 		concat(" ", [
 			"%v is an alternative runtime the matrix documents on %v%v: judge its checkpoint,",
@@ -55,8 +55,8 @@ warn contains {"rule": "support.alternative", "path": "spec.engine.name", "messa
 			"published figures",
 		]),
 		[
-			data.supportgate.lib.report.text(input.manifest.spec, ["engine", "name"]),
-			data.supportgate.lib.subject.facts.accelerator_text,
+			data.supportgate.lib.text(input.manifest.spec, ["engine", "name"]),
+			data.supportgate.lib.facts.accelerator_text,
 			_alternative_models_text,
 		],
 	)
@@ -64,7 +64,7 @@ warn contains {"rule": "support.alternative", "path": "spec.engine.name", "messa
 
 # applies: the manifest is provably unlisted, or runs an alternative runtime: every warn rule
 # here requires one of them, and the decision reads support.warn only then.
-applies if true in [data.supportgate.lib.engines.standing.unlisted, data.supportgate.lib.engines.standing.alternative]
+applies if true in [data.supportgate.lib.standing.unlisted, data.supportgate.lib.standing.alternative]
 
 # METADATA
 # title: Toolkit of a listed platform
@@ -78,7 +78,7 @@ applies if true in [data.supportgate.lib.engines.standing.unlisted, data.support
 #     Install a toolkit of the name and version range the matrix lists for this platform (min
 #     <= v < below) and record it in toolkit, or treat the deployment as an experimental port.
 warn contains {"rule": "support.toolkit", "path": finding.path, "message": finding.message} if {
-	data.supportgate.lib.engines.standing.toolkit_unlisted
+	data.supportgate.lib.standing.toolkit_unlisted
 	finding := _toolkit_finding
 }
 
@@ -97,16 +97,16 @@ warn contains {"rule": "support.toolkit", "path": finding.path, "message": findi
 #     platform.
 warn contains {
 	"rule": "support.platform",
-	"path": data.supportgate.lib.subject.hardware_path("accelerator"),
+	"path": data.supportgate.lib.hardware_path("accelerator"),
 	"message": message,
 } if {
-	true in [data.supportgate.lib.engines.standing.platform_unlisted, data.supportgate.lib.engines.standing.preview]
+	true in [data.supportgate.lib.standing.platform_unlisted, data.supportgate.lib.standing.preview]
 	text := sprintf("platform %v (%v) %v", [
-		data.supportgate.lib.subject.facts.accelerator_text,
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware.accelerator, ["model"]),
-		_platform_text(data.supportgate.lib.engines.standing.preview),
+		data.supportgate.lib.facts.accelerator_text,
+		data.supportgate.lib.text(data.supportgate.lib.hardware.accelerator, ["model"]),
+		_platform_text(data.supportgate.lib.standing.preview),
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
+	message := data.supportgate.lib.hardware_message(text)
 }
 
 # METADATA
@@ -119,51 +119,51 @@ warn contains {
 #     Use a model the engine lists, or treat the deployment as an experimental port and gather
 #     its evidence.
 warn contains {"rule": "support.model", "path": "spec.model.name", "message": message} if {
-	data.supportgate.lib.engines.standing.model_unlisted
-	name := data.supportgate.lib.report.text(input.manifest.spec, ["model", "name"])
+	data.supportgate.lib.standing.model_unlisted
+	name := data.supportgate.lib.text(input.manifest.spec, ["model", "name"])
 	message := sprintf("model %v is not among the models %v lists (%v)%v", [
 		name,
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.engines.prepared.texts.models,
-		data.supportgate.lib.names.suggestion(name, data.supportgate.lib.engines.prepared.models),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.prepared.texts.models,
+		data.supportgate.lib.suggestion(name, data.supportgate.lib.prepared.models),
 	])
 }
 
 # _toolkit_finding: findings describe the platform's first entry: the wrong name, or else
 # (right name) the version out of range.
-_toolkit_finding := {"path": data.supportgate.lib.subject.hardware_path("toolkit.name"), "message": message} if {
-	required := data.supportgate.lib.engines.required_toolkit
-	not data.supportgate.lib.subject.hardware.toolkit.name == required.name
+_toolkit_finding := {"path": data.supportgate.lib.hardware_path("toolkit.name"), "message": message} if {
+	required := data.supportgate.lib.required_toolkit
+	not data.supportgate.lib.hardware.toolkit.name == required.name
 	text := sprintf("toolkit %v is not %v, which %v requires on %v (%v %v)", [
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
 		required.name,
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.subject.facts.accelerator_text,
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.facts.accelerator_text,
 		required.name,
 		required.range,
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
-} else := {"path": data.supportgate.lib.subject.hardware_path("toolkit.version"), "message": message} if {
-	required := data.supportgate.lib.engines.required_toolkit
+	message := data.supportgate.lib.hardware_message(text)
+} else := {"path": data.supportgate.lib.hardware_path("toolkit.version"), "message": message} if {
+	required := data.supportgate.lib.required_toolkit
 	text := sprintf("toolkit %v %v is outside the range %v supports on %v (%v)", [
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "name"]),
-		data.supportgate.lib.report.text(data.supportgate.lib.subject.hardware, ["toolkit", "version"]),
-		data.supportgate.lib.engines.engine_name,
-		data.supportgate.lib.subject.facts.accelerator_text,
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "name"]),
+		data.supportgate.lib.text(data.supportgate.lib.hardware, ["toolkit", "version"]),
+		data.supportgate.lib.engine_name,
+		data.supportgate.lib.facts.accelerator_text,
 		required.range,
 	])
-	message := data.supportgate.lib.subject.hardware_message(text)
+	message := data.supportgate.lib.hardware_message(text)
 }
 
 # _platform_text: why the platform is not officially supported, by whether it is a preview.
 _platform_text(false) := sprintf(
 	"is not among the platforms %v lists (%v)",
-	[data.supportgate.lib.engines.engine_name, data.supportgate.lib.engines.prepared.texts.platforms],
+	[data.supportgate.lib.engine_name, data.supportgate.lib.prepared.texts.platforms],
 )
 
 _platform_text(true) := sprintf(
 	"is listed by %v at tier preview: the vendor ships it without standing behind it, so it is not officially supported",
-	[data.supportgate.lib.engines.engine_name],
+	[data.supportgate.lib.engine_name],
 )
 
 # Every engine and alternative runtime the matrix names, by identity, for "did you mean".
@@ -179,16 +179,16 @@ _undocumented_alternative_text := sprintf(" (%v is an alternative runtime it doc
 ]) if {
 	runtime := object.get(
 		data.supportgate.prepared.alternative_runtimes,
-		data.supportgate.lib.names.identity(input.manifest.spec.engine.name),
+		data.supportgate.lib.identity(input.manifest.spec.engine.name),
 		null,
 	)
 	runtime != null
 } else := ""
 
 _alternative_models_text := sprintf(", not for model %v (it lists %v)", [
-	data.supportgate.lib.report.text(input.manifest.spec, ["model", "name"]),
-	data.supportgate.lib.engines.alternative.texts.models,
+	data.supportgate.lib.text(input.manifest.spec, ["model", "name"]),
+	data.supportgate.lib.alternative.texts.models,
 ]) if {
-	data.supportgate.lib.engines.alternative.texts.models != ""
-	not data.supportgate.lib.engines.standing.officially_supported
+	data.supportgate.lib.alternative.texts.models != ""
+	not data.supportgate.lib.standing.officially_supported
 } else := ""

@@ -27,14 +27,14 @@ package supportgate.topology
 #     more nodes or GPUs per node.
 deny contains {"rule": "topology.capacity", "path": "spec.topology", "message": message} if {
 	applies
-	nodes := data.supportgate.lib.subject.hardware.nodes
-	per_node := data.supportgate.lib.subject.hardware.accelerator.per_node
+	nodes := data.supportgate.lib.hardware.nodes
+	per_node := data.supportgate.lib.hardware.accelerator.per_node
 	is_number(nodes)
 	is_number(per_node)
 	planned := _planned
 	planned.total > nodes * per_node
 	replicas_text := sprintf("%v replica%v", [planned.replicas, {true: "", false: "s"}[planned.replicas == 1]])
-	message := data.supportgate.lib.subject.hardware_message(sprintf(
+	message := data.supportgate.lib.hardware_message(sprintf(
 		concat(" ", [
 			"the topology plans %v GPUs (%v of %v prefill + %v decode), more than the %v the",
 			"hardware has (%v nodes x %v per node)",
@@ -86,46 +86,46 @@ _planned := {
 # applies: a deployment on resolved hardware. Every rule here requires it, and the decision
 # reads topology.deny and topology.warn only when it holds.
 applies if {
-	data.supportgate.lib.subject.facts.deployment
-	data.supportgate.lib.subject.facts.hardware_known
+	data.supportgate.lib.facts.deployment
+	data.supportgate.lib.facts.hardware_known
 }
 
 _single_domain if {
 	applies
-	data.supportgate.lib.engines.standing.officially_supported
-	data.supportgate.lib.engines.engine.reference_topology.single_scale_up_domain == true
+	data.supportgate.lib.standing.officially_supported
+	data.supportgate.lib.engine.reference_topology.single_scale_up_domain == true
 }
 
 _scale_up_findings contains {"path": "spec.topology", "message": message} if {
 	_single_domain
-	domain := data.supportgate.lib.subject.hardware.interconnect.scale_up_domain
+	domain := data.supportgate.lib.hardware.interconnect.scale_up_domain
 	is_number(domain)
 	planned := _planned
 	planned.per_replica > domain
-	message := data.supportgate.lib.subject.hardware_message(sprintf(
+	message := data.supportgate.lib.hardware_message(sprintf(
 		concat(" ", [
 			"one replica plans %v GPUs (%v prefill + %v decode), more than one scale-up domain",
 			"of %v GPUs; %v's reference topology runs prefill and decode inside one scale-up domain",
 		]),
-		[planned.per_replica, planned.prefill_gpus, planned.decode_gpus, domain, data.supportgate.lib.engines.engine_name],
+		[planned.per_replica, planned.prefill_gpus, planned.decode_gpus, domain, data.supportgate.lib.engine_name],
 	))
 }
 
 _scale_up_findings contains {
-	"path": data.supportgate.lib.subject.hardware_path("interconnect.scale_up_domain"),
+	"path": data.supportgate.lib.hardware_path("interconnect.scale_up_domain"),
 	"message": message,
 } if {
 	_single_domain
 	not _domain_stated
 	_planned.per_replica > 0
-	message := data.supportgate.lib.subject.hardware_message(sprintf(
+	message := data.supportgate.lib.hardware_message(sprintf(
 		concat(" ", [
 			"interconnect.scale_up_domain is not stated; %v's reference topology runs inside",
 			"one scale-up domain",
 		]),
-		[data.supportgate.lib.engines.engine_name],
+		[data.supportgate.lib.engine_name],
 	))
 }
 
 # A helper, not `not is_number(ref)`: OPA leaves the negation undefined when the ref is.
-_domain_stated if is_number(data.supportgate.lib.subject.hardware.interconnect.scale_up_domain)
+_domain_stated if is_number(data.supportgate.lib.hardware.interconnect.scale_up_domain)

@@ -38,11 +38,11 @@ proof contains item if {
 }
 
 # _latest_ns: the latest time evidence may have at evaluated_at.
-_latest_ns := data.supportgate.lib.times.evaluated_at_ns + clock_skew_ns
+_latest_ns := data.supportgate.lib.evaluated_at_ns + clock_skew_ns
 
 # _oldest_ns: the oldest time evidence may have at evaluated_at; without a numeric
 # evidence_max_age_days, a time before any the policies read (nothing is stale).
-_oldest_ns := data.supportgate.lib.times.evaluated_at_ns - (max_age_days * data.supportgate.lib.times.day_ns) if {
+_oldest_ns := data.supportgate.lib.evaluated_at_ns - (max_age_days * data.supportgate.lib.day_ns) if {
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
 } else := -1e19
@@ -96,8 +96,8 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 	unproven
 	max_age_days := data.matrix.evidence_max_age_days
 	is_number(max_age_days)
-	max_age_ns := max_age_days * data.supportgate.lib.times.day_ns
-	now := data.supportgate.lib.times.evaluated_at_ns
+	max_age_ns := max_age_days * data.supportgate.lib.day_ns
+	now := data.supportgate.lib.evaluated_at_ns
 	some item, record in _passed
 	age := now - time.parse_rfc3339_ns(record.at)
 	age > max_age_ns
@@ -105,7 +105,7 @@ flaws contains {"rule": "evidence.stale", "item": item, "why": why, "message": m
 	message := sprintf("%v evidence from %v is %v days old at %v, older than the %v days the matrix allows", [
 		item,
 		record.at,
-		floor(age / data.supportgate.lib.times.day_ns),
+		floor(age / data.supportgate.lib.day_ns),
 		input.evaluated_at,
 		max_age_days,
 	])

@@ -1,12 +1,11 @@
 package supportgate.lib.evidence_test
 
 import data.supportgate.fixtures_test as fx
+import data.supportgate.lib
 import data.supportgate.lib.evidence
-import data.supportgate.lib.services
-import data.supportgate.lib.times
 
 test_evaluated_at_ns_from_input if {
-	times.evaluated_at_ns == 1795996800000000000 with input as fx.hardware_input(fx.b200)
+	lib.evaluated_at_ns == 1795996800000000000 with input as fx.hardware_input(fx.b200)
 }
 
 test_status_of_missing_items_is_absent if {
@@ -16,7 +15,7 @@ test_status_of_missing_items_is_absent if {
 }
 
 test_sources_default_to_missing if {
-	services.sources.kv_cache == "missing" with input as fx.deployment_input(fx.deployment, fx.b200)
+	lib.sources.kv_cache == "missing" with input as fx.deployment_input(fx.deployment, fx.b200)
 	external := fx.with_spec({"service": {"kv_cache": {"source": "external"}}})
-	services.sources.kv_cache == "external" with input as fx.deployment_input(external, fx.b200)
+	lib.sources.kv_cache == "external" with input as fx.deployment_input(external, fx.b200)
 }

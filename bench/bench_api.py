@@ -37,7 +37,7 @@ import httpx
 import msgspec
 import yaml
 
-from bench.common import EXAMPLES, cpu_seconds
+from bench.common import EXAMPLES, children, cpu_seconds
 from bench.server import running_server
 from tests.services import postgres_admin_url, temporary_database
 
@@ -47,24 +47,21 @@ FIRST_ROUND_CLIENTS = 16
 WARMUP_SECONDS = 3  # --warmup's default
 
 
-def _processes(server_pid: int, database: str) -> dict[str, list[int]]:
+def _processes(server_pid: int, database: str) -> dict[str, list[str]]:
     """The server, its evaluation process (SUPPORTGATE_EVALUATION_PROCESS) and the database's
     PostgreSQL backends."""
-    backends, children = [], []
+    backends = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 command = (entry / "cmdline").read_bytes().decode(errors="replace")
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (FileNotFoundError, ProcessLookupError, PermissionError):
                 continue
             if command.startswith("postgres:") and f" {database} " in command:
-                backends.append(int(entry.name))
-            elif parent == server_pid:
-                children.append(int(entry.name))
+                backends.append(entry.name)
     return {
-        "server process": [server_pid],
-        "evaluation process": children,
+        "server process": [str(server_pid)],
+        "evaluation process": children(server_pid),
         "PostgreSQL backends": backends,
     }
 

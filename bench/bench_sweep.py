@@ -43,7 +43,7 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
-from bench.common import cpu_seconds
+from bench.common import children, cpu_seconds
 from bench.sweep_data import insert_fleet, sm90_matrix
 from supportgate.config import DEFAULT_POLICY_DIR, Settings
 from supportgate.evaluations.evaluator import Evaluator
@@ -58,25 +58,15 @@ T = TypeVar("T")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _children() -> list[str]:
-    pids = []
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            pids += (task / "children").read_text().split()
-        except FileNotFoundError:
-            continue  # a thread that ended meanwhile
-    return pids
-
-
 def _cpu() -> float:
     """CPU seconds of this process and of its children (the evaluation process) so far."""
-    return time.process_time() + sum(map(cpu_seconds, _children()))
+    return time.process_time() + sum(map(cpu_seconds, children()))
 
 
 def _rss() -> int:
     """Resident memory of this process and its children."""
     total = 0
-    for pid in ["self", *_children()]:
+    for pid in ["self", *children()]:
         try:
             total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
         except (FileNotFoundError, ProcessLookupError):

@@ -86,3 +86,14 @@ def cpu_seconds(pid: int | str) -> float:
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def children(pid: int | str = "self") -> list[str]:
+    """The pids of a process's children (the service's evaluation processes), from /proc."""
+    found: list[str] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += (task / "children").read_text().split()
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
+    return found
